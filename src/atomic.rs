@@ -1,0 +1,174 @@
+//! The one way hearth writes a file that matters.
+//!
+//! A tick can be killed at any instruction (time limit, `kill -9`, power
+//! loss), and the operator may be reading the same files in an editor. So a
+//! state file is never written in place: the bytes go to a temp file in the
+//! same directory, are fsynced, renamed over the target, and the directory is
+//! fsynced so the rename itself survives a crash. Readers see the old file or
+//! the new one, never half of either.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A write that failed, with the file it was for.
+#[derive(Debug, thiserror::Error)]
+#[error("could not write {}: {source}", path.display())]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Replaces `path` with `bytes` atomically, creating parent directories.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_inner(path, bytes).map_err(|source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Appends one line to an append-only ledger (`ticks.jsonl`, …) with a single
+/// `write` and an fsync. A crash can at worst leave a torn last line; it is
+/// terminated here before the next line goes on, and readers skip lines that
+/// do not parse, so one torn line never hides the lines after it.
+pub fn append_line(path: &Path, line: &str) -> Result<(), WriteError> {
+    append_inner(path, line).map_err(|source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The temp-file name used for `path`: hidden and without the target's
+/// extension, so an inbox or memory watcher never mistakes it for a message
+/// or a memory.
+pub fn temp_path_for(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
+}
+
+fn write_inner(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = parent_dir(path);
+    fs::create_dir_all(dir)?;
+    let tmp = temp_path_for(path);
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result?;
+    sync_dir(dir)
+}
+
+fn append_inner(path: &Path, line: &str) -> io::Result<()> {
+    let dir = parent_dir(path);
+    fs::create_dir_all(dir)?;
+    let existed = path.exists();
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
+    let mut buf = String::with_capacity(line.len() + 2);
+    if ends_without_newline(&mut file)? {
+        buf.push('\n');
+    }
+    buf.push_str(line.trim_end_matches('\n'));
+    buf.push('\n');
+    file.write_all(buf.as_bytes())?;
+    file.sync_all()?;
+    if !existed {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+fn ends_without_newline(file: &mut File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
+/// Moves `from` to `to` (same filesystem) and makes both directory entries
+/// durable. Used to archive inbox messages: the file is in one place or the
+/// other, never lost in between.
+pub fn rename(from: &Path, to: &Path) -> Result<(), WriteError> {
+    (|| {
+        fs::create_dir_all(parent_dir(to))?;
+        fs::rename(from, to)?;
+        sync_dir(parent_dir(to))?;
+        sync_dir(parent_dir(from))
+    })()
+    .map_err(|source| WriteError {
+        path: to.to_path_buf(),
+        source,
+    })
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_replaces_content_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/state.json");
+        write(&path, b"one").unwrap();
+        write(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("state.json")]);
+    }
+
+    #[test]
+    fn append_terminates_a_torn_last_line_before_adding() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ticks.jsonl");
+        fs::write(&path, "{\"tick\":1}\n{\"ti").unwrap();
+        append_line(&path, "{\"tick\":2}").unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "{\"tick\":1}\n{\"ti\n{\"tick\":2}\n");
+    }
+
+    #[test]
+    fn temp_names_are_hidden_and_not_markdown() {
+        let tmp = temp_path_for(Path::new("inbox/hello.md"));
+        let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with('.'));
+        assert!(!name.ends_with(".md"));
+    }
+}

@@ -1,0 +1,34 @@
+//! `hearth init [DIR]`
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::{CommandError, Env};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where to create the home (default: --home, $HEARTH_HOME, or the current directory).
+    dir: Option<PathBuf>,
+}
+
+pub fn run(env: &Env, home: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+    let dir = match args.dir.as_deref().or(home) {
+        Some(dir) => dir.to_path_buf(),
+        None => env.hearth_home.clone().unwrap_or_else(|| env.cwd.clone()),
+    };
+    let report = hearth::home::init(&dir, chrono::Utc::now())?;
+    let root = report.home.root().display();
+    if report.created_files.is_empty() && report.commit.is_none() {
+        println!("{root} is already a hearth home; nothing to do");
+    } else {
+        println!("initialised hearth home in {root}");
+        for file in &report.created_files {
+            println!("  created {file}");
+        }
+        if let Some(commit) = &report.commit {
+            println!("  committed {}", &commit[..7]);
+        }
+        println!("next: hearth run --home {root}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,42 @@
+//! `hearth say TEXT`: one message into the inbox, committed as the operator.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use hearth::config::Config;
+use hearth::home::lock::CommitLock;
+use hearth::mailbox::inbox;
+use hearth::repo::{Identity, Repo};
+
+use super::{CommandError, Env};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The message (several words are joined with spaces).
+    #[arg(required = true, num_args = 1..)]
+    text: Vec<String>,
+}
+
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+    let home = env.open_home(flag)?;
+    let now = chrono::Utc::now();
+    let path = inbox::say(&home, &args.text.join(" "), now)?;
+    let rel = home.relative(&path);
+    println!("{rel}");
+    // The message is delivered once the file exists; the commit only
+    // records it. If committing fails the supervisor commits it later.
+    let committed = (|| -> Result<(), CommandError> {
+        let config = Config::load(&home.config_path())?;
+        let _lock = CommitLock::acquire(&home)?;
+        let repo = Repo::open(home.root())?;
+        repo.commit(&[&rel], &Identity::operator(&config.git), &format!("say: {rel}"), now)?;
+        Ok(())
+    })();
+    if let Err(e) = committed {
+        eprintln!("warning: {rel} is in the inbox but was not committed: {}", e.error);
+        if let Some(hint) = e.hint {
+            eprintln!("hint: {hint}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

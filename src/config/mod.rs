@@ -1,0 +1,389 @@
+//! `hearth.toml`: the operator's configuration, never written by the agent.
+//!
+//! Every key is optional and has the default of DESIGN 13. An unknown key is
+//! an error that names it, because a typo (`intreval_s`) silently ignored is
+//! a setting the operator believes in and does not have.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A `hearth.toml` that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("could not read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl ConfigError {
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            ConfigError::Read { .. } => "check the file's permissions".into(),
+            ConfigError::Parse { path, .. } | ConfigError::Invalid { path, .. } => format!(
+                "fix {} (every key is optional; the reference is supervisor/hearth.toml)",
+                path.display()
+            ),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub model: ModelConfig,
+    pub rerank: RerankConfig,
+    pub tick: TickConfig,
+    pub healer: HealerConfig,
+    pub recovery: RecoveryConfig,
+    pub budget: BudgetConfig,
+    pub boot: BootConfig,
+    pub brake: BrakeConfig,
+    pub recall: RecallConfig,
+    pub git: GitConfig,
+    pub flares: FlaresConfig,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    #[default]
+    Offline,
+    Anthropic,
+    Openai,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Offline => "offline",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    pub provider: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    pub api_key_env: String,
+    pub max_tokens: u32,
+    pub timeout_s: u64,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            provider: ProviderKind::Offline,
+            model: String::new(),
+            base_url: String::new(),
+            api_key_env: String::new(),
+            max_tokens: 4096,
+            timeout_s: 120,
+        }
+    }
+}
+
+/// Empty keys fall back to `[model]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RerankConfig {
+    pub provider: Option<ProviderKind>,
+    pub model: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TickConfig {
+    pub interval_s: u64,
+    pub timeout_s: u64,
+    pub max_tool_rounds: u32,
+    pub max_sleep_h: u64,
+}
+
+impl Default for TickConfig {
+    fn default() -> Self {
+        TickConfig {
+            interval_s: 900,
+            timeout_s: 600,
+            max_tool_rounds: 16,
+            max_sleep_h: 24,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HealerConfig {
+    pub streak: u32,
+    pub max_heals: u32,
+    pub window_h: u64,
+    pub panic_flare_interval_min: u64,
+    pub quiet_streak: u32,
+}
+
+impl Default for HealerConfig {
+    fn default() -> Self {
+        HealerConfig {
+            streak: 5,
+            max_heals: 3,
+            window_h: 24,
+            panic_flare_interval_min: 60,
+            quiet_streak: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecoveryConfig {
+    pub wall_s: u64,
+    pub extra_tokens: u64,
+}
+
+impl Default for RecoveryConfig {
+    fn default() -> Self {
+        RecoveryConfig {
+            wall_s: 3,
+            extra_tokens: 1000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetConfig {
+    /// 0 means no limit.
+    pub daily_usd: f64,
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig {
+            daily_usd: 10.0,
+            prices: BTreeMap::new(),
+        }
+    }
+}
+
+/// Dollars per million tokens for one model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub cache_read_per_mtok: Option<f64>,
+    pub cache_write_per_mtok: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BootConfig {
+    pub identity_tags: Vec<String>,
+    pub memory_cap_chars: usize,
+    pub identity_budget_chars: usize,
+}
+
+impl Default for BootConfig {
+    fn default() -> Self {
+        BootConfig {
+            identity_tags: vec!["identity".into(), "facet:identity".into()],
+            memory_cap_chars: 5000,
+            identity_budget_chars: 40000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BrakeMode {
+    Off,
+    #[default]
+    Warn,
+    Enforce,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BrakeConfig {
+    pub mode: BrakeMode,
+    pub must_read: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecallConfig {
+    pub candidates: usize,
+    pub results: usize,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        RecallConfig {
+            candidates: 20,
+            results: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GitConfig {
+    pub operator_name: String,
+    pub operator_email: String,
+    pub push: bool,
+}
+
+impl Default for GitConfig {
+    fn default() -> Self {
+        GitConfig {
+            operator_name: "operator".into(),
+            operator_email: "operator@localhost".into(),
+            push: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlaresConfig {
+    /// Run with the flare's path on each new flare; empty: nothing runs.
+    pub exec: String,
+}
+
+impl Config {
+    /// Reads and validates `path`. A missing file is the all-defaults config:
+    /// a home works with zero configuration.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        Config::parse(path, &text)
+    }
+
+    /// Parses `text` as the contents of `path` (named in every error).
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|span| line_and_column(text, span.start))
+                .unwrap_or((1, 1));
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.tick.timeout_s == 0 {
+            return Err("[tick] timeout_s must be at least 1".into());
+        }
+        if self.model.timeout_s == 0 {
+            return Err("[model] timeout_s must be at least 1".into());
+        }
+        if self.healer.streak == 0 {
+            return Err("[healer] streak must be at least 1".into());
+        }
+        if self.budget.daily_usd < 0.0 || !self.budget.daily_usd.is_finite() {
+            return Err("[budget] daily_usd must be 0 (no limit) or more".into());
+        }
+        Ok(())
+    }
+}
+
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("home/hearth.toml"), text)
+    }
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        let config = parse("").unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(config.tick.interval_s, 900);
+        assert_eq!(config.model.provider, ProviderKind::Offline);
+        assert_eq!(config.boot.identity_tags, ["identity", "facet:identity"]);
+    }
+
+    #[test]
+    fn the_shipped_example_parses_to_the_defaults() {
+        let text = include_str!("../../supervisor/hearth.toml");
+        assert_eq!(parse(text).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_names_the_key_file_and_line() {
+        let err = parse("[tick]\nintreval_s = 5\n").unwrap_err().to_string();
+        assert!(err.contains("home/hearth.toml:2:"), "{err}");
+        assert!(err.contains("intreval_s"), "{err}");
+    }
+
+    #[test]
+    fn unknown_section_is_an_error() {
+        let err = parse("[modle]\nprovider = \"offline\"\n").unwrap_err();
+        assert!(err.to_string().contains("modle"), "{err}");
+    }
+
+    #[test]
+    fn prices_are_a_map_of_models() {
+        let config = parse(
+            "[budget.prices.\"claude-sonnet-4-5\"]\ninput_per_mtok = 3.0\noutput_per_mtok = 15.0\n",
+        )
+        .unwrap();
+        assert_eq!(config.budget.prices["claude-sonnet-4-5"].output_per_mtok, 15.0);
+    }
+
+    #[test]
+    fn malformed_toml_reports_the_line() {
+        let err = parse("[tick]\ninterval_s = \n").unwrap_err().to_string();
+        assert!(err.starts_with("home/hearth.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn zero_timeout_is_refused() {
+        let err = parse("[tick]\ntimeout_s = 0\n").unwrap_err().to_string();
+        assert!(err.contains("timeout_s"), "{err}");
+    }
+}

@@ -1,0 +1,157 @@
+//! The home's two locks, both advisory `flock`s in `.hearth/`.
+//!
+//! - `run.lock` is held by the one supervisor for its whole life (and by a
+//!   hand-run `hearth tick`): two supervisors on one home would double-tick
+//!   and fight over the index. The holder's PID is written inside so the
+//!   refusal can name it.
+//! - `commit.lock` is held only around one commit, so CLI commands that write
+//!   (`say`, later `ask` and `heal`) work while the supervisor runs.
+//!
+//! The kernel drops a `flock` when its holder dies, so a `kill -9` never
+//! leaves a stale lock behind.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::Home;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("another hearth supervisor is running on this home (pid {pid}); lock: {}", path.display())]
+    Held { path: PathBuf, pid: String },
+    #[error("could not lock {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl LockError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            LockError::Held { pid, .. } => Some(format!(
+                "stop it first (`systemctl stop hearth` or `kill {pid}`), or talk to it with `hearth say`"
+            )),
+            LockError::Io { .. } => None,
+        }
+    }
+}
+
+/// Held while the supervisor lives; released on drop or death.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+}
+
+/// Held around one commit.
+#[derive(Debug)]
+pub struct CommitLock {
+    _file: File,
+}
+
+impl RunLock {
+    /// Takes the run lock or says who holds it. Never waits.
+    pub fn acquire(home: &Home) -> Result<RunLock, LockError> {
+        let path = run_lock_path(home);
+        let mut file = open(&path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                let pid = pid.trim().to_string();
+                return Err(LockError::Held {
+                    path,
+                    pid: if pid.is_empty() { "unknown".into() } else { pid },
+                });
+            }
+            Err(TryLockError::Error(source)) => return Err(LockError::Io { path, source }),
+        }
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        file.set_len(0).map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        writeln!(file, "{}", std::process::id()).map_err(io)?;
+        Ok(RunLock { _file: file })
+    }
+}
+
+/// Whether some process holds the run lock right now (for `status`).
+pub fn supervisor_running(home: &Home) -> bool {
+    let path = run_lock_path(home);
+    let Ok(file) = File::open(&path) else {
+        return false;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+impl CommitLock {
+    /// Waits for the commit lock; commits are short, so waiting is right.
+    pub fn acquire(home: &Home) -> Result<CommitLock, LockError> {
+        let path = home.runtime_dir().join("commit.lock");
+        let file = open(&path)?;
+        file.lock()
+            .map_err(|source| LockError::Io { path, source })?;
+        Ok(CommitLock { _file: file })
+    }
+}
+
+fn run_lock_path(home: &Home) -> PathBuf {
+    home.runtime_dir().join("run.lock")
+}
+
+fn open(path: &Path) -> Result<File, LockError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|source| LockError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_run_lock_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path()).unwrap();
+        let _held = RunLock::acquire(&home).unwrap();
+        assert!(supervisor_running(&home));
+        let err = RunLock::acquire(&home).unwrap_err();
+        assert!(
+            err.to_string().contains(&std::process::id().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn run_lock_is_free_after_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path()).unwrap();
+        drop(RunLock::acquire(&home).unwrap());
+        assert!(!supervisor_running(&home));
+        RunLock::acquire(&home).unwrap();
+    }
+}

@@ -1,0 +1,180 @@
+//! The home: the git repository that is the agent's whole mind.
+//!
+//! [`Home`] only knows paths; opening one checks that it is a hearth home.
+//! Finding which directory is the home (`--home`, `$HEARTH_HOME`, the current
+//! directory) is [`resolve`], which takes the environment's values as
+//! arguments so the library never reads the environment itself.
+
+mod init;
+pub mod lock;
+mod templates;
+
+use std::path::{Path, PathBuf};
+
+pub use init::{init, is_missing_or_empty, InitReport};
+
+/// Why a directory could not be used as a home.
+#[derive(Debug, thiserror::Error)]
+pub enum HomeError {
+    #[error("no hearth home given, and {} holds no hearth.toml", cwd.display())]
+    NotFound { cwd: PathBuf },
+    #[error("{} is not a hearth home: it has no hearth.toml", path.display())]
+    NotAHome { path: PathBuf },
+    #[error("{} is not empty and is not a hearth home (no hearth.toml)", path.display())]
+    NotEmpty { path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
+    #[error(transparent)]
+    Repo(#[from] crate::repo::RepoError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+impl HomeError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            HomeError::NotFound { .. } => Some(
+                "pass --home DIR, set HEARTH_HOME, or run `hearth init DIR` to create one".into(),
+            ),
+            HomeError::NotAHome { path } | HomeError::NotEmpty { path } => Some(format!(
+                "run `hearth init {}` to make it a home (existing files are kept)",
+                path.display()
+            )),
+            HomeError::Repo(e) => e.hint(),
+            HomeError::Config(e) => e.hint(),
+            HomeError::Io { .. } | HomeError::Write(_) => None,
+        }
+    }
+}
+
+/// The paths of one home. Cheap to clone; holds no open files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    root: PathBuf,
+}
+
+/// Top-level names the agent's tools may never touch.
+pub const PROTECTED: [&str; 3] = [".git", ".hearth", "hearth.toml"];
+
+impl Home {
+    /// Opens an existing home: `root` must hold a `hearth.toml`.
+    pub fn open(root: &Path) -> Result<Home, HomeError> {
+        let root = absolute(root)?;
+        if !root.join("hearth.toml").is_file() {
+            return Err(HomeError::NotAHome { path: root });
+        }
+        Ok(Home { root })
+    }
+
+    /// A home at `root` whether or not it exists yet (for `init`).
+    pub fn at(root: &Path) -> Result<Home, HomeError> {
+        Ok(Home {
+            root: absolute(root)?,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("hearth.toml")
+    }
+    pub fn memory_dir(&self) -> PathBuf {
+        self.root.join("memory")
+    }
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join("state")
+    }
+    pub fn inbox_dir(&self) -> PathBuf {
+        self.root.join("inbox")
+    }
+    pub fn outbox_dir(&self) -> PathBuf {
+        self.root.join("outbox")
+    }
+    pub fn messages_path(&self) -> PathBuf {
+        self.state_dir().join("messages.json")
+    }
+    pub fn ticks_path(&self) -> PathBuf {
+        self.state_dir().join("ticks.jsonl")
+    }
+    pub fn inbox_archive_dir(&self) -> PathBuf {
+        self.state_dir().join("inbox-archive")
+    }
+    /// `.hearth/`: never committed; locks and runtime files.
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.root.join(".hearth")
+    }
+
+    /// `path` relative to the root, with `/` separators, as git and the
+    /// ledgers name files.
+    pub fn relative(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+/// Which directory is the home: `--home`, else `$HEARTH_HOME`, else the
+/// current directory when it holds a `hearth.toml`.
+pub fn resolve(
+    flag: Option<&Path>,
+    env: Option<&Path>,
+    cwd: &Path,
+) -> Result<PathBuf, HomeError> {
+    if let Some(dir) = flag.or(env).filter(|p| !p.as_os_str().is_empty()) {
+        return Ok(dir.to_path_buf());
+    }
+    if cwd.join("hearth.toml").is_file() {
+        return Ok(cwd.to_path_buf());
+    }
+    Err(HomeError::NotFound {
+        cwd: cwd.to_path_buf(),
+    })
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, HomeError> {
+    std::path::absolute(path).map_err(|source| HomeError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_wins_over_env_and_cwd() {
+        let got = resolve(
+            Some(Path::new("/a")),
+            Some(Path::new("/b")),
+            Path::new("/"),
+        )
+        .unwrap();
+        assert_eq!(got, PathBuf::from("/a"));
+        let got = resolve(None, Some(Path::new("/b")), Path::new("/")).unwrap();
+        assert_eq!(got, PathBuf::from("/b"));
+    }
+
+    #[test]
+    fn cwd_without_hearth_toml_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = resolve(None, None, dir.path()).unwrap_err();
+        assert!(matches!(err, HomeError::NotFound { .. }));
+        assert!(err.hint().unwrap().contains("--home"));
+    }
+
+    #[test]
+    fn relative_paths_use_slashes() {
+        let home = Home::at(Path::new("/h")).unwrap();
+        assert_eq!(home.relative(Path::new("/h/memory/a.md")), "memory/a.md");
+    }
+}

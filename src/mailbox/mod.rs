@@ -1,0 +1,33 @@
+//! The home's two mail slots: `inbox/` (operator → agent, one `.md`/`.txt`
+//! file a message) and `outbox/` (agent → operator: replies and flares, one
+//! markdown file each with front matter).
+//!
+//! Messages are files, not a queue in a database, so an operator can drop one
+//! in with `cp` and read replies with `cat`; and nothing is ever deleted: a
+//! consumed message moves to `state/inbox-archive/`.
+
+pub mod inbox;
+pub mod outbox;
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailboxError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
+    #[error("the message is empty")]
+    Empty,
+}
+
+impl MailboxError {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> MailboxError {
+        let path = path.into();
+        move |source| MailboxError::Io { path, source }
+    }
+}

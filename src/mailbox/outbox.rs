@@ -1,0 +1,165 @@
+//! `outbox/`: what the agent (or hearth itself, as a flare) tells the
+//! operator. One markdown file per message, with YAML front matter so a
+//! person can read it with `cat` and a program can sort it by kind.
+//!
+//! ```text
+//! ---
+//! kind: message            # or: flare
+//! flare: config            # flares only: config, healer, panic, …
+//! created: 2026-11-21T10:15:00Z
+//! tick: 42
+//! subject: "Re: hello"
+//! in_reply_to: "inbox/20261121T101500.000Z-4242.md"
+//! ---
+//! body
+//! ```
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use super::MailboxError;
+use crate::atomic;
+use crate::home::Home;
+
+/// What kind of outbox file this is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Written by the agent with `send`.
+    Message,
+    /// Written by hearth about hearth: `config`, `healer`, `panic`, …
+    Flare(String),
+}
+
+/// One outgoing message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Letter {
+    pub kind: Kind,
+    pub subject: String,
+    pub body: String,
+    pub tick: Option<u64>,
+    pub in_reply_to: Option<String>,
+}
+
+impl Letter {
+    pub fn flare(kind: &str, subject: impl Into<String>, body: impl Into<String>) -> Letter {
+        Letter {
+            kind: Kind::Flare(kind.to_string()),
+            subject: subject.into(),
+            body: body.into(),
+            tick: None,
+            in_reply_to: None,
+        }
+    }
+
+    /// The file's text: front matter, then the body.
+    pub fn render(&self, now: DateTime<Utc>) -> String {
+        let mut out = String::from("---\n");
+        match &self.kind {
+            Kind::Message => out.push_str("kind: message\n"),
+            Kind::Flare(flare) => {
+                out.push_str("kind: flare\n");
+                out.push_str(&format!("flare: {}\n", yaml_string(flare)));
+            }
+        }
+        out.push_str(&format!(
+            "created: {}\n",
+            now.to_rfc3339_opts(SecondsFormat::Secs, true)
+        ));
+        if let Some(tick) = self.tick {
+            out.push_str(&format!("tick: {tick}\n"));
+        }
+        out.push_str(&format!("subject: {}\n", yaml_string(&self.subject)));
+        if let Some(reply) = &self.in_reply_to {
+            out.push_str(&format!("in_reply_to: {}\n", yaml_string(reply)));
+        }
+        out.push_str("---\n");
+        out.push_str(self.body.trim_end());
+        out.push('\n');
+        out
+    }
+}
+
+/// Writes `letter` to a new file in `outbox/` and returns its path inside
+/// the home.
+pub fn post(home: &Home, letter: &Letter, now: DateTime<Utc>) -> Result<String, MailboxError> {
+    let label = match &letter.kind {
+        Kind::Message => slug(&letter.subject),
+        Kind::Flare(flare) => format!("flare-{}", slug(flare)),
+    };
+    let stem = format!("{}-{}", now.format("%Y%m%dT%H%M%S%.3fZ"), label);
+    let dir = home.outbox_dir();
+    let path = std::iter::once(dir.join(format!("{stem}.md")))
+        .chain((2..).map(|n| dir.join(format!("{stem}-{n}.md"))))
+        .find(|p| !p.exists())
+        .expect("an unused name exists");
+    atomic::write(&path, letter.render(now).as_bytes())?;
+    Ok(home.relative(&path))
+}
+
+/// A double-quoted YAML scalar. JSON string syntax is valid YAML, and it
+/// escapes newlines and control characters a subject might carry.
+fn yaml_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// A short file-name-safe label from free text.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+        if out.len() >= 40 {
+            break;
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "message".into()
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_quotes_and_escapes_front_matter() {
+        let letter = Letter {
+            kind: Kind::Message,
+            subject: "Re: \"hi\"\nthere".into(),
+            body: "body\n\n".into(),
+            tick: Some(7),
+            in_reply_to: Some("inbox/a.md".into()),
+        };
+        let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let text = letter.render(now);
+        assert_eq!(
+            text,
+            "---\nkind: message\ncreated: 2023-11-14T22:13:20Z\ntick: 7\n\
+             subject: \"Re: \\\"hi\\\"\\nthere\"\nin_reply_to: \"inbox/a.md\"\n---\nbody\n"
+        );
+    }
+
+    #[test]
+    fn post_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path()).unwrap();
+        let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let flare = Letter::flare("config", "hearth.toml broke", "details");
+        let a = post(&home, &flare, now).unwrap();
+        let b = post(&home, &flare, now).unwrap();
+        assert_ne!(a, b);
+        assert!(a.starts_with("outbox/") && a.contains("flare-config"), "{a}");
+    }
+
+    #[test]
+    fn slugs_are_short_and_safe() {
+        assert_eq!(slug("Re: hello, what is in your identity?"), "re-hello-what-is-in-your-identity");
+        assert_eq!(slug("../../etc"), "etc");
+        assert_eq!(slug("???"), "message");
+    }
+}

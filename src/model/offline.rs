@@ -1,0 +1,187 @@
+//! The default provider: no network, no key, deterministic. It answers each
+//! inbox message with a `send` that quotes the question and says plainly that
+//! no model is configured, so a new home runs end to end on a fresh machine
+//! and the operator sees the whole loop (inbox → tick → outbox → commit)
+//! before spending a cent.
+
+use serde_json::json;
+
+use super::{estimate_tokens, Block, ModelError, Provider, Reply, Request, Role, Usage};
+use crate::mailbox::inbox::InboxMessage;
+
+/// How much of a question the reply quotes.
+const QUOTE_CHARS: usize = 2000;
+
+pub struct Offline;
+
+impl Provider for Offline {
+    fn name(&self) -> &str {
+        "offline"
+    }
+
+    fn complete(
+        &mut self,
+        request: &Request<'_>,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Reply, ModelError> {
+        let answering_tools = request.messages.last().is_some_and(|m| {
+            m.role == Role::User
+                && m.content
+                    .iter()
+                    .any(|b| matches!(b, Block::ToolResult { .. }))
+        });
+        let facts = request.facts;
+        let mut content = Vec::new();
+        let text = if answering_tools {
+            format!(
+                "Replied to {} inbox message(s). No model is configured, so nothing else was done this tick.",
+                facts.inbox.len()
+            )
+        } else if facts.inbox.is_empty() {
+            format!(
+                "Tick {}: the inbox is empty. (offline provider: no model is configured, so the agent only answers messages.)",
+                facts.tick
+            )
+        } else {
+            format!("Answering {} inbox message(s).", facts.inbox.len())
+        };
+        on_text(&text);
+        content.push(Block::Text { text });
+        if !answering_tools {
+            for (i, message) in facts.inbox.iter().enumerate() {
+                content.push(Block::ToolUse {
+                    id: format!("offline-{}-{}", facts.tick, i + 1),
+                    name: "send".into(),
+                    input: json!({
+                        "subject": subject_for(message),
+                        "body": reply_body(message, facts.tick),
+                        "in_reply_to": message.rel,
+                    }),
+                });
+            }
+        }
+        let input: String = request
+            .system
+            .iter()
+            .map(|b| b.text.as_str())
+            .chain(request.messages.iter().flat_map(|m| {
+                m.content.iter().map(|b| match b {
+                    Block::Text { text } => text.as_str(),
+                    Block::ToolResult { content, .. } => content.as_str(),
+                    Block::ToolUse { .. } => "",
+                })
+            }))
+            .collect();
+        let output = serde_json::to_string(&content).unwrap_or_default();
+        Ok(Reply {
+            content,
+            usage: Usage {
+                input_tokens: estimate_tokens(&input),
+                output_tokens: estimate_tokens(&output),
+                ..Usage::default()
+            },
+        })
+    }
+}
+
+fn subject_for(message: &InboxMessage) -> String {
+    let first = message
+        .text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("your message");
+    let mut subject: String = first.chars().take(60).collect();
+    if first.chars().count() > 60 {
+        subject.push('…');
+    }
+    format!("Re: {subject}")
+}
+
+fn reply_body(message: &InboxMessage, tick: u64) -> String {
+    let mut body = String::new();
+    let quoted: String = message.text.chars().take(QUOTE_CHARS).collect();
+    for line in quoted.trim_end().lines() {
+        body.push_str("> ");
+        body.push_str(line);
+        body.push('\n');
+    }
+    if message.text.chars().count() > QUOTE_CHARS {
+        body.push_str("> …\n");
+    }
+    body.push('\n');
+    body.push_str(&format!(
+        "No model is configured for this hearth, so this is an automatic reply from the \
+         offline provider. Your message ({}) was read at tick {tick} and kept in the \
+         agent's history, but no model has thought about it.\n\n\
+         To get real answers, set `provider` and `model` under `[model]` in hearth.toml \
+         and put the API key in the environment (never in a file).\n",
+        message.rel
+    ));
+    for note in &message.notes {
+        body.push_str(&format!("\nNote: {note}.\n"));
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, TurnFacts};
+
+    fn facts() -> TurnFacts {
+        TurnFacts {
+            tick: 4,
+            inbox: vec![InboxMessage {
+                rel: "inbox/a.md".into(),
+                text: "hello, what is in your identity?\n".into(),
+                size: 33,
+                notes: vec![],
+            }],
+        }
+    }
+
+    #[test]
+    fn answers_each_inbox_message_with_send_then_stops() {
+        let facts = facts();
+        let user = Message {
+            role: Role::User,
+            content: vec![Block::Text { text: "turn".into() }],
+        };
+        let messages = vec![user];
+        let request = Request {
+            system: &[],
+            messages: &messages,
+            tools: &[],
+            max_tokens: 100,
+            facts: &facts,
+        };
+        let reply = Offline.complete(&request, &mut |_| {}).unwrap();
+        let calls: Vec<_> = reply.tool_uses().collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].1, "send");
+        let body = calls[0].2["body"].as_str().unwrap();
+        assert!(body.starts_with("> hello, what is in your identity?\n"));
+        assert!(body.contains("No model is configured"));
+
+        let mut messages = messages;
+        messages.push(Message {
+            role: Role::Assistant,
+            content: reply.content.clone(),
+        });
+        messages.push(Message {
+            role: Role::User,
+            content: vec![Block::ToolResult {
+                tool_use_id: calls[0].0.into(),
+                content: "sent".into(),
+                is_error: false,
+            }],
+        });
+        let request = Request {
+            messages: &messages,
+            ..request
+        };
+        let second = Offline.complete(&request, &mut |_| {}).unwrap();
+        assert_eq!(second.tool_uses().count(), 0);
+    }
+}

@@ -1,0 +1,364 @@
+//! Every git operation hearth makes. git2 stays inside this module: the rest
+//! of hearth speaks in paths, identities and commit ids (as hex strings).
+//!
+//! libgit2 does not fsync by default; hearth turns it on once per process
+//! ([`enable_fsync`]) because a home must survive power loss with every
+//! commit it reported intact.
+
+mod locks;
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use chrono::{DateTime, Utc};
+use git2::{ErrorCode, IndexAddOption, Oid, Repository, StatusOptions};
+
+pub use locks::clean_stale_locks;
+
+use crate::config::GitConfig;
+
+/// The ref that names the last commit of an exit-0 tick.
+pub const GOOD_REF: &str = "refs/hearth/good";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    #[error("{} is not a git repository", path.display())]
+    NotARepo { path: PathBuf },
+    #[error("the HEAD of the git repository in {} cannot be read: {message}", path.display())]
+    BrokenHead { path: PathBuf, message: String },
+    #[error("git is locked in {}: {message}", path.display())]
+    Locked { path: PathBuf, message: String },
+    #[error("git error in {}: {message}", path.display())]
+    Git { path: PathBuf, message: String },
+    #[error("could not clean {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RepoError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RepoError::NotARepo { path } => Some(format!(
+                "run `hearth init {}`: it makes the home a git repository and keeps your files",
+                path.display()
+            )),
+            RepoError::BrokenHead { path, .. } => Some(format!(
+                "check `git -C {0} status`; if .git/HEAD is damaged, restore it with \
+                 `echo 'ref: refs/heads/main' > {0}/.git/HEAD` (or your branch name)",
+                path.display()
+            )),
+            RepoError::Locked { path, .. } => Some(format!(
+                "if no git command is running in {0}, remove the stale lock file \
+                 (`hearth run` does this itself at start-up)",
+                path.display()
+            )),
+            RepoError::Git { .. } | RepoError::Io { .. } => None,
+        }
+    }
+}
+
+/// Who a commit is by: the agent (`hearth`) or the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    pub email: String,
+}
+
+impl Identity {
+    pub fn hearth() -> Identity {
+        Identity {
+            name: "hearth".into(),
+            email: "hearth@localhost".into(),
+        }
+    }
+
+    pub fn operator(git: &GitConfig) -> Identity {
+        Identity {
+            name: git.operator_name.clone(),
+            email: git.operator_email.clone(),
+        }
+    }
+}
+
+/// An open home repository.
+pub struct Repo {
+    git: Repository,
+    root: PathBuf,
+}
+
+/// Turns on libgit2's fsync of objects, refs and the index for this process.
+pub fn enable_fsync() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: git_libgit2_opts with ENABLE_FSYNC_GITDIR takes one int and
+        // only sets a global flag; git2's own option setters call it the same
+        // way. Called once, before any repository is opened by hearth.
+        unsafe {
+            libgit2_sys::init();
+            libgit2_sys::git_libgit2_opts(
+                libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int,
+                1 as libc::c_int,
+            );
+        }
+    });
+}
+
+impl Repo {
+    /// `git init` at `root` with `main` as the first branch.
+    pub fn init(root: &Path) -> Result<Repo, RepoError> {
+        enable_fsync();
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.initial_head("main");
+        let git = Repository::init_opts(root, &opts).map_err(|e| git_error(root, e))?;
+        Ok(Repo {
+            git,
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Opens the repository at `root` (not a parent's) and checks that its
+    /// HEAD can be read; an unborn HEAD (no commit yet) is fine.
+    pub fn open(root: &Path) -> Result<Repo, RepoError> {
+        enable_fsync();
+        if !root.join(".git").exists() {
+            return Err(RepoError::NotARepo {
+                path: root.to_path_buf(),
+            });
+        }
+        let git = Repository::open(root).map_err(|e| match e.code() {
+            ErrorCode::NotFound => RepoError::NotARepo {
+                path: root.to_path_buf(),
+            },
+            _ => RepoError::BrokenHead {
+                path: root.to_path_buf(),
+                message: e.message().to_string(),
+            },
+        })?;
+        match git.head() {
+            Ok(head) => {
+                head.peel_to_commit().map_err(|e| RepoError::BrokenHead {
+                    path: root.to_path_buf(),
+                    message: e.message().to_string(),
+                })?;
+            }
+            Err(e) if e.code() == ErrorCode::UnbornBranch => {}
+            Err(e) => {
+                return Err(RepoError::BrokenHead {
+                    path: root.to_path_buf(),
+                    message: e.message().to_string(),
+                })
+            }
+        }
+        Ok(Repo {
+            git,
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Paths (relative, `/`-separated) that differ from HEAD: modified,
+    /// added, deleted or untracked, ignoring what `.gitignore` ignores.
+    pub fn dirty_paths(&self) -> Result<Vec<String>, RepoError> {
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let statuses = self
+            .git
+            .statuses(Some(&mut opts))
+            .map_err(|e| self.error(e))?;
+        let mut paths: Vec<String> = statuses
+            .iter()
+            .filter(|s| !s.status().is_ignored() && s.status() != git2::Status::CURRENT)
+            .filter_map(|s| s.path().map(str::to_string))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// Stages `pathspecs` (`.` for everything; deletions included) and
+    /// commits them as `who`. Returns `None` when nothing changed. Callers
+    /// hold the home's commit lock.
+    pub fn commit(
+        &self,
+        pathspecs: &[&str],
+        who: &Identity,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<String>, RepoError> {
+        let specs: Vec<&str> = pathspecs.iter().copied().filter(|s| *s != ".").collect();
+        let mut index = self.git.index().map_err(|e| self.error(e))?;
+        index.read(true).map_err(|e| self.error(e))?;
+        index
+            .update_all(specs.iter(), None)
+            .map_err(|e| self.error(e))?;
+        index
+            .add_all(specs.iter(), IndexAddOption::DEFAULT, None)
+            .map_err(|e| self.error(e))?;
+        index.write().map_err(|e| self.error(e))?;
+        let tree_id = index.write_tree().map_err(|e| self.error(e))?;
+        let parent = self.head_commit()?;
+        if let Some(parent) = &parent {
+            if parent.tree_id() == tree_id {
+                return Ok(None);
+            }
+        }
+        let tree = self.git.find_tree(tree_id).map_err(|e| self.error(e))?;
+        let time = git2::Time::new(now.timestamp(), 0);
+        let sig = git2::Signature::new(&who.name, &who.email, &time).map_err(|e| self.error(e))?;
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        let oid = self
+            .git
+            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .map_err(|e| self.error(e))?;
+        Ok(Some(oid.to_string()))
+    }
+
+    /// Points `refs/hearth/good` at `commit`.
+    pub fn set_good(&self, commit: &str) -> Result<(), RepoError> {
+        let oid = Oid::from_str(commit).map_err(|e| self.error(e))?;
+        self.git
+            .reference(GOOD_REF, oid, true, "hearth: tick exited 0")
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// The commit `refs/hearth/good` names, if any.
+    pub fn good(&self) -> Option<String> {
+        self.git
+            .refname_to_id(GOOD_REF)
+            .ok()
+            .map(|oid| oid.to_string())
+    }
+
+    /// HEAD's commit id, if there is a commit.
+    pub fn head(&self) -> Result<Option<String>, RepoError> {
+        Ok(self.head_commit()?.map(|c| c.id().to_string()))
+    }
+
+    /// The bytes of `rel` as committed at HEAD, with HEAD's short id.
+    pub fn file_at_head(&self, rel: &str) -> Result<Option<(Vec<u8>, String)>, RepoError> {
+        let Some(commit) = self.head_commit()? else {
+            return Ok(None);
+        };
+        let tree = commit.tree().map_err(|e| self.error(e))?;
+        let Ok(entry) = tree.get_path(Path::new(rel)) else {
+            return Ok(None);
+        };
+        let Ok(blob) = entry.to_object(&self.git).and_then(|o| o.peel_to_blob()) else {
+            return Ok(None);
+        };
+        let short = commit.id().to_string()[..7].to_string();
+        Ok(Some((blob.content().to_vec(), short)))
+    }
+
+    fn head_commit(&self) -> Result<Option<git2::Commit<'_>>, RepoError> {
+        match self.git.head() {
+            Ok(head) => head.peel_to_commit().map(Some).map_err(|e| self.error(e)),
+            Err(e) if e.code() == ErrorCode::UnbornBranch => Ok(None),
+            Err(e) => Err(RepoError::BrokenHead {
+                path: self.root.clone(),
+                message: e.message().to_string(),
+            }),
+        }
+    }
+
+    fn error(&self, e: git2::Error) -> RepoError {
+        git_error(&self.root, e)
+    }
+}
+
+fn git_error(root: &Path, e: git2::Error) -> RepoError {
+    if e.code() == ErrorCode::Locked {
+        RepoError::Locked {
+            path: root.to_path_buf(),
+            message: e.message().to_string(),
+        }
+    } else {
+        RepoError::Git {
+            path: root.to_path_buf(),
+            message: e.message().to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000, 0).unwrap()
+    }
+
+    #[test]
+    fn commit_only_the_given_paths_and_skip_empty_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        std::fs::write(dir.path().join("state/a.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "hand").unwrap();
+        let id = repo
+            .commit(&["state"], &Identity::hearth(), "tick 1", now())
+            .unwrap();
+        assert!(id.is_some());
+        assert_eq!(repo.dirty_paths().unwrap(), vec!["notes.md".to_string()]);
+        let again = repo
+            .commit(&["state"], &Identity::hearth(), "tick 2", now())
+            .unwrap();
+        assert_eq!(again, None, "nothing changed under state/");
+    }
+
+    #[test]
+    fn deletions_are_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("inbox")).unwrap();
+        std::fs::write(dir.path().join("inbox/m.md"), "hi").unwrap();
+        repo.commit(&["."], &Identity::hearth(), "add", now()).unwrap();
+        std::fs::remove_file(dir.path().join("inbox/m.md")).unwrap();
+        assert_eq!(repo.dirty_paths().unwrap(), vec!["inbox/m.md".to_string()]);
+        repo.commit(&["inbox"], &Identity::hearth(), "consume", now())
+            .unwrap()
+            .unwrap();
+        assert!(repo.dirty_paths().unwrap().is_empty());
+        assert!(repo.file_at_head("inbox/m.md").unwrap().is_none());
+    }
+
+    #[test]
+    fn good_ref_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a"), "a").unwrap();
+        let id = repo
+            .commit(&["."], &Identity::hearth(), "one", now())
+            .unwrap()
+            .unwrap();
+        assert_eq!(repo.good(), None);
+        repo.set_good(&id).unwrap();
+        assert_eq!(repo.good(), Some(id));
+    }
+
+    #[test]
+    fn a_directory_without_git_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Repo::open(dir.path()).err().unwrap();
+        assert!(matches!(err, RepoError::NotARepo { .. }));
+        assert!(err.hint().unwrap().contains("hearth init"));
+    }
+
+    #[test]
+    fn a_garbled_head_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a"), "a").unwrap();
+        repo.commit(&["."], &Identity::hearth(), "one", now()).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "garbage\n").unwrap();
+        let err = Repo::open(dir.path()).err().unwrap();
+        assert!(matches!(err, RepoError::BrokenHead { .. }), "{err}");
+        assert!(err.hint().unwrap().contains(".git/HEAD"));
+    }
+}

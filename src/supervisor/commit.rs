@@ -1,0 +1,101 @@
+//! The two kinds of commit the supervisor makes, each under the home's
+//! commit lock: the operator's hand edits (before each tick, and at exit),
+//! and the tick's own commit with its trailers (after each tick). Keeping
+//! them apart is what lets `git log` answer "who changed this, me or it?".
+
+use chrono::{DateTime, Utc};
+
+use crate::config::Config;
+use crate::home::lock::CommitLock;
+use crate::home::Home;
+use crate::repo::{Identity, Repo};
+use crate::tick::ledger::TickRecord;
+
+use super::SupervisorError;
+
+/// Everything a tick may change besides the memory files its tools report.
+const TICK_PATHS: [&str; 3] = ["state", "inbox", "outbox"];
+
+/// Commits whatever changed outside hearth's own writes, as the operator.
+pub fn commit_hand_edits(
+    home: &Home,
+    repo: &Repo,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, SupervisorError> {
+    let _lock = CommitLock::acquire(home)?;
+    let paths: Vec<String> = repo
+        .dirty_paths()?
+        .into_iter()
+        .filter(|p| !p.starts_with(".hearth/"))
+        .collect();
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let message = match paths.as_slice() {
+        [one] => format!("edit: {one} (by hand)"),
+        many => {
+            let list: Vec<String> = many.iter().map(|p| format!("- {p}")).collect();
+            format!("edit: {} files (by hand)\n\n{}", many.len(), list.join("\n"))
+        }
+    };
+    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let id = repo.commit(&specs, &Identity::operator(&config.git), &message, now)?;
+    if let Some(id) = &id {
+        tracing::info!("committed hand edits as {}: {}", config.git.operator_name, short(id));
+    }
+    Ok(id)
+}
+
+/// Commits tick `record` (its state, inbox, outbox and the memory files
+/// `touched`) as `hearth`, and advances `refs/hearth/good` after exit 0.
+pub fn commit_tick(
+    home: &Home,
+    repo: &Repo,
+    record: &TickRecord,
+    touched: &[String],
+    now: DateTime<Utc>,
+) -> Result<Option<String>, SupervisorError> {
+    let _lock = CommitLock::acquire(home)?;
+    let mut specs: Vec<&str> = TICK_PATHS.to_vec();
+    specs.extend(
+        touched
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !TICK_PATHS.iter().any(|t| p.starts_with(&format!("{t}/")))),
+    );
+    let message = tick_message(record);
+    let id = repo.commit(&specs, &Identity::hearth(), &message, now)?;
+    if let (Some(id), 0) = (&id, record.exit) {
+        repo.set_good(id)?;
+    }
+    Ok(id)
+}
+
+/// `tick 42: exit 0 (ok)` and the trailers of DESIGN 3.
+pub fn tick_message(record: &TickRecord) -> String {
+    let mut message = format!(
+        "tick {}: exit {} ({})\n\n",
+        record.tick,
+        record.exit,
+        record.class.as_str()
+    );
+    if let Some(note) = &record.note {
+        message.push_str(note);
+        message.push_str("\n\n");
+    }
+    message.push_str(&format!(
+        "Hearth-Tick: {}\nHearth-Exit: {}\nHearth-Class: {}\nHearth-Tokens: in={} out={}\nHearth-Cost-USD: {:.4}\n",
+        record.tick,
+        record.exit,
+        record.class.as_str(),
+        record.tokens.input,
+        record.tokens.output,
+        record.cost_usd
+    ));
+    message
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(7)]
+}

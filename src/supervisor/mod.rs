@@ -1,0 +1,489 @@
+//! `hearth run`: the long-running loop around ticks (DESIGN 3, 12).
+//!
+//! Between ticks: commit hand edits as the operator, start the tick as a
+//! child under a time limit (pinging the systemd watchdog while it runs),
+//! record how it ended in `state/ticks.jsonl`, commit, then sleep until the
+//! next tick is due, an inbox message arrives, or a signal says stop.
+//!
+//! The supervisor never runs model code itself: a panic, hang or OOM in a
+//! tick is the child's, and the supervisor records it as a `crash` and goes
+//! on.
+
+mod child;
+mod commit;
+pub mod runtime;
+pub mod status;
+pub mod systemd;
+pub mod wake;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use crate::config::{Config, ConfigError};
+use crate::home::lock::{CommitLock, LockError, RunLock};
+use crate::home::Home;
+use crate::mailbox::inbox;
+use crate::mailbox::outbox::{self, Letter};
+use crate::repo::{clean_stale_locks, Repo, RepoError};
+use crate::tick::class::Class;
+use crate::tick::ledger::{self, Ledger, TickRecord, Tokens};
+use crate::tick::report::TickReport;
+use child::{Ending, TickChild};
+pub use commit::tick_message;
+use runtime::{Phase, SupervisorState, TickInProgress};
+use systemd::Notifier;
+use wake::{Wake, Wakeups};
+
+/// How long a tick gets to stop after the supervisor is told to stop.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How often the supervisor looks at a running tick.
+const POLL: Duration = Duration::from_millis(25);
+/// Quiet time after an inbox event before ticking, so a message still being
+/// copied in is read whole.
+const INBOX_SETTLE: Duration = Duration::from_millis(150);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
+    #[error("could not start the tick process {}: {source}", exe.display())]
+    Spawn {
+        exe: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SupervisorError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            SupervisorError::Lock(e) => e.hint(),
+            SupervisorError::Repo(e) => e.hint(),
+            SupervisorError::Config(e) => e.hint(),
+            _ => None,
+        }
+    }
+}
+
+/// How to run the supervisor.
+pub struct RunOptions {
+    /// The hearth executable to start each tick with.
+    pub exe: PathBuf,
+    /// Stop after this many ticks (`--ticks N`).
+    pub ticks: Option<u64>,
+    /// Overrides `[tick] interval_s` (`--interval`).
+    pub interval: Option<Duration>,
+    /// systemd's notify socket, when run under systemd.
+    pub notifier: Option<Notifier>,
+    /// The clock.
+    pub now: fn() -> DateTime<Utc>,
+}
+
+/// Why the supervisor returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// `--ticks N` done.
+    TicksDone,
+    /// Told to stop by a signal.
+    Stopped(i32),
+}
+
+struct Supervisor<'a> {
+    home: &'a Home,
+    repo: Repo,
+    config: Config,
+    options: RunOptions,
+    wake: Wakeups,
+    started: DateTime<Utc>,
+    /// The text of the last `hearth.toml` that failed to parse and was flared.
+    flared_config: Option<String>,
+}
+
+/// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
+pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorError> {
+    let _run_lock = RunLock::acquire(home)?;
+    let now = options.now;
+    let repo = {
+        let _commit_lock = CommitLock::acquire(home)?;
+        for path in clean_stale_locks(home.root())? {
+            tracing::warn!(
+                "removed {} left by a git writer that was killed",
+                path.display()
+            );
+        }
+        Repo::open(home.root())?
+    };
+    let config = Config::load(&home.config_path())?;
+    let wake = Wakeups::start(home).map_err(|source| SupervisorError::Io {
+        context: "could not listen for signals and inbox messages".into(),
+        source,
+    })?;
+    let mut sup = Supervisor {
+        home,
+        repo,
+        config,
+        wake,
+        started: now(),
+        flared_config: None,
+        options,
+    };
+    sup.set_phase(Phase::Starting, None, None);
+    sup.recover_unfinished_tick()?;
+    if let Some(n) = &sup.options.notifier {
+        n.ready(&format!("hearth supervising {}", home.root().display()));
+    }
+    tracing::info!("supervising {}", home.root().display());
+    let outcome = sup.main_loop();
+    // Whatever happened, hand edits made while we ran are not left behind.
+    let (now, config) = (sup.options.now, &sup.config);
+    if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, now()) {
+        tracing::warn!("could not commit hand edits at exit: {e}");
+    }
+    if let Some(n) = &sup.options.notifier {
+        n.stopping();
+    }
+    runtime::clear_state(home);
+    outcome
+}
+
+impl Supervisor<'_> {
+    fn main_loop(&mut self) -> Result<RunOutcome, SupervisorError> {
+        let mut done = 0u64;
+        let mut next_due = self.first_due();
+        loop {
+            if let Some(signal) = self.wait_until(next_due) {
+                return Ok(RunOutcome::Stopped(signal));
+            }
+            self.reload_config();
+            commit::commit_hand_edits(self.home, &self.repo, &self.config, (self.options.now)())?;
+            let (record, sleep_until, stop) = self.run_one_tick()?;
+            done += 1;
+            if let Some(n) = &self.options.notifier {
+                n.status(&format!(
+                    "tick {}: exit {} ({})",
+                    record.tick,
+                    record.exit,
+                    record.class.as_str()
+                ));
+            }
+            if let Some(signal) = stop.or_else(|| self.stop_requested()) {
+                return Ok(RunOutcome::Stopped(signal));
+            }
+            if self.options.ticks.is_some_and(|n| done >= n) {
+                return Ok(RunOutcome::TicksDone);
+            }
+            next_due = self.next_due(&record, sleep_until);
+        }
+    }
+
+    /// `--ticks` runs start at once; otherwise the schedule carries over
+    /// from the last recorded tick, so a restart does not tick early.
+    fn first_due(&self) -> DateTime<Utc> {
+        let now = (self.options.now)();
+        if self.options.ticks.is_some() {
+            return now;
+        }
+        match Ledger::read(&self.home.ticks_path()).ok().and_then(|l| l.last().cloned()) {
+            Some(last) => (last.end + self.interval()).min(now + self.interval()),
+            None => now,
+        }
+    }
+
+    fn interval(&self) -> chrono::Duration {
+        let interval = self
+            .options
+            .interval
+            .or_else(|| {
+                // `--ticks N` without `--interval` runs back to back.
+                self.options.ticks.map(|_| Duration::ZERO)
+            })
+            .unwrap_or(Duration::from_secs(self.config.tick.interval_s));
+        chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::MAX)
+    }
+
+    fn next_due(&self, record: &TickRecord, sleep_until: Option<DateTime<Utc>>) -> DateTime<Utc> {
+        let now = (self.options.now)();
+        let pending = inbox::pending(self.home).map(|p| !p.is_empty()).unwrap_or(false);
+        if pending {
+            // Arrived while the tick ran, after it read the inbox.
+            return now;
+        }
+        let due = record.end + self.interval();
+        sleep_until.map_or(due, |s| s.max(due))
+    }
+
+    /// Sleeps until `due`, an inbox message, or a stop signal (returned).
+    fn wait_until(&mut self, due: DateTime<Utc>) -> Option<i32> {
+        self.set_phase(Phase::Waiting, None, Some(due));
+        loop {
+            if let Some(n) = &self.options.notifier {
+                n.keep_alive();
+            }
+            let now = (self.options.now)();
+            if now >= due {
+                return None;
+            }
+            let mut timeout = (due - now).to_std().unwrap_or(Duration::ZERO);
+            if let Some(every) = self.options.notifier.as_ref().and_then(Notifier::wake_every) {
+                timeout = timeout.min(every);
+            }
+            match self.wake.next(timeout) {
+                Some(Wake::Stop(signal)) => return Some(signal),
+                Some(Wake::Inbox) => {
+                    std::thread::sleep(INBOX_SETTLE);
+                    if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
+                        return Some(signal);
+                    }
+                    tracing::info!("inbox message arrived; ticking now");
+                    return None;
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn stop_requested(&self) -> Option<i32> {
+        match self.wake.drain_inbox() {
+            Some(Wake::Stop(signal)) => Some(signal),
+            _ => None,
+        }
+    }
+
+    /// Keeps the last good config when `hearth.toml` stops parsing, and
+    /// says so once per broken version of the file.
+    fn reload_config(&mut self) {
+        let path = self.home.config_path();
+        match Config::load(&path) {
+            Ok(config) => {
+                if config != self.config {
+                    tracing::info!("reloaded {}", path.display());
+                }
+                self.config = config;
+                self.flared_config = None;
+            }
+            Err(e) => {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                if self.flared_config.as_deref() == Some(text.as_str()) {
+                    return;
+                }
+                tracing::error!("{e}; keeping the last good configuration");
+                let body = format!(
+                    "hearth.toml stopped parsing while the supervisor runs:\n\n    {e}\n\n\
+                     The supervisor keeps running on the last configuration that parsed. \
+                     Fix the file; the next tick picks the fix up."
+                );
+                let flare = Letter::flare("config", "hearth.toml does not parse", body);
+                match outbox::post(self.home, &flare, (self.options.now)()) {
+                    Ok(rel) => tracing::warn!("flare: {rel}"),
+                    Err(e) => tracing::error!("could not write the config flare: {e}"),
+                }
+                self.flared_config = Some(text);
+            }
+        }
+    }
+
+    /// Runs one tick to its end and commits it. Returns its record, the
+    /// sleep it asked for, and a stop signal received meanwhile.
+    fn run_one_tick(
+        &mut self,
+    ) -> Result<(TickRecord, Option<DateTime<Utc>>, Option<i32>), SupervisorError> {
+        let now = self.options.now;
+        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
+        for (line, problem) in &ledger.skipped {
+            tracing::warn!(
+                "{}:{line}: skipped a line that does not parse: {problem}",
+                self.home.ticks_path().display()
+            );
+        }
+        let number = ledger.last_number() + 1;
+        let start = now();
+        runtime::clear_tick(self.home);
+        runtime::mark_tick(self.home, &TickInProgress { tick: number, start })?;
+        self.set_phase(Phase::Ticking, Some(number), None);
+        tracing::info!("tick {number} starting");
+
+        let mut child = TickChild::spawn(&self.options.exe, self.home, number, &self.config)
+            .map_err(|source| SupervisorError::Spawn {
+                exe: self.options.exe.clone(),
+                source,
+            })?;
+        let (ending, note, stop) = self.wait_for(&mut child, number)?;
+        // Reap anything the tick left running in its group.
+        child.signal_group(libc::SIGKILL);
+
+        let report = TickReport::load(self.home).filter(|r| r.tick == number);
+        let class = Class::from_exit(ending.code());
+        let record = record_for(number, start, now(), ending.exit_number(), class, report.as_ref(), note);
+        self.finish_tick(&record, report.as_ref())?;
+        tracing::info!(
+            "tick {number}: exit {} ({})",
+            record.exit,
+            record.class.as_str()
+        );
+        let sleep_until = report.and_then(|r| r.effects.sleep_until);
+        Ok((record, sleep_until, stop))
+    }
+
+    /// Waits for the child, enforcing `[tick] timeout_s` and stop signals.
+    fn wait_for(
+        &mut self,
+        child: &mut TickChild,
+        number: u64,
+    ) -> Result<(Ending, Option<String>, Option<i32>), SupervisorError> {
+        let io = |source| SupervisorError::Io {
+            context: format!("waiting for tick {number}"),
+            source,
+        };
+        let limit = Duration::from_secs(self.config.tick.timeout_s);
+        let started = Instant::now();
+        let mut stop: Option<(i32, Instant)> = None;
+        loop {
+            if let Some(ending) = child.try_wait().map_err(io)? {
+                let note = stop.map(|(signal, _)| {
+                    format!("The supervisor was told to stop (signal {signal}) during this tick.")
+                });
+                return Ok((ending, note, stop.map(|(s, _)| s)));
+            }
+            if started.elapsed() >= limit {
+                tracing::error!(
+                    "tick {number} ran past [tick] timeout_s = {}s; killing it",
+                    limit.as_secs()
+                );
+                child.signal_group(libc::SIGKILL);
+                let ending = child.wait().map_err(io)?;
+                let note = format!(
+                    "Killed after running past [tick] timeout_s = {}s.",
+                    limit.as_secs()
+                );
+                return Ok((ending, Some(note), stop.map(|(s, _)| s)));
+            }
+            if let Some((signal, at)) = stop {
+                if at.elapsed() >= STOP_GRACE {
+                    child.signal_group(libc::SIGKILL);
+                    let ending = child.wait().map_err(io)?;
+                    let note = format!(
+                        "The supervisor was told to stop (signal {signal}); the tick did not stop within {}s and was killed.",
+                        STOP_GRACE.as_secs()
+                    );
+                    return Ok((ending, Some(note), Some(signal)));
+                }
+            }
+            if let Some(n) = &self.options.notifier {
+                n.keep_alive();
+            }
+            // Inbox events during a tick are not lost: after the tick the
+            // supervisor looks at the inbox itself.
+            if let Some(Wake::Stop(signal)) = self.wake.next(POLL) {
+                if stop.is_none() {
+                    tracing::info!("signal {signal}: stopping tick {number} (pid {})", child.pid());
+                    child.signal_group(libc::SIGTERM);
+                    stop = Some((signal, Instant::now()));
+                }
+            }
+        }
+    }
+
+    /// Records a tick in the ledger and commits it; clears the marker.
+    fn finish_tick(
+        &self,
+        record: &TickRecord,
+        report: Option<&TickReport>,
+    ) -> Result<(), SupervisorError> {
+        ledger::append(&self.home.ticks_path(), record)?;
+        let touched = report.map(|r| r.effects.touched.clone()).unwrap_or_default();
+        commit::commit_tick(self.home, &self.repo, record, &touched, (self.options.now)())?;
+        runtime::clear_tick(self.home);
+        Ok(())
+    }
+
+    /// A previous supervisor died during a tick (`kill -9`, power loss):
+    /// record that tick as a crash and commit what it left, as its own
+    /// commit, before anything else touches the home.
+    fn recover_unfinished_tick(&self) -> Result<(), SupervisorError> {
+        let Some(marker) = runtime::unfinished_tick(self.home) else {
+            return Ok(());
+        };
+        let now = (self.options.now)();
+        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
+        let number = marker
+            .as_ref()
+            .map(|m| m.tick)
+            .filter(|n| *n > ledger.last_number())
+            .unwrap_or(ledger.last_number() + 1);
+        let start = marker.map(|m| m.start).unwrap_or(now);
+        let report = TickReport::load(self.home).filter(|r| r.tick == number);
+        let note = "The supervisor stopped during this tick (killed or lost power); \
+                    recorded at the next start-up."
+            .to_string();
+        let record = record_for(number, start, now, 137, Class::Crash, report.as_ref(), Some(note));
+        tracing::warn!("tick {number} was interrupted by the supervisor's death; recording it as a crash");
+        self.finish_tick(&record, report.as_ref())
+    }
+
+    fn set_phase(&self, phase: Phase, tick: Option<u64>, next_due: Option<DateTime<Utc>>) {
+        runtime::write_state(
+            self.home,
+            &SupervisorState {
+                pid: std::process::id(),
+                started: self.started,
+                phase,
+                tick,
+                next_due,
+            },
+        );
+    }
+}
+
+fn record_for(
+    tick: u64,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    exit: i32,
+    class: Class,
+    report: Option<&TickReport>,
+    note: Option<String>,
+) -> TickRecord {
+    let failures = report
+        .filter(|_| class.is_failure())
+        .map(|r| {
+            r.failures
+                .iter()
+                .map(|f| f.detail.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .filter(|s| !s.is_empty());
+    TickRecord {
+        tick,
+        start,
+        end,
+        exit,
+        class,
+        tokens: report
+            .map(|r| Tokens {
+                input: r.usage.input_tokens,
+                output: r.usage.output_tokens,
+            })
+            .unwrap_or_default(),
+        cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),
+        tokens_by_part: report.map(|r| r.tokens_by_part.clone()).unwrap_or_default(),
+        inbox: report
+            .map(|r| r.consumed.iter().map(|(_, archived)| archived.clone()).collect())
+            .unwrap_or_default(),
+        note: note.or(failures),
+    }
+}

@@ -1,0 +1,53 @@
+//! `hearth status`: is the supervisor running, how did the last tick end,
+//! when is the next one due. Reads only what it must and tolerates broken
+//! state, because status is what an operator runs when something is wrong.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::runtime::{self, Phase};
+use crate::home::{lock, Home};
+use crate::tick::ledger::{Ledger, TickRecord};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub home: String,
+    pub running: bool,
+    pub pid: Option<u32>,
+    pub phase: Option<Phase>,
+    pub next_due: Option<DateTime<Utc>>,
+    pub last_tick: Option<TickRecord>,
+    pub ticks_recorded: usize,
+    /// Problems met while reading state (named by file and line).
+    pub problems: Vec<String>,
+}
+
+pub fn status(home: &Home) -> Status {
+    let running = lock::supervisor_running(home);
+    let state = runtime::read_state(home).filter(|_| running);
+    let mut problems = Vec::new();
+    let ticks_path = home.ticks_path();
+    let ledger = match Ledger::read(&ticks_path) {
+        Ok(ledger) => ledger,
+        Err(e) => {
+            problems.push(format!("{}: {e}", home.relative(&ticks_path)));
+            Ledger::default()
+        }
+    };
+    for (line, problem) in &ledger.skipped {
+        problems.push(format!(
+            "{}:{line}: line skipped: {problem}",
+            home.relative(&ticks_path)
+        ));
+    }
+    Status {
+        home: home.root().display().to_string(),
+        running,
+        pid: state.as_ref().map(|s| s.pid),
+        phase: state.as_ref().map(|s| s.phase),
+        next_due: state.as_ref().and_then(|s| s.next_due),
+        last_tick: ledger.last().cloned(),
+        ticks_recorded: ledger.records.len(),
+        problems,
+    }
+}

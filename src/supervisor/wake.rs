@@ -1,0 +1,102 @@
+//! What wakes the supervisor: a message landing in `inbox/` (inotify via
+//! notify, not polling) or a stop signal. Both arrive as [`Wake`] events on
+//! one channel, so the main loop waits on one thing with one timeout.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::{Handle, Signals};
+
+use crate::home::Home;
+use crate::mailbox::inbox;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// A file that looks like a message appeared in `inbox/`.
+    Inbox,
+    /// SIGTERM or SIGINT.
+    Stop(i32),
+}
+
+pub struct Wakeups {
+    rx: Receiver<Wake>,
+    signals: Handle,
+    _watcher: Option<notify::RecommendedWatcher>,
+}
+
+impl Wakeups {
+    /// Starts listening. A watcher that cannot start (inotify limits) is
+    /// logged and the supervisor falls back to its interval.
+    pub fn start(home: &Home) -> std::io::Result<Wakeups> {
+        let (tx, rx) = mpsc::channel();
+        let mut signals = Signals::new([SIGTERM, SIGINT])?;
+        let handle = signals.handle();
+        let signal_tx = tx.clone();
+        std::thread::Builder::new()
+            .name("hearth-signals".into())
+            .spawn(move || {
+                for signal in signals.forever() {
+                    if signal_tx.send(Wake::Stop(signal)).is_err() {
+                        break;
+                    }
+                }
+            })?;
+
+        let inbox_dir = home.inbox_dir();
+        std::fs::create_dir_all(&inbox_dir)?;
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let Ok(event) = event else { return };
+            let arrival = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
+            if arrival && event.paths.iter().any(|p| inbox::is_message(p)) {
+                let _ = tx.send(Wake::Inbox);
+            }
+        })
+        .and_then(|mut w| {
+            w.watch(&inbox_dir, RecursiveMode::NonRecursive)?;
+            Ok(w)
+        });
+        let watcher = match watcher {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot watch {} ({e}); new messages wait for the next interval",
+                    inbox_dir.display()
+                );
+                None
+            }
+        };
+        Ok(Wakeups {
+            rx,
+            signals: handle,
+            _watcher: watcher,
+        })
+    }
+
+    /// The next event within `timeout`, if any.
+    pub fn next(&self, timeout: Duration) -> Option<Wake> {
+        match self.rx.recv_timeout(timeout) {
+            Ok(wake) => Some(wake),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Drops queued inbox events (the tick that just ran saw those files);
+    /// keeps a stop request.
+    pub fn drain_inbox(&self) -> Option<Wake> {
+        let mut stop = None;
+        while let Ok(wake) = self.rx.try_recv() {
+            if let Wake::Stop(_) = wake {
+                stop = Some(wake);
+            }
+        }
+        stop
+    }
+}
+
+impl Drop for Wakeups {
+    fn drop(&mut self) {
+        self.signals.close();
+    }
+}

@@ -1,0 +1,149 @@
+//! How a tick ended. The exit code is the contract between a tick and its
+//! supervisor (DESIGN 3), and the class is a pure function of the tick's
+//! failure record (DESIGN 7): the same record always gets the same class, so
+//! the healer's decisions can be replayed and tested.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    Ok,
+    Skipped,
+    ContextInsufficiency,
+    CoverageGap,
+    DispatchMiss,
+    ModelLimitation,
+    ContractViolation,
+    Crash,
+}
+
+impl Class {
+    /// The `hearth tick` exit code for this class. `crash` has none of its
+    /// own: it is whatever else happened (a signal, a panic, the time limit).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Class::Ok => 0,
+            Class::Skipped => 3,
+            Class::ContextInsufficiency => 11,
+            Class::CoverageGap => 12,
+            Class::DispatchMiss => 13,
+            Class::ModelLimitation => 14,
+            Class::ContractViolation => 15,
+            Class::Crash => 101,
+        }
+    }
+
+    /// The class of a finished child: its exit code, or `None` when a
+    /// signal ended it.
+    pub fn from_exit(code: Option<i32>) -> Class {
+        match code {
+            Some(0) => Class::Ok,
+            Some(3) => Class::Skipped,
+            Some(11) => Class::ContextInsufficiency,
+            Some(12) => Class::CoverageGap,
+            Some(13) => Class::DispatchMiss,
+            Some(14) => Class::ModelLimitation,
+            Some(15) => Class::ContractViolation,
+            _ => Class::Crash,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Ok => "ok",
+            Class::Skipped => "skipped",
+            Class::ContextInsufficiency => "context-insufficiency",
+            Class::CoverageGap => "coverage-gap",
+            Class::DispatchMiss => "dispatch-miss",
+            Class::ModelLimitation => "model-limitation",
+            Class::ContractViolation => "contract-violation",
+            Class::Crash => "crash",
+        }
+    }
+
+    /// Whether the healer counts this tick as a failure.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, Class::Ok | Class::Skipped)
+    }
+}
+
+/// What went wrong, as facts rather than prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The identity or the context could not be assembled.
+    Context,
+    /// The model called a tool that does not exist.
+    UnknownTool,
+    /// An existing tool failed, timed out or was refused.
+    ToolFailed,
+    /// The model API failed after retries, timed out, refused or truncated.
+    Model,
+    /// Malformed tool arguments or output.
+    MalformedCall,
+    /// The tool loop went past `[tick] max_tool_rounds`.
+    TooManyRounds,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub detail: String,
+}
+
+/// The class of a tick from its failure record: the first failure decides,
+/// because later failures are usually consequences of it.
+pub fn classify(failures: &[Failure]) -> Class {
+    match failures.first().map(|f| f.kind) {
+        None => Class::Ok,
+        Some(FailureKind::Context) => Class::ContextInsufficiency,
+        Some(FailureKind::UnknownTool) => Class::CoverageGap,
+        Some(FailureKind::ToolFailed) => Class::DispatchMiss,
+        Some(FailureKind::Model) => Class::ModelLimitation,
+        Some(FailureKind::MalformedCall | FailureKind::TooManyRounds) => Class::ContractViolation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_round_trip() {
+        for class in [
+            Class::Ok,
+            Class::Skipped,
+            Class::ContextInsufficiency,
+            Class::CoverageGap,
+            Class::DispatchMiss,
+            Class::ModelLimitation,
+            Class::ContractViolation,
+            Class::Crash,
+        ] {
+            assert_eq!(Class::from_exit(Some(class.exit_code())), class);
+        }
+        assert_eq!(Class::from_exit(None), Class::Crash);
+        assert_eq!(Class::from_exit(Some(1)), Class::Crash);
+    }
+
+    #[test]
+    fn the_first_failure_decides() {
+        let f = |kind| Failure {
+            kind,
+            detail: String::new(),
+        };
+        assert_eq!(classify(&[]), Class::Ok);
+        assert_eq!(
+            classify(&[f(FailureKind::UnknownTool), f(FailureKind::Model)]),
+            Class::CoverageGap
+        );
+        assert_eq!(classify(&[f(FailureKind::TooManyRounds)]), Class::ContractViolation);
+    }
+
+    #[test]
+    fn classes_serialise_as_the_design_names_them() {
+        let s = serde_json::to_string(&Class::ContextInsufficiency).unwrap();
+        assert_eq!(s, "\"context-insufficiency\"");
+    }
+}

@@ -1,0 +1,120 @@
+//! `state/messages.json`: the running conversation the model sees.
+//!
+//! Versioned (`{"version": 1, "messages": [...]}`) so a future format change
+//! is detected instead of misread. A file that does not parse (truncated by a
+//! disk-full, broken by a hand edit) does not stop the agent: the copy at
+//! HEAD is restored, and the broken file is kept beside it and named in a
+//! flare, so nothing is lost and the operator knows.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic;
+use crate::home::Home;
+use crate::model::Message;
+use crate::repo::Repo;
+
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub version: u32,
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConversationError {
+    #[error("{path} has format version {found}; this hearth reads version {VERSION}")]
+    Version { path: String, found: u32 },
+    #[error("{path} could not be read: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] atomic::WriteError),
+}
+
+/// What loading had to do to get a usable conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repaired {
+    /// The parse error, with line and column.
+    pub problem: String,
+    /// Where the broken file was kept.
+    pub kept_at: String,
+    /// The commit the conversation was restored from, if any.
+    pub restored_from: Option<String>,
+}
+
+impl Conversation {
+    /// Loads the conversation, repairing a broken file as described above.
+    pub fn load(
+        home: &Home,
+        repo: Option<&Repo>,
+        now: DateTime<Utc>,
+    ) -> Result<(Conversation, Option<Repaired>), ConversationError> {
+        let path = home.messages_path();
+        let rel = home.relative(&path);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Conversation::new(), None))
+            }
+            Err(source) => return Err(ConversationError::Io { path: rel, source }),
+        };
+        let problem = match parse(&bytes) {
+            Ok(conversation) => return check_version(conversation, &rel).map(|c| (c, None)),
+            Err(problem) => problem,
+        };
+        let kept = path.with_file_name(format!(
+            "messages.json.broken-{}",
+            now.format("%Y%m%dT%H%M%SZ")
+        ));
+        atomic::write(&kept, &bytes)?;
+        let from_head = repo
+            .and_then(|r| r.file_at_head(&rel).ok().flatten())
+            .and_then(|(bytes, commit)| parse(&bytes).ok().map(|c| (c, commit)));
+        let (conversation, restored_from) = match from_head {
+            Some((conversation, commit)) => (conversation, Some(commit)),
+            None => (Conversation::new(), None),
+        };
+        let conversation = check_version(conversation, &rel)?;
+        conversation.save(home)?;
+        Ok((
+            conversation,
+            Some(Repaired {
+                problem: format!("{rel}: {problem}"),
+                kept_at: home.relative(&kept),
+                restored_from,
+            }),
+        ))
+    }
+
+    pub fn new() -> Conversation {
+        Conversation {
+            version: VERSION,
+            messages: Vec::new(),
+        }
+    }
+
+    pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
+        let mut json = serde_json::to_vec_pretty(self).expect("a conversation serialises");
+        json.push(b'\n');
+        atomic::write(&home.messages_path(), &json)
+    }
+}
+
+fn parse(bytes: &[u8]) -> Result<Conversation, String> {
+    serde_json::from_slice(bytes).map_err(|e| e.to_string())
+}
+
+fn check_version(c: Conversation, rel: &str) -> Result<Conversation, ConversationError> {
+    if c.version != VERSION {
+        return Err(ConversationError::Version {
+            path: rel.to_string(),
+            found: c.version,
+        });
+    }
+    Ok(c)
+}

@@ -1,0 +1,76 @@
+//! `.hearth/tick-report.json`: what the tick child tells its supervisor.
+//!
+//! An exit code says how a tick ended but not what it did. The child saves
+//! this report atomically at each checkpoint (after the write-ahead, after
+//! each tool round, at the end), so even when it is killed the supervisor
+//! knows which files the agent touched and which inbox messages it consumed,
+//! and commits exactly those as the agent's work.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::class::{classify, Class, Failure};
+use crate::atomic;
+use crate::home::Home;
+use crate::model::Usage;
+use crate::tools::Effects;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TickReport {
+    pub tick: u64,
+    pub started: DateTime<Utc>,
+    #[serde(default)]
+    pub failures: Vec<Failure>,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub cost_usd: f64,
+    #[serde(default)]
+    pub effects: Effects,
+    /// Inbox messages consumed: (where it was, where it is archived).
+    #[serde(default)]
+    pub consumed: Vec<(String, String)>,
+    #[serde(default)]
+    pub tokens_by_part: BTreeMap<String, u64>,
+    /// Set once the tick has finished on its own.
+    #[serde(default)]
+    pub finished: bool,
+}
+
+impl TickReport {
+    pub fn new(tick: u64, started: DateTime<Utc>) -> TickReport {
+        TickReport {
+            tick,
+            started,
+            failures: Vec::new(),
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            effects: Effects::default(),
+            consumed: Vec::new(),
+            tokens_by_part: BTreeMap::new(),
+            finished: false,
+        }
+    }
+
+    pub fn path(home: &Home) -> PathBuf {
+        home.runtime_dir().join("tick-report.json")
+    }
+
+    pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
+        let json = serde_json::to_vec_pretty(self).expect("a report serialises");
+        atomic::write(&Self::path(home), &json)
+    }
+
+    /// The report a child left, if it left one that parses.
+    pub fn load(home: &Home) -> Option<TickReport> {
+        let bytes = std::fs::read(Self::path(home)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    pub fn class(&self) -> Class {
+        classify(&self.failures)
+    }
+}

@@ -1,0 +1,348 @@
+//! The built-in tools' arguments, schemas and bodies.
+
+use chrono::Duration;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::sandbox::{self, Area};
+use super::{ToolContext, ToolError};
+use crate::atomic;
+use crate::mailbox::outbox::{self, Kind, Letter};
+use crate::model::ToolSpec;
+
+/// How much of a file `read` returns at once.
+const READ_MAX_CHARS: usize = 100_000;
+const READABLE: &[Area] = &[Area::Memory, Area::State, Area::Outbox];
+const WRITABLE: &[Area] = &[Area::Memory];
+
+pub fn specs() -> Vec<ToolSpec> {
+    let spec = |name: &str, description: &str, schema: Value| ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+    };
+    let path = json!({"type": "string", "description": "a path inside the home, like memory/notes/x.md"});
+    vec![
+        spec(
+            "read",
+            "Read a file (or list a directory) under memory/, state/ or outbox/.",
+            json!({"type": "object", "properties": {"path": path}, "required": ["path"], "additionalProperties": false}),
+        ),
+        spec(
+            "write",
+            "Create or replace a file under memory/.",
+            json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"], "additionalProperties": false}),
+        ),
+        spec(
+            "append",
+            "Append text to a file under memory/ (created if missing).",
+            json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"], "additionalProperties": false}),
+        ),
+        spec(
+            "edit",
+            "Replace one exact, unique occurrence of old_string with new_string in a file under memory/.",
+            json!({"type": "object", "properties": {"path": path, "old_string": {"type": "string"}, "new_string": {"type": "string"}}, "required": ["path", "old_string", "new_string"], "additionalProperties": false}),
+        ),
+        spec(
+            "journal",
+            "Add an entry to today's journal (memory/journal/YYYY-MM-DD.md).",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false}),
+        ),
+        spec(
+            "send",
+            "Send a message to the operator (a file in outbox/).",
+            json!({"type": "object", "properties": {"subject": {"type": "string"}, "body": {"type": "string"}, "in_reply_to": {"type": "string", "description": "the inbox file this answers"}}, "required": ["body"], "additionalProperties": false}),
+        ),
+        spec(
+            "sleep",
+            "Ask not to be woken for the given minutes (an inbox message still wakes you).",
+            json!({"type": "object", "properties": {"minutes": {"type": "integer", "minimum": 1}}, "required": ["minutes"], "additionalProperties": false}),
+        ),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathArg {
+    path: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditArgs {
+    path: String,
+    old_string: String,
+    new_string: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JournalArgs {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendArgs {
+    #[serde(default)]
+    subject: Option<String>,
+    body: String,
+    #[serde(default)]
+    in_reply_to: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SleepArgs {
+    minutes: u64,
+}
+
+pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
+    match name {
+        "read" => read(ctx, args(name, input)?),
+        "write" => write(ctx, args(name, input)?),
+        "append" => append(ctx, args(name, input)?),
+        "edit" => edit(ctx, args(name, input)?),
+        "journal" => journal(ctx, args(name, input)?),
+        "send" => send(ctx, args(name, input)?),
+        "sleep" => sleep(ctx, args(name, input)?),
+        other => Err(ToolError::Unknown(sandbox::shown(other))),
+    }
+}
+
+fn args<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, ToolError> {
+    T::deserialize(input).map_err(|e| ToolError::BadInput {
+        tool: tool.into(),
+        message: e.to_string(),
+    })
+}
+
+fn refused(tool: &str) -> impl Fn(sandbox::Refusal) -> ToolError + '_ {
+    move |r| ToolError::Refused {
+        tool: tool.into(),
+        message: r.to_string(),
+    }
+}
+
+fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
+    ToolError::Failed {
+        tool: tool.into(),
+        message: message.to_string(),
+    }
+}
+
+fn read(ctx: &mut ToolContext<'_>, a: PathArg) -> Result<String, ToolError> {
+    let path = sandbox::resolve(ctx.home, &a.path, READABLE).map_err(refused("read"))?;
+    let rel = ctx.home.relative(&path);
+    if path.is_dir() {
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .map_err(|e| failed("read", format!("{rel}: {e}")))?
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let dir = e.file_type().ok()?.is_dir();
+                (!name.starts_with('.')).then(|| if dir { format!("{name}/") } else { name })
+            })
+            .collect();
+        names.sort();
+        return Ok(format!("{rel}/ holds:\n{}", names.join("\n")));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.chars().count() > READ_MAX_CHARS {
+        let cut: String = text.chars().take(READ_MAX_CHARS).collect();
+        return Ok(format!(
+            "{cut}\n[… {rel} continues: only the first {READ_MAX_CHARS} characters are shown]"
+        ));
+    }
+    Ok(text.into_owned())
+}
+
+fn write(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {
+    let path = sandbox::resolve(ctx.home, &a.path, WRITABLE).map_err(refused("write"))?;
+    if path.is_dir() {
+        return Err(failed("write", format!("{} is a directory", a.path)));
+    }
+    atomic::write(&path, a.content.as_bytes()).map_err(|e| failed("write", e))?;
+    let rel = ctx.home.relative(&path);
+    ctx.effects.touch(rel.clone());
+    Ok(format!("wrote {rel} ({} bytes)", a.content.len()))
+}
+
+fn append(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {
+    let path = sandbox::resolve(ctx.home, &a.path, WRITABLE).map_err(refused("append"))?;
+    let rel = ctx.home.relative(&path);
+    let mut text = existing(&path, &rel, "append")?;
+    text.push_str(&a.content);
+    atomic::write(&path, text.as_bytes()).map_err(|e| failed("append", e))?;
+    ctx.effects.touch(rel.clone());
+    Ok(format!("appended {} bytes to {rel}", a.content.len()))
+}
+
+fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
+    let path = sandbox::resolve(ctx.home, &a.path, WRITABLE).map_err(refused("edit"))?;
+    let rel = ctx.home.relative(&path);
+    if !path.is_file() {
+        return Err(failed("edit", format!("{rel} does not exist")));
+    }
+    let text = existing(&path, &rel, "edit")?;
+    if a.old_string.is_empty() {
+        return Err(failed("edit", "old_string is empty"));
+    }
+    match text.matches(&a.old_string).count() {
+        0 => return Err(failed("edit", format!("old_string does not occur in {rel}"))),
+        1 => {}
+        n => {
+            return Err(failed(
+                "edit",
+                format!("old_string occurs {n} times in {rel}; include more context to make it unique"),
+            ))
+        }
+    }
+    let updated = text.replacen(&a.old_string, &a.new_string, 1);
+    atomic::write(&path, updated.as_bytes()).map_err(|e| failed("edit", e))?;
+    ctx.effects.touch(rel.clone());
+    Ok(format!("edited {rel}"))
+}
+
+fn journal(ctx: &mut ToolContext<'_>, a: JournalArgs) -> Result<String, ToolError> {
+    let rel = format!("memory/journal/{}.md", ctx.now.format("%Y-%m-%d"));
+    let path = sandbox::resolve(ctx.home, &rel, WRITABLE).map_err(refused("journal"))?;
+    let mut text = existing(&path, &rel, "journal")?;
+    if text.is_empty() {
+        text.push_str(&format!("# {}\n", ctx.now.format("%Y-%m-%d")));
+    }
+    text.push_str(&format!(
+        "\n## {} UTC, tick {}\n\n{}\n",
+        ctx.now.format("%H:%M"),
+        ctx.tick,
+        a.text.trim_end()
+    ));
+    atomic::write(&path, text.as_bytes()).map_err(|e| failed("journal", e))?;
+    ctx.effects.touch(rel.clone());
+    Ok(format!("added to {rel}"))
+}
+
+fn send(ctx: &mut ToolContext<'_>, a: SendArgs) -> Result<String, ToolError> {
+    if a.body.trim().is_empty() {
+        return Err(failed("send", "the body is empty"));
+    }
+    let letter = Letter {
+        kind: Kind::Message,
+        subject: a.subject.unwrap_or_else(|| "A message from your agent".into()),
+        body: a.body,
+        tick: Some(ctx.tick),
+        in_reply_to: a.in_reply_to,
+    };
+    let rel = outbox::post(ctx.home, &letter, ctx.now).map_err(|e| failed("send", e))?;
+    ctx.effects.touch(rel.clone());
+    ctx.effects.sent.push(rel.clone());
+    Ok(format!("sent {rel}"))
+}
+
+fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
+    let cap = ctx.max_sleep_h.saturating_mul(60);
+    let minutes = a.minutes.clamp(1, cap.max(1));
+    let until = ctx.now + Duration::minutes(minutes as i64);
+    ctx.effects.sleep_until = Some(until);
+    let capped = if minutes < a.minutes {
+        format!(" (capped at [tick] max_sleep_h = {})", ctx.max_sleep_h)
+    } else {
+        String::new()
+    };
+    Ok(format!("next tick not before {}{capped}", until.to_rfc3339()))
+}
+
+fn existing(path: &std::path::Path, rel: &str, tool: &str) -> Result<String, ToolError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map_err(|_| failed(tool, format!("{rel} is not valid UTF-8; refusing to rewrite it"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(failed(tool, format!("{rel}: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::home::Home;
+    use crate::tools::Effects;
+    use chrono::DateTime;
+
+    fn setup() -> (tempfile::TempDir, Home) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+        std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        (dir, home)
+    }
+
+    fn ctx(home: &Home) -> ToolContext<'_> {
+        ToolContext {
+            home,
+            tick: 3,
+            now: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+            max_sleep_h: 2,
+            effects: Effects::default(),
+        }
+    }
+
+    #[test]
+    fn write_append_edit_read_round_trip() {
+        let (_d, home) = setup();
+        let mut c = ctx(&home);
+        dispatch(&mut c, "write", &json!({"path": "memory/a.md", "content": "one\n"})).unwrap();
+        dispatch(&mut c, "append", &json!({"path": "memory/a.md", "content": "two\n"})).unwrap();
+        dispatch(&mut c, "edit", &json!({"path": "memory/a.md", "old_string": "two", "new_string": "2"})).unwrap();
+        let text = dispatch(&mut c, "read", &json!({"path": "memory/a.md"})).unwrap();
+        assert_eq!(text, "one\n2\n");
+        assert_eq!(c.effects.touched, vec!["memory/a.md".to_string()]);
+    }
+
+    #[test]
+    fn edit_needs_a_unique_match() {
+        let (_d, home) = setup();
+        let mut c = ctx(&home);
+        dispatch(&mut c, "write", &json!({"path": "memory/a.md", "content": "x x"})).unwrap();
+        let err = dispatch(&mut c, "edit", &json!({"path": "memory/a.md", "old_string": "x", "new_string": "y"})).unwrap_err();
+        assert!(err.to_string().contains("2 times"), "{err}");
+    }
+
+    #[test]
+    fn unknown_tools_and_bad_arguments_are_told_apart() {
+        let (_d, home) = setup();
+        let mut c = ctx(&home);
+        assert!(matches!(dispatch(&mut c, "rm", &json!({})), Err(ToolError::Unknown(_))));
+        assert!(matches!(
+            dispatch(&mut c, "write", &json!({"path": 3})),
+            Err(ToolError::BadInput { .. })
+        ));
+        assert!(matches!(
+            dispatch(&mut c, "write", &json!({"path": "hearth.toml", "content": ""})),
+            Err(ToolError::Refused { .. })
+        ));
+    }
+
+    #[test]
+    fn journal_and_send_and_sleep() {
+        let (_d, home) = setup();
+        let mut c = ctx(&home);
+        dispatch(&mut c, "journal", &json!({"text": "learned a thing"})).unwrap();
+        let day = std::fs::read_to_string(home.root().join("memory/journal/2023-11-14.md")).unwrap();
+        assert!(day.starts_with("# 2023-11-14\n"));
+        assert!(day.contains("tick 3\n\nlearned a thing\n"));
+        let sent = dispatch(&mut c, "send", &json!({"subject": "hi", "body": "hello"})).unwrap();
+        assert!(sent.starts_with("sent outbox/"));
+        let out = dispatch(&mut c, "sleep", &json!({"minutes": 10_000})).unwrap();
+        assert!(out.contains("capped"));
+        assert_eq!(c.effects.sleep_until, Some(c.now + Duration::hours(2)));
+    }
+}

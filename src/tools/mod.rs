@@ -1,0 +1,72 @@
+//! The tools the model may call, and the one function that dispatches them.
+//!
+//! Built-ins (DESIGN 8): `read` (memory/, state/, outbox/), `write`, `append`,
+//! `edit` (memory/ only), `journal`, `send`, `sleep`. Every path goes through
+//! [`sandbox::resolve`]. What a tool did that the supervisor must know (files
+//! written, messages sent, a requested sleep) is collected in [`Effects`] and
+//! handed back through the tick report, so the tick's commit holds exactly the
+//! agent's own changes.
+
+mod builtins;
+pub mod sandbox;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::home::Home;
+use crate::model::ToolSpec;
+
+/// A tool call that did not succeed. The variant decides the tick's failure
+/// class (DESIGN 7): a tool that does not exist is a coverage gap, bad
+/// arguments a contract violation, a refusal or failure a dispatch miss.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("there is no tool named {0}")]
+    Unknown(String),
+    #[error("{tool}: invalid arguments: {message}")]
+    BadInput { tool: String, message: String },
+    #[error("{tool}: {message}")]
+    Refused { tool: String, message: String },
+    #[error("{tool}: {message}")]
+    Failed { tool: String, message: String },
+}
+
+/// What the tools changed during one tick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Effects {
+    /// Files the agent wrote, relative to the home (memory/ and outbox/).
+    pub touched: Vec<String>,
+    /// Outbox messages sent.
+    pub sent: Vec<String>,
+    /// When the agent asked to be woken next (capped by `[tick] max_sleep_h`).
+    pub sleep_until: Option<DateTime<Utc>>,
+}
+
+impl Effects {
+    fn touch(&mut self, rel: String) {
+        if !self.touched.contains(&rel) {
+            self.touched.push(rel);
+        }
+    }
+}
+
+/// What a tool call may see.
+pub struct ToolContext<'a> {
+    pub home: &'a Home,
+    pub tick: u64,
+    pub now: DateTime<Utc>,
+    pub max_sleep_h: u64,
+    pub effects: Effects,
+}
+
+/// The built-in tools, as the model sees them. Stable order and text, so the
+/// tool list is byte-stable from tick to tick (cacheable).
+pub fn specs() -> Vec<ToolSpec> {
+    builtins::specs()
+}
+
+/// Runs one tool call and returns the text the model gets back.
+pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
+    builtins::dispatch(ctx, name, input)
+}

@@ -1,0 +1,228 @@
+//! Where the agent's tools may reach. Every path a model gives is resolved
+//! here and nowhere else, so the rules hold by construction: relative to the
+//! home, no `..`, no absolute paths, nothing in `.git/`, `.hearth/` or
+//! `hearth.toml`, no symlink that leads out of the home or into a protected
+//! place, and only the areas the tool is allowed (`memory/` for writes).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::home::{Home, PROTECTED};
+
+/// A top-level directory a tool may be allowed to reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    Memory,
+    State,
+    Outbox,
+}
+
+impl Area {
+    fn dir(self) -> &'static str {
+        match self {
+            Area::Memory => "memory",
+            Area::State => "state",
+            Area::Outbox => "outbox",
+        }
+    }
+}
+
+/// Why a path was refused (shown to the model as the tool's error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("path {shown} refused: {reason}")]
+pub struct Refusal {
+    pub shown: String,
+    pub reason: String,
+}
+
+/// Resolves `raw` (as the model wrote it) to a path inside `home`, within
+/// one of `allowed`.
+pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refusal> {
+    let refuse = |reason: String| Refusal {
+        shown: shown(raw),
+        reason,
+    };
+    if raw.trim().is_empty() {
+        return Err(refuse("the path is empty".into()));
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(refuse("the path holds control characters".into()));
+    }
+    let path = Path::new(raw);
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(refuse("`..` is not allowed in paths".into())),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refuse(
+                    "absolute paths are not allowed; give a path inside the home, like memory/notes.md"
+                        .into(),
+                ))
+            }
+        }
+    }
+    check_parts(&parts, allowed).map_err(refuse)?;
+
+    // Follow what exists of the path on disk: a symlink anywhere along it
+    // must land inside the home, in an allowed area, and not dangle (a
+    // write through a dangling link would create its target wherever it
+    // points).
+    let root = home
+        .root()
+        .canonicalize()
+        .map_err(|e| refuse(format!("the home cannot be resolved: {e}")))?;
+    let mut current = root.clone();
+    for part in &parts {
+        current.push(part);
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let real = current
+                    .canonicalize()
+                    .map_err(|_| refuse("it goes through a symlink that points nowhere".into()))?;
+                let inside = real.strip_prefix(&root).map_err(|_| {
+                    refuse("it goes through a symlink that leads out of the home".into())
+                })?;
+                let real_parts: Vec<String> = inside
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                check_parts(&real_parts, allowed)
+                    .map_err(|r| refuse(format!("it goes through a symlink, and there {r}")))?;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(home.root().join(parts.join("/")))
+}
+
+fn check_parts(parts: &[String], allowed: &[Area]) -> Result<(), String> {
+    let Some(first) = parts.first() else {
+        return Err("the path names the home itself".into());
+    };
+    if PROTECTED.contains(&first.as_str()) {
+        return Err(format!("{first} belongs to hearth and the operator"));
+    }
+    if parts.iter().any(|p| p == ".git") {
+        return Err(".git directories are off limits".into());
+    }
+    if !allowed.iter().any(|a| a.dir() == first) {
+        let names: Vec<String> = allowed.iter().map(|a| format!("{}/", a.dir())).collect();
+        return Err(format!("this tool may only reach {}", names.join(", ")));
+    }
+    Ok(())
+}
+
+/// A path as it may be echoed back: no control characters, bounded length.
+pub fn shown(raw: &str) -> String {
+    let clean: String = raw
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(120)
+        .collect();
+    if raw.chars().count() > 120 {
+        format!("{clean:?}…")
+    } else {
+        format!("{clean:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    const WRITE: &[Area] = &[Area::Memory];
+    const READ: &[Area] = &[Area::Memory, Area::State, Area::Outbox];
+
+    fn home() -> (tempfile::TempDir, Home) {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["memory/notes", "state", "outbox", ".git", ".hearth"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        (dir, home)
+    }
+
+    fn refused(home: &Home, raw: &str, allowed: &[Area]) -> String {
+        resolve(home, raw, allowed).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn memory_paths_resolve_inside_the_home() {
+        let (_d, home) = home();
+        let p = resolve(&home, "memory/notes/new.md", WRITE).unwrap();
+        assert_eq!(p, home.root().join("memory/notes/new.md"));
+        let p = resolve(&home, "./memory/x.md", WRITE).unwrap();
+        assert_eq!(p, home.root().join("memory/x.md"));
+    }
+
+    #[test]
+    fn dot_dot_is_refused_even_when_it_stays_inside() {
+        let (_d, home) = home();
+        assert!(refused(&home, "memory/../memory/x.md", WRITE).contains(".."));
+        assert!(refused(&home, "../outside.md", WRITE).contains(".."));
+    }
+
+    #[test]
+    fn absolute_paths_are_refused() {
+        let (_d, home) = home();
+        let inside = home.root().join("memory/x.md");
+        assert!(refused(&home, inside.to_str().unwrap(), WRITE).contains("absolute"));
+        assert!(refused(&home, "/etc/passwd", READ).contains("absolute"));
+    }
+
+    #[test]
+    fn protected_places_are_refused() {
+        let (_d, home) = home();
+        assert!(refused(&home, ".git/config", READ).contains(".git"));
+        assert!(refused(&home, ".hearth/run.lock", READ).contains(".hearth"));
+        assert!(refused(&home, "hearth.toml", READ).contains("hearth.toml"));
+        assert!(refused(&home, "memory/sub/.git/config", WRITE).contains(".git"));
+    }
+
+    #[test]
+    fn write_tools_reach_memory_only() {
+        let (_d, home) = home();
+        assert!(refused(&home, "state/messages.json", WRITE).contains("memory/"));
+        assert!(refused(&home, "tools/evil.toml", WRITE).contains("memory/"));
+        resolve(&home, "state/messages.json", READ).unwrap();
+    }
+
+    #[test]
+    fn symlinks_leaving_the_home_are_refused() {
+        let (d, home) = home();
+        let outside = tempfile::tempdir().unwrap();
+        symlink(outside.path(), d.path().join("memory/escape")).unwrap();
+        assert!(refused(&home, "memory/escape/x.md", WRITE).contains("out of the home"));
+        symlink("/etc/passwd", d.path().join("memory/passwd.md")).unwrap();
+        assert!(refused(&home, "memory/passwd.md", READ).contains("out of the home"));
+    }
+
+    #[test]
+    fn symlinks_into_protected_places_are_refused() {
+        let (d, home) = home();
+        symlink(d.path().join(".git"), d.path().join("memory/g")).unwrap();
+        assert!(refused(&home, "memory/g/config", WRITE).contains(".git"));
+        symlink(d.path().join("hearth.toml"), d.path().join("memory/conf.md")).unwrap();
+        assert!(refused(&home, "memory/conf.md", WRITE).contains("hearth.toml"));
+    }
+
+    #[test]
+    fn dangling_symlinks_are_refused() {
+        let (d, home) = home();
+        symlink("/nonexistent/target", d.path().join("memory/dangle.md")).unwrap();
+        assert!(refused(&home, "memory/dangle.md", WRITE).contains("points nowhere"));
+    }
+
+    #[test]
+    fn refusals_show_sanitised_bounded_names() {
+        let (_d, home) = home();
+        let long = format!("/{}", "a".repeat(500));
+        let err = resolve(&home, &long, WRITE).unwrap_err();
+        assert!(err.shown.chars().count() < 130);
+        assert!(shown("x\u{1b}[31my").contains("x?[31my"));
+    }
+}
