@@ -1,0 +1,204 @@
+//! A sealed environment for end-to-end tests of the `hearth` binary: a temp
+//! home, a cleared environment (no HEARTH_HOME, no NOTIFY_SOCKET, no keys
+//! from the developer's shell), and helpers that read the home the way an
+//! operator would: git history, files, the ledger.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const HEARTH: &str = env!("CARGO_BIN_EXE_hearth");
+
+pub struct TestHome {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+/// One commit, as `git log` shows it.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub id: String,
+    pub author: String,
+    pub summary: String,
+    pub message: String,
+    pub files: Vec<String>,
+}
+
+impl TestHome {
+    /// A home path that does not exist yet.
+    pub fn new() -> TestHome {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent");
+        TestHome { _dir: dir, path }
+    }
+
+    /// A home made by `hearth init`, with `config` as its hearth.toml.
+    pub fn with_config(config: &str) -> TestHome {
+        let home = TestHome::new();
+        home.ok(&["init"]);
+        std::fs::write(home.path.join("hearth.toml"), config).unwrap();
+        home
+    }
+
+    /// `hearth --home HOME ARGS…` in a sealed environment.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(HEARTH);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path.parent().unwrap())
+            .env("RUST_LOG", "info")
+            .arg("--home")
+            .arg(&self.path)
+            .args(args)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// Runs and asserts exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.output(args);
+        assert!(
+            out.status.success(),
+            "hearth {args:?} failed: {:?}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    pub fn file(&self, rel: &str) -> PathBuf {
+        self.path.join(rel)
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.file(rel)).unwrap()
+    }
+
+    /// Files in a directory of the home, sorted, hidden ones skipped.
+    pub fn list(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = match std::fs::read_dir(self.file(rel)) {
+            Ok(entries) => entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect(),
+            Err(_) => vec![],
+        };
+        names.sort();
+        names
+    }
+
+    /// The ledger's lines, parsed.
+    pub fn ticks(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.file("state/ticks.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// History, newest first.
+    pub fn log(&self) -> Vec<Commit> {
+        let repo = git2::Repository::open(&self.path).unwrap();
+        let mut walk = repo.revwalk().unwrap();
+        walk.push_head().unwrap();
+        walk.map(|id| {
+            let commit = repo.find_commit(id.unwrap()).unwrap();
+            let tree = commit.tree().unwrap();
+            let parent = commit.parent(0).ok().map(|p| p.tree().unwrap());
+            let diff = repo
+                .diff_tree_to_tree(parent.as_ref(), Some(&tree), None)
+                .unwrap();
+            let files = diff
+                .deltas()
+                .map(|d| {
+                    d.new_file()
+                        .path()
+                        .or(d.old_file().path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            let author = commit.author().name().unwrap().to_string();
+            Commit {
+                id: commit.id().to_string(),
+                author,
+                summary: commit.summary().unwrap().to_string(),
+                message: commit.message().unwrap().to_string(),
+                files,
+            }
+        })
+        .collect()
+    }
+
+    pub fn good_ref(&self) -> Option<String> {
+        let repo = git2::Repository::open(&self.path).unwrap();
+        repo.refname_to_id("refs/hearth/good").ok().map(|o| o.to_string())
+    }
+
+    pub fn git(&self, args: &[&str]) -> Output {
+        Command::new("git")
+            .arg("-C")
+            .arg(&self.path)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+/// Polls `check` until it is true or `timeout` passes.
+pub fn wait_for(timeout: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` to a child.
+pub fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+}
+
+/// Waits for a child to exit within `timeout`, returning its status and
+/// stderr.
+pub fn finish(mut child: Child, timeout: Duration) -> (std::process::ExitStatus, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (status, err);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("process did not exit within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
