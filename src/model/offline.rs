@@ -164,7 +164,7 @@ mod tests {
         assert!(body.starts_with("> hello, what is in your identity?\n"));
         assert!(body.contains("No model is configured"));
 
-        let mut messages = messages;
+        let mut messages = messages.clone();
         messages.push(Message {
             role: Role::Assistant,
             content: reply.content.clone(),
@@ -178,8 +178,11 @@ mod tests {
             }],
         });
         let request = Request {
+            system: &[],
             messages: &messages,
-            ..request
+            tools: &[],
+            max_tokens: 100,
+            facts: &facts,
         };
         let second = Offline.complete(&request, &mut |_| {}).unwrap();
         assert_eq!(second.tool_uses().count(), 0);
