@@ -6,14 +6,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{finish, signal, wait_for, TestHome};
+use common::{finish, signal, TestHome};
 
 #[test]
 fn run_ticks_3_creates_the_home_and_commits_each_tick_with_trailers() {
     let home = TestHome::new();
     home.ok(&["run", "--ticks", "3"]);
 
-    let log = home.log();
+    let log = home.history();
     let summaries: Vec<&str> = log.iter().map(|c| c.summary.as_str()).collect();
     assert_eq!(
         summaries,
@@ -62,8 +62,8 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
     let said = home.ok(&["say", "hello, what is in your identity?"]);
     let inbox_file = said.trim().to_string();
     assert!(inbox_file.starts_with("inbox/") && inbox_file.ends_with(".md"), "{said}");
-    assert_eq!(home.log()[0].summary, format!("say: {inbox_file}"));
-    assert_eq!(home.log()[0].author, "operator");
+    assert_eq!(home.history()[0].summary, format!("say: {inbox_file}"));
+    assert_eq!(home.history()[0].author, "operator");
 
     home.ok(&["run", "--ticks", "1"]);
 
@@ -82,7 +82,7 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
         home.read(&format!("state/inbox-archive/{}", archived[0])),
         "hello, what is in your identity?\n"
     );
-    let tick = &home.log()[0];
+    let tick = &home.history()[0];
     assert_eq!(tick.summary, "tick 1: exit 0 (ok)");
     let files = &tick.files;
     assert!(files.contains(&inbox_file), "inbox removal in the tick commit: {files:?}");
@@ -101,15 +101,15 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
 fn a_running_supervisor_ticks_at_once_on_an_inbox_message_and_stops_on_sigterm() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
 
     let asked = Instant::now();
     home.ok(&["say", "are you awake?"]);
-    wait_for(Duration::from_secs(10), "a reply", || !home.list("outbox").is_empty());
+    home.wait_for(Duration::from_secs(10), "a reply", || !home.list("outbox").is_empty());
     let woke_in = asked.elapsed();
     assert!(woke_in < Duration::from_secs(5), "woke after {woke_in:?}, not at once");
-    wait_for(Duration::from_secs(5), "the tick commit", || {
-        home.log()[0].summary == "tick 2: exit 0 (ok)"
+    home.wait_for(Duration::from_secs(5), "the tick commit", || {
+        home.history()[0].summary == "tick 2: exit 0 (ok)"
     });
 
     let status: serde_json::Value =
@@ -117,15 +117,15 @@ fn a_running_supervisor_ticks_at_once_on_an_inbox_message_and_stops_on_sigterm()
     assert_eq!(status["running"], true);
     assert_eq!(status["last_tick"]["tick"], 2);
     assert_eq!(status["last_tick"]["class"], "ok");
-    wait_for(Duration::from_secs(5), "waiting phase", || {
+    home.wait_for(Duration::from_secs(5), "waiting phase", || {
         let s: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
         s["phase"] == "waiting" && s["next_due"].is_string()
     });
 
     let stopped = Instant::now();
     signal(&child, libc::SIGTERM);
-    let (status, stderr) = finish(child, Duration::from_secs(5));
-    assert!(status.success(), "exit {status:?}: {stderr}");
+    let status = finish(child, Duration::from_secs(5));
+    assert!(status.success(), "exit {status:?}: {}", home.log());
     assert!(stopped.elapsed() < Duration::from_secs(2), "took {:?}", stopped.elapsed());
 
     let status: serde_json::Value =
@@ -137,15 +137,15 @@ fn a_running_supervisor_ticks_at_once_on_an_inbox_message_and_stops_on_sigterm()
 fn a_hand_edit_while_running_is_committed_as_the_operator_before_the_next_tick() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
 
     std::fs::create_dir_all(home.file("memory/notes")).unwrap();
     std::fs::write(home.file("memory/notes/x.md"), "# X\n\nwritten by hand\n").unwrap();
     home.ok(&["say", "wake up"]);
-    wait_for(Duration::from_secs(10), "tick 2", || home.ticks().len() == 2);
-    wait_for(Duration::from_secs(5), "its commit", || home.log()[0].summary.starts_with("tick 2"));
+    home.wait_for(Duration::from_secs(10), "tick 2", || home.ticks().len() == 2);
+    home.wait_for(Duration::from_secs(5), "its commit", || home.history()[0].summary.starts_with("tick 2"));
 
-    let log = home.log();
+    let log = home.history();
     let edit = log
         .iter()
         .find(|c| c.files.contains(&"memory/notes/x.md".to_string()))
@@ -156,7 +156,7 @@ fn a_hand_edit_while_running_is_committed_as_the_operator_before_the_next_tick()
         assert!(!commit.files.contains(&"memory/notes/x.md".to_string()));
     }
     signal(&child, libc::SIGTERM);
-    let (status, _) = finish(child, Duration::from_secs(5));
+    let status = finish(child, Duration::from_secs(5));
     assert!(status.success());
 }
 
@@ -164,20 +164,20 @@ fn a_hand_edit_while_running_is_committed_as_the_operator_before_the_next_tick()
 fn hand_edits_made_just_before_sigterm_are_committed_at_exit() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
     std::fs::write(home.file("memory/identity.md"), "# Identity\n\nI am Ember.\n").unwrap();
     signal(&child, libc::SIGTERM);
-    let (status, _) = finish(child, Duration::from_secs(5));
+    let status = finish(child, Duration::from_secs(5));
     assert!(status.success());
-    assert_eq!(home.log()[0].summary, "edit: memory/identity.md (by hand)");
-    assert_eq!(home.log()[0].author, "operator");
+    assert_eq!(home.history()[0].summary, "edit: memory/identity.md (by hand)");
+    assert_eq!(home.history()[0].author, "operator");
 }
 
 #[test]
 fn a_second_supervisor_is_refused_and_names_the_first() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
     let out = home.output(&["run"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

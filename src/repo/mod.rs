@@ -240,20 +240,39 @@ impl Repo {
         Ok(self.head_commit()?.map(|c| c.id().to_string()))
     }
 
-    /// The bytes of `rel` as committed at HEAD, with HEAD's short id.
-    pub fn file_at_head(&self, rel: &str) -> Result<Option<(Vec<u8>, String)>, RepoError> {
-        let Some(commit) = self.head_commit()? else {
+    /// The newest committed version of `rel` (walking first parents back
+    /// from HEAD, at most `depth` commits) that `accept` takes, with the
+    /// short id of the commit it was found in. A broken file may itself have
+    /// been committed (say, as a hand edit), so HEAD alone is not enough.
+    pub fn last_good_version(
+        &self,
+        rel: &str,
+        depth: usize,
+        accept: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<(Vec<u8>, String)>, RepoError> {
+        let Some(mut commit) = self.head_commit()? else {
             return Ok(None);
         };
-        let tree = commit.tree().map_err(|e| self.error(e))?;
-        let Ok(entry) = tree.get_path(Path::new(rel)) else {
-            return Ok(None);
-        };
-        let Ok(blob) = entry.to_object(&self.git).and_then(|o| o.peel_to_blob()) else {
-            return Ok(None);
-        };
-        let short = commit.id().to_string()[..7].to_string();
-        Ok(Some((blob.content().to_vec(), short)))
+        let mut last_seen = None;
+        for _ in 0..depth {
+            let tree = commit.tree().map_err(|e| self.error(e))?;
+            if let Ok(entry) = tree.get_path(Path::new(rel)) {
+                if last_seen != Some(entry.id()) {
+                    last_seen = Some(entry.id());
+                    if let Ok(blob) = self.git.find_blob(entry.id()) {
+                        if accept(blob.content()) {
+                            let short = commit.id().to_string()[..7].to_string();
+                            return Ok(Some((blob.content().to_vec(), short)));
+                        }
+                    }
+                }
+            }
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => break,
+            }
+        }
+        Ok(None)
     }
 
     fn head_commit(&self) -> Result<Option<git2::Commit<'_>>, RepoError> {
@@ -325,7 +344,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(repo.dirty_paths().unwrap().is_empty());
-        assert!(repo.file_at_head("inbox/m.md").unwrap().is_none());
+        let found = repo.last_good_version("inbox/m.md", 10, |_| true).unwrap();
+        assert_eq!(found.unwrap().0, b"hi", "found in an older commit");
     }
 
     #[test]

@@ -168,8 +168,10 @@ impl Supervisor<'_> {
             if let Some(signal) = self.wait_until(next_due) {
                 return Ok(RunOutcome::Stopped(signal));
             }
-            self.reload_config();
+            // Hand edits first (hearth.toml among them), so a config flare
+            // written next lands in the tick's commit, not the operator's.
             commit::commit_hand_edits(self.home, &self.repo, &self.config, (self.options.now)())?;
+            self.reload_config();
             let (record, sleep_until, stop) = self.run_one_tick()?;
             done += 1;
             if let Some(n) = &self.options.notifier {

@@ -2,8 +2,8 @@
 //!
 //! Versioned (`{"version": 1, "messages": [...]}`) so a future format change
 //! is detected instead of misread. A file that does not parse (truncated by a
-//! disk-full, broken by a hand edit) does not stop the agent: the copy at
-//! HEAD is restored, and the broken file is kept beside it and named in a
+//! disk-full, broken by a hand edit) does not stop the agent: the last
+//! good copy (the newest committed copy that parses) is restored, and the broken file is kept beside it and named in a
 //! flare, so nothing is lost and the operator knows.
 
 use chrono::{DateTime, Utc};
@@ -15,6 +15,9 @@ use crate::model::Message;
 use crate::repo::Repo;
 
 pub const VERSION: u32 = 1;
+
+/// How far back to look for a copy that parses.
+const HISTORY_DEPTH: usize = 200;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
@@ -72,10 +75,14 @@ impl Conversation {
             now.format("%Y%m%dT%H%M%SZ")
         ));
         atomic::write(&kept, &bytes)?;
-        let from_head = repo
-            .and_then(|r| r.file_at_head(&rel).ok().flatten())
+        let from_history = repo
+            .and_then(|r| {
+                r.last_good_version(&rel, HISTORY_DEPTH, |b| parse(b).is_ok())
+                    .ok()
+                    .flatten()
+            })
             .and_then(|(bytes, commit)| parse(&bytes).ok().map(|c| (c, commit)));
-        let (conversation, restored_from) = match from_head {
+        let (conversation, restored_from) = match from_history {
             Some((conversation, commit)) => (conversation, Some(commit)),
             None => (Conversation::new(), None),
         };

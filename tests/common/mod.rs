@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -73,12 +73,41 @@ impl TestHome {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Starts hearth in the background, its stderr going to [`Self::log`]
+    /// (a file, not a pipe nobody reads, which could fill and block it).
     pub fn spawn(&self, args: &[&str]) -> Child {
-        self.cmd(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        self.spawn_with(self.cmd(args))
+    }
+
+    pub fn spawn_with(&self, mut cmd: Command) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .unwrap();
+        cmd.stdout(Stdio::null()).stderr(log).spawn().unwrap()
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.path.with_file_name("hearth-stderr.log")
+    }
+
+    /// What background hearth processes wrote to stderr.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// Polls `check` until true; on time-out, fails showing the log.
+    pub fn wait_for(&self, timeout: Duration, what: &str, mut check: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !check() {
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for {what}; hearth's stderr:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     pub fn file(&self, rel: &str) -> PathBuf {
@@ -113,7 +142,7 @@ impl TestHome {
     }
 
     /// History, newest first.
-    pub fn log(&self) -> Vec<Commit> {
+    pub fn history(&self) -> Vec<Commit> {
         let repo = git2::Repository::open(&self.path).unwrap();
         let mut walk = repo.revwalk().unwrap();
         walk.push_head().unwrap();
@@ -162,15 +191,6 @@ impl TestHome {
     }
 }
 
-/// Polls `check` until it is true or `timeout` passes.
-pub fn wait_for(timeout: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Sends `signal` to a child.
 pub fn signal(child: &Child, signal: i32) {
     // SAFETY: kill(2) on our own child's pid.
@@ -179,16 +199,12 @@ pub fn signal(child: &Child, signal: i32) {
     }
 }
 
-/// Waits for a child to exit within `timeout`, returning its status and
-/// stderr.
-pub fn finish(mut child: Child, timeout: Duration) -> (std::process::ExitStatus, String) {
+/// Waits for a child to exit within `timeout`.
+pub fn finish(mut child: Child, timeout: Duration) -> std::process::ExitStatus {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            return (status, err);
+            return status;
         }
         if start.elapsed() > timeout {
             let _ = child.kill();
@@ -197,8 +213,4 @@ pub fn finish(mut child: Child, timeout: Duration) -> (std::process::ExitStatus,
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-pub fn exists(path: &Path) -> bool {
-    path.exists()
 }
