@@ -41,7 +41,10 @@ fn a_hanging_tick_is_killed_at_the_time_limit_recorded_as_crash_and_the_supervis
     assert_eq!(ticks.len(), 2);
     assert_eq!(ticks[0]["class"], "crash");
     assert_eq!(ticks[0]["exit"], 128 + 9);
-    assert!(ticks[0]["note"].as_str().unwrap().contains("timeout_s = 1s"));
+    assert!(ticks[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("timeout_s = 1s"));
     assert_eq!(ticks[1]["class"], "ok");
     let log = home.history();
     assert_eq!(log[1].summary, "tick 1: exit 137 (crash)");
@@ -78,14 +81,30 @@ fn kill_9_of_the_supervisor_mid_tick_loses_nothing_and_the_next_run_records_the_
     let ticks = home.ticks();
     assert_eq!(ticks.len(), 2);
     assert_eq!(ticks[0]["class"], "crash");
-    assert!(ticks[0]["note"].as_str().unwrap().contains("supervisor stopped"));
+    assert!(ticks[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("supervisor stopped"));
     assert_eq!(ticks[1]["class"], "ok");
     let log = home.history();
     assert_eq!(log[1].summary, "tick 1: exit 137 (crash)");
-    assert!(log[1].files.iter().any(|f| f.starts_with("state/inbox-archive/")), "{:?}", log[1].files);
-    assert!(home.read("state/messages.json").contains("remember the word ember"));
+    assert!(
+        log[1]
+            .files
+            .iter()
+            .any(|f| f.starts_with("state/inbox-archive/")),
+        "{:?}",
+        log[1].files
+    );
+    assert!(home
+        .read("state/messages.json")
+        .contains("remember the word ember"));
     let status = home.git(&["status", "--porcelain"]);
-    assert_eq!(String::from_utf8_lossy(&status.stdout), "", "nothing left uncommitted");
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout),
+        "",
+        "nothing left uncommitted"
+    );
 }
 
 fn tick_child_alive(home: &TestHome) -> bool {
@@ -115,8 +134,14 @@ fn sigterm_during_a_tick_aborts_it_cleanly_commits_and_exits_0() {
     assert!(status.success(), "{status:?}: {}", home.log());
     let ticks = home.ticks();
     assert_eq!(ticks.len(), 1);
-    assert!(ticks[0]["note"].as_str().unwrap().contains("told to stop"), "{ticks:?}");
-    assert_eq!(home.history()[0].summary, format!("tick 1: exit {} (crash)", ticks[0]["exit"]));
+    assert!(
+        ticks[0]["note"].as_str().unwrap().contains("told to stop"),
+        "{ticks:?}"
+    );
+    assert_eq!(
+        home.history()[0].summary,
+        format!("tick 1: exit {} (crash)", ticks[0]["exit"])
+    );
     assert_state_parses(&home);
     let porcelain = home.git(&["status", "--porcelain"]);
     assert_eq!(String::from_utf8_lossy(&porcelain.stdout), "");
@@ -147,12 +172,18 @@ fn malformed_toml_is_an_error_with_its_line() {
 fn a_config_broken_while_running_keeps_the_last_good_one_and_flares_once() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || {
+        home.ticks().len() == 1
+    });
     std::fs::write(home.file("hearth.toml"), "[tick]\ninterval_s = \"soon\"\n").unwrap();
     home.ok(&["say", "one"]);
-    home.wait_for(Duration::from_secs(10), "tick 2", || home.ticks().len() == 2);
+    home.wait_for(Duration::from_secs(10), "tick 2", || {
+        home.ticks().len() == 2
+    });
     home.ok(&["say", "two"]);
-    home.wait_for(Duration::from_secs(10), "tick 3", || home.ticks().len() == 3);
+    home.wait_for(Duration::from_secs(10), "tick 3", || {
+        home.ticks().len() == 3
+    });
     assert_eq!(home.ticks()[2]["class"], "ok", "ticks go on");
 
     let flares: Vec<String> = home
@@ -169,12 +200,15 @@ fn a_config_broken_while_running_keeps_the_last_good_one_and_flares_once() {
         .iter()
         .find(|c| c.files.iter().any(|f| f.contains("flare-config")))
         .unwrap();
-    assert_eq!(flare_commit.author, "hearth", "the flare is hearth's, not a hand edit");
+    assert_eq!(
+        flare_commit.author, "hearth",
+        "the flare is hearth's, not a hand edit"
+    );
     let edit = history
         .iter()
         .find(|c| c.files.contains(&"hearth.toml".to_string()))
         .unwrap();
-    assert_eq!(edit.summary, "edit: hearth.toml (by hand)");
+    assert_eq!(edit.summary, "edit: hearth.toml (by hand)", "{edit:?}");
     signal(&child, libc::SIGTERM);
     let status = finish(child, Duration::from_secs(5));
     assert!(status.success());
@@ -192,14 +226,20 @@ fn a_state_file_truncated_to_half_is_restored_from_head_and_kept() {
     home.ok(&["run", "--ticks", "1"]);
     assert_state_parses(&home);
     let now = home.read("state/messages.json");
-    assert!(now.contains("first question"), "restored from HEAD, then extended");
+    assert!(
+        now.contains("first question"),
+        "restored from HEAD, then extended"
+    );
     let kept: Vec<String> = home
         .list("state")
         .into_iter()
         .filter(|n| n.starts_with("messages.json.broken-"))
         .collect();
     assert_eq!(kept.len(), 1);
-    assert_eq!(home.read(&format!("state/{}", kept[0])), &full[..full.len() / 2]);
+    assert_eq!(
+        home.read(&format!("state/{}", kept[0])),
+        &full[..full.len() / 2]
+    );
     let flare = home
         .list("outbox")
         .into_iter()
@@ -223,7 +263,11 @@ fn a_torn_ledger_line_is_skipped_named_and_numbering_goes_on() {
     assert!(text.contains("state/ticks.jsonl:2: line skipped"), "{text}");
     home.ok(&["run", "--ticks", "1"]);
     let ticks = home.ticks();
-    assert_eq!(ticks.last().unwrap()["tick"], 2, "tick 2's line was torn, so the next is 2 again");
+    assert_eq!(
+        ticks.last().unwrap()["tick"],
+        2,
+        "tick 2's line was torn, so the next is 2 again"
+    );
     assert_eq!(ticks.len(), 2);
 }
 
@@ -234,7 +278,11 @@ fn a_stale_git_index_lock_is_cleaned_at_start_up() {
     std::fs::write(home.file(".git/index.lock"), "").unwrap();
     let out = home.output(&["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("index.lock"), "the removal is logged: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("index.lock"),
+        "the removal is logged: {}",
+        stderr(&out)
+    );
     assert!(!home.file(".git/index.lock").exists());
     assert_eq!(home.history()[0].summary, "tick 1: exit 0 (ok)");
 }
@@ -264,7 +312,11 @@ fn a_home_that_is_not_a_git_repository_is_named_with_the_fix() {
     assert!(err.contains("hearth init"), "{err}");
 
     home.ok(&["init"]);
-    assert_eq!(home.read("hearth.toml"), "[tick]\ninterval_s = 60\n", "kept");
+    assert_eq!(
+        home.read("hearth.toml"),
+        "[tick]\ninterval_s = 60\n",
+        "kept"
+    );
     home.ok(&["run", "--ticks", "1"]);
 }
 
@@ -287,12 +339,22 @@ fn an_inbox_file_of_invalid_utf8_is_answered_and_archived_byte_for_byte() {
     std::fs::write(home.file("inbox/bad.txt"), bytes).unwrap();
     let out = home.output(&["run", "--ticks", "1"]);
     assert!(out.status.success());
-    assert!(stderr(&out).contains("inbox/bad.txt is not valid UTF-8"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("inbox/bad.txt is not valid UTF-8"),
+        "{}",
+        stderr(&out)
+    );
     let outbox = home.list("outbox");
     let reply = home.read(&format!("outbox/{}", outbox[0]));
-    assert!(reply.contains("inbox/bad.txt is not valid UTF-8"), "{reply}");
+    assert!(
+        reply.contains("inbox/bad.txt is not valid UTF-8"),
+        "{reply}"
+    );
     assert!(reply.contains("question"), "{reply}");
-    assert_eq!(std::fs::read(home.file("state/inbox-archive/bad.txt")).unwrap(), bytes);
+    assert_eq!(
+        std::fs::read(home.file("state/inbox-archive/bad.txt")).unwrap(),
+        bytes
+    );
     assert_eq!(home.ticks()[0]["class"], "ok");
 }
 
@@ -306,11 +368,21 @@ fn a_50_mb_inbox_file_is_answered_from_its_head_and_archived_whole() {
     let out = home.output(&["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let reply = home.read(&format!("outbox/{}", home.list("outbox")[0]));
-    assert!(reply.contains(&format!("inbox/huge.md is {} bytes", big.len())), "{reply}");
+    assert!(
+        reply.contains(&format!("inbox/huge.md is {} bytes", big.len())),
+        "{reply}"
+    );
     assert_eq!(
-        std::fs::metadata(home.file("state/inbox-archive/huge.md")).unwrap().len(),
+        std::fs::metadata(home.file("state/inbox-archive/huge.md"))
+            .unwrap()
+            .len(),
         big.len() as u64
     );
-    let conversation = std::fs::metadata(home.file("state/messages.json")).unwrap().len();
-    assert!(conversation < 512 * 1024, "the model saw a bounded slice: {conversation} bytes");
+    let conversation = std::fs::metadata(home.file("state/messages.json"))
+        .unwrap()
+        .len();
+    assert!(
+        conversation < 512 * 1024,
+        "the model saw a bounded slice: {conversation} bytes"
+    );
 }

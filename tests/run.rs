@@ -33,7 +33,11 @@ fn run_ticks_3_creates_the_home_and_commits_each_tick_with_trailers() {
             "Hearth-Tokens: in=".to_string(),
             "Hearth-Cost-USD: 0.0000\n".to_string(),
         ] {
-            assert!(commit.message.contains(&trailer), "{trailer:?} missing in:\n{}", commit.message);
+            assert!(
+                commit.message.contains(&trailer),
+                "{trailer:?} missing in:\n{}",
+                commit.message
+            );
         }
     }
     assert_eq!(log[3].author, "operator");
@@ -61,7 +65,10 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
     home.ok(&["init"]);
     let said = home.ok(&["say", "hello, what is in your identity?"]);
     let inbox_file = said.trim().to_string();
-    assert!(inbox_file.starts_with("inbox/") && inbox_file.ends_with(".md"), "{said}");
+    assert!(
+        inbox_file.starts_with("inbox/") && inbox_file.ends_with(".md"),
+        "{said}"
+    );
     assert_eq!(home.history()[0].summary, format!("say: {inbox_file}"));
     assert_eq!(home.history()[0].author, "operator");
 
@@ -72,8 +79,14 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
     assert_eq!(outbox.len(), 1, "{outbox:?}");
     let reply = home.read(&format!("outbox/{}", outbox[0]));
     assert!(reply.starts_with("---\nkind: message\n"), "{reply}");
-    assert!(reply.contains(&format!("in_reply_to: \"{inbox_file}\"")), "{reply}");
-    assert!(reply.contains("> hello, what is in your identity?"), "{reply}");
+    assert!(
+        reply.contains(&format!("in_reply_to: \"{inbox_file}\"")),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("> hello, what is in your identity?"),
+        "{reply}"
+    );
     assert!(reply.contains("No model is configured"), "{reply}");
 
     let archived = home.list("state/inbox-archive");
@@ -85,15 +98,31 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
     let tick = &home.history()[0];
     assert_eq!(tick.summary, "tick 1: exit 0 (ok)");
     let files = &tick.files;
-    assert!(files.contains(&inbox_file), "inbox removal in the tick commit: {files:?}");
+    assert!(
+        files.contains(&inbox_file),
+        "inbox removal in the tick commit: {files:?}"
+    );
     assert!(files.iter().any(|f| f.starts_with("outbox/")), "{files:?}");
-    assert!(files.iter().any(|f| f.starts_with("state/inbox-archive/")), "{files:?}");
-    assert!(files.contains(&"state/messages.json".to_string()), "{files:?}");
-    assert_eq!(home.ticks()[0]["inbox"][0].as_str().unwrap(), format!("state/inbox-archive/{}", archived[0]));
+    assert!(
+        files.iter().any(|f| f.starts_with("state/inbox-archive/")),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&"state/messages.json".to_string()),
+        "{files:?}"
+    );
+    assert_eq!(
+        home.ticks()[0]["inbox"][0].as_str().unwrap(),
+        format!("state/inbox-archive/{}", archived[0])
+    );
     // The model's view: the question was written ahead, the reply after.
-    let messages: serde_json::Value = serde_json::from_str(&home.read("state/messages.json")).unwrap();
+    let messages: serde_json::Value =
+        serde_json::from_str(&home.read("state/messages.json")).unwrap();
     let turns = messages["messages"].as_array().unwrap();
-    assert!(turns[0]["content"][0]["text"].as_str().unwrap().contains("hello, what is in your identity?"));
+    assert!(turns[0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("hello, what is in your identity?"));
     assert_eq!(turns[1]["content"][1]["name"], "send");
 }
 
@@ -101,19 +130,25 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
 fn a_running_supervisor_ticks_at_once_on_an_inbox_message_and_stops_on_sigterm() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || {
+        home.ticks().len() == 1
+    });
 
     let asked = Instant::now();
     home.ok(&["say", "are you awake?"]);
-    home.wait_for(Duration::from_secs(10), "a reply", || !home.list("outbox").is_empty());
+    home.wait_for(Duration::from_secs(10), "a reply", || {
+        !home.list("outbox").is_empty()
+    });
     let woke_in = asked.elapsed();
-    assert!(woke_in < Duration::from_secs(5), "woke after {woke_in:?}, not at once");
+    assert!(
+        woke_in < Duration::from_secs(5),
+        "woke after {woke_in:?}, not at once"
+    );
     home.wait_for(Duration::from_secs(5), "the tick commit", || {
         home.history()[0].summary == "tick 2: exit 0 (ok)"
     });
 
-    let status: serde_json::Value =
-        serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
+    let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
     assert_eq!(status["running"], true);
     assert_eq!(status["last_tick"]["tick"], 2);
     assert_eq!(status["last_tick"]["class"], "ok");
@@ -126,10 +161,13 @@ fn a_running_supervisor_ticks_at_once_on_an_inbox_message_and_stops_on_sigterm()
     signal(&child, libc::SIGTERM);
     let status = finish(child, Duration::from_secs(5));
     assert!(status.success(), "exit {status:?}: {}", home.log());
-    assert!(stopped.elapsed() < Duration::from_secs(2), "took {:?}", stopped.elapsed());
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        stopped.elapsed()
+    );
 
-    let status: serde_json::Value =
-        serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
+    let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
     assert_eq!(status["running"], false);
 }
 
@@ -137,13 +175,19 @@ fn a_running_supervisor_ticks_at_once_on_an_inbox_message_and_stops_on_sigterm()
 fn a_hand_edit_while_running_is_committed_as_the_operator_before_the_next_tick() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || {
+        home.ticks().len() == 1
+    });
 
     std::fs::create_dir_all(home.file("memory/notes")).unwrap();
     std::fs::write(home.file("memory/notes/x.md"), "# X\n\nwritten by hand\n").unwrap();
     home.ok(&["say", "wake up"]);
-    home.wait_for(Duration::from_secs(10), "tick 2", || home.ticks().len() == 2);
-    home.wait_for(Duration::from_secs(5), "its commit", || home.history()[0].summary.starts_with("tick 2"));
+    home.wait_for(Duration::from_secs(10), "tick 2", || {
+        home.ticks().len() == 2
+    });
+    home.wait_for(Duration::from_secs(5), "its commit", || {
+        home.history()[0].summary.starts_with("tick 2")
+    });
 
     let log = home.history();
     let edit = log
@@ -164,12 +208,21 @@ fn a_hand_edit_while_running_is_committed_as_the_operator_before_the_next_tick()
 fn hand_edits_made_just_before_sigterm_are_committed_at_exit() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
-    std::fs::write(home.file("memory/identity.md"), "# Identity\n\nI am Ember.\n").unwrap();
+    home.wait_for(Duration::from_secs(10), "the first tick", || {
+        home.ticks().len() == 1
+    });
+    std::fs::write(
+        home.file("memory/identity.md"),
+        "# Identity\n\nI am Ember.\n",
+    )
+    .unwrap();
     signal(&child, libc::SIGTERM);
     let status = finish(child, Duration::from_secs(5));
     assert!(status.success());
-    assert_eq!(home.history()[0].summary, "edit: memory/identity.md (by hand)");
+    assert_eq!(
+        home.history()[0].summary,
+        "edit: memory/identity.md (by hand)"
+    );
     assert_eq!(home.history()[0].author, "operator");
 }
 
@@ -177,7 +230,9 @@ fn hand_edits_made_just_before_sigterm_are_committed_at_exit() {
 fn a_second_supervisor_is_refused_and_names_the_first() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);
-    home.wait_for(Duration::from_secs(10), "the first tick", || home.ticks().len() == 1);
+    home.wait_for(Duration::from_secs(10), "the first tick", || {
+        home.ticks().len() == 1
+    });
     let out = home.output(&["run"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

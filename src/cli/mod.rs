@@ -9,7 +9,6 @@ mod say;
 mod status;
 mod tick;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -19,7 +18,11 @@ use error::CommandError;
 use hearth::home::{self, Home};
 
 #[derive(Parser)]
-#[command(name = "hearth", version, about = "Keeps a long-lived LLM agent alive in a git repository of plain files.")]
+#[command(
+    name = "hearth",
+    version,
+    about = "Keeps a long-lived LLM agent alive in a git repository of plain files."
+)]
 struct Cli {
     /// The home directory (default: $HEARTH_HOME, else the current directory
     /// when it holds a hearth.toml).
@@ -84,7 +87,7 @@ impl Env {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse_from(std::env::args_os().map(OsString::from));
+    let cli = Cli::parse();
     init_logging();
     let env = Env::read();
     let home = cli.home.as_deref();

@@ -23,16 +23,23 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
     let dir = env.home_dir(flag)?;
     if home::is_missing_or_empty(&dir) {
         let report = home::init(&dir, chrono::Utc::now())?;
-        tracing::info!("initialised a new hearth home in {}", report.home.root().display());
+        tracing::info!(
+            "initialised a new hearth home in {}",
+            report.home.root().display()
+        );
     }
     let home = Home::open(&dir).map_err(|e| match e {
         home::HomeError::NotAHome { path } => home::HomeError::NotEmpty { path },
         other => other,
     })?;
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
-        Notifier::new(socket, env.watchdog_usec.as_deref(), env.watchdog_pid.as_deref())
-            .map_err(|e| tracing::warn!("NOTIFY_SOCKET={socket} is unusable: {e}"))
-            .ok()
+        Notifier::new(
+            socket,
+            env.watchdog_usec.as_deref(),
+            env.watchdog_pid.as_deref(),
+        )
+        .map_err(|e| tracing::warn!("NOTIFY_SOCKET={socket} is unusable: {e}"))
+        .ok()
     });
     let options = RunOptions {
         exe: env.exe.clone(),

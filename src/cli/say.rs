@@ -20,20 +20,36 @@ pub struct Args {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
     let home = env.open_home(flag)?;
     let now = chrono::Utc::now();
+    // Held from before the file exists until it is committed, so a running
+    // supervisor cannot take the new message for a hand edit.
+    let lock = CommitLock::acquire(&home)?;
     let path = inbox::say(&home, &args.text.join(" "), now)?;
     let rel = home.relative(&path);
     println!("{rel}");
     // The message is delivered once the file exists; the commit only
     // records it. If committing fails the supervisor commits it later.
     let committed = (|| -> Result<(), CommandError> {
-        let config = Config::load(&home.config_path())?;
-        let _lock = CommitLock::acquire(&home)?;
+        // A broken hearth.toml must not keep the operator from talking to
+        // the agent: commit under the default operator name, and say so.
+        let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
+            eprintln!("warning: {e}; committing as the default operator");
+            Config::default()
+        });
         let repo = Repo::open(home.root())?;
-        repo.commit(&[&rel], &Identity::operator(&config.git), &format!("say: {rel}"), now)?;
+        repo.commit(
+            &[&rel],
+            &Identity::operator(&config.git),
+            &format!("say: {rel}"),
+            now,
+        )?;
         Ok(())
     })();
+    drop(lock);
     if let Err(e) = committed {
-        eprintln!("warning: {rel} is in the inbox but was not committed: {}", e.error);
+        eprintln!(
+            "warning: {rel} is in the inbox but was not committed: {}",
+            e.error
+        );
         if let Some(hint) = e.hint {
             eprintln!("hint: {hint}");
         }

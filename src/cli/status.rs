@@ -19,7 +19,10 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
     let home = env.open_home(flag)?;
     let status = status::status(&home);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&status).expect("status serialises"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&status).expect("status serialises")
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!("home:       {}", status.home);

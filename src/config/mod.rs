@@ -372,7 +372,10 @@ mod tests {
             "[budget.prices.\"claude-sonnet-4-5\"]\ninput_per_mtok = 3.0\noutput_per_mtok = 15.0\n",
         )
         .unwrap();
-        assert_eq!(config.budget.prices["claude-sonnet-4-5"].output_per_mtok, 15.0);
+        assert_eq!(
+            config.budget.prices["claude-sonnet-4-5"].output_per_mtok,
+            15.0
+        );
     }
 
     #[test]

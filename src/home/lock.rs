@@ -64,7 +64,11 @@ impl RunLock {
                 let pid = pid.trim().to_string();
                 return Err(LockError::Held {
                     path,
-                    pid: if pid.is_empty() { "unknown".into() } else { pid },
+                    pid: if pid.is_empty() {
+                        "unknown".into()
+                    } else {
+                        pid
+                    },
                 });
             }
             Err(TryLockError::Error(source)) => return Err(LockError::Io { path, source }),

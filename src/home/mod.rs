@@ -124,11 +124,7 @@ impl Home {
 
 /// Which directory is the home: `--home`, else `$HEARTH_HOME`, else the
 /// current directory when it holds a `hearth.toml`.
-pub fn resolve(
-    flag: Option<&Path>,
-    env: Option<&Path>,
-    cwd: &Path,
-) -> Result<PathBuf, HomeError> {
+pub fn resolve(flag: Option<&Path>, env: Option<&Path>, cwd: &Path) -> Result<PathBuf, HomeError> {
     if let Some(dir) = flag.or(env).filter(|p| !p.as_os_str().is_empty()) {
         return Ok(dir.to_path_buf());
     }
@@ -153,12 +149,7 @@ mod tests {
 
     #[test]
     fn flag_wins_over_env_and_cwd() {
-        let got = resolve(
-            Some(Path::new("/a")),
-            Some(Path::new("/b")),
-            Path::new("/"),
-        )
-        .unwrap();
+        let got = resolve(Some(Path::new("/a")), Some(Path::new("/b")), Path::new("/")).unwrap();
         assert_eq!(got, PathBuf::from("/a"));
         let got = resolve(None, Some(Path::new("/b")), Path::new("/")).unwrap();
         assert_eq!(got, PathBuf::from("/b"));

@@ -5,9 +5,18 @@
 /// (path inside the home, contents)
 pub const FILES: &[(&str, &str)] = &[
     ("memory/prompt.md", include_str!("../../memory/prompt.md")),
-    ("memory/identity.md", include_str!("../../memory/identity.md")),
-    ("memory/core/values.md", include_str!("../../memory/core/values.md")),
-    ("memory/journal/README.md", include_str!("../../memory/journal/README.md")),
+    (
+        "memory/identity.md",
+        include_str!("../../memory/identity.md"),
+    ),
+    (
+        "memory/core/values.md",
+        include_str!("../../memory/core/values.md"),
+    ),
+    (
+        "memory/journal/README.md",
+        include_str!("../../memory/journal/README.md"),
+    ),
     ("state/README.md", include_str!("../../state/README.md")),
     ("tools/README.md", include_str!("../../tools/README.md")),
 ];

@@ -35,7 +35,11 @@ pub fn say(home: &Home, text: &str, now: DateTime<Utc>) -> Result<PathBuf, Mailb
         return Err(MailboxError::Empty);
     }
     let dir = home.inbox_dir();
-    let stem = format!("{}-{}", now.format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
+    let stem = format!(
+        "{}-{}",
+        now.format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    );
     let path = unique_path(&dir, &stem, "md");
     let mut body = text.trim_end().to_string();
     body.push('\n');

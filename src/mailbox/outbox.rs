@@ -153,12 +153,18 @@ mod tests {
         let a = post(&home, &flare, now).unwrap();
         let b = post(&home, &flare, now).unwrap();
         assert_ne!(a, b);
-        assert!(a.starts_with("outbox/") && a.contains("flare-config"), "{a}");
+        assert!(
+            a.starts_with("outbox/") && a.contains("flare-config"),
+            "{a}"
+        );
     }
 
     #[test]
     fn slugs_are_short_and_safe() {
-        assert_eq!(slug("Re: hello, what is in your identity?"), "re-hello-what-is-in-your-identity");
+        assert_eq!(
+            slug("Re: hello, what is in your identity?"),
+            "re-hello-what-is-in-your-identity"
+        );
         assert_eq!(slug("../../etc"), "etc");
         assert_eq!(slug("???"), "message");
     }

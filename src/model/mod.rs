@@ -142,9 +142,9 @@ pub enum ModelError {
 impl ModelError {
     pub fn hint(&self) -> Option<String> {
         match self {
-            ModelError::Unavailable(_) => Some(
-                "set [model] provider = \"offline\" in hearth.toml (or remove the key)".into(),
-            ),
+            ModelError::Unavailable(_) => {
+                Some("set [model] provider = \"offline\" in hearth.toml (or remove the key)".into())
+            }
             ModelError::Call(_) => None,
         }
     }

@@ -146,7 +146,9 @@ mod tests {
         let facts = facts();
         let user = Message {
             role: Role::User,
-            content: vec![Block::Text { text: "turn".into() }],
+            content: vec![Block::Text {
+                text: "turn".into(),
+            }],
         };
         let messages = vec![user];
         let request = Request {

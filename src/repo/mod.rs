@@ -235,11 +235,6 @@ impl Repo {
             .map(|oid| oid.to_string())
     }
 
-    /// HEAD's commit id, if there is a commit.
-    pub fn head(&self) -> Result<Option<String>, RepoError> {
-        Ok(self.head_commit()?.map(|c| c.id().to_string()))
-    }
-
     /// The newest committed version of `rel` (walking first parents back
     /// from HEAD, at most `depth` commits) that `accept` takes, with the
     /// short id of the commit it was found in. A broken file may itself have
@@ -337,7 +332,8 @@ mod tests {
         let repo = Repo::init(dir.path()).unwrap();
         std::fs::create_dir_all(dir.path().join("inbox")).unwrap();
         std::fs::write(dir.path().join("inbox/m.md"), "hi").unwrap();
-        repo.commit(&["."], &Identity::hearth(), "add", now()).unwrap();
+        repo.commit(&["."], &Identity::hearth(), "add", now())
+            .unwrap();
         std::fs::remove_file(dir.path().join("inbox/m.md")).unwrap();
         assert_eq!(repo.dirty_paths().unwrap(), vec!["inbox/m.md".to_string()]);
         repo.commit(&["inbox"], &Identity::hearth(), "consume", now())
@@ -375,7 +371,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repo::init(dir.path()).unwrap();
         std::fs::write(dir.path().join("a"), "a").unwrap();
-        repo.commit(&["."], &Identity::hearth(), "one", now()).unwrap();
+        repo.commit(&["."], &Identity::hearth(), "one", now())
+            .unwrap();
         std::fs::write(dir.path().join(".git/HEAD"), "garbage\n").unwrap();
         let err = Repo::open(dir.path()).err().unwrap();
         assert!(matches!(err, RepoError::BrokenHead { .. }), "{err}");

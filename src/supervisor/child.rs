@@ -53,7 +53,12 @@ impl Ending {
 impl TickChild {
     /// Starts tick `number` with `config` (the supervisor's last good one,
     /// passed on stdin so a hand-broken `hearth.toml` cannot reach the tick).
-    pub fn spawn(exe: &Path, home: &Home, number: u64, config: &Config) -> std::io::Result<TickChild> {
+    pub fn spawn(
+        exe: &Path,
+        home: &Home,
+        number: u64,
+        config: &Config,
+    ) -> std::io::Result<TickChild> {
         let parent = std::process::id();
         let mut command = Command::new(exe);
         command

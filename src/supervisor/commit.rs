@@ -36,13 +36,21 @@ pub fn commit_hand_edits(
         [one] => format!("edit: {one} (by hand)"),
         many => {
             let list: Vec<String> = many.iter().map(|p| format!("- {p}")).collect();
-            format!("edit: {} files (by hand)\n\n{}", many.len(), list.join("\n"))
+            format!(
+                "edit: {} files (by hand)\n\n{}",
+                many.len(),
+                list.join("\n")
+            )
         }
     };
     let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
     let id = repo.commit(&specs, &Identity::operator(&config.git), &message, now)?;
     if let Some(id) = &id {
-        tracing::info!("committed hand edits as {}: {}", config.git.operator_name, short(id));
+        tracing::info!(
+            "committed hand edits as {}: {}",
+            config.git.operator_name,
+            short(id)
+        );
     }
     Ok(id)
 }

@@ -102,6 +102,22 @@ pub enum RunOutcome {
     Stopped(i32),
 }
 
+/// How one tick went, as the main loop needs it.
+struct TickEnd {
+    record: TickRecord,
+    /// When the agent asked to be woken next (`sleep`).
+    sleep_until: Option<DateTime<Utc>>,
+    /// A stop signal that arrived during the tick.
+    stop: Option<i32>,
+}
+
+/// How waiting for a tick child ended.
+struct ChildEnd {
+    ending: Ending,
+    note: Option<String>,
+    stop: Option<i32>,
+}
+
 struct Supervisor<'a> {
     home: &'a Home,
     repo: Repo,
@@ -172,7 +188,11 @@ impl Supervisor<'_> {
             // written next lands in the tick's commit, not the operator's.
             commit::commit_hand_edits(self.home, &self.repo, &self.config, (self.options.now)())?;
             self.reload_config();
-            let (record, sleep_until, stop) = self.run_one_tick()?;
+            let TickEnd {
+                record,
+                sleep_until,
+                stop,
+            } = self.run_one_tick()?;
             done += 1;
             if let Some(n) = &self.options.notifier {
                 n.status(&format!(
@@ -199,7 +219,10 @@ impl Supervisor<'_> {
         if self.options.ticks.is_some() {
             return now;
         }
-        match Ledger::read(&self.home.ticks_path()).ok().and_then(|l| l.last().cloned()) {
+        match Ledger::read(&self.home.ticks_path())
+            .ok()
+            .and_then(|l| l.last().cloned())
+        {
             Some(last) => (last.end + self.interval()).min(now + self.interval()),
             None => now,
         }
@@ -219,7 +242,9 @@ impl Supervisor<'_> {
 
     fn next_due(&self, record: &TickRecord, sleep_until: Option<DateTime<Utc>>) -> DateTime<Utc> {
         let now = (self.options.now)();
-        let pending = inbox::pending(self.home).map(|p| !p.is_empty()).unwrap_or(false);
+        let pending = inbox::pending(self.home)
+            .map(|p| !p.is_empty())
+            .unwrap_or(false);
         if pending {
             // Arrived while the tick ran, after it read the inbox.
             return now;
@@ -240,7 +265,12 @@ impl Supervisor<'_> {
                 return None;
             }
             let mut timeout = (due - now).to_std().unwrap_or(Duration::ZERO);
-            if let Some(every) = self.options.notifier.as_ref().and_then(Notifier::wake_every) {
+            if let Some(every) = self
+                .options
+                .notifier
+                .as_ref()
+                .and_then(Notifier::wake_every)
+            {
                 timeout = timeout.min(every);
             }
             match self.wake.next(timeout) {
@@ -300,9 +330,7 @@ impl Supervisor<'_> {
 
     /// Runs one tick to its end and commits it. Returns its record, the
     /// sleep it asked for, and a stop signal received meanwhile.
-    fn run_one_tick(
-        &mut self,
-    ) -> Result<(TickRecord, Option<DateTime<Utc>>, Option<i32>), SupervisorError> {
+    fn run_one_tick(&mut self) -> Result<TickEnd, SupervisorError> {
         let now = self.options.now;
         let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
         for (line, problem) in &ledger.skipped {
@@ -314,7 +342,13 @@ impl Supervisor<'_> {
         let number = ledger.last_number() + 1;
         let start = now();
         runtime::clear_tick(self.home);
-        runtime::mark_tick(self.home, &TickInProgress { tick: number, start })?;
+        runtime::mark_tick(
+            self.home,
+            &TickInProgress {
+                tick: number,
+                start,
+            },
+        )?;
         self.set_phase(Phase::Ticking, Some(number), None);
         tracing::info!("tick {number} starting");
 
@@ -323,13 +357,21 @@ impl Supervisor<'_> {
                 exe: self.options.exe.clone(),
                 source,
             })?;
-        let (ending, note, stop) = self.wait_for(&mut child, number)?;
+        let ChildEnd { ending, note, stop } = self.wait_for(&mut child, number)?;
         // Reap anything the tick left running in its group.
         child.signal_group(libc::SIGKILL);
 
         let report = TickReport::load(self.home).filter(|r| r.tick == number);
         let class = Class::from_exit(ending.code());
-        let record = record_for(number, start, now(), ending.exit_number(), class, report.as_ref(), note);
+        let record = record_for(
+            number,
+            start,
+            now(),
+            ending.exit_number(),
+            class,
+            report.as_ref(),
+            note,
+        );
         self.finish_tick(&record, report.as_ref())?;
         tracing::info!(
             "tick {number}: exit {} ({})",
@@ -337,7 +379,11 @@ impl Supervisor<'_> {
             record.class.as_str()
         );
         let sleep_until = report.and_then(|r| r.effects.sleep_until);
-        Ok((record, sleep_until, stop))
+        Ok(TickEnd {
+            record,
+            sleep_until,
+            stop,
+        })
     }
 
     /// Waits for the child, enforcing `[tick] timeout_s` and stop signals.
@@ -345,7 +391,7 @@ impl Supervisor<'_> {
         &mut self,
         child: &mut TickChild,
         number: u64,
-    ) -> Result<(Ending, Option<String>, Option<i32>), SupervisorError> {
+    ) -> Result<ChildEnd, SupervisorError> {
         let io = |source| SupervisorError::Io {
             context: format!("waiting for tick {number}"),
             source,
@@ -358,7 +404,11 @@ impl Supervisor<'_> {
                 let note = stop.map(|(signal, _)| {
                     format!("The supervisor was told to stop (signal {signal}) during this tick.")
                 });
-                return Ok((ending, note, stop.map(|(s, _)| s)));
+                return Ok(ChildEnd {
+                    ending,
+                    note,
+                    stop: stop.map(|(s, _)| s),
+                });
             }
             if started.elapsed() >= limit {
                 tracing::error!(
@@ -371,7 +421,11 @@ impl Supervisor<'_> {
                     "Killed after running past [tick] timeout_s = {}s.",
                     limit.as_secs()
                 );
-                return Ok((ending, Some(note), stop.map(|(s, _)| s)));
+                return Ok(ChildEnd {
+                    ending,
+                    note: Some(note),
+                    stop: stop.map(|(s, _)| s),
+                });
             }
             if let Some((signal, at)) = stop {
                 if at.elapsed() >= STOP_GRACE {
@@ -381,7 +435,11 @@ impl Supervisor<'_> {
                         "The supervisor was told to stop (signal {signal}); the tick did not stop within {}s and was killed.",
                         STOP_GRACE.as_secs()
                     );
-                    return Ok((ending, Some(note), Some(signal)));
+                    return Ok(ChildEnd {
+                        ending,
+                        note: Some(note),
+                        stop: Some(signal),
+                    });
                 }
             }
             if let Some(n) = &self.options.notifier {
@@ -391,7 +449,10 @@ impl Supervisor<'_> {
             // supervisor looks at the inbox itself.
             if let Some(Wake::Stop(signal)) = self.wake.next(POLL) {
                 if stop.is_none() {
-                    tracing::info!("signal {signal}: stopping tick {number} (pid {})", child.pid());
+                    tracing::info!(
+                        "signal {signal}: stopping tick {number} (pid {})",
+                        child.pid()
+                    );
                     child.signal_group(libc::SIGTERM);
                     stop = Some((signal, Instant::now()));
                 }
@@ -406,8 +467,16 @@ impl Supervisor<'_> {
         report: Option<&TickReport>,
     ) -> Result<(), SupervisorError> {
         ledger::append(&self.home.ticks_path(), record)?;
-        let touched = report.map(|r| r.effects.touched.clone()).unwrap_or_default();
-        commit::commit_tick(self.home, &self.repo, record, &touched, (self.options.now)())?;
+        let touched = report
+            .map(|r| r.effects.touched.clone())
+            .unwrap_or_default();
+        commit::commit_tick(
+            self.home,
+            &self.repo,
+            record,
+            &touched,
+            (self.options.now)(),
+        )?;
         runtime::clear_tick(self.home);
         Ok(())
     }
@@ -431,8 +500,18 @@ impl Supervisor<'_> {
         let note = "The supervisor stopped during this tick (killed or lost power); \
                     recorded at the next start-up."
             .to_string();
-        let record = record_for(number, start, now, 137, Class::Crash, report.as_ref(), Some(note));
-        tracing::warn!("tick {number} was interrupted by the supervisor's death; recording it as a crash");
+        let record = record_for(
+            number,
+            start,
+            now,
+            137,
+            Class::Crash,
+            report.as_ref(),
+            Some(note),
+        );
+        tracing::warn!(
+            "tick {number} was interrupted by the supervisor's death; recording it as a crash"
+        );
         self.finish_tick(&record, report.as_ref())
     }
 
@@ -484,7 +563,12 @@ fn record_for(
         cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),
         tokens_by_part: report.map(|r| r.tokens_by_part.clone()).unwrap_or_default(),
         inbox: report
-            .map(|r| r.consumed.iter().map(|(_, archived)| archived.clone()).collect())
+            .map(|r| {
+                r.consumed
+                    .iter()
+                    .map(|(_, archived)| archived.clone())
+                    .collect()
+            })
             .unwrap_or_default(),
         note: note.or(failures),
     }

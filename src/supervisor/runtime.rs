@@ -58,7 +58,10 @@ pub fn clear_state(home: &Home) {
 }
 
 pub fn mark_tick(home: &Home, tick: &TickInProgress) -> Result<(), atomic::WriteError> {
-    atomic::write(&tick_path(home), &serde_json::to_vec(tick).expect("serialises"))
+    atomic::write(
+        &tick_path(home),
+        &serde_json::to_vec(tick).expect("serialises"),
+    )
 }
 
 /// The tick a previous supervisor left unfinished, if any. A marker that

@@ -69,7 +69,9 @@ impl Notifier {
     /// Pings the watchdog when half its interval has passed since the last
     /// ping, as systemd recommends.
     pub fn keep_alive(&self) {
-        let Some(interval) = self.watchdog else { return };
+        let Some(interval) = self.watchdog else {
+            return;
+        };
         let due = self
             .last_ping
             .get()

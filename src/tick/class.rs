@@ -138,7 +138,10 @@ mod tests {
             classify(&[f(FailureKind::UnknownTool), f(FailureKind::Model)]),
             Class::CoverageGap
         );
-        assert_eq!(classify(&[f(FailureKind::TooManyRounds)]), Class::ContractViolation);
+        assert_eq!(
+            classify(&[f(FailureKind::TooManyRounds)]),
+            Class::ContractViolation
+        );
     }
 
     #[test]

@@ -72,7 +72,11 @@ pub fn run(
             "{}\n\n{restored} The broken file is kept at {}; nothing was deleted.",
             repaired.problem, repaired.kept_at
         );
-        outbox::post(home, &Letter::flare("state", "state/messages.json did not parse", body), now)?;
+        outbox::post(
+            home,
+            &Letter::flare("state", "state/messages.json did not parse", body),
+            now,
+        )?;
     }
 
     let mut facts = TurnFacts {
@@ -174,7 +178,8 @@ fn tool_loop(
             max_tokens: config.model.max_tokens,
             facts,
         };
-        let reply = match provider.complete(&request, &mut |text| tracing::debug!("model: {text}")) {
+        let reply = match provider.complete(&request, &mut |text| tracing::debug!("model: {text}"))
+        {
             Ok(reply) => reply,
             Err(e) => {
                 report.failures.push(Failure {
@@ -220,7 +225,10 @@ fn tool_loop(
             };
             let (content, is_error) = match outcome {
                 Ok(text) => (text, false),
-                Err(None) => ("not run: this tick's tool-round limit was reached".into(), true),
+                Err(None) => (
+                    "not run: this tick's tool-round limit was reached".into(),
+                    true,
+                ),
                 Err(Some(e)) => {
                     tracing::warn!("tool call failed: {e}");
                     report.failures.push(Failure {
@@ -263,6 +271,12 @@ pub fn cost_usd(usage: &Usage, price: Option<&Price>) -> f64 {
     let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
     per(usage.input_tokens, p.input_per_mtok)
         + per(usage.output_tokens, p.output_per_mtok)
-        + per(usage.cache_read_tokens, p.cache_read_per_mtok.unwrap_or(p.input_per_mtok * 0.1))
-        + per(usage.cache_write_tokens, p.cache_write_per_mtok.unwrap_or(p.input_per_mtok * 1.25))
+        + per(
+            usage.cache_read_tokens,
+            p.cache_read_per_mtok.unwrap_or(p.input_per_mtok * 0.1),
+        )
+        + per(
+            usage.cache_write_tokens,
+            p.cache_write_per_mtok.unwrap_or(p.input_per_mtok * 1.25),
+        )
 }

@@ -22,7 +22,8 @@ pub fn specs() -> Vec<ToolSpec> {
         description: description.into(),
         input_schema: schema,
     };
-    let path = json!({"type": "string", "description": "a path inside the home, like memory/notes/x.md"});
+    let path =
+        json!({"type": "string", "description": "a path inside the home, like memory/notes/x.md"});
     vec![
         spec(
             "read",
@@ -198,12 +199,19 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
         return Err(failed("edit", "old_string is empty"));
     }
     match text.matches(&a.old_string).count() {
-        0 => return Err(failed("edit", format!("old_string does not occur in {rel}"))),
+        0 => {
+            return Err(failed(
+                "edit",
+                format!("old_string does not occur in {rel}"),
+            ))
+        }
         1 => {}
         n => {
             return Err(failed(
                 "edit",
-                format!("old_string occurs {n} times in {rel}; include more context to make it unique"),
+                format!(
+                    "old_string occurs {n} times in {rel}; include more context to make it unique"
+                ),
             ))
         }
     }
@@ -237,7 +245,9 @@ fn send(ctx: &mut ToolContext<'_>, a: SendArgs) -> Result<String, ToolError> {
     }
     let letter = Letter {
         kind: Kind::Message,
-        subject: a.subject.unwrap_or_else(|| "A message from your agent".into()),
+        subject: a
+            .subject
+            .unwrap_or_else(|| "A message from your agent".into()),
         body: a.body,
         tick: Some(ctx.tick),
         in_reply_to: a.in_reply_to,
@@ -258,13 +268,20 @@ fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
     } else {
         String::new()
     };
-    Ok(format!("next tick not before {}{capped}", until.to_rfc3339()))
+    Ok(format!(
+        "next tick not before {}{capped}",
+        until.to_rfc3339()
+    ))
 }
 
 fn existing(path: &std::path::Path, rel: &str, tool: &str) -> Result<String, ToolError> {
     match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map_err(|_| failed(tool, format!("{rel} is not valid UTF-8; refusing to rewrite it"))),
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+            failed(
+                tool,
+                format!("{rel} is not valid UTF-8; refusing to rewrite it"),
+            )
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(e) => Err(failed(tool, format!("{rel}: {e}"))),
     }
@@ -299,9 +316,24 @@ mod tests {
     fn write_append_edit_read_round_trip() {
         let (_d, home) = setup();
         let mut c = ctx(&home);
-        dispatch(&mut c, "write", &json!({"path": "memory/a.md", "content": "one\n"})).unwrap();
-        dispatch(&mut c, "append", &json!({"path": "memory/a.md", "content": "two\n"})).unwrap();
-        dispatch(&mut c, "edit", &json!({"path": "memory/a.md", "old_string": "two", "new_string": "2"})).unwrap();
+        dispatch(
+            &mut c,
+            "write",
+            &json!({"path": "memory/a.md", "content": "one\n"}),
+        )
+        .unwrap();
+        dispatch(
+            &mut c,
+            "append",
+            &json!({"path": "memory/a.md", "content": "two\n"}),
+        )
+        .unwrap();
+        dispatch(
+            &mut c,
+            "edit",
+            &json!({"path": "memory/a.md", "old_string": "two", "new_string": "2"}),
+        )
+        .unwrap();
         let text = dispatch(&mut c, "read", &json!({"path": "memory/a.md"})).unwrap();
         assert_eq!(text, "one\n2\n");
         assert_eq!(c.effects.touched, vec!["memory/a.md".to_string()]);
@@ -311,8 +343,18 @@ mod tests {
     fn edit_needs_a_unique_match() {
         let (_d, home) = setup();
         let mut c = ctx(&home);
-        dispatch(&mut c, "write", &json!({"path": "memory/a.md", "content": "x x"})).unwrap();
-        let err = dispatch(&mut c, "edit", &json!({"path": "memory/a.md", "old_string": "x", "new_string": "y"})).unwrap_err();
+        dispatch(
+            &mut c,
+            "write",
+            &json!({"path": "memory/a.md", "content": "x x"}),
+        )
+        .unwrap();
+        let err = dispatch(
+            &mut c,
+            "edit",
+            &json!({"path": "memory/a.md", "old_string": "x", "new_string": "y"}),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("2 times"), "{err}");
     }
 
@@ -320,13 +362,20 @@ mod tests {
     fn unknown_tools_and_bad_arguments_are_told_apart() {
         let (_d, home) = setup();
         let mut c = ctx(&home);
-        assert!(matches!(dispatch(&mut c, "rm", &json!({})), Err(ToolError::Unknown(_))));
+        assert!(matches!(
+            dispatch(&mut c, "rm", &json!({})),
+            Err(ToolError::Unknown(_))
+        ));
         assert!(matches!(
             dispatch(&mut c, "write", &json!({"path": 3})),
             Err(ToolError::BadInput { .. })
         ));
         assert!(matches!(
-            dispatch(&mut c, "write", &json!({"path": "hearth.toml", "content": ""})),
+            dispatch(
+                &mut c,
+                "write",
+                &json!({"path": "hearth.toml", "content": ""})
+            ),
             Err(ToolError::Refused { .. })
         ));
     }
@@ -336,7 +385,8 @@ mod tests {
         let (_d, home) = setup();
         let mut c = ctx(&home);
         dispatch(&mut c, "journal", &json!({"text": "learned a thing"})).unwrap();
-        let day = std::fs::read_to_string(home.root().join("memory/journal/2023-11-14.md")).unwrap();
+        let day =
+            std::fs::read_to_string(home.root().join("memory/journal/2023-11-14.md")).unwrap();
         assert!(day.starts_with("# 2023-11-14\n"));
         assert!(day.contains("tick 3\n\nlearned a thing\n"));
         let sent = dispatch(&mut c, "send", &json!({"subject": "hi", "body": "hello"})).unwrap();

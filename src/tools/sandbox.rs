@@ -54,12 +54,10 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
             Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
             Component::CurDir => {}
             Component::ParentDir => return Err(refuse("`..` is not allowed in paths".into())),
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(refuse(
-                    "absolute paths are not allowed; give a path inside the home, like memory/notes.md"
-                        .into(),
-                ))
-            }
+            Component::RootDir | Component::Prefix(_) => return Err(refuse(
+                "absolute paths are not allowed; give a path inside the home, like memory/notes.md"
+                    .into(),
+            )),
         }
     }
     check_parts(&parts, allowed).map_err(refuse)?;
@@ -206,7 +204,11 @@ mod tests {
         let (d, home) = home();
         symlink(d.path().join(".git"), d.path().join("memory/g")).unwrap();
         assert!(refused(&home, "memory/g/config", WRITE).contains(".git"));
-        symlink(d.path().join("hearth.toml"), d.path().join("memory/conf.md")).unwrap();
+        symlink(
+            d.path().join("hearth.toml"),
+            d.path().join("memory/conf.md"),
+        )
+        .unwrap();
         assert!(refused(&home, "memory/conf.md", WRITE).contains("hearth.toml"));
     }
 

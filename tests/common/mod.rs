@@ -178,7 +178,9 @@ impl TestHome {
 
     pub fn good_ref(&self) -> Option<String> {
         let repo = git2::Repository::open(&self.path).unwrap();
-        repo.refname_to_id("refs/hearth/good").ok().map(|o| o.to_string())
+        repo.refname_to_id("refs/hearth/good")
+            .ok()
+            .map(|o| o.to_string())
     }
 
     pub fn git(&self, args: &[&str]) -> Output {
