@@ -1,0 +1,74 @@
+//! The shipped systemd units: `systemd-analyze verify` is clean and the
+//! offline security exposure stays at 1.5 or lower (DESIGN 12). The units
+//! are checked as installed, with `ExecStart` pointing at the built binary.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn installed_copy(dir: &Path, source: &str, name: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(source)).unwrap();
+    let text = text.replace("/usr/local/bin/hearth", common::HEARTH);
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn analyze(args: &[&str]) -> std::process::Output {
+    Command::new("systemd-analyze")
+        .args(args)
+        .output()
+        .expect("systemd-analyze runs (Debian package `systemd`; .ci/run installs it)")
+}
+
+fn exposure(unit: &Path) -> f64 {
+    let out = analyze(&["security", "--offline=true", unit.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("Overall exposure level"))
+        .unwrap_or_else(|| panic!("no exposure line: {text}"));
+    let after = line.split(':').nth(1).unwrap().trim();
+    after.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn units_verify_clean_and_expose_at_most_1_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = installed_copy(dir.path(), "supervisor/hearth.service", "hearth.service");
+    let template = installed_copy(dir.path(), "supervisor/hearth@.service", "hearth@.service");
+    let instance = dir.path().join("hearth@alice.service");
+    std::fs::copy(&template, &instance).unwrap();
+
+    for unit in [&single, &instance] {
+        let out = analyze(&["verify", unit.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.trim().is_empty(), "{}: {err}", unit.display());
+        let level = exposure(unit);
+        assert!(level <= 1.5, "{} exposure {level}", unit.display());
+    }
+}
+
+#[test]
+fn units_keep_the_contract_of_design_12() {
+    for source in ["supervisor/hearth.service", "supervisor/hearth@.service"] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(source)).unwrap();
+        for line in [
+            "Type=notify",
+            "Restart=on-failure",
+            "RestartSec=5s",
+            "RestartPreventExitStatus=2",
+            "StartLimitIntervalSec=",
+            "StartLimitBurst=",
+            "WatchdogSec=",
+            "Environment=HOME=/var/lib/hearth",
+            "ProtectSystem=strict",
+            "NoNewPrivileges=yes",
+            "ReadWritePaths=/var/lib/hearth",
+        ] {
+            assert!(text.contains(line), "{source} lacks {line}");
+        }
+    }
+}
