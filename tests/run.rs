@@ -255,3 +255,42 @@ fn status_works_on_a_home_that_never_ran() {
     assert_eq!(json["running"], false);
     assert_eq!(json["home"], home.path.display().to_string());
 }
+
+#[test]
+fn init_completes_an_existing_directory_and_keeps_its_files() {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.file("memory")).unwrap();
+    std::fs::write(
+        home.file("memory/identity.md"),
+        "# Me\n\nAlready written.\n",
+    )
+    .unwrap();
+    std::fs::write(home.file(".gitignore"), "*.bak").unwrap();
+    home.ok(&["init"]);
+    assert_eq!(
+        home.read("memory/identity.md"),
+        "# Me\n\nAlready written.\n"
+    );
+    assert_eq!(
+        home.read(".gitignore"),
+        "*.bak\n# hearth's runtime files\n/.hearth/\n"
+    );
+    assert!(
+        home.file("memory/prompt.md").exists(),
+        "missing templates added"
+    );
+    home.ok(&["run", "--ticks", "1"]);
+    let tracked = home.git(&["ls-files", ".hearth"]);
+    assert_eq!(
+        String::from_utf8_lossy(&tracked.stdout),
+        "",
+        "runtime files never committed"
+    );
+    assert_eq!(
+        home.ok(&["init"]).trim_end(),
+        format!(
+            "{} is already a hearth home; nothing to do",
+            home.path.display()
+        )
+    );
+}

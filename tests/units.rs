@@ -44,7 +44,11 @@ fn units_verify_clean_and_expose_at_most_1_5() {
     for unit in [&single, &instance] {
         let out = analyze(&["verify", unit.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && err.trim().is_empty(), "{}: {err}", unit.display());
+        assert!(
+            out.status.success() && err.trim().is_empty(),
+            "{}: {err}",
+            unit.display()
+        );
         let level = exposure(unit);
         assert!(level <= 1.5, "{} exposure {level}", unit.display());
     }

@@ -45,6 +45,7 @@ pub fn init(root: &Path, now: DateTime<Utc>) -> Result<InitReport, HomeError> {
         atomic::write(&path, contents.as_bytes())?;
         created_files.push(rel.to_string());
     }
+    ensure_ignored(&home)?;
     for dir in [home.inbox_dir(), home.outbox_dir(), home.runtime_dir()] {
         std::fs::create_dir_all(&dir).map_err(|source| HomeError::Io { path: dir, source })?;
     }
@@ -69,6 +70,26 @@ pub fn init(root: &Path, now: DateTime<Utc>) -> Result<InitReport, HomeError> {
         created_repo,
         commit: commit.map(|oid| oid.to_string()),
     })
+}
+
+/// A home that came with its own `.gitignore` must still keep `.hearth/`
+/// (locks, runtime files) out of history.
+fn ensure_ignored(home: &Home) -> Result<(), HomeError> {
+    let path = home.root().join(".gitignore");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if text
+        .lines()
+        .any(|l| matches!(l.trim(), "/.hearth/" | ".hearth/" | ".hearth" | "/.hearth"))
+    {
+        return Ok(());
+    }
+    let mut updated = text;
+    if !updated.is_empty() && !updated.ends_with('\n') {
+        updated.push('\n');
+    }
+    updated.push_str("# hearth's runtime files\n/.hearth/\n");
+    atomic::write(&path, updated.as_bytes())?;
+    Ok(())
 }
 
 /// True when `dir` is missing or has no entries: `hearth run` may make it a

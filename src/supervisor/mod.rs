@@ -280,8 +280,12 @@ impl Supervisor<'_> {
                     if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
                         return Some(signal);
                     }
-                    tracing::info!("inbox message arrived; ticking now");
-                    return None;
+                    // Late events from the last tick moving messages out
+                    // are not arrivals.
+                    if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
+                        tracing::info!("inbox message arrived; ticking now");
+                        return None;
+                    }
                 }
                 None => {}
             }
