@@ -1,6 +1,8 @@
 //! Bad input and hard stops, end to end: each gets a clear error naming the
 //! file, or is handled, and nothing else is lost.
 
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
 mod common;
 
 use std::time::Duration;

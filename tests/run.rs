@@ -2,6 +2,8 @@
 //! inbox, wakes on a message, commits hand edits as the operator, stops on
 //! SIGTERM, and reports its status.
 
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
 mod common;
 
 use std::time::{Duration, Instant};

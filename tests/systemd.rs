@@ -1,6 +1,8 @@
 //! The sd_notify protocol as systemd speaks it: the test plays systemd,
 //! binding the notify socket and reading the datagrams hearth sends.
 
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
 mod common;
 
 use std::os::unix::net::UnixDatagram;

@@ -2,6 +2,8 @@
 //! offline security exposure stays at 1.5 or lower (DESIGN 12). The units
 //! are checked as installed, with `ExecStart` pointing at the built binary.
 
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
 mod common;
 
 use std::path::Path;

@@ -144,6 +144,7 @@ fn unique_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 

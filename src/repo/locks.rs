@@ -49,6 +49,7 @@ pub fn clean_stale_locks(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 

@@ -301,6 +301,7 @@ fn git_error(root: &Path, e: git2::Error) -> RepoError {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 

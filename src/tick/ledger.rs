@@ -90,6 +90,7 @@ pub fn append(path: &Path, record: &TickRecord) -> Result<(), atomic::WriteError
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 

@@ -288,6 +288,7 @@ fn existing(path: &std::path::Path, rel: &str, tool: &str) -> Result<String, Too
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
     use crate::home::Home;

@@ -127,6 +127,7 @@ pub fn shown(raw: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
