@@ -9,9 +9,18 @@ use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::home::Home;
+
+use super::systemd::Notifier;
+use super::wake::{Wake, Wakeups};
+
+/// How long a tick gets to stop after the supervisor is told to stop.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How often the supervisor looks at a running tick.
+const POLL: Duration = Duration::from_millis(25);
 
 pub struct TickChild {
     child: Child,
@@ -48,6 +57,15 @@ impl Ending {
             (None, None) => Ending::Exited(-1),
         }
     }
+}
+
+/// How waiting for a tick child ended.
+pub struct ChildEnd {
+    pub ending: Ending,
+    /// Why it ended the way it did, when the supervisor had a hand in it.
+    pub note: Option<String>,
+    /// A stop signal received meanwhile.
+    pub stop: Option<i32>,
 }
 
 impl TickChild {
@@ -101,6 +119,79 @@ impl TickChild {
 
     pub fn wait(&mut self) -> std::io::Result<Ending> {
         Ok(Ending::from_status(self.child.wait()?))
+    }
+
+    /// Waits for tick `number` to end, killing its group past `limit`, and
+    /// on a stop signal giving it [`STOP_GRACE`] to stop before killing it.
+    /// Keeps the systemd watchdog fed meanwhile.
+    pub fn supervise(
+        &mut self,
+        number: u64,
+        limit: Duration,
+        wake: &Wakeups,
+        notifier: Option<&Notifier>,
+    ) -> std::io::Result<ChildEnd> {
+        let started = Instant::now();
+        let mut stop: Option<(i32, Instant)> = None;
+        loop {
+            if let Some(ending) = self.try_wait()? {
+                let note = stop.map(|(signal, _)| {
+                    format!("The supervisor was told to stop (signal {signal}) during this tick.")
+                });
+                return Ok(ChildEnd {
+                    ending,
+                    note,
+                    stop: stop.map(|(s, _)| s),
+                });
+            }
+            if started.elapsed() >= limit {
+                tracing::error!(
+                    "tick {number} ran past [tick] timeout_s = {}s; killing it",
+                    limit.as_secs()
+                );
+                self.signal_group(libc::SIGKILL);
+                let ending = self.wait()?;
+                let note = format!(
+                    "Killed after running past [tick] timeout_s = {}s.",
+                    limit.as_secs()
+                );
+                return Ok(ChildEnd {
+                    ending,
+                    note: Some(note),
+                    stop: stop.map(|(s, _)| s),
+                });
+            }
+            if let Some((signal, at)) = stop {
+                if at.elapsed() >= STOP_GRACE {
+                    self.signal_group(libc::SIGKILL);
+                    let ending = self.wait()?;
+                    let note = format!(
+                        "The supervisor was told to stop (signal {signal}); the tick did not stop within {}s and was killed.",
+                        STOP_GRACE.as_secs()
+                    );
+                    return Ok(ChildEnd {
+                        ending,
+                        note: Some(note),
+                        stop: Some(signal),
+                    });
+                }
+            }
+            if let Some(n) = notifier {
+                n.keep_alive();
+            }
+            // Inbox events during a tick are not lost: after the tick the
+            // supervisor looks at the inbox itself.
+            if let Some(Wake::Stop(signal)) = wake.next(POLL) {
+                if stop.is_none() {
+                    tracing::info!(
+                        "signal {signal}: stopping tick {number} (pid {})",
+                        self.pid()
+                    );
+                    self.signal_group(libc::SIGTERM);
+                    stop = Some((signal, Instant::now()));
+                }
+            }
+        }
     }
 
     /// Sends `signal` to the child's whole process group.

@@ -17,7 +17,7 @@ pub mod systemd;
 pub mod wake;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -30,16 +30,12 @@ use crate::repo::{clean_stale_locks, Repo, RepoError};
 use crate::tick::class::Class;
 use crate::tick::ledger::{self, Ledger, TickRecord, Tokens};
 use crate::tick::report::TickReport;
-use child::{Ending, TickChild};
+use child::{ChildEnd, TickChild};
 pub use commit::tick_message;
 use runtime::{Phase, SupervisorState, TickInProgress};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
 
-/// How long a tick gets to stop after the supervisor is told to stop.
-const STOP_GRACE: Duration = Duration::from_secs(5);
-/// How often the supervisor looks at a running tick.
-const POLL: Duration = Duration::from_millis(25);
 /// Quiet time after an inbox event before ticking, so a message still being
 /// copied in is read whole.
 const INBOX_SETTLE: Duration = Duration::from_millis(150);
@@ -108,13 +104,6 @@ struct TickEnd {
     /// When the agent asked to be woken next (`sleep`).
     sleep_until: Option<DateTime<Utc>>,
     /// A stop signal that arrived during the tick.
-    stop: Option<i32>,
-}
-
-/// How waiting for a tick child ended.
-struct ChildEnd {
-    ending: Ending,
-    note: Option<String>,
     stop: Option<i32>,
 }
 
@@ -361,7 +350,13 @@ impl Supervisor<'_> {
                 exe: self.options.exe.clone(),
                 source,
             })?;
-        let ChildEnd { ending, note, stop } = self.wait_for(&mut child, number)?;
+        let limit = Duration::from_secs(self.config.tick.timeout_s);
+        let ChildEnd { ending, note, stop } = child
+            .supervise(number, limit, &self.wake, self.options.notifier.as_ref())
+            .map_err(|source| SupervisorError::Io {
+                context: format!("waiting for tick {number}"),
+                source,
+            })?;
         // Reap anything the tick left running in its group.
         child.signal_group(libc::SIGKILL);
 
@@ -388,80 +383,6 @@ impl Supervisor<'_> {
             sleep_until,
             stop,
         })
-    }
-
-    /// Waits for the child, enforcing `[tick] timeout_s` and stop signals.
-    fn wait_for(
-        &mut self,
-        child: &mut TickChild,
-        number: u64,
-    ) -> Result<ChildEnd, SupervisorError> {
-        let io = |source| SupervisorError::Io {
-            context: format!("waiting for tick {number}"),
-            source,
-        };
-        let limit = Duration::from_secs(self.config.tick.timeout_s);
-        let started = Instant::now();
-        let mut stop: Option<(i32, Instant)> = None;
-        loop {
-            if let Some(ending) = child.try_wait().map_err(io)? {
-                let note = stop.map(|(signal, _)| {
-                    format!("The supervisor was told to stop (signal {signal}) during this tick.")
-                });
-                return Ok(ChildEnd {
-                    ending,
-                    note,
-                    stop: stop.map(|(s, _)| s),
-                });
-            }
-            if started.elapsed() >= limit {
-                tracing::error!(
-                    "tick {number} ran past [tick] timeout_s = {}s; killing it",
-                    limit.as_secs()
-                );
-                child.signal_group(libc::SIGKILL);
-                let ending = child.wait().map_err(io)?;
-                let note = format!(
-                    "Killed after running past [tick] timeout_s = {}s.",
-                    limit.as_secs()
-                );
-                return Ok(ChildEnd {
-                    ending,
-                    note: Some(note),
-                    stop: stop.map(|(s, _)| s),
-                });
-            }
-            if let Some((signal, at)) = stop {
-                if at.elapsed() >= STOP_GRACE {
-                    child.signal_group(libc::SIGKILL);
-                    let ending = child.wait().map_err(io)?;
-                    let note = format!(
-                        "The supervisor was told to stop (signal {signal}); the tick did not stop within {}s and was killed.",
-                        STOP_GRACE.as_secs()
-                    );
-                    return Ok(ChildEnd {
-                        ending,
-                        note: Some(note),
-                        stop: Some(signal),
-                    });
-                }
-            }
-            if let Some(n) = &self.options.notifier {
-                n.keep_alive();
-            }
-            // Inbox events during a tick are not lost: after the tick the
-            // supervisor looks at the inbox itself.
-            if let Some(Wake::Stop(signal)) = self.wake.next(POLL) {
-                if stop.is_none() {
-                    tracing::info!(
-                        "signal {signal}: stopping tick {number} (pid {})",
-                        child.pid()
-                    );
-                    child.signal_group(libc::SIGTERM);
-                    stop = Some((signal, Instant::now()));
-                }
-            }
-        }
     }
 
     /// Records a tick in the ledger and commits it; clears the marker.
