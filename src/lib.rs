@@ -20,6 +20,7 @@ pub mod config;
 pub mod context;
 pub mod home;
 pub mod mailbox;
+pub mod memory;
 pub mod model;
 pub mod repo;
 pub mod supervisor;

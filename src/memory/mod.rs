@@ -1,0 +1,307 @@
+//! Memory files: markdown under `memory/`, with optional YAML front matter.
+//!
+//! Partial failure is normal here: one memory with broken front matter is a
+//! [`MemoryProblem`] (file and line) and falls back to its title; it never
+//! stops the others from loading.
+
+pub mod front_matter;
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::home::Home;
+
+/// One memory file, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Memory {
+    /// Path inside the home, e.g. `memory/core/values.md`.
+    pub rel: String,
+    pub title: String,
+    pub tags: Vec<String>,
+    pub core: bool,
+    pub must_read: bool,
+    /// The text after the front matter.
+    pub body: String,
+    /// Set when the front matter could not be used; the memory then counts
+    /// as title-only whatever it claimed.
+    pub problem: Option<MemoryProblem>,
+}
+
+/// A memory file hearth could not fully use, at a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryProblem {
+    pub path: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for MemoryProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.path, self.line, self.message)
+    }
+}
+
+impl Memory {
+    /// Parses the bytes of the memory at `rel`.
+    pub fn parse(rel: &str, bytes: &[u8]) -> Memory {
+        let (text, utf8_problem) = match std::str::from_utf8(bytes) {
+            Ok(text) => (text.to_string(), None),
+            Err(e) => {
+                let line = bytes[..e.valid_up_to()]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count()
+                    + 1;
+                let problem = MemoryProblem {
+                    path: rel.into(),
+                    line,
+                    message: "not valid UTF-8; undecodable bytes shown as U+FFFD".into(),
+                };
+                (String::from_utf8_lossy(bytes).into_owned(), Some(problem))
+            }
+        };
+        let problem_at = |p: front_matter::Problem| MemoryProblem {
+            path: rel.into(),
+            line: p.line,
+            message: p.message,
+        };
+        let (front, body, problem) = match front_matter::split(&text) {
+            Err(p) => (None, text.as_str(), Some(problem_at(p))),
+            Ok(split) => match split.yaml.map(front_matter::parse) {
+                None => (None, split.body, None),
+                Some(Ok(front)) => (Some(front), split.body, None),
+                Some(Err(p)) => (None, split.body, Some(problem_at(p))),
+            },
+        };
+        let front = front.unwrap_or_default();
+        let title = front
+            .title
+            .clone()
+            .filter(|t| !t.is_empty())
+            .or_else(|| first_heading(body))
+            .unwrap_or_else(|| file_stem(rel));
+        Memory {
+            rel: rel.into(),
+            title,
+            tags: front.tags,
+            core: front.core,
+            must_read: front.must_read,
+            body: body.to_string(),
+            problem: problem.or(utf8_problem),
+        }
+    }
+
+    /// Whether any tag is one of `identity_tags` (case-insensitively).
+    pub fn is_identity(&self, identity_tags: &[String]) -> bool {
+        self.problem.is_none()
+            && self
+                .tags
+                .iter()
+                .any(|t| identity_tags.iter().any(|i| i.eq_ignore_ascii_case(t)))
+    }
+}
+
+fn first_heading(body: &str) -> Option<String> {
+    body.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("# "))
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+fn file_stem(rel: &str) -> String {
+    Path::new(rel)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| rel.to_string())
+}
+
+/// Files that are layers of their own, not memories among others.
+const LAYER_FILES: [&str; 2] = ["memory/prompt.md", "memory/identity.md"];
+
+/// Every core memory: each `.md` under `memory/core/`, and any other memory
+/// whose front matter says `core: true`; sorted by path. Files that cannot
+/// be read are reported, not fatal.
+pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
+    let core_dir = home.memory_dir().join("core");
+    let mut memories = Vec::new();
+    let mut problems = Vec::new();
+    for entry in walkdir::WalkDir::new(home.memory_dir())
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
+    {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let rel = home.relative(path);
+        if LAYER_FILES.contains(&rel.as_str()) {
+            continue;
+        }
+        let in_core = path.starts_with(&core_dir);
+        let bytes = if in_core {
+            std::fs::read(path).map(Some)
+        } else {
+            // Outside core/, only a file that opens with front matter can
+            // claim `core: true`; the rest are skipped after a few bytes.
+            read_if_front_matter(path)
+        };
+        match bytes {
+            Ok(Some(bytes)) => {
+                let memory = Memory::parse(&rel, &bytes);
+                if in_core || memory.core {
+                    problems.extend(memory.problem.clone());
+                    memories.push(memory);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => problems.push(MemoryProblem {
+                path: rel,
+                line: 1,
+                message: format!("cannot be read: {e}"),
+            }),
+        }
+    }
+    (memories, problems)
+}
+
+fn read_if_front_matter(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut head = [0u8; 6];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    let head = &head[..got];
+    let head = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
+    if !head.starts_with(b"---") {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_comes_from_front_matter_then_heading_then_file_name() {
+        let m = Memory::parse(
+            "memory/a.md",
+            b"---
+title: T
+---
+# H
+",
+        );
+        assert_eq!(m.title, "T");
+        let m = Memory::parse(
+            "memory/a.md",
+            b"intro
+# H
+",
+        );
+        assert_eq!(m.title, "H");
+        let m = Memory::parse("memory/notes/plain.md", b"no heading");
+        assert_eq!(m.title, "plain");
+    }
+
+    #[test]
+    fn broken_front_matter_is_a_problem_and_drops_the_claims() {
+        let m = Memory::parse(
+            "memory/core/x.md",
+            b"---
+tags: [identity
+---
+# X
+",
+        );
+        let p = m.problem.clone().unwrap();
+        assert_eq!(p.path, "memory/core/x.md");
+        assert!(p.to_string().starts_with("memory/core/x.md:"));
+        assert_eq!(m.title, "X");
+        assert!(!m.is_identity(&["identity".into()]));
+    }
+
+    #[test]
+    fn identity_tags_compare_case_insensitively() {
+        let m = Memory::parse(
+            "memory/core/x.md",
+            b"---
+tags: IDENTITY
+---
+",
+        );
+        assert!(m.is_identity(&["identity".into()]));
+        let m = Memory::parse(
+            "memory/core/x.md",
+            b"---
+tags: kit-identity
+---
+",
+        );
+        assert!(!m.is_identity(&["identity".into(), "facet:identity".into()]));
+    }
+
+    #[test]
+    fn core_memories_are_core_dir_and_core_true() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        let mem = dir.path().join("memory");
+        std::fs::create_dir_all(mem.join("core")).unwrap();
+        std::fs::create_dir_all(mem.join("notes")).unwrap();
+        std::fs::write(
+            mem.join("identity.md"),
+            "---
+core: true
+---
+",
+        )
+        .unwrap();
+        std::fs::write(
+            mem.join("core/a.md"),
+            "# A
+",
+        )
+        .unwrap();
+        std::fs::write(
+            mem.join("notes/b.md"),
+            "---
+core: true
+---
+# B
+",
+        )
+        .unwrap();
+        std::fs::write(
+            mem.join("notes/c.md"),
+            "# C
+",
+        )
+        .unwrap();
+        std::fs::write(
+            mem.join("notes/d.md"),
+            "---
+core: false
+---
+",
+        )
+        .unwrap();
+        let (found, problems) = core_memories(&home);
+        let rels: Vec<&str> = found.iter().map(|m| m.rel.as_str()).collect();
+        assert_eq!(rels, ["memory/core/a.md", "memory/notes/b.md"]);
+        assert!(problems.is_empty());
+    }
+}
