@@ -45,8 +45,7 @@ pub fn split(text: &str) -> Result<Split<'_>, Problem> {
     }
     let inner_start = first_end + 1;
     let mut offset = inner_start;
-    let mut line = 2;
-    for raw in text[inner_start..].split_inclusive('\n') {
+    for (line, raw) in (2..).zip(text[inner_start..].split_inclusive('\n')) {
         let trimmed = raw.trim_end();
         if trimmed == "---" || trimmed == "..." {
             return Ok(Split {
@@ -56,7 +55,6 @@ pub fn split(text: &str) -> Result<Split<'_>, Problem> {
             });
         }
         offset += raw.len();
-        line += 1;
     }
     Err(Problem {
         line: 1,
