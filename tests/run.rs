@@ -53,7 +53,8 @@ fn run_ticks_3_creates_the_home_and_commits_each_tick_with_trailers() {
         assert_eq!(line["class"], "ok");
         assert!(line["tokens"]["in"].as_u64().unwrap() > 0);
         assert!(line["start"].is_string() && line["end"].is_string());
-        assert!(line["tokens_by_part"]["system"].as_u64().unwrap() > 0);
+        assert!(line["tokens_by_part"]["prompt"].as_u64().unwrap() > 0);
+        assert!(line["tokens_by_part"]["identity"].as_u64().unwrap() > 0);
     }
     // The home is clean: every change is in a commit.
     let status = home.git(&["status", "--porcelain"]);

@@ -495,6 +495,7 @@ fn record_for(
                     .collect()
             })
             .unwrap_or_default(),
+        required_reads: report.map(|r| r.required_reads.clone()).unwrap_or_default(),
         note: note.or(failures),
     }
 }

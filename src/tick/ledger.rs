@@ -41,6 +41,9 @@ pub struct TickRecord {
     /// Inbox messages the tick consumed, as archived under `state/`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inbox: Vec<String>,
+    /// Memories the tick had to read before writing (DESIGN 4, 8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_reads: Vec<String>,
     /// Why the tick failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -106,6 +109,7 @@ mod tests {
             cost_usd: 0.0,
             tokens_by_part: BTreeMap::new(),
             inbox: vec![],
+            required_reads: vec![],
             note: None,
         }
     }

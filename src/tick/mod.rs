@@ -95,15 +95,21 @@ pub fn run(
         }
     }
 
-    let (system, warnings) = boot::system_blocks(home);
-    for warning in warnings {
-        tracing::warn!("{warning}");
+    let boot = boot::boot(home, &config.boot);
+    for problem in &boot.problems {
+        tracing::warn!("{problem}");
     }
+    let system = boot.system;
+    report.required_reads = boot.required_reads;
     let (user_turn, mut parts) = context::user_turn(now, options.number, &facts.inbox);
-    parts.insert(
-        "system".into(),
-        system.iter().map(|b| model::estimate_tokens(&b.text)).sum(),
-    );
+    for block in &system {
+        let part = if block.source == boot::PROMPT {
+            "prompt"
+        } else {
+            "identity"
+        };
+        parts.insert(part.into(), model::estimate_tokens(&block.text));
+    }
     parts.insert(
         "history".into(),
         conversation

@@ -35,6 +35,9 @@ pub struct TickReport {
     pub consumed: Vec<(String, String)>,
     #[serde(default)]
     pub tokens_by_part: BTreeMap<String, u64>,
+    /// Memories the brake will require reading (from boot).
+    #[serde(default)]
+    pub required_reads: Vec<String>,
     /// Set once the tick has finished on its own.
     #[serde(default)]
     pub finished: bool,
@@ -51,6 +54,7 @@ impl TickReport {
             effects: Effects::default(),
             consumed: Vec::new(),
             tokens_by_part: BTreeMap::new(),
+            required_reads: Vec::new(),
             finished: false,
         }
     }
