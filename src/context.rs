@@ -1,33 +1,145 @@
-//! The tick's user turn (DESIGN 5): the time, the tick number and the new
-//! inbox messages, with a token estimate per part for the tick's ledger line.
-//! Tier context (recent turns, the directive, recall results picked by a
-//! keyword classifier) joins here when boot and recall land.
+//! The tick's user turn (DESIGN 5): the time, the tick number, the new inbox
+//! messages, and tier context chosen by a cheap keyword classifier over the
+//! inbox text (no model call):
+//! - *continuation* ("last", "previous", "you said", "secret word"…): the
+//!   recent turns, so the agent can answer about what was said;
+//! - *mission* ("mission", "working on", "task", "goal"…): more turns and
+//!   the current directive (`memory/directive.md`);
+//! - *knowledge*: recall results with citations (recall is the seam this
+//!   leaves: the tier is recorded, the results join when recall lands).
+//!
+//! Each part's estimated tokens go on the tick's `ticks.jsonl` line.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
 
 use crate::mailbox::inbox::InboxMessage;
 use crate::model::{estimate_tokens, Block, Message, Role};
 
-/// The user turn and its estimated tokens by part.
-pub fn user_turn(
-    now: DateTime<Utc>,
-    tick: u64,
-    inbox: &[InboxMessage],
-) -> (Message, BTreeMap<String, u64>) {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Plain,
+    Continuation,
+    Mission,
+    Knowledge,
+}
+
+const CONTINUATION: &[&str] = &[
+    "last",
+    "previous",
+    "you said",
+    "you provided",
+    "you told",
+    "you gave",
+    "secret word",
+    "earlier",
+    "before",
+    "again",
+    "remind me",
+];
+const MISSION: &[&str] = &[
+    "mission",
+    "working on",
+    "task",
+    "goal",
+    "directive",
+    "objective",
+    "priority",
+    "plan",
+];
+const KNOWLEDGE: &[&str] = &[
+    "what do you know",
+    "do you remember",
+    "what did i",
+    "tell me about",
+    "who is",
+    "who was",
+    "what is",
+    "when did",
+    "where did",
+    "recall",
+    "learn",
+];
+
+/// How many recent turns each tier adds.
+const CONTINUATION_TURNS: usize = 6;
+const MISSION_TURNS: usize = 8;
+/// How much of one recent turn is quoted.
+const TURN_EXCERPT_CHARS: usize = 600;
+
+/// The tier for this inbox text: the first of continuation, mission,
+/// knowledge whose keywords occur (as whole words), else plain.
+pub fn classify(text: &str) -> Tier {
+    let text = format!(" {} ", normalise(text));
+    let has = |words: &[&str]| words.iter().any(|w| text.contains(&format!(" {w} ")));
+    if has(CONTINUATION) {
+        Tier::Continuation
+    } else if has(MISSION) {
+        Tier::Mission
+    } else if has(KNOWLEDGE) {
+        Tier::Knowledge
+    } else {
+        Tier::Plain
+    }
+}
+
+fn normalise(text: &str) -> String {
+    let lower: String = text
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    lower.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What the user turn is made of.
+pub struct TurnInput<'a> {
+    pub now: DateTime<Utc>,
+    pub tick: u64,
+    pub inbox: &'a [InboxMessage],
+    /// The conversation so far (for recent turns).
+    pub history: &'a [Message],
+    /// `memory/directive.md`, when it exists.
+    pub directive: Option<&'a str>,
+}
+
+/// The user turn, its estimated tokens by part, and its tier.
+pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier) {
     let mut parts = BTreeMap::new();
     let header = format!(
-        "Tick {tick} at {}.",
-        now.to_rfc3339_opts(SecondsFormat::Secs, true)
+        "Tick {} at {}.",
+        input.tick,
+        input.now.to_rfc3339_opts(SecondsFormat::Secs, true)
     );
     let mut text = header.clone();
     parts.insert("header".to_string(), estimate_tokens(&header));
-    if inbox.is_empty() {
+
+    let all_inbox: String = input
+        .inbox
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let tier = if input.inbox.is_empty() {
+        Tier::Plain
+    } else {
+        classify(&all_inbox)
+    };
+
+    if input.inbox.is_empty() {
         text.push_str("\n\nNo new inbox messages.");
     } else {
-        let mut section = format!("\n\nNew inbox messages ({}):", inbox.len());
-        for message in inbox {
+        let mut section = format!("\n\nNew inbox messages ({}):", input.inbox.len());
+        for message in input.inbox {
             section.push_str(&format!(
                 "\n\n<inbox-message path=\"{}\" bytes=\"{}\">\n{}\n</inbox-message>",
                 message.rel,
@@ -42,11 +154,139 @@ pub fn user_turn(
         parts.insert("inbox".to_string(), estimate_tokens(&section));
         text.push_str(&section);
     }
+
+    let turns = match tier {
+        Tier::Continuation => CONTINUATION_TURNS,
+        Tier::Mission => MISSION_TURNS,
+        Tier::Plain | Tier::Knowledge => 0,
+    };
+    if turns > 0 {
+        let recent = recent_turns(input.history, turns);
+        if !recent.is_empty() {
+            let section = format!("\n\n<recent-turns>\n{recent}</recent-turns>");
+            parts.insert("recent_turns".to_string(), estimate_tokens(&section));
+            text.push_str(&section);
+        }
+    }
+    if tier == Tier::Mission {
+        if let Some(directive) = input.directive {
+            let section = format!(
+                "\n\n<directive path=\"memory/directive.md\">\n{}\n</directive>",
+                directive.trim_end()
+            );
+            parts.insert("directive".to_string(), estimate_tokens(&section));
+            text.push_str(&section);
+        }
+    }
     (
         Message {
             role: Role::User,
             content: vec![Block::Text { text }],
         },
         parts,
+        tier,
     )
+}
+
+/// The last `n` turns that carry text, oldest first, as `role: excerpt`.
+fn recent_turns(history: &[Message], n: usize) -> String {
+    let mut lines: Vec<String> = history
+        .iter()
+        .rev()
+        .filter_map(|m| {
+            let text = m.text();
+            let text = text.trim();
+            (!text.is_empty()).then(|| {
+                let role = match m.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                let mut excerpt: String = text.chars().take(TURN_EXCERPT_CHARS).collect();
+                if text.chars().count() > TURN_EXCERPT_CHARS {
+                    excerpt.push('…');
+                }
+                format!("{role}: {excerpt}\n")
+            })
+        })
+        .take(n)
+        .collect();
+    lines.reverse();
+    lines.concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_pick_the_tier() {
+        assert_eq!(
+            classify("What was the secret word you gave me?"),
+            Tier::Continuation
+        );
+        assert_eq!(classify("What is your current mission?"), Tier::Mission);
+        assert_eq!(classify("Tell me about Coltrane"), Tier::Knowledge);
+        assert_eq!(classify("Good morning!"), Tier::Plain);
+        assert_eq!(
+            classify("the lasting impression"),
+            Tier::Plain,
+            "whole words only"
+        );
+    }
+
+    #[test]
+    fn continuation_quotes_recent_turns_and_mission_adds_the_directive() {
+        let history = vec![
+            Message {
+                role: Role::User,
+                content: vec![Block::Text {
+                    text: "the word is ember".into(),
+                }],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![Block::Text {
+                    text: "noted: ember".into(),
+                }],
+            },
+        ];
+        let inbox = vec![InboxMessage {
+            rel: "inbox/a.md".into(),
+            text: "what did you say last time?".into(),
+            size: 27,
+            notes: vec![],
+        }];
+        let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let input = TurnInput {
+            now,
+            tick: 3,
+            inbox: &inbox,
+            history: &history,
+            directive: Some("Ship it."),
+        };
+        let (turn, parts, tier) = user_turn(&input);
+        assert_eq!(tier, Tier::Continuation);
+        assert!(
+            turn.text().contains("assistant: noted: ember"),
+            "{}",
+            turn.text()
+        );
+        assert!(parts["recent_turns"] > 0);
+        assert!(!turn.text().contains("Ship it."));
+
+        let inbox = vec![InboxMessage {
+            text: "what is our goal?".into(),
+            ..inbox[0].clone()
+        }];
+        let input = TurnInput {
+            inbox: &inbox,
+            ..input
+        };
+        let (turn, parts, tier) = user_turn(&input);
+        assert_eq!(tier, Tier::Mission);
+        assert!(turn
+            .text()
+            .contains("<directive path=\"memory/directive.md\">\nShip it.\n</directive>"));
+        assert!(parts["directive"] > 0);
+    }
 }

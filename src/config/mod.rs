@@ -51,6 +51,7 @@ pub struct Config {
     pub recovery: RecoveryConfig,
     pub budget: BudgetConfig,
     pub boot: BootConfig,
+    pub context: ContextConfig,
     pub brake: BrakeConfig,
     pub recall: RecallConfig,
     pub git: GitConfig,
@@ -211,6 +212,23 @@ impl Default for BootConfig {
     }
 }
 
+/// The tick's context (DESIGN 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextConfig {
+    /// Past this many (estimated) tokens, the oldest turns of
+    /// `state/messages.json` move to `state/archive/`.
+    pub history_tokens: u64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            history_tokens: 60_000,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BrakeMode {
@@ -312,6 +330,9 @@ impl Config {
         }
         if self.model.timeout_s == 0 {
             return Err("[model] timeout_s must be at least 1".into());
+        }
+        if self.context.history_tokens < 1000 {
+            return Err("[context] history_tokens must be at least 1000".into());
         }
         if self.healer.streak == 0 {
             return Err("[healer] streak must be at least 1".into());

@@ -39,24 +39,25 @@ pub enum ConversationError {
     Write(#[from] atomic::WriteError),
 }
 
-/// What loading had to do to get a usable conversation.
+/// A `messages.json` that did not parse, and what stands in for it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Repaired {
-    /// The parse error, with line and column.
+pub struct Broken {
+    /// The broken file's bytes, to be kept beside it.
+    pub bytes: Vec<u8>,
+    /// The parse error, named by file, line and column.
     pub problem: String,
-    /// Where the broken file was kept.
-    pub kept_at: String,
-    /// The commit the conversation was restored from, if any.
+    /// The commit the stand-in came from (none: it starts empty).
     pub restored_from: Option<String>,
 }
 
 impl Conversation {
-    /// Loads the conversation, repairing a broken file as described above.
-    pub fn load(
+    /// Reads the conversation without changing anything. A broken file is
+    /// replaced, in memory, by the newest committed copy that parses, and
+    /// reported as [`Broken`] so the tick can keep it and say so.
+    pub fn read(
         home: &Home,
         repo: Option<&Repo>,
-        now: DateTime<Utc>,
-    ) -> Result<(Conversation, Option<Repaired>), ConversationError> {
+    ) -> Result<(Conversation, Option<Broken>), ConversationError> {
         let path = home.messages_path();
         let rel = home.relative(&path);
         let bytes = match std::fs::read(&path) {
@@ -70,11 +71,6 @@ impl Conversation {
             Ok(conversation) => return check_version(conversation, &rel).map(|c| (c, None)),
             Err(problem) => problem,
         };
-        let kept = path.with_file_name(format!(
-            "messages.json.broken-{}",
-            now.format("%Y%m%dT%H%M%SZ")
-        ));
-        atomic::write(&kept, &bytes)?;
         let from_history = repo
             .and_then(|r| {
                 r.last_good_version(&rel, HISTORY_DEPTH, |b| parse(b).is_ok())
@@ -87,12 +83,11 @@ impl Conversation {
             None => (Conversation::new(), None),
         };
         let conversation = check_version(conversation, &rel)?;
-        conversation.save(home)?;
         Ok((
             conversation,
-            Some(Repaired {
+            Some(Broken {
+                bytes,
                 problem: format!("{rel}: {problem}"),
-                kept_at: home.relative(&kept),
                 restored_from,
             }),
         ))
@@ -109,6 +104,18 @@ impl Conversation {
         let mut json = serde_json::to_vec_pretty(self).expect("a conversation serialises");
         json.push(b'\n');
         atomic::write(&home.messages_path(), &json)
+    }
+}
+
+impl Broken {
+    /// Keeps the broken bytes beside the file and returns where.
+    pub fn keep(&self, home: &Home, now: DateTime<Utc>) -> Result<String, atomic::WriteError> {
+        let kept = home.messages_path().with_file_name(format!(
+            "messages.json.broken-{}",
+            now.format("%Y%m%dT%H%M%SZ")
+        ));
+        atomic::write(&kept, &self.bytes)?;
+        Ok(home.relative(&kept))
     }
 }
 

@@ -7,23 +7,28 @@
 
 pub mod class;
 pub mod conversation;
+pub mod history;
 pub mod ledger;
 pub mod report;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use crate::config::{Config, Price};
+use crate::context::Tier;
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
+use crate::memory::MemoryProblem;
 use crate::model::{self, Block, Message, Provider, Request, Role, TurnFacts, Usage};
 use crate::repo::Repo;
 use crate::tools::{self, ToolContext, ToolError};
 use crate::{boot, context};
 use class::{Failure, FailureKind};
-use conversation::{Conversation, ConversationError};
+use conversation::{Broken, Conversation, ConversationError};
+use history::Compaction;
 use report::TickReport;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,64 +50,63 @@ pub struct TickOptions {
     pub pause_after_write_ahead: Option<Duration>,
 }
 
-/// Runs one tick and returns its final report (also saved for the
-/// supervisor). The exit code is `report.class().exit_code()`.
-pub fn run(
+/// Everything the next model call would receive, assembled without
+/// changing anything in the home: what `hearth context` prints, and what
+/// [`run`] then commits to.
+pub struct Prepared {
+    pub number: u64,
+    pub system: Vec<model::SystemBlock>,
+    /// The conversation as it will be sent: compacted if it had to be, with
+    /// this tick's user turn last.
+    pub conversation: Conversation,
+    pub tools: Vec<model::ToolSpec>,
+    pub facts: TurnFacts,
+    pub tier: Tier,
+    pub tokens_by_part: BTreeMap<String, u64>,
+    pub required_reads: Vec<String>,
+    pub problems: Vec<MemoryProblem>,
+    /// `messages.json` did not parse; a committed copy stands in.
+    pub broken: Option<Broken>,
+    /// Turns that move to an archive before this tick.
+    pub compaction: Option<(Compaction, Vec<Message>)>,
+}
+
+/// Assembles tick `number` as it would run now. Reads only.
+pub fn prepare(
     home: &Home,
     config: &Config,
-    options: &TickOptions,
+    number: u64,
     now: DateTime<Utc>,
-) -> Result<TickReport, TickError> {
-    let mut report = TickReport::new(options.number, now);
-    report.save(home)?;
-
+) -> Result<Prepared, TickError> {
     let repo = Repo::open(home.root()).ok();
-    let (mut conversation, repaired) = Conversation::load(home, repo.as_ref(), now)?;
-    if let Some(repaired) = repaired {
-        tracing::warn!(
-            "{}; kept the broken file at {}",
-            repaired.problem,
-            repaired.kept_at
-        );
-        let restored = match &repaired.restored_from {
-            Some(commit) => format!("It was restored from commit {commit}."),
-            None => "No committed copy parsed, so the conversation starts empty.".into(),
-        };
-        let body = format!(
-            "{}\n\n{restored} The broken file is kept at {}; nothing was deleted.",
-            repaired.problem, repaired.kept_at
-        );
-        outbox::post(
-            home,
-            &Letter::flare("state", "state/messages.json did not parse", body),
-            now,
-        )?;
-    }
+    let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
 
     let mut facts = TurnFacts {
-        tick: options.number,
+        tick: number,
         inbox: Vec::new(),
     };
     for path in inbox::pending(home)? {
         match inbox::read(home, &path) {
-            Ok(message) => {
-                for note in &message.notes {
-                    tracing::warn!("{note}");
-                }
-                facts.inbox.push(message);
-            }
+            Ok(message) => facts.inbox.push(message),
             Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
         }
     }
 
     let boot = boot::boot(home, &config.boot);
-    for problem in &boot.problems {
-        tracing::warn!("{problem}");
-    }
-    let system = boot.system;
-    report.required_reads = boot.required_reads;
-    let (user_turn, mut parts) = context::user_turn(now, options.number, &facts.inbox);
-    for block in &system {
+    let compaction =
+        history::plan(home, &conversation, config.context.history_tokens, now).map(|c| {
+            let archived = history::apply(&mut conversation, &c);
+            (c, archived)
+        });
+    let directive = std::fs::read_to_string(home.memory_dir().join("directive.md")).ok();
+    let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
+        now,
+        tick: number,
+        inbox: &facts.inbox,
+        history: &conversation.messages,
+        directive: directive.as_deref(),
+    });
+    for block in &boot.system {
         let part = if block.source == boot::PROMPT {
             "prompt"
         } else {
@@ -115,14 +119,68 @@ pub fn run(
         conversation
             .messages
             .iter()
-            .map(|m| model::estimate_tokens(&m.text()))
+            .map(history::message_tokens)
             .sum(),
     );
-    report.tokens_by_part = parts;
+    conversation.messages.push(user_turn);
+    Ok(Prepared {
+        number,
+        system: boot.system,
+        conversation,
+        tools: tools::specs(),
+        facts,
+        tier,
+        tokens_by_part: parts,
+        required_reads: boot.required_reads,
+        problems: boot.problems,
+        broken,
+        compaction,
+    })
+}
+
+/// Runs one tick and returns its final report (also saved for the
+/// supervisor). The exit code is `report.class().exit_code()`.
+pub fn run(
+    home: &Home,
+    config: &Config,
+    options: &TickOptions,
+    now: DateTime<Utc>,
+) -> Result<TickReport, TickError> {
+    let mut report = TickReport::new(options.number, now);
+    report.save(home)?;
+
+    let prepared = prepare(home, config, options.number, now)?;
+    for problem in &prepared.problems {
+        tracing::warn!("{problem}");
+    }
+    for message in &prepared.facts.inbox {
+        for note in &message.notes {
+            tracing::warn!("{note}");
+        }
+    }
+    if let Some(broken) = &prepared.broken {
+        keep_broken(home, broken, now)?;
+    }
+    if let Some((compaction, archived)) = &prepared.compaction {
+        history::write_archive(home, compaction, archived.clone(), now)?;
+        tracing::info!(
+            "moved {} old messages to {}",
+            compaction.count,
+            compaction.archive
+        );
+    }
+    report.required_reads = prepared.required_reads.clone();
+    report.tokens_by_part = prepared.tokens_by_part.clone();
+    let Prepared {
+        system,
+        mut conversation,
+        tools: specs,
+        facts,
+        ..
+    } = prepared;
 
     // Write-ahead: what was asked is on disk before any model sees it, and
     // only then do the messages leave the inbox.
-    conversation.messages.push(user_turn);
     conversation.save(home)?;
     for message in &facts.inbox {
         let archived = inbox::archive(home, &message.rel)?;
@@ -145,6 +203,7 @@ pub fn run(
             provider.as_mut(),
             config,
             &system,
+            &specs,
             &facts,
             &mut conversation,
             &mut tool_ctx,
@@ -168,19 +227,19 @@ fn tool_loop(
     provider: &mut dyn Provider,
     config: &Config,
     system: &[model::SystemBlock],
+    specs: &[model::ToolSpec],
     facts: &TurnFacts,
     conversation: &mut Conversation,
     tool_ctx: &mut ToolContext<'_>,
     report: &mut TickReport,
     home: &Home,
 ) -> Result<(), TickError> {
-    let specs = tools::specs();
     let mut rounds = 0;
     loop {
         let request = Request {
             system,
             messages: &conversation.messages,
-            tools: &specs,
+            tools: specs,
             max_tokens: config.model.max_tokens,
             facts,
         };
@@ -269,6 +328,23 @@ fn failure_kind(e: &ToolError) -> FailureKind {
         ToolError::BadInput { .. } => FailureKind::MalformedCall,
         ToolError::Refused { .. } | ToolError::Failed { .. } => FailureKind::ToolFailed,
     }
+}
+
+/// Keeps a broken `messages.json` beside the restored one and flares.
+fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), TickError> {
+    let kept_at = broken.keep(home, now)?;
+    tracing::warn!("{}; kept the broken file at {kept_at}", broken.problem);
+    let restored = match &broken.restored_from {
+        Some(commit) => format!("It was restored from commit {commit}."),
+        None => "No committed copy parsed, so the conversation starts empty.".into(),
+    };
+    let body = format!(
+        "{}\n\n{restored} The broken file is kept at {kept_at}; nothing was deleted.",
+        broken.problem
+    );
+    let flare = Letter::flare("state", "state/messages.json did not parse", body);
+    outbox::post(home, &flare, now)?;
+    Ok(())
 }
 
 /// Dollars for `usage` at `price`; a model without a price costs zero.
