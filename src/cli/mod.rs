@@ -2,6 +2,8 @@
 //! the only place that reads the environment ([`Env`], once) and prints to
 //! the user.
 
+mod audit;
+mod context;
 mod error;
 mod init;
 mod run;
@@ -44,6 +46,10 @@ enum Command {
     Say(say::Args),
     /// Is the supervisor running, how did the last tick end, when is the next.
     Status(status::Args),
+    /// What the next tick would send the model, without sending it.
+    Context(context::Args),
+    /// Is the identity still loading cleanly? (drift, budget, required reads)
+    Audit(audit::Args),
 }
 
 /// The environment, read once at start-up.
@@ -97,6 +103,8 @@ pub fn main() -> ExitCode {
         Command::Tick(args) => tick::run(&env, home, args),
         Command::Say(args) => say::run(&env, home, args),
         Command::Status(args) => status::run(&env, home, args),
+        Command::Context(args) => context::run(&env, home, args),
+        Command::Audit(args) => audit::run(&env, home, args),
     };
     match result {
         Ok(code) => code,

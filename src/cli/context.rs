@@ -1,0 +1,79 @@
+//! `hearth context [--json]`: exactly what the next tick would send the
+//! model (system blocks in order, the conversation with the new user turn,
+//! the tool list), without calling it or changing anything.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use hearth::config::Config;
+use hearth::tick::{self, ledger::Ledger};
+use serde_json::json;
+
+use super::{CommandError, Env};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+    let home = env.open_home(flag)?;
+    let config = Config::load(&home.config_path())?;
+    let number = Ledger::read(&home.ticks_path())
+        .map(|l| l.last_number())
+        .unwrap_or(0)
+        + 1;
+    let prepared = tick::prepare(&home, &config, number, chrono::Utc::now())?;
+    let user_turn = prepared.conversation.messages.last().cloned();
+    if args.json {
+        let value = json!({
+            "tick": prepared.number,
+            "tier": prepared.tier,
+            "system": prepared.system,
+            "messages": prepared.conversation.messages,
+            "user_turn": user_turn,
+            "tools": prepared.tools,
+            "tokens_by_part": prepared.tokens_by_part,
+            "required_reads": prepared.required_reads,
+            "problems": prepared.problems,
+            "archive_before_tick": prepared.compaction.as_ref().map(|(c, _)| json!({
+                "archive": c.archive, "messages": c.count,
+            })),
+            "messages_json_broken": prepared.broken.as_ref().map(|b| &b.problem),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).expect("context serialises")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (i, block) in prepared.system.iter().enumerate() {
+        println!(
+            "===== system block {}: {} ({} characters) =====",
+            i + 1,
+            block.source,
+            block.text.chars().count()
+        );
+        println!("{}", block.text.trim_end());
+    }
+    let earlier = prepared.conversation.messages.len().saturating_sub(1);
+    println!(
+        "===== conversation: {earlier} earlier messages (~{} tokens) =====",
+        prepared.tokens_by_part.get("history").copied().unwrap_or(0)
+    );
+    println!(
+        "===== user turn: tick {} (tier {:?}) =====",
+        prepared.number, prepared.tier
+    );
+    if let Some(turn) = user_turn {
+        println!("{}", turn.text().trim_end());
+    }
+    let names: Vec<&str> = prepared.tools.iter().map(|t| t.name.as_str()).collect();
+    println!("===== tools: {} =====", names.join(", "));
+    for problem in &prepared.problems {
+        println!("problem: {problem}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

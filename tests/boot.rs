@@ -1,0 +1,297 @@
+//! Boot, end to end on the binary: what `hearth context` shows the model,
+//! what `hearth audit` says about it, and what a tick records.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+mod common;
+
+use common::TestHome;
+use serde_json::Value;
+
+fn memory(home: &TestHome, rel: &str, front: &str, body: &str) {
+    let path = home.file(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("---\n{front}\n---\n{body}")).unwrap();
+}
+
+fn json(home: &TestHome, args: &[&str]) -> Value {
+    serde_json::from_str(&home.ok(args)).unwrap()
+}
+
+fn identity_block(context: &Value) -> String {
+    let system = context["system"].as_array().unwrap();
+    assert_eq!(system.len(), 2);
+    assert_eq!(system[0]["source"], "memory/prompt.md");
+    assert_eq!(system[1]["source"], "memory/identity.md");
+    system[1]["text"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn thirty_identity_memories_load_in_full_and_two_near_misses_are_drift() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::remove_file(home.file("memory/core/values.md")).unwrap();
+    let mut tags = vec!["facet:identity"; 21];
+    tags.extend(["identity"; 8]);
+    tags.push("IDENTITY");
+    for (i, tag) in tags.iter().enumerate() {
+        memory(
+            &home,
+            &format!("memory/core/rule-{i:02}.md"),
+            &format!("title: Rule {i}\ntags: [{tag}]"),
+            &format!("# Rule {i}\n\nRULE-BODY-{i:02}: always do thing {i}.\n"),
+        );
+    }
+    memory(
+        &home,
+        "memory/core/kit.md",
+        "title: Kit rules\ntags: [kit-identity]",
+        "KIT-BODY: never skip the kit.\n",
+    );
+    memory(
+        &home,
+        "memory/core/typo.md",
+        "title: Typo rules\ntags: facet:identiy, style",
+        "TYPO-BODY: mind the typo.\n",
+    );
+
+    let context = json(&home, &["context", "--json"]);
+    let identity = identity_block(&context);
+    for i in 0..30 {
+        assert!(
+            identity.contains(&format!("RULE-BODY-{i:02}: always do thing {i}.")),
+            "rule {i} in full"
+        );
+    }
+    assert!(
+        !identity.contains("KIT-BODY"),
+        "a near-miss is not loaded in full"
+    );
+    assert!(!identity.contains("TYPO-BODY"));
+    assert!(
+        identity.contains("- Kit rules — memory/core/kit.md"),
+        "{identity}"
+    );
+    assert!(
+        identity.contains("- Typo rules — memory/core/typo.md"),
+        "{identity}"
+    );
+
+    let audit = json(&home, &["audit", "--json"]);
+    assert_eq!(audit["rendered_full"], 30);
+    assert_eq!(audit["rendered_as_titles"], 2);
+    let drift = audit["drift"].as_array().unwrap();
+    let paths: Vec<&str> = drift.iter().map(|d| d["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["memory/core/kit.md", "memory/core/typo.md"]);
+    assert!(drift.iter().all(|d| d["kind"] == "near-miss"));
+    assert!(drift[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("kit-identity"));
+
+    let strict = home.output(&["audit", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&strict.stdout);
+    assert!(text.contains("memory/core/kit.md [near-miss]"), "{text}");
+
+    // Fix the tags: no drift, --strict passes.
+    memory(
+        &home,
+        "memory/core/kit.md",
+        "title: Kit rules\ntags: [facet:identity]",
+        "KIT-BODY: never skip the kit.\n",
+    );
+    memory(
+        &home,
+        "memory/core/typo.md",
+        "title: Typo rules\ntags: Identity",
+        "TYPO-BODY: mind the typo.\n",
+    );
+    home.ok(&["audit", "--strict"]);
+    let identity = identity_block(&json(&home, &["context", "--json"]));
+    assert!(identity.contains("KIT-BODY") && identity.contains("TYPO-BODY"));
+}
+
+#[test]
+fn the_cap_marks_truncation_and_the_audit_calls_it_drift() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let long = "x".repeat(6000);
+    memory(
+        &home,
+        "memory/core/long.md",
+        "tags: [identity]",
+        &format!("START{long}END\n"),
+    );
+    let identity = identity_block(&json(&home, &["context", "--json"]));
+    assert!(identity.contains("START"));
+    assert!(!identity.contains("END"), "cut at 5000 characters");
+    assert!(identity.contains("[… truncated: memory/core/long.md has 6008 characters and only the first 5000 are shown"), "{identity}");
+    let audit = json(&home, &["audit", "--json"]);
+    assert_eq!(audit["truncated"], 1);
+    assert_eq!(audit["drift"][0]["kind"], "truncated");
+}
+
+#[test]
+fn over_budget_identity_memories_become_required_reads_and_the_foot_warns() {
+    let home = TestHome::with_config("[boot]\nidentity_budget_chars = 1500\n");
+    std::fs::remove_file(home.file("memory/core/values.md")).unwrap();
+    for name in ["a", "b", "c"] {
+        memory(
+            &home,
+            &format!("memory/core/{name}.md"),
+            "tags: [identity]",
+            &format!("{}\n", name.repeat(450)),
+        );
+    }
+    let context = json(&home, &["context", "--json"]);
+    let identity = identity_block(&context);
+    assert!(identity.contains(&"a".repeat(450)) && identity.contains(&"b".repeat(450)));
+    assert!(!identity.contains(&"c".repeat(450)));
+    assert!(
+        identity.contains("memory/core/c.md (required read: it did not fit the identity budget)"),
+        "{identity}"
+    );
+    let last = identity.trim_end().lines().last().unwrap();
+    assert!(
+        last.starts_with("Warning: the identity layer uses ")
+            && last.contains("run `hearth audit`"),
+        "{last}"
+    );
+    assert_eq!(
+        context["required_reads"],
+        serde_json::json!(["memory/core/c.md"])
+    );
+
+    let audit = json(&home, &["audit", "--json"]);
+    assert_eq!(
+        audit["required_reads"],
+        serde_json::json!(["memory/core/c.md"])
+    );
+    assert_eq!(audit["drift"][0]["kind"], "over-budget");
+
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(
+        home.ticks()[0]["required_reads"],
+        serde_json::json!(["memory/core/c.md"])
+    );
+}
+
+#[test]
+fn one_malformed_memory_among_a_hundred_is_named_and_the_rest_load() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    for i in 0..100 {
+        let front = if i == 42 {
+            "title: Broken\ntags: [identity\ncore: true".to_string()
+        } else {
+            format!("tags: [identity]\ntitle: M{i}")
+        };
+        memory(
+            &home,
+            &format!("memory/core/m{i:03}.md"),
+            &front,
+            &format!("BODY-{i:03}\n"),
+        );
+    }
+    let identity = identity_block(&json(&home, &["context", "--json"]));
+    let loaded = (0..100)
+        .filter(|i| identity.contains(&format!("BODY-{i:03}")))
+        .count();
+    assert_eq!(loaded, 99);
+    assert!(
+        identity.contains("memory/core/m042.md (its front matter is broken at line"),
+        "{identity}"
+    );
+
+    let audit = json(&home, &["audit", "--json"]);
+    let problem = &audit["problems"][0];
+    assert_eq!(problem["path"], "memory/core/m042.md");
+    assert!(
+        (3..=5).contains(&problem["line"].as_u64().unwrap()),
+        "{problem}"
+    );
+    assert_eq!(audit["drift"][0]["kind"], "malformed");
+
+    let out = home.output(&["run", "--ticks", "1"]);
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("memory/core/m042.md:"),
+        "the tick's log names the file and line: {log}"
+    );
+    assert_eq!(
+        home.ticks()[0]["class"],
+        "ok",
+        "the tick is not failed for it"
+    );
+}
+
+#[test]
+fn system_blocks_are_byte_stable_while_files_do_not_change() {
+    let home = TestHome::new();
+    home.ok(&["run", "--ticks", "1"]);
+    let first = json(&home, &["context", "--json"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    home.ok(&["run", "--ticks", "1"]);
+    let second = json(&home, &["context", "--json"]);
+    assert_eq!(first["system"], second["system"]);
+    assert_ne!(
+        first["user_turn"], second["user_turn"],
+        "the user turn carries the time and tick"
+    );
+}
+
+#[test]
+fn context_changes_nothing() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    home.ok(&["say", "what did you say last time?"]);
+    let before = home.git(&["status", "--porcelain"]);
+    let context = json(&home, &["context", "--json"]);
+    assert_eq!(context["tier"], "continuation");
+    assert!(context["user_turn"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("what did you say last time?"));
+    assert_eq!(context["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(home.git(&["status", "--porcelain"]).stdout, before.stdout);
+    assert_eq!(home.list("inbox").len(), 1, "the message is still waiting");
+    assert!(!home.file("state/messages.json").exists());
+}
+
+#[test]
+fn a_long_running_agent_archives_old_turns_and_keeps_messages_json_small() {
+    let home = TestHome::with_config("[context]\nhistory_tokens = 1000\n");
+    for i in 0..12 {
+        home.ok(&[
+            "say",
+            &format!("message {i}: {}", "padding words ".repeat(20)),
+        ]);
+        home.ok(&["run", "--ticks", "1"]);
+    }
+    let archives = home.list("state/archive");
+    assert!(!archives.is_empty());
+    for name in &archives {
+        let archive: Value =
+            serde_json::from_str(&home.read(&format!("state/archive/{name}"))).unwrap();
+        assert_eq!(archive["version"], 1);
+        assert!(!archive["messages"].as_array().unwrap().is_empty());
+    }
+    let messages = home.read("state/messages.json");
+    assert!(
+        messages.contains("[hearth: earlier conversation"),
+        "a pointer stays"
+    );
+    assert!(
+        !messages.contains("message 0:"),
+        "the oldest turn moved out"
+    );
+    let all: String = archives
+        .iter()
+        .map(|n| home.read(&format!("state/archive/{n}")))
+        .collect();
+    assert!(all.contains("message 0:"), "and is in an archive");
+    let tracked = home.git(&["ls-files", "state/archive"]);
+    assert!(!tracked.stdout.is_empty(), "archives are committed");
+}
