@@ -5,6 +5,7 @@
 //! stops the others from loading.
 
 pub mod front_matter;
+mod scan_cache;
 
 use std::fmt;
 use std::io::Read;
@@ -125,14 +126,18 @@ const LAYER_FILES: [&str; 2] = ["memory/prompt.md", "memory/identity.md"];
 /// Every core memory: each `.md` under `memory/core/`, and any other memory
 /// whose front matter says `core: true`; sorted by path. Files that cannot
 /// be read are reported, not fatal.
+///
+/// Finding the `core: true` ones means looking at every memory, every tick.
+/// A cache in `.hearth/core-scan.json` remembers which files (by size and
+/// modification time) are not core, so a warm boot only stats them.
 pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
     let core_dir = home.memory_dir().join("core");
+    let mut scan = scan_cache::ScanCache::load(home);
     let mut memories = Vec::new();
     let mut problems = Vec::new();
     for entry in walkdir::WalkDir::new(home.memory_dir())
-        .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_entry(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
     {
         let Ok(entry) = entry else { continue };
         let path = entry.path();
@@ -144,6 +149,16 @@ pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
             continue;
         }
         let in_core = path.starts_with(&core_dir);
+        let stamp = if in_core {
+            None
+        } else {
+            entry.metadata().ok().map(|m| scan_cache::Stamp::of(&m))
+        };
+        if let Some(stamp) = &stamp {
+            if scan.known_not_core(&rel, stamp) {
+                continue;
+            }
+        }
         let bytes = if in_core {
             std::fs::read(path).map(Some)
         } else {
@@ -154,12 +169,19 @@ pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
         match bytes {
             Ok(Some(bytes)) => {
                 let memory = Memory::parse(&rel, &bytes);
+                if let Some(stamp) = stamp {
+                    scan.record(&rel, stamp, memory.core);
+                }
                 if in_core || memory.core {
                     problems.extend(memory.problem.clone());
                     memories.push(memory);
                 }
             }
-            Ok(None) => {}
+            Ok(None) => {
+                if let Some(stamp) = stamp {
+                    scan.record(&rel, stamp, false);
+                }
+            }
             Err(e) => problems.push(MemoryProblem {
                 path: rel,
                 line: 1,
@@ -167,26 +189,28 @@ pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
             }),
         }
     }
+    scan.save(home);
+    memories.sort_by(|a, b| a.rel.cmp(&b.rel));
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
     (memories, problems)
 }
 
 fn read_if_front_matter(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     let mut file = std::fs::File::open(path)?;
-    let mut head = [0u8; 6];
+    let mut bytes = vec![0u8; 6];
     let mut got = 0;
-    while got < head.len() {
-        match file.read(&mut head[got..])? {
+    while got < bytes.len() {
+        match file.read(&mut bytes[got..])? {
             0 => break,
             n => got += n,
         }
     }
-    let head = &head[..got];
-    let head = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
+    bytes.truncate(got);
+    let head = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
     if !head.starts_with(b"---") {
         return Ok(None);
     }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    file.read_to_end(&mut bytes)?;
     Ok(Some(bytes))
 }
 
