@@ -136,7 +136,8 @@ fn resembled<'a>(tag: &str, identity_tags: &'a [String]) -> Option<&'a String> {
     }
     identity_tags
         .iter()
-        .find(|id| is_near(&tag, &id.to_lowercase()))
+        .filter(|id| is_near(&tag, &id.to_lowercase()))
+        .min_by_key(|id| levenshtein(&tag, &id.to_lowercase()))
 }
 
 /// `tag` resembles `id` without being it: it contains `id`'s key word
@@ -202,6 +203,15 @@ mod tests {
         ] {
             assert!(resembled(tag, &ids()).is_none(), "{tag}");
         }
+    }
+
+    #[test]
+    fn the_closest_identity_tag_is_named() {
+        assert_eq!(
+            resembled("facet:identiy", &ids()).unwrap(),
+            "facet:identity"
+        );
+        assert_eq!(resembled("kit-identity", &ids()).unwrap(), "identity");
     }
 
     #[test]
