@@ -295,3 +295,21 @@ fn a_long_running_agent_archives_old_turns_and_keeps_messages_json_small() {
     let tracked = home.git(&["ls-files", "state/archive"]);
     assert!(!tracked.stdout.is_empty(), "archives are committed");
 }
+
+#[test]
+fn audit_works_on_a_home_whose_state_and_config_are_broken() {
+    let home = TestHome::new();
+    home.ok(&["run", "--ticks", "1"]);
+    std::fs::write(home.file("state/messages.json"), "{\"version\": 1, \"mess").unwrap();
+    std::fs::write(home.file("state/ticks.jsonl"), "not json\n").unwrap();
+    std::fs::write(home.file("hearth.toml"), "[boot\n").unwrap();
+    let out = home.output(&["audit", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let audit: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(audit["rendered_full"], 1, "the template's values.md");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hearth.toml:1:"));
+}
