@@ -30,15 +30,28 @@ fn collect(
     got
 }
 
+/// Plays systemd: binds the notify socket, then starts `hearth ARGS` with
+/// `NOTIFY_SOCKET`, a 200 ms `WATCHDOG_USEC`, and `env`.
+fn start_notified(
+    home: &TestHome,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (UnixDatagram, std::process::Child) {
+    let socket_path = home.path.with_file_name("notify.sock");
+    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    let mut cmd = home.cmd(args);
+    cmd.env("NOTIFY_SOCKET", &socket_path)
+        .env("WATCHDOG_USEC", "200000");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    (socket, home.spawn_with(cmd))
+}
+
 #[test]
 fn ready_status_and_watchdog_reach_the_notify_socket() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
-    let socket_path = home.path.with_file_name("notify.sock");
-    let socket = UnixDatagram::bind(&socket_path).unwrap();
-    let mut cmd = home.cmd(&["run"]);
-    cmd.env("NOTIFY_SOCKET", &socket_path)
-        .env("WATCHDOG_USEC", "200000");
-    let child = home.spawn_with(cmd);
+    let (socket, child) = start_notified(&home, &["run"], &[]);
 
     let got = collect(&socket, Duration::from_secs(10), |got| {
         got.iter().filter(|m| m.as_str() == "WATCHDOG=1").count() >= 3
@@ -67,13 +80,11 @@ fn ready_status_and_watchdog_reach_the_notify_socket() {
 #[test]
 fn the_watchdog_is_fed_while_a_long_tick_runs() {
     let home = TestHome::with_config("");
-    let socket_path = home.path.with_file_name("notify.sock");
-    let socket = UnixDatagram::bind(&socket_path).unwrap();
-    let mut cmd = home.cmd(&["run", "--ticks", "1"]);
-    cmd.env("NOTIFY_SOCKET", &socket_path)
-        .env("WATCHDOG_USEC", "200000")
-        .env("HEARTH_TEST_TICK_DELAY", "1500");
-    let child = home.spawn_with(cmd);
+    let (socket, child) = start_notified(
+        &home,
+        &["run", "--ticks", "1"],
+        &[("HEARTH_TEST_TICK_DELAY", "1500")],
+    );
     let got = collect(&socket, Duration::from_secs(10), |got| {
         got.iter().any(|m| m.starts_with("STATUS=tick 1"))
     });
@@ -90,13 +101,7 @@ fn the_watchdog_is_fed_while_a_long_tick_runs() {
 #[test]
 fn a_watchdog_meant_for_another_pid_is_ignored() {
     let home = TestHome::with_config("");
-    let socket_path = home.path.with_file_name("notify.sock");
-    let socket = UnixDatagram::bind(&socket_path).unwrap();
-    let mut cmd = home.cmd(&["run", "--ticks", "1"]);
-    cmd.env("NOTIFY_SOCKET", &socket_path)
-        .env("WATCHDOG_USEC", "200000")
-        .env("WATCHDOG_PID", "1");
-    let child = home.spawn_with(cmd);
+    let (socket, child) = start_notified(&home, &["run", "--ticks", "1"], &[("WATCHDOG_PID", "1")]);
     let got = collect(&socket, Duration::from_secs(10), |got| {
         got.iter().any(|m| m == "STOPPING=1")
     });
