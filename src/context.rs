@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use crate::healer::note::HealerNote;
 use crate::mailbox::inbox::InboxMessage;
 use crate::model::{estimate_tokens, Block, Message, Role};
 
@@ -110,6 +111,8 @@ pub struct TurnInput<'a> {
     pub history: &'a [Message],
     /// `memory/directive.md`, when it exists.
     pub directive: Option<&'a str>,
+    /// Left by a heal since the last tick.
+    pub healer_note: Option<&'a HealerNote>,
 }
 
 /// The user turn, its estimated tokens by part, and its tier.
@@ -122,6 +125,15 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     );
     let mut text = header.clone();
     parts.insert("header".to_string(), estimate_tokens(&header));
+    if let Some(note) = input.healer_note {
+        let field = serde_json::json!({ "recovered_by_healer": note });
+        let section = format!(
+            "\n\n{field}\n\n<healer-note>\n{}\n</healer-note>",
+            note.prose()
+        );
+        parts.insert("healer_note".to_string(), estimate_tokens(&section));
+        text.push_str(&section);
+    }
 
     let all_inbox: String = input
         .inbox

@@ -18,6 +18,7 @@ pub mod atomic;
 pub mod boot;
 pub mod config;
 pub mod context;
+pub mod healer;
 pub mod home;
 pub mod mailbox;
 pub mod memory;

@@ -5,6 +5,7 @@
 mod audit;
 mod context;
 mod error;
+mod heal;
 mod init;
 mod run;
 mod say;
@@ -50,6 +51,8 @@ enum Command {
     Context(context::Args),
     /// Is the identity still loading cleanly? (drift, budget, required reads)
     Audit(audit::Args),
+    /// Restore the conversation from the last good commit now (--dry-run: show what it would do).
+    Heal(heal::Args),
 }
 
 /// The environment, read once at start-up.
@@ -63,6 +66,9 @@ pub struct Env {
     /// `HEARTH_TEST_TICK_DELAY=MS[@TICK]`: a test hook that pauses a tick
     /// after its write-ahead (only tick TICK, when given).
     pub test_tick_delay: Option<String>,
+    /// `HEARTH_TEST_FAIL=CLASS[@TICK,…]`: a test hook that makes ticks fail
+    /// with a chosen class (contract-violation, coverage-gap, …).
+    pub test_fail: Option<String>,
 }
 
 impl Env {
@@ -78,6 +84,7 @@ impl Env {
             watchdog_usec: var("WATCHDOG_USEC"),
             watchdog_pid: var("WATCHDOG_PID"),
             test_tick_delay: var("HEARTH_TEST_TICK_DELAY"),
+            test_fail: var("HEARTH_TEST_FAIL"),
         }
     }
 
@@ -105,6 +112,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&env, home, args),
         Command::Context(args) => context::run(&env, home, args),
         Command::Audit(args) => audit::run(&env, home, args),
+        Command::Heal(args) => heal::run(&env, home, args),
     };
     match result {
         Ok(code) => code,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use hearth::home::{self, Home};
-use hearth::supervisor::{self, systemd::Notifier, RunOptions};
+use hearth::supervisor::{self, systemd::Notifier, RunOptions, RunOutcome};
 
 use super::{CommandError, Env};
 
@@ -48,7 +48,17 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         notifier,
         now: chrono::Utc::now,
     };
-    let outcome = supervisor::run(&home, options)?;
+    let outcome = supervisor::run(&home, options).map_err(|e| {
+        let panicked = matches!(e, supervisor::SupervisorError::Panicked { .. });
+        let mut e = CommandError::from(e);
+        if panicked {
+            e.code = 2;
+        }
+        e
+    })?;
     tracing::info!("supervisor exiting: {outcome:?}");
-    Ok(ExitCode::SUCCESS)
+    Ok(match outcome {
+        RunOutcome::Panic => ExitCode::from(2),
+        _ => ExitCode::SUCCESS,
+    })
 }

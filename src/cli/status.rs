@@ -55,6 +55,20 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         None if status.running => println!("next tick:  running now"),
         None => println!("next tick:  when the supervisor runs (`hearth run`)"),
     }
+    if status.failure_streak > 0 {
+        println!(
+            "failures:   {} failed ticks in a row",
+            status.failure_streak
+        );
+    }
+    if let Some(panic) = &status.panic {
+        println!(
+            "PANIC:      since {}: {}",
+            panic.since.to_rfc3339_opts(SecondsFormat::Secs, true),
+            panic.reason
+        );
+        println!("            fix the cause, then `hearth heal --resume` and start hearth again");
+    }
     for problem in &status.problems {
         println!("problem:    {problem}");
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hearth::config::Config;
 use hearth::supervisor::{self, RunOptions};
-use hearth::tick::{self, TickOptions};
+use hearth::tick::{self, class::FailureKind, TickOptions};
 
 use super::{CommandError, Env};
 
@@ -32,8 +32,11 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
             notifier: None,
             now: chrono::Utc::now,
         };
-        supervisor::run(&home, options)?;
-        return Ok(ExitCode::SUCCESS);
+        let outcome = supervisor::run(&home, options)?;
+        return Ok(match outcome {
+            supervisor::RunOutcome::Panic => ExitCode::from(2),
+            _ => ExitCode::SUCCESS,
+        });
     }
 
     let mut json = Vec::new();
@@ -51,6 +54,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
     let options = TickOptions {
         number,
         pause_after_write_ahead: test_delay(env.test_tick_delay.as_deref(), number),
+        inject_failure: test_failure(env.test_fail.as_deref(), number),
     };
     let report = tick::run(&home, &config, &options, chrono::Utc::now())?;
     let class = report.class();
@@ -58,6 +62,26 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         tracing::warn!("tick {number}: {}", failure.detail);
     }
     Ok(ExitCode::from(class.exit_code() as u8))
+}
+
+/// `CLASS` or `CLASS@TICK,TICK…`: the failure class to inject.
+fn test_failure(spec: Option<&str>, number: u64) -> Option<FailureKind> {
+    let spec = spec?;
+    let (class, ticks) = spec.split_once('@').unwrap_or((spec, ""));
+    let applies = ticks.is_empty()
+        || ticks
+            .split(',')
+            .any(|t| t.trim().parse::<u64>() == Ok(number));
+    if !applies {
+        return None;
+    }
+    Some(match class {
+        "context-insufficiency" => FailureKind::Context,
+        "coverage-gap" => FailureKind::UnknownTool,
+        "dispatch-miss" => FailureKind::ToolFailed,
+        "model-limitation" => FailureKind::Model,
+        _ => FailureKind::MalformedCall,
+    })
 }
 
 /// `MS` or `MS@TICK`.

@@ -235,6 +235,62 @@ impl Repo {
             .map(|oid| oid.to_string())
     }
 
+    /// The last good commit: `refs/hearth/good` (O(1)), else the newest
+    /// commit on HEAD's first-parent line whose trailers say `Hearth-Exit: 0`.
+    pub fn last_good(&self) -> Result<Option<String>, RepoError> {
+        if let Some(good) = self.good() {
+            return Ok(Some(good));
+        }
+        let Some(mut commit) = self.head_commit()? else {
+            return Ok(None);
+        };
+        loop {
+            let message = commit.message().unwrap_or("");
+            if message.starts_with("tick ") && message.contains("\nHearth-Exit: 0\n") {
+                return Ok(Some(commit.id().to_string()));
+            }
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+
+    /// Every file at or under `rel` in `commit`, as (path, bytes).
+    pub fn files_at(&self, commit: &str, rel: &str) -> Result<Vec<(String, Vec<u8>)>, RepoError> {
+        let oid = Oid::from_str(commit).map_err(|e| self.error(e))?;
+        let tree = self
+            .git
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| self.error(e))?;
+        let Ok(entry) = tree.get_path(Path::new(rel)) else {
+            return Ok(Vec::new());
+        };
+        let object = entry.to_object(&self.git).map_err(|e| self.error(e))?;
+        if let Some(blob) = object.as_blob() {
+            return Ok(vec![(rel.to_string(), blob.content().to_vec())]);
+        }
+        let Some(subtree) = object.as_tree() else {
+            return Ok(Vec::new());
+        };
+        let mut files = Vec::new();
+        subtree
+            .walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+                if let Some(blob) = entry
+                    .to_object(&self.git)
+                    .ok()
+                    .and_then(|o| o.into_blob().ok())
+                {
+                    let name = entry.name().unwrap_or("");
+                    files.push((format!("{rel}/{dir}{name}"), blob.content().to_vec()));
+                }
+                git2::TreeWalkResult::Ok
+            })
+            .map_err(|e| self.error(e))?;
+        Ok(files)
+    }
+
     /// The newest committed version of `rel` (walking first parents back
     /// from HEAD, at most `depth` commits) that `accept` takes, with the
     /// short id of the commit it was found in. A broken file may itself have

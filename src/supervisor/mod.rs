@@ -22,6 +22,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::config::{Config, ConfigError};
+use crate::healer::{self, state::HealerState, HealError, Verdict};
 use crate::home::lock::{CommitLock, LockError, RunLock};
 use crate::home::Home;
 use crate::mailbox::inbox;
@@ -56,6 +57,10 @@ pub enum SupervisorError {
         #[source]
         source: std::io::Error,
     },
+    #[error("healing is exhausted (since {since}): {reason}")]
+    Panicked { since: String, reason: String },
+    #[error(transparent)]
+    Heal(#[from] crate::healer::HealError),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -70,6 +75,11 @@ impl SupervisorError {
             SupervisorError::Lock(e) => e.hint(),
             SupervisorError::Repo(e) => e.hint(),
             SupervisorError::Config(e) => e.hint(),
+            SupervisorError::Panicked { .. } => Some(
+                "fix the cause (see `hearth status`, the panic flare in outbox/ and `git log`), \
+                 then run `hearth heal --resume` and start hearth again"
+                    .into(),
+            ),
             _ => None,
         }
     }
@@ -96,6 +106,8 @@ pub enum RunOutcome {
     TicksDone,
     /// Told to stop by a signal.
     Stopped(i32),
+    /// Healing is exhausted: stop and wait for a human (exit status 2).
+    Panic,
 }
 
 /// How one tick went, as the main loop needs it.
@@ -105,6 +117,8 @@ struct TickEnd {
     sleep_until: Option<DateTime<Utc>>,
     /// A stop signal that arrived during the tick.
     stop: Option<i32>,
+    /// What the healer made of it.
+    verdict: Verdict,
 }
 
 struct Supervisor<'a> {
@@ -116,6 +130,7 @@ struct Supervisor<'a> {
     started: DateTime<Utc>,
     /// The text of the last `hearth.toml` that failed to parse and was flared.
     flared_config: Option<String>,
+    healer: HealerState,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -133,6 +148,16 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         Repo::open(home.root())?
     };
     let config = Config::load(&home.config_path())?;
+    let (healer, problem) = HealerState::load(home);
+    if let Some(problem) = problem {
+        tracing::warn!("{problem}");
+    }
+    if let Some(panic) = &healer.panic {
+        return Err(SupervisorError::Panicked {
+            since: panic.since.to_rfc3339(),
+            reason: panic.reason.clone(),
+        });
+    }
     let wake = Wakeups::start(home).map_err(|source| SupervisorError::Io {
         context: "could not listen for signals and inbox messages".into(),
         source,
@@ -144,10 +169,15 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         wake,
         started: now(),
         flared_config: None,
+        healer,
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
-    sup.recover_unfinished_tick()?;
+    let recovered = sup.recover_unfinished_tick()?;
+    if let Some(RunOutcome::Panic) = sup.act(recovered)? {
+        runtime::clear_state(home);
+        return Ok(RunOutcome::Panic);
+    }
     if let Some(n) = &sup.options.notifier {
         n.ready(&format!("hearth supervising {}", home.root().display()));
     }
@@ -181,8 +211,12 @@ impl Supervisor<'_> {
                 record,
                 sleep_until,
                 stop,
+                verdict,
             } = self.run_one_tick()?;
             done += 1;
+            if let Some(outcome) = self.act(verdict)? {
+                return Ok(outcome);
+            }
             if let Some(n) = &self.options.notifier {
                 n.status(&format!(
                     "tick {}: exit {} ({})",
@@ -371,7 +405,7 @@ impl Supervisor<'_> {
             report.as_ref(),
             note,
         );
-        self.finish_tick(&record, report.as_ref())?;
+        let verdict = self.finish_tick(&record, report.as_ref())?;
         tracing::info!(
             "tick {number}: exit {} ({})",
             record.exit,
@@ -382,16 +416,25 @@ impl Supervisor<'_> {
             record,
             sleep_until,
             stop,
+            verdict,
         })
     }
 
-    /// Records a tick in the ledger and commits it; clears the marker.
+    /// Records a tick in the ledger and the healer's count, commits it,
+    /// clears the marker, and returns the healer's verdict.
     fn finish_tick(
-        &self,
+        &mut self,
         record: &TickRecord,
         report: Option<&TickReport>,
-    ) -> Result<(), SupervisorError> {
+    ) -> Result<Verdict, SupervisorError> {
         ledger::append(&self.home.ticks_path(), record)?;
+        let verdict = healer::observe(
+            &mut self.healer,
+            record,
+            &self.config.healer,
+            (self.options.now)(),
+        );
+        self.healer.save(self.home)?;
         let touched = report
             .map(|r| r.effects.touched.clone())
             .unwrap_or_default();
@@ -403,15 +446,52 @@ impl Supervisor<'_> {
             (self.options.now)(),
         )?;
         runtime::clear_tick(self.home);
-        Ok(())
+        Ok(verdict)
+    }
+
+    /// Carries out the healer's verdict: a heal, or panic (which ends the
+    /// run).
+    fn act(&mut self, verdict: Verdict) -> Result<Option<RunOutcome>, SupervisorError> {
+        let now = (self.options.now)();
+        match verdict {
+            Verdict::Fine => Ok(None),
+            Verdict::Heal => match healer::plan(self.home, &self.repo, &self.healer) {
+                Ok(plan) => {
+                    healer::apply(self.home, &self.repo, &mut self.healer, &plan, now)?;
+                    tracing::warn!("{}", plan.commit_message());
+                    Ok(None)
+                }
+                Err(HealError::NoGoodCommit) => {
+                    tracing::error!("cannot heal: no tick has exited 0 yet");
+                    self.enter_panic(now)
+                }
+                Err(e) => Err(e.into()),
+            },
+            Verdict::Panic => self.enter_panic(now),
+        }
+    }
+
+    fn enter_panic(&mut self, now: DateTime<Utc>) -> Result<Option<RunOutcome>, SupervisorError> {
+        healer::panic(self.home, &mut self.healer, &self.config.healer, now)?;
+        let _lock = CommitLock::acquire(self.home)?;
+        self.repo.commit(
+            &["state", "outbox"],
+            &crate::repo::Identity::hearth(),
+            "panic: healing is exhausted; waiting for a human",
+            now,
+        )?;
+        tracing::error!(
+            "healing is exhausted; stopping with exit status 2 (run `hearth heal --resume` after fixing the cause)"
+        );
+        Ok(Some(RunOutcome::Panic))
     }
 
     /// A previous supervisor died during a tick (`kill -9`, power loss):
     /// record that tick as a crash and commit what it left, as its own
     /// commit, before anything else touches the home.
-    fn recover_unfinished_tick(&self) -> Result<(), SupervisorError> {
+    fn recover_unfinished_tick(&mut self) -> Result<Verdict, SupervisorError> {
         let Some(marker) = runtime::unfinished_tick(self.home) else {
-            return Ok(());
+            return Ok(Verdict::Fine);
         };
         let now = (self.options.now)();
         let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();

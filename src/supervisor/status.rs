@@ -18,6 +18,10 @@ pub struct Status {
     pub next_due: Option<DateTime<Utc>>,
     pub last_tick: Option<TickRecord>,
     pub ticks_recorded: usize,
+    /// Failed ticks in a row now.
+    pub failure_streak: usize,
+    /// Set when healing is exhausted and the supervisor waits for a human.
+    pub panic: Option<crate::healer::state::Panic>,
     /// Problems met while reading state (named by file and line).
     pub problems: Vec<String>,
 }
@@ -40,7 +44,11 @@ pub fn status(home: &Home) -> Status {
             home.relative(&ticks_path)
         ));
     }
+    let (healer, healer_problem) = crate::healer::state::HealerState::load(home);
+    problems.extend(healer_problem);
     Status {
+        failure_streak: healer.streak.len(),
+        panic: healer.panic,
         home: home.root().display().to_string(),
         running,
         pid: state.as_ref().map(|s| s.pid),

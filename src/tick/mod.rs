@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::config::{Config, Price};
 use crate::context::Tier;
+use crate::healer::note::HealerNote;
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
@@ -48,6 +49,10 @@ pub struct TickOptions {
     /// Test hook: pause this long right after the write-ahead, so tests can
     /// kill or time out a tick in the middle.
     pub pause_after_write_ahead: Option<Duration>,
+    /// Test hook: record this failure after the tick's work, so tests can
+    /// drive the healer. Set only from the environment of `hearth tick`,
+    /// which no tool of the agent can reach.
+    pub inject_failure: Option<FailureKind>,
 }
 
 /// Everything the next model call would receive, assembled without
@@ -69,6 +74,8 @@ pub struct Prepared {
     pub broken: Option<Broken>,
     /// Turns that move to an archive before this tick.
     pub compaction: Option<(Compaction, Vec<Message>)>,
+    /// A heal's note, consumed by this tick.
+    pub healer_note: Option<HealerNote>,
 }
 
 /// Assembles tick `number` as it would run now. Reads only.
@@ -99,12 +106,14 @@ pub fn prepare(
             (c, archived)
         });
     let directive = std::fs::read_to_string(home.memory_dir().join("directive.md")).ok();
+    let healer_note = HealerNote::read(home);
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
         tick: number,
         inbox: &facts.inbox,
         history: &conversation.messages,
         directive: directive.as_deref(),
+        healer_note: healer_note.as_ref(),
     });
     for block in &boot.system {
         let part = if block.source == boot::PROMPT {
@@ -135,6 +144,7 @@ pub fn prepare(
         problems: boot.problems,
         broken,
         compaction,
+        healer_note,
     })
 }
 
@@ -176,12 +186,17 @@ pub fn run(
         mut conversation,
         tools: specs,
         facts,
+        healer_note,
         ..
     } = prepared;
 
     // Write-ahead: what was asked is on disk before any model sees it, and
-    // only then do the messages leave the inbox.
+    // only then do the messages leave the inbox and the healer's note go
+    // (it is in the conversation now: consumed once, even if we fail).
     conversation.save(home)?;
+    if healer_note.is_some() {
+        HealerNote::consume(home);
+    }
     for message in &facts.inbox {
         let archived = inbox::archive(home, &message.rel)?;
         report.consumed.push((message.rel.clone(), archived));
@@ -214,6 +229,12 @@ pub fn run(
             kind: FailureKind::Model,
             detail: e.to_string(),
         }),
+    }
+    if let Some(kind) = options.inject_failure {
+        report.failures.push(Failure {
+            kind,
+            detail: "injected by HEARTH_TEST_FAIL (test hook)".into(),
+        });
     }
     report.effects = tool_ctx.effects;
     report.cost_usd = cost_usd(&report.usage, config.budget.prices.get(&config.model.model));

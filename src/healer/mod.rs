@@ -1,0 +1,297 @@
+//! The healer: layers 2 and 3 of DESIGN 7.
+//!
+//! Layer 2 counts consecutive failed ticks. At `[healer] streak` it restores
+//! the agent's conversation state (`state/messages.json`, `state/archive/`)
+//! from the last good commit — never `memory/` (hand edits are sacred) and
+//! never hearth's own ledgers (`ticks.jsonl`, `healer.json`, `budget.json`,
+//! `brake.jsonl`), which must keep the failures, the heal count and the
+//! spend. Messages the failed ticks consumed go back to `inbox/`. A flare
+//! tells the operator, and a note tells the agent.
+//!
+//! Layer 3: past `[healer] max_heals` heals within `[healer] window_h`,
+//! healing stops; a `panic` flare (rate-limited) and the supervisor exits 2
+//! so systemd leaves it stopped until a human acts.
+
+pub mod note;
+pub mod state;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::atomic;
+use crate::config::HealerConfig;
+use crate::home::Home;
+use crate::mailbox::outbox::{self, Letter};
+use crate::mailbox::MailboxError;
+use crate::repo::{Identity, Repo, RepoError};
+use crate::tick::ledger::TickRecord;
+use note::HealerNote;
+use state::{FailedTick, HealerState, Panic};
+
+/// What the conversation state is, for a heal: restored from the good commit.
+pub const RESTORED: [&str; 2] = ["state/messages.json", "state/archive"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum HealError {
+    #[error("no good commit to restore from: no tick has exited 0 yet")]
+    NoGoodCommit,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error(transparent)]
+    Write(#[from] atomic::WriteError),
+    #[error(transparent)]
+    Mailbox(#[from] MailboxError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What the healer says after a tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Fine,
+    Heal,
+    Panic,
+}
+
+/// Counts `record` into the streak and says what to do.
+pub fn observe(
+    state: &mut HealerState,
+    record: &TickRecord,
+    config: &HealerConfig,
+    now: DateTime<Utc>,
+) -> Verdict {
+    if !record.class.is_failure() {
+        state.streak.clear();
+        state.successes += 1;
+        // Sustained success forgives past heals, not only the clock.
+        if state.successes >= config.streak.saturating_mul(2) {
+            state.heals.clear();
+        }
+        return Verdict::Fine;
+    }
+    state.successes = 0;
+    state.streak.push(FailedTick {
+        tick: record.tick,
+        class: record.class,
+        inbox: record.inbox.clone(),
+    });
+    if (state.streak.len() as u32) < config.streak {
+        return Verdict::Fine;
+    }
+    if state.heals_within(now, Duration::hours(config.window_h as i64)) >= config.max_heals as usize
+    {
+        Verdict::Panic
+    } else {
+        Verdict::Heal
+    }
+}
+
+/// Exactly what a heal would do now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HealPlan {
+    /// The commit restored from.
+    pub restore_from: String,
+    pub failed_ticks: Vec<(u64, crate::tick::class::Class)>,
+    /// Files rewritten to their content at `restore_from`.
+    pub restore: Vec<String>,
+    /// Files removed because `restore_from` did not have them.
+    pub remove: Vec<String>,
+    /// (archived message, where it goes back in the inbox).
+    pub requeue: Vec<(String, String)>,
+}
+
+impl HealPlan {
+    pub fn commit_message(&self) -> String {
+        format!(
+            "heal: restore state/ from {} after {} failed ticks",
+            &self.restore_from[..7],
+            self.failed_ticks.len()
+        )
+    }
+}
+
+/// Plans a heal of the current streak. Reads only.
+pub fn plan(home: &Home, repo: &Repo, state: &HealerState) -> Result<HealPlan, HealError> {
+    let good = repo.last_good()?.ok_or(HealError::NoGoodCommit)?;
+    let mut restore = Vec::new();
+    let mut remove = Vec::new();
+    for rel in RESTORED {
+        let wanted = repo.files_at(&good, rel)?;
+        for (path, bytes) in &wanted {
+            if std::fs::read(home.root().join(path)).ok().as_deref() != Some(bytes.as_slice()) {
+                restore.push(path.clone());
+            }
+        }
+        for path in files_on_disk(home, rel) {
+            if !wanted.iter().any(|(p, _)| *p == path) {
+                remove.push(path);
+            }
+        }
+    }
+    let mut requeue = Vec::new();
+    for failed in &state.streak {
+        for archived in &failed.inbox {
+            if home.root().join(archived).is_file() {
+                let name = archived.rsplit('/').next().unwrap_or(archived);
+                requeue.push((archived.clone(), format!("inbox/{name}")));
+            }
+        }
+    }
+    Ok(HealPlan {
+        restore_from: good,
+        failed_ticks: state.streak.iter().map(|f| (f.tick, f.class)).collect(),
+        restore,
+        remove,
+        requeue,
+    })
+}
+
+/// Carries out `plan`: restores files, re-queues messages, writes the note
+/// and the flare, resets the streak, and commits. Returns the heal commit.
+pub fn apply(
+    home: &Home,
+    repo: &Repo,
+    state: &mut HealerState,
+    plan: &HealPlan,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, HealError> {
+    for rel in RESTORED {
+        for (path, bytes) in repo.files_at(&plan.restore_from, rel)? {
+            if plan.restore.contains(&path) {
+                atomic::write(&home.root().join(&path), &bytes)?;
+            }
+        }
+    }
+    for path in &plan.remove {
+        std::fs::remove_file(home.root().join(path)).map_err(|source| HealError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let mut requeued = Vec::new();
+    for (archived, target) in &plan.requeue {
+        let mut to = home.root().join(target);
+        let mut n = 2;
+        while to.exists() {
+            to = home.root().join(format!("{target}.{n}.md"));
+            n += 1;
+        }
+        atomic::rename(&home.root().join(archived), &to)?;
+        requeued.push(home.relative(&to));
+    }
+    HealerNote {
+        healed_at: now,
+        restored_from: plan.restore_from.clone(),
+        failed_ticks: plan.failed_ticks.clone(),
+        requeued: requeued.clone(),
+    }
+    .write(home)?;
+    outbox::post(home, &heal_flare(plan, &requeued), now)?;
+    state.streak.clear();
+    state.heals.push(now);
+    state.save(home)?;
+    let _lock = crate::home::lock::CommitLock::acquire(home).map_err(|e| HealError::Io {
+        path: ".hearth/commit.lock".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(repo.commit(
+        &["state", "inbox", "outbox"],
+        &Identity::hearth(),
+        &plan.commit_message(),
+        now,
+    )?)
+}
+
+fn heal_flare(plan: &HealPlan, requeued: &[String]) -> Letter {
+    let classes: Vec<String> = plan
+        .failed_ticks
+        .iter()
+        .map(|(t, c)| format!("- tick {t}: {}", c.as_str()))
+        .collect();
+    let mut body = format!(
+        "{} ticks in a row failed:\n\n{}\n\nhearth restored the agent's conversation \
+         (state/messages.json, state/archive/) from commit {}, the last tick that exited 0. \
+         Memory files and hearth's ledgers were not touched.\n",
+        plan.failed_ticks.len(),
+        classes.join("\n"),
+        &plan.restore_from[..7]
+    );
+    if !plan.restore.is_empty() || !plan.remove.is_empty() {
+        body.push_str("\nRestored: ");
+        body.push_str(&plan.restore.join(", "));
+        if !plan.remove.is_empty() {
+            body.push_str(&format!(
+                "\nRemoved (newer than the good commit, still in git history): {}",
+                plan.remove.join(", ")
+            ));
+        }
+        body.push('\n');
+    }
+    if !requeued.is_empty() {
+        body.push_str(&format!(
+            "\nYour messages the failed ticks had read are back in the inbox: {}\n",
+            requeued.join(", ")
+        ));
+    }
+    body.push_str(
+        "\nThe agent is told in its next tick. Inspect with `git log` and `hearth status`.\n",
+    );
+    let mut letter = Letter::flare("healer", plan.commit_message(), body);
+    letter.tick = plan.failed_ticks.last().map(|(t, _)| *t);
+    letter
+}
+
+/// Enters panic: records it and sends a panic flare unless one went out
+/// within `[healer] panic_flare_interval_min`.
+pub fn panic(
+    home: &Home,
+    state: &mut HealerState,
+    config: &HealerConfig,
+    now: DateTime<Utc>,
+) -> Result<(), HealError> {
+    let reason = format!(
+        "{} failed ticks in a row after {} heals within {} h ([healer] max_heals = {})",
+        state.streak.len(),
+        state.heals_within(now, Duration::hours(config.window_h as i64)),
+        config.window_h,
+        config.max_heals
+    );
+    if state.panic.is_none() {
+        state.panic = Some(Panic {
+            since: now,
+            reason: reason.clone(),
+        });
+    }
+    let interval = Duration::minutes(config.panic_flare_interval_min as i64);
+    if !state.flared_panic_within(now, interval) {
+        let body = format!(
+            "Healing is exhausted: {reason}.\n\nThe supervisor stopped (exit status 2; systemd will \
+             not restart it). Look at `hearth status`, `git log` and the last ticks in \
+             state/ticks.jsonl; fix the cause; then run `hearth heal --resume` and start it again \
+             (`systemctl start hearth`).\n"
+        );
+        let mut letter = Letter::flare("panic", "hearth stopped: healing is exhausted", body);
+        letter.tick = state.streak.last().map(|f| f.tick);
+        outbox::post(home, &letter, now)?;
+        state.panic_flares.push(now);
+    }
+    state.save(home)?;
+    Ok(())
+}
+
+fn files_on_disk(home: &Home, rel: &str) -> Vec<String> {
+    let path = home.root().join(rel);
+    if path.is_file() {
+        return vec![rel.to_string()];
+    }
+    walkdir::WalkDir::new(&path)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| home.relative(e.path()))
+        .collect()
+}

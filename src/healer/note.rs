@@ -1,0 +1,67 @@
+//! `state/healer_note.json`: what a heal tells the next tick. Written by the
+//! heal, read into the next tick's user turn, and deleted by that tick at
+//! its write-ahead, so it is consumed exactly once even if the tick fails.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic;
+use crate::home::Home;
+use crate::tick::class::Class;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealerNote {
+    pub healed_at: DateTime<Utc>,
+    /// The commit the conversation was restored from.
+    pub restored_from: String,
+    /// The failed ticks, with their classes.
+    pub failed_ticks: Vec<(u64, Class)>,
+    /// Operator messages put back into the inbox.
+    pub requeued: Vec<String>,
+}
+
+fn path(home: &Home) -> std::path::PathBuf {
+    home.state_dir().join("healer_note.json")
+}
+
+impl HealerNote {
+    pub fn write(&self, home: &Home) -> Result<(), atomic::WriteError> {
+        let mut json = serde_json::to_vec_pretty(self).expect("note serialises");
+        json.push(b'\n');
+        atomic::write(&path(home), &json)
+    }
+
+    /// The waiting note, if there is one that parses.
+    pub fn read(home: &Home) -> Option<HealerNote> {
+        serde_json::from_slice(&std::fs::read(path(home)).ok()?).ok()
+    }
+
+    /// Deletes the note (the tick has taken it into its conversation).
+    pub fn consume(home: &Home) {
+        let _ = std::fs::remove_file(path(home));
+    }
+
+    /// The note as the agent reads it.
+    pub fn prose(&self) -> String {
+        let classes: Vec<String> = self
+            .failed_ticks
+            .iter()
+            .map(|(tick, class)| format!("tick {tick}: {}", class.as_str()))
+            .collect();
+        let mut text = format!(
+            "Your last {} ticks failed ({}). hearth's healer restored your conversation from commit {} \
+             at {}. Your memory files were not touched. Work out what went wrong before repeating it.",
+            self.failed_ticks.len(),
+            classes.join(", "),
+            &self.restored_from[..self.restored_from.len().min(7)],
+            self.healed_at.to_rfc3339()
+        );
+        if !self.requeued.is_empty() {
+            text.push_str(&format!(
+                " {} operator message(s) read by the failed ticks are back in your inbox.",
+                self.requeued.len()
+            ));
+        }
+        text
+    }
+}

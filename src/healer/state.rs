@@ -1,0 +1,107 @@
+//! `state/healer.json`: the healer's ledger. Committed with every tick and
+//! never rewound by a heal: it is the record of the failures, the heals and
+//! the panic flares, and rewinding it would let a failing agent heal for
+//! ever.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic;
+use crate::home::Home;
+use crate::tick::class::Class;
+
+const VERSION: u32 = 1;
+
+/// A failed tick in the current streak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedTick {
+    pub tick: u64,
+    pub class: Class,
+    /// Inbox messages it consumed (archived paths), to re-queue on a heal.
+    #[serde(default)]
+    pub inbox: Vec<String>,
+}
+
+/// Healing is exhausted: the supervisor stopped for a human.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Panic {
+    pub since: DateTime<Utc>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealerState {
+    pub version: u32,
+    /// Consecutive failed ticks since the last success or heal.
+    #[serde(default)]
+    pub streak: Vec<FailedTick>,
+    /// Successful ticks in a row: enough of them forgive past heals.
+    #[serde(default)]
+    pub successes: u32,
+    /// When each heal in the current window happened.
+    #[serde(default)]
+    pub heals: Vec<DateTime<Utc>>,
+    /// When panic flares were sent.
+    #[serde(default)]
+    pub panic_flares: Vec<DateTime<Utc>>,
+    #[serde(default)]
+    pub panic: Option<Panic>,
+}
+
+impl Default for HealerState {
+    fn default() -> Self {
+        HealerState {
+            version: VERSION,
+            streak: Vec::new(),
+            successes: 0,
+            heals: Vec::new(),
+            panic_flares: Vec::new(),
+            panic: None,
+        }
+    }
+}
+
+fn path(home: &Home) -> std::path::PathBuf {
+    home.state_dir().join("healer.json")
+}
+
+impl HealerState {
+    /// Reads the ledger. A broken one is reported and replaced by a fresh
+    /// state (its bytes stay in git history): the supervisor must run.
+    pub fn load(home: &Home) -> (HealerState, Option<String>) {
+        let path = path(home);
+        match std::fs::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (HealerState::default(), None),
+            Err(e) => (
+                HealerState::default(),
+                Some(format!("{}: {e}", home.relative(&path))),
+            ),
+            Ok(bytes) => match serde_json::from_slice::<HealerState>(&bytes) {
+                Ok(state) => (state, None),
+                Err(e) => (
+                    HealerState::default(),
+                    Some(format!(
+                        "{}: {e}; starting a fresh healer ledger (the old one is in git history)",
+                        home.relative(&path)
+                    )),
+                ),
+            },
+        }
+    }
+
+    pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
+        let mut json = serde_json::to_vec_pretty(self).expect("healer state serialises");
+        json.push(b'\n');
+        atomic::write(&path(home), &json)
+    }
+
+    /// Heals within the last `window`.
+    pub fn heals_within(&self, now: DateTime<Utc>, window: Duration) -> usize {
+        self.heals.iter().filter(|t| now - **t < window).count()
+    }
+
+    /// Whether a panic flare went out within the last `interval`.
+    pub fn flared_panic_within(&self, now: DateTime<Utc>, interval: Duration) -> bool {
+        self.panic_flares.iter().any(|t| now - *t < interval)
+    }
+}

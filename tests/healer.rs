@@ -1,0 +1,200 @@
+//! The healer end to end on the binary, with failures injected through the
+//! test hook `HEARTH_TEST_FAIL=CLASS[@TICK,…]` (read only from the tick
+//! process's environment, which the agent's tools cannot touch).
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+mod common;
+
+use common::TestHome;
+use serde_json::Value;
+
+fn run_failing(home: &TestHome, ticks: &str, fail: &str) -> std::process::Output {
+    home.cmd(&["run", "--ticks", ticks])
+        .env("HEARTH_TEST_FAIL", fail)
+        .output()
+        .unwrap()
+}
+
+fn flares(home: &TestHome, kind: &str) -> Vec<String> {
+    home.list("outbox")
+        .into_iter()
+        .filter(|n| n.contains(&format!("flare-{kind}")))
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .collect()
+}
+
+fn git_show(home: &TestHome, spec: &str) -> String {
+    String::from_utf8(home.git(&["show", spec]).stdout).unwrap()
+}
+
+#[test]
+fn five_failures_heal_the_conversation_and_lose_nothing() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    home.ok(&["say", "first question"]);
+    home.ok(&["run", "--ticks", "1"]);
+    let good = home.good_ref().unwrap();
+    let good_messages = git_show(&home, &format!("{good}:state/messages.json"));
+
+    home.ok(&["say", "a question the failing ticks will read"]);
+    std::fs::create_dir_all(home.file("memory/notes")).unwrap();
+    let out = {
+        // A hand edit made during the streak, between failing ticks.
+        let first = run_failing(&home, "2", "contract-violation");
+        assert!(first.status.success());
+        std::fs::write(
+            home.file("memory/notes/h.md"),
+            "# Hand\n\nwritten during the streak\n",
+        )
+        .unwrap();
+        run_failing(&home, "3", "contract-violation")
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let history = home.history();
+    let heal = history
+        .iter()
+        .find(|c| c.summary.starts_with("heal: "))
+        .expect("a heal commit");
+    assert_eq!(
+        heal.summary,
+        format!(
+            "heal: restore state/ from {} after 5 failed ticks",
+            &good[..7]
+        )
+    );
+    assert_eq!(
+        home.read("state/messages.json"),
+        good_messages,
+        "conversation restored"
+    );
+
+    let ticks = home.ticks();
+    assert_eq!(ticks.len(), 6, "the ledger keeps the failed ticks");
+    assert_eq!(
+        ticks
+            .iter()
+            .filter(|t| t["class"] == "contract-violation")
+            .count(),
+        5
+    );
+    let healer: Value = serde_json::from_str(&home.read("state/healer.json")).unwrap();
+    assert_eq!(healer["heals"].as_array().unwrap().len(), 1);
+    assert!(
+        healer["streak"].as_array().unwrap().is_empty(),
+        "streak reset"
+    );
+
+    assert_eq!(
+        home.read("memory/notes/h.md"),
+        "# Hand\n\nwritten during the streak\n"
+    );
+    let inbox = home.list("inbox");
+    assert_eq!(inbox.len(), 1, "the consumed message is back: {inbox:?}");
+    assert!(home
+        .read(&format!("inbox/{}", inbox[0]))
+        .contains("the failing ticks will read"));
+
+    let healer_flares = flares(&home, "healer");
+    assert_eq!(healer_flares.len(), 1);
+    assert!(
+        healer_flares[0].contains("5 ticks in a row failed"),
+        "{}",
+        healer_flares[0]
+    );
+    assert!(healer_flares[0].contains("contract-violation"));
+    assert!(home.file("state/healer_note.json").exists());
+
+    let context: Value = serde_json::from_str(&home.ok(&["context", "--json"])).unwrap();
+    let turn = context["user_turn"]["content"][0]["text"].as_str().unwrap();
+    assert!(turn.contains("\"recovered_by_healer\""), "{turn}");
+    assert!(turn.contains("<healer-note>"), "{turn}");
+
+    home.ok(&["run", "--ticks", "1"]);
+    assert!(
+        !home.file("state/healer_note.json").exists(),
+        "consumed once"
+    );
+    assert!(home.read("state/messages.json").contains("<healer-note>"));
+    assert_eq!(home.ticks().last().unwrap()["class"], "ok");
+    assert!(
+        home.list("inbox").is_empty(),
+        "the re-queued message was answered"
+    );
+}
+
+#[test]
+fn past_max_heals_the_supervisor_panics_with_exit_2_and_flares_once() {
+    let home = TestHome::with_config("[healer]\nstreak = 1\nmax_heals = 3\n");
+    home.ok(&["run", "--ticks", "1"]);
+    let out = run_failing(&home, "10", "coverage-gap");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let heals = home
+        .history()
+        .iter()
+        .filter(|c| c.summary.starts_with("heal: "))
+        .count();
+    assert_eq!(heals, 3);
+    assert_eq!(
+        home.ticks().len(),
+        5,
+        "1 ok, 3 healed failures, 1 that panicked"
+    );
+    let panic = flares(&home, "panic");
+    assert_eq!(panic.len(), 1);
+    assert!(panic[0].contains("hearth heal --resume"), "{}", panic[0]);
+
+    let again = run_failing(&home, "1", "coverage-gap");
+    assert_eq!(again.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains("healing is exhausted") && err.contains("hearth heal --resume"),
+        "{err}"
+    );
+    assert_eq!(flares(&home, "panic").len(), 1, "no second panic flare");
+    let status = home.ok(&["status"]);
+    assert!(status.contains("PANIC:"), "{status}");
+
+    home.ok(&["heal", "--resume"]);
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(home.ticks().last().unwrap()["class"], "ok");
+}
+
+#[test]
+fn heal_dry_run_prints_the_plan_and_changes_nothing() {
+    let home = TestHome::new();
+    home.ok(&["run", "--ticks", "1"]);
+    home.ok(&["say", "read by a failing tick"]);
+    assert!(run_failing(&home, "2", "dispatch-miss").status.success());
+    let head = home.git(&["rev-parse", "HEAD"]).stdout;
+    let tree = home.git(&["status", "--porcelain"]).stdout;
+
+    let text = home.ok(&["heal", "--dry-run"]);
+    assert!(text.contains("after 2 failed ticks"), "{text}");
+    assert!(text.contains("restore state/messages.json"), "{text}");
+    assert!(text.contains("requeue state/inbox-archive/"), "{text}");
+    assert!(text.contains("nothing was changed"), "{text}");
+    assert_eq!(home.git(&["rev-parse", "HEAD"]).stdout, head);
+    assert_eq!(home.git(&["status", "--porcelain"]).stdout, tree);
+    assert!(home.list("inbox").is_empty());
+
+    home.ok(&["heal"]);
+    assert_eq!(
+        home.list("inbox").len(),
+        1,
+        "the operator's heal re-queues too"
+    );
+    assert!(home.history()[0]
+        .summary
+        .starts_with("heal: restore state/ from "));
+}
