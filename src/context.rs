@@ -275,6 +275,7 @@ mod tests {
             inbox: &inbox,
             history: &history,
             directive: Some("Ship it."),
+            healer_note: None,
         };
         let (turn, parts, tier) = user_turn(&input);
         assert_eq!(tier, Tier::Continuation);
