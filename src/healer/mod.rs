@@ -14,6 +14,7 @@
 
 pub mod note;
 pub mod state;
+pub mod validate;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;

@@ -427,6 +427,16 @@ impl Supervisor<'_> {
         record: &TickRecord,
         report: Option<&TickReport>,
     ) -> Result<Verdict, SupervisorError> {
+        let touched = report
+            .map(|r| r.effects.touched.clone())
+            .unwrap_or_default();
+        healer::validate::validate(
+            self.home,
+            &self.repo,
+            record.tick,
+            &touched,
+            (self.options.now)(),
+        )?;
         ledger::append(&self.home.ticks_path(), record)?;
         let verdict = healer::observe(
             &mut self.healer,
@@ -435,9 +445,6 @@ impl Supervisor<'_> {
             (self.options.now)(),
         );
         self.healer.save(self.home)?;
-        let touched = report
-            .map(|r| r.effects.touched.clone())
-            .unwrap_or_default();
         commit::commit_tick(
             self.home,
             &self.repo,
