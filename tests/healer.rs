@@ -198,3 +198,54 @@ fn heal_dry_run_prints_the_plan_and_changes_nothing() {
         .summary
         .starts_with("heal: restore state/ from "));
 }
+
+#[test]
+fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let log = home.path.with_file_name("exec.log");
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[tick]\ninterval_s = 3600\n[healer]\nstreak = 1\n[flares]\nexec = \"sh -c 'echo \\\"$1\\\" >> {}; exit 7' flare\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("HEARTH_TEST_FAIL", "contract-violation@2");
+    let child = home.spawn_with(cmd);
+    home.wait_for(std::time::Duration::from_secs(10), "tick 1", || {
+        home.ticks().len() == 1
+    });
+    home.ok(&["say", "wake up and fail"]);
+    home.wait_for(std::time::Duration::from_secs(10), "the exec hook", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("flare-healer"))
+    });
+    home.wait_for(
+        std::time::Duration::from_secs(10),
+        "its failure logged",
+        || home.log().contains("[flares] exec") && home.log().contains("exit status: 7"),
+    );
+    assert!(
+        common::finish_after_term(child).success(),
+        "the loop went on and stopped cleanly"
+    );
+
+    let listed: Value = serde_json::from_str(&home.ok(&["flares", "--json"])).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["flare"], "healer");
+    assert_eq!(listed[0]["read"], false);
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+
+    let out = home.output(&["flares", "--ack"]);
+    assert_eq!(out.status.code(), Some(2), "--ack needs ids or --all");
+    let out = home.output(&["flares", "--ack", "no-such-flare"]);
+    assert_eq!(out.status.code(), Some(1));
+    home.ok(&["flares", "--ack", &id]);
+    assert_eq!(home.ok(&["flares"]).trim(), "no unread flares");
+    assert!(home.ok(&["flares", "--all"]).contains(&id));
+    assert_eq!(home.history()[0].summary, "flares: 1 marked read");
+    assert_eq!(home.history()[0].author, "operator");
+}

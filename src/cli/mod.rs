@@ -5,6 +5,7 @@
 mod audit;
 mod context;
 mod error;
+mod flares;
 mod heal;
 mod init;
 mod run;
@@ -53,6 +54,8 @@ enum Command {
     Audit(audit::Args),
     /// Restore the conversation from the last good commit now (--dry-run: show what it would do).
     Heal(heal::Args),
+    /// List unread flares (hearth's messages about itself), or mark them read.
+    Flares(flares::Args),
 }
 
 /// The environment, read once at start-up.
@@ -113,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Context(args) => context::run(&env, home, args),
         Command::Audit(args) => audit::run(&env, home, args),
         Command::Heal(args) => heal::run(&env, home, args),
+        Command::Flares(args) => flares::run(&env, home, args),
     };
     match result {
         Ok(code) => code,

@@ -72,7 +72,7 @@ impl Letter {
             out.push_str(&format!("in_reply_to: {}\n", yaml_string(reply)));
         }
         out.push_str("---\n");
-        out.push_str(self.body.trim_end());
+        out.push_str(&sanitise(self.body.trim_end()));
         out.push('\n');
         out
     }
@@ -93,6 +93,23 @@ pub fn post(home: &Home, letter: &Letter, now: DateTime<Utc>) -> Result<String, 
         .expect("an unused name exists");
     atomic::write(&path, letter.render(now).as_bytes())?;
     Ok(home.relative(&path))
+}
+
+/// Most of a body that goes in one message.
+const MAX_BODY_CHARS: usize = 64 * 1024;
+
+/// Body text without control characters (terminal escapes in a flare are
+/// an attack on whoever `cat`s it), bounded in length.
+fn sanitise(body: &str) -> String {
+    let mut out: String = body
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .take(MAX_BODY_CHARS)
+        .collect();
+    if body.chars().count() > MAX_BODY_CHARS {
+        out.push_str("\n[… cut: the message was longer]");
+    }
+    out
 }
 
 /// A double-quoted YAML scalar. JSON string syntax is valid YAML, and it

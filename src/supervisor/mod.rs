@@ -25,8 +25,8 @@ use crate::config::{Config, ConfigError};
 use crate::healer::{self, state::HealerState, HealError, Verdict};
 use crate::home::lock::{CommitLock, LockError, RunLock};
 use crate::home::Home;
-use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
+use crate::mailbox::{flares, inbox};
 use crate::repo::{clean_stale_locks, Repo, RepoError};
 use crate::tick::class::Class;
 use crate::tick::ledger::{self, Ledger, TickRecord, Tokens};
@@ -131,6 +131,8 @@ struct Supervisor<'a> {
     /// The text of the last `hearth.toml` that failed to parse and was flared.
     flared_config: Option<String>,
     healer: HealerState,
+    /// Flares already handed to `[flares] exec`.
+    announced: std::collections::HashSet<String>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -170,6 +172,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         started: now(),
         flared_config: None,
         healer,
+        announced: flares::list(home).into_iter().map(|f| f.id).collect(),
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
@@ -214,7 +217,9 @@ impl Supervisor<'_> {
                 verdict,
             } = self.run_one_tick()?;
             done += 1;
-            if let Some(outcome) = self.act(verdict)? {
+            let acted = self.act(verdict)?;
+            self.announce_new_flares();
+            if let Some(outcome) = acted {
                 return Ok(outcome);
             }
             if let Some(n) = &self.options.notifier {
@@ -475,6 +480,18 @@ impl Supervisor<'_> {
                 Err(e) => Err(e.into()),
             },
             Verdict::Panic => self.enter_panic(now),
+        }
+    }
+
+    /// Hands each flare not yet seen to `[flares] exec`.
+    fn announce_new_flares(&mut self) {
+        for flare in flares::list(self.home) {
+            if self.announced.insert(flare.id.clone()) {
+                flares::announce(
+                    &self.config.flares.exec,
+                    &self.home.root().join(&flare.path),
+                );
+            }
         }
     }
 

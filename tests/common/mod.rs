@@ -216,3 +216,9 @@ pub fn finish(mut child: Child, timeout: Duration) -> std::process::ExitStatus {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// SIGTERM, then wait up to 10 s for the exit status.
+pub fn finish_after_term(child: Child) -> std::process::ExitStatus {
+    signal(&child, libc::SIGTERM);
+    finish(child, Duration::from_secs(10))
+}

@@ -1,0 +1,177 @@
+//! Flares: hearth's own messages to the operator, in `outbox/` with
+//! `kind: flare`. Listing, read marks (`state/flares_read.json`, committed,
+//! never rewound by a heal) and the `[flares] exec` hook.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::MailboxError;
+use crate::atomic;
+use crate::home::Home;
+use crate::memory::front_matter;
+
+/// How long a `[flares] exec` command may run.
+pub const EXEC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One flare as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Flare {
+    /// The file name without `.md`: what `--ack` takes.
+    pub id: String,
+    pub path: String,
+    pub flare: String,
+    pub created: String,
+    pub subject: String,
+    pub tick: Option<u64>,
+    pub read: bool,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct ReadMarks {
+    read: BTreeSet<String>,
+}
+
+fn marks_path(home: &Home) -> std::path::PathBuf {
+    home.state_dir().join("flares_read.json")
+}
+
+fn read_marks(home: &Home) -> ReadMarks {
+    std::fs::read(marks_path(home))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Every flare in `outbox/`, newest first.
+pub fn list(home: &Home) -> Vec<Flare> {
+    let marks = read_marks(home);
+    let mut flares: Vec<Flare> = std::fs::read_dir(home.outbox_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| parse(home, &e.path(), &marks))
+        .collect();
+    flares.sort_by(|a, b| b.id.cmp(&a.id));
+    flares
+}
+
+fn parse(home: &Home, path: &Path, marks: &ReadMarks) -> Option<Flare> {
+    let name = path.file_name()?.to_str()?;
+    let id = name.strip_suffix(".md")?.to_string();
+    let text = std::fs::read_to_string(path).ok()?;
+    let yaml = front_matter::split(&text).ok()?.yaml?;
+    let docs = yaml_rust2::YamlLoader::load_from_str(yaml).ok()?;
+    let doc = docs.first()?;
+    if doc["kind"].as_str() != Some("flare") {
+        return None;
+    }
+    Some(Flare {
+        read: marks.read.contains(&id),
+        path: home.relative(path),
+        flare: doc["flare"].as_str().unwrap_or("").to_string(),
+        created: doc["created"].as_str().unwrap_or("").to_string(),
+        subject: doc["subject"].as_str().unwrap_or("").to_string(),
+        tick: doc["tick"].as_i64().map(|t| t as u64),
+        id,
+    })
+}
+
+/// Marks flares read: the given ids, or every flare when `ids` is empty.
+/// Returns the ids newly marked; unknown ids are an error naming them.
+pub fn ack(home: &Home, ids: &[String]) -> Result<Vec<String>, AckError> {
+    let all = list(home);
+    let wanted: Vec<String> = if ids.is_empty() {
+        all.iter().map(|f| f.id.clone()).collect()
+    } else {
+        let unknown: Vec<&String> = ids
+            .iter()
+            .filter(|id| !all.iter().any(|f| &f.id == *id))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(AckError::Unknown(
+                unknown.iter().map(|s| s.to_string()).collect(),
+            ));
+        }
+        ids.to_vec()
+    };
+    let mut marks = read_marks(home);
+    let newly: Vec<String> = wanted
+        .into_iter()
+        .filter(|id| marks.read.insert(id.clone()))
+        .collect();
+    let mut json = serde_json::to_vec_pretty(&marks).expect("marks serialise");
+    json.push(b'\n');
+    atomic::write(&marks_path(home), &json).map_err(MailboxError::from)?;
+    Ok(newly)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AckError {
+    #[error("no flare with id {}", .0.join(", "))]
+    Unknown(Vec<String>),
+    #[error(transparent)]
+    Mailbox(#[from] MailboxError),
+}
+
+/// Runs `[flares] exec` with the flare's path, in the background: it never
+/// blocks the supervisor, is killed past [`EXEC_TIMEOUT`], and a failure is
+/// logged.
+pub fn announce(exec: &str, flare_path: &Path) {
+    if exec.trim().is_empty() {
+        return;
+    }
+    let command = format!("{exec} \"$1\"");
+    let spawned = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&command)
+        .arg("hearth-flare")
+        .arg(flare_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            tracing::warn!("[flares] exec {exec:?} could not start: {e}");
+            return;
+        }
+    };
+    let shown = flare_path.display().to_string();
+    let exec = exec.to_string();
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) if status.success() => return,
+                Ok(Some(status)) => {
+                    let mut err = String::new();
+                    if let Some(mut stderr) = child.stderr.take() {
+                        use std::io::Read;
+                        let _ = stderr.read_to_string(&mut err);
+                    }
+                    tracing::warn!(
+                        "[flares] exec {exec:?} failed for {shown} ({status}): {}",
+                        err.trim()
+                    );
+                    return;
+                }
+                Ok(None) if start.elapsed() > EXEC_TIMEOUT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    tracing::warn!("[flares] exec {exec:?} timed out for {shown}; killed");
+                    return;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+                Err(e) => {
+                    tracing::warn!("[flares] exec {exec:?}: {e}");
+                    return;
+                }
+            }
+        }
+    });
+}
