@@ -13,6 +13,7 @@
 //! so systemd leaves it stopped until a human acts.
 
 pub mod note;
+pub mod quiet;
 pub mod state;
 pub mod validate;
 
@@ -65,6 +66,11 @@ pub fn observe(
     config: &HealerConfig,
     now: DateTime<Utc>,
 ) -> Verdict {
+    if record.quiet.is_some() {
+        state.quiet += 1;
+    } else {
+        state.quiet = 0;
+    }
     if !record.class.is_failure() {
         state.streak.clear();
         state.successes += 1;

@@ -46,6 +46,9 @@ pub struct HealerState {
     pub panic_flares: Vec<DateTime<Utc>>,
     #[serde(default)]
     pub panic: Option<Panic>,
+    /// Quiet ticks in a row.
+    #[serde(default)]
+    pub quiet: u32,
 }
 
 impl Default for HealerState {
@@ -57,6 +60,7 @@ impl Default for HealerState {
             heals: Vec::new(),
             panic_flares: Vec::new(),
             panic: None,
+            quiet: 0,
         }
     }
 }

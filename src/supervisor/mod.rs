@@ -61,6 +61,8 @@ pub enum SupervisorError {
     Panicked { since: String, reason: String },
     #[error(transparent)]
     Heal(#[from] crate::healer::HealError),
+    #[error(transparent)]
+    Mailbox(#[from] crate::mailbox::MailboxError),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -402,6 +404,7 @@ impl Supervisor<'_> {
         let report = TickReport::load(self.home).filter(|r| r.tick == number);
         let class = Class::from_exit(ending.code());
         let record = record_for(
+            ledger.last(),
             number,
             start,
             now(),
@@ -449,6 +452,9 @@ impl Supervisor<'_> {
             &self.config.healer,
             (self.options.now)(),
         );
+        if record.quiet.is_some() && self.healer.quiet == self.config.healer.quiet_streak {
+            self.quiet_flare(record)?;
+        }
         self.healer.save(self.home)?;
         commit::commit_tick(
             self.home,
@@ -481,6 +487,23 @@ impl Supervisor<'_> {
             },
             Verdict::Panic => self.enter_panic(now),
         }
+    }
+
+    /// `[healer] quiet_streak` quiet ticks in a row: the agent exits 0 but
+    /// does not do its job. One flare per streak.
+    fn quiet_flare(&self, record: &TickRecord) -> Result<(), SupervisorError> {
+        let body = format!(
+            "The last {} ticks exited 0 but look like quiet failures; the latest, tick {}, {}.\n\n\
+             The agent may be stuck in a loop or ignoring its inbox. Read its last replies in \
+             state/messages.json and the ticks in state/ticks.jsonl (lines marked \"quiet\").\n",
+            self.healer.quiet,
+            record.tick,
+            record.quiet.as_deref().unwrap_or("did nothing")
+        );
+        let mut flare = Letter::flare("quiet-failure", "ticks succeed but nothing happens", body);
+        flare.tick = Some(record.tick);
+        outbox::post(self.home, &flare, (self.options.now)())?;
+        Ok(())
     }
 
     /// Hands each flare not yet seen to `[flares] exec`.
@@ -530,6 +553,7 @@ impl Supervisor<'_> {
                     recorded at the next start-up."
             .to_string();
         let record = record_for(
+            ledger.last(),
             number,
             start,
             now,
@@ -558,7 +582,9 @@ impl Supervisor<'_> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn record_for(
+    previous: Option<&TickRecord>,
     tick: u64,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
@@ -577,6 +603,9 @@ fn record_for(
                 .join("; ")
         })
         .filter(|s| !s.is_empty());
+    let (reply_fingerprint, quiet) = report
+        .map(|r| healer::quiet::assess(previous, r))
+        .unwrap_or((None, None));
     TickRecord {
         tick,
         start,
@@ -600,6 +629,8 @@ fn record_for(
             })
             .unwrap_or_default(),
         required_reads: report.map(|r| r.required_reads.clone()).unwrap_or_default(),
+        reply_fingerprint,
+        quiet: quiet.filter(|_| class == Class::Ok),
         note: note.or(failures),
     }
 }

@@ -44,6 +44,12 @@ pub struct TickRecord {
     /// Memories the tick had to read before writing (DESIGN 4, 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_reads: Vec<String>,
+    /// A fingerprint of the model's reply (normalised), to spot repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_fingerprint: Option<u64>,
+    /// Why an exit-0 tick looks like a quiet failure, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<String>,
     /// Why the tick failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -110,6 +116,8 @@ mod tests {
             tokens_by_part: BTreeMap::new(),
             inbox: vec![],
             required_reads: vec![],
+            reply_fingerprint: None,
+            quiet: None,
             note: None,
         }
     }

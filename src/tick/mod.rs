@@ -180,6 +180,7 @@ pub fn run(
         );
     }
     report.required_reads = prepared.required_reads.clone();
+    report.inbox_waiting = prepared.facts.inbox.len();
     report.tokens_by_part = prepared.tokens_by_part.clone();
     let Prepared {
         system,
@@ -276,6 +277,12 @@ fn tool_loop(
             }
         };
         report.usage.add(reply.usage);
+        for block in &reply.content {
+            if let Block::Text { text } = block {
+                report.reply.push_str(text);
+                report.reply.push('\n');
+            }
+        }
         let calls: Vec<(String, String, serde_json::Value)> = reply
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))

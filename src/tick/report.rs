@@ -38,6 +38,12 @@ pub struct TickReport {
     /// Memories the brake will require reading (from boot).
     #[serde(default)]
     pub required_reads: Vec<String>,
+    /// The model's text this tick (for quiet-failure detection).
+    #[serde(default)]
+    pub reply: String,
+    /// Inbox messages this tick was given.
+    #[serde(default)]
+    pub inbox_waiting: usize,
     /// Set once the tick has finished on its own.
     #[serde(default)]
     pub finished: bool,
@@ -55,6 +61,8 @@ impl TickReport {
             consumed: Vec::new(),
             tokens_by_part: BTreeMap::new(),
             required_reads: Vec::new(),
+            reply: String::new(),
+            inbox_waiting: 0,
             finished: false,
         }
     }
