@@ -249,3 +249,33 @@ fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
     assert_eq!(home.history()[0].summary, "flares: 1 marked read");
     assert_eq!(home.history()[0].author, "operator");
 }
+
+#[test]
+fn missed_ticks_are_flared_as_a_gap_with_the_reason() {
+    let home = TestHome::new();
+    home.ok(&["run", "--ticks", "1"]);
+    // Pretend the last tick ended three hours ago.
+    let three_hours_ago = (chrono::Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
+    let mut line: Value = serde_json::from_str(home.read("state/ticks.jsonl").trim()).unwrap();
+    line["start"] = three_hours_ago.clone().into();
+    line["end"] = three_hours_ago.into();
+    std::fs::write(home.file("state/ticks.jsonl"), format!("{line}\n")).unwrap();
+    std::fs::remove_file(home.file(".hearth/last-stop.json")).unwrap();
+
+    home.ok(&["run", "--ticks", "1"]);
+    let gaps = flares(&home, "gap");
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(gaps[0].contains("No tick ran for 3.0 h"), "{}", gaps[0]);
+    assert!(
+        gaps[0].contains("no clean stop was recorded"),
+        "{}",
+        gaps[0]
+    );
+
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(
+        flares(&home, "gap").len(),
+        1,
+        "no gap when ticks run on time"
+    );
+}

@@ -11,6 +11,7 @@
 
 mod child;
 mod commit;
+mod gap;
 pub mod runtime;
 pub mod status;
 pub mod systemd;
@@ -178,7 +179,9 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
+    let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
     let recovered = sup.recover_unfinished_tick()?;
+    sup.flare_start_up_gap(died_in)?;
     if let Some(RunOutcome::Panic) = sup.act(recovered)? {
         runtime::clear_state(home);
         return Ok(RunOutcome::Panic);
@@ -196,6 +199,13 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     if let Some(n) = &sup.options.notifier {
         n.stopping();
     }
+    let reason = match &outcome {
+        Ok(RunOutcome::Stopped(signal)) => format!("stopped by signal {signal}"),
+        Ok(RunOutcome::TicksDone) => "ran the ticks it was asked for (--ticks)".into(),
+        Ok(RunOutcome::Panic) => "stopped in panic: healing was exhausted".into(),
+        Err(e) => format!("stopped on an error: {e}"),
+    };
+    gap::record_stop(home, &gap::LastStop { at: now(), reason });
     runtime::clear_state(home);
     outcome
 }
@@ -207,6 +217,13 @@ impl Supervisor<'_> {
         loop {
             if let Some(signal) = self.wait_until(next_due) {
                 return Ok(RunOutcome::Stopped(signal));
+            }
+            // The first tick's lateness is the start-up gap, flared already.
+            if done > 0 {
+                let now = (self.options.now)();
+                if let Some(flare) = gap::late_tick(next_due, now, self.interval()) {
+                    outbox::post(self.home, &flare, now)?;
+                }
             }
             // Hand edits first (hearth.toml among them), so a config flare
             // written next lands in the tick's commit, not the operator's.
@@ -503,6 +520,37 @@ impl Supervisor<'_> {
         let mut flare = Letter::flare("quiet-failure", "ticks succeed but nothing happens", body);
         flare.tick = Some(record.tick);
         outbox::post(self.home, &flare, (self.options.now)())?;
+        Ok(())
+    }
+
+    /// At start-up: if ticks were missed while no supervisor ran, say how
+    /// long and why, as far as hearth knows.
+    fn flare_start_up_gap(&self, died_in: Option<Option<u64>>) -> Result<(), SupervisorError> {
+        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
+        let Some(last) = ledger.last() else {
+            return Ok(());
+        };
+        let why = match (died_in, gap::last_stop(self.home)) {
+            (Some(tick), _) => format!(
+                "the previous supervisor died during tick {} (killed, or the machine lost power)",
+                tick.map_or("?".into(), |t| t.to_string())
+            ),
+            (None, Some(stop)) if stop.at >= last.end => format!(
+                "the previous supervisor {} at {}",
+                stop.reason,
+                stop.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+            _ => {
+                "hearth was not running (the reason is unknown: no clean stop was recorded)".into()
+            }
+        };
+        let now = (self.options.now)();
+        let interval = chrono::Duration::seconds(self.config.tick.interval_s as i64);
+        if let Some(mut flare) = gap::at_start_up(last.end, interval, now, why) {
+            flare.tick = Some(last.tick);
+            let rel = outbox::post(self.home, &flare, now)?;
+            tracing::warn!("gap since tick {}: {rel}", last.tick);
+        }
         Ok(())
     }
 
