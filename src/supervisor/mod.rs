@@ -12,7 +12,9 @@
 mod child;
 mod commit;
 mod gap;
+mod record;
 pub mod runtime;
+mod safety;
 pub mod status;
 pub mod systemd;
 pub mod wake;
@@ -23,17 +25,18 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::config::{Config, ConfigError};
-use crate::healer::{self, state::HealerState, HealError, Verdict};
+use crate::healer::{self, state::HealerState, Verdict};
 use crate::home::lock::{CommitLock, LockError, RunLock};
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
 use crate::mailbox::{flares, inbox};
 use crate::repo::{clean_stale_locks, Repo, RepoError};
 use crate::tick::class::Class;
-use crate::tick::ledger::{self, Ledger, TickRecord, Tokens};
+use crate::tick::ledger::{self, Ledger, TickRecord};
 use crate::tick::report::TickReport;
 use child::{ChildEnd, TickChild};
 pub use commit::tick_message;
+use record::record_for;
 use runtime::{Phase, SupervisorState, TickInProgress};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
@@ -484,103 +487,6 @@ impl Supervisor<'_> {
         Ok(verdict)
     }
 
-    /// Carries out the healer's verdict: a heal, or panic (which ends the
-    /// run).
-    fn act(&mut self, verdict: Verdict) -> Result<Option<RunOutcome>, SupervisorError> {
-        let now = (self.options.now)();
-        match verdict {
-            Verdict::Fine => Ok(None),
-            Verdict::Heal => match healer::plan(self.home, &self.repo, &self.healer) {
-                Ok(plan) => {
-                    healer::apply(self.home, &self.repo, &mut self.healer, &plan, now)?;
-                    tracing::warn!("{}", plan.commit_message());
-                    Ok(None)
-                }
-                Err(HealError::NoGoodCommit) => {
-                    tracing::error!("cannot heal: no tick has exited 0 yet");
-                    self.enter_panic(now)
-                }
-                Err(e) => Err(e.into()),
-            },
-            Verdict::Panic => self.enter_panic(now),
-        }
-    }
-
-    /// `[healer] quiet_streak` quiet ticks in a row: the agent exits 0 but
-    /// does not do its job. One flare per streak.
-    fn quiet_flare(&self, record: &TickRecord) -> Result<(), SupervisorError> {
-        let body = format!(
-            "The last {} ticks exited 0 but look like quiet failures; the latest, tick {}, {}.\n\n\
-             The agent may be stuck in a loop or ignoring its inbox. Read its last replies in \
-             state/messages.json and the ticks in state/ticks.jsonl (lines marked \"quiet\").\n",
-            self.healer.quiet,
-            record.tick,
-            record.quiet.as_deref().unwrap_or("did nothing")
-        );
-        let mut flare = Letter::flare("quiet-failure", "ticks succeed but nothing happens", body);
-        flare.tick = Some(record.tick);
-        outbox::post(self.home, &flare, (self.options.now)())?;
-        Ok(())
-    }
-
-    /// At start-up: if ticks were missed while no supervisor ran, say how
-    /// long and why, as far as hearth knows.
-    fn flare_start_up_gap(&self, died_in: Option<Option<u64>>) -> Result<(), SupervisorError> {
-        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
-        let Some(last) = ledger.last() else {
-            return Ok(());
-        };
-        let why = match (died_in, gap::last_stop(self.home)) {
-            (Some(tick), _) => format!(
-                "the previous supervisor died during tick {} (killed, or the machine lost power)",
-                tick.map_or("?".into(), |t| t.to_string())
-            ),
-            (None, Some(stop)) if stop.at >= last.end => format!(
-                "the previous supervisor {} at {}",
-                stop.reason,
-                stop.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            ),
-            _ => {
-                "hearth was not running (the reason is unknown: no clean stop was recorded)".into()
-            }
-        };
-        let now = (self.options.now)();
-        let interval = chrono::Duration::seconds(self.config.tick.interval_s as i64);
-        if let Some(mut flare) = gap::at_start_up(last.end, interval, now, why) {
-            flare.tick = Some(last.tick);
-            let rel = outbox::post(self.home, &flare, now)?;
-            tracing::warn!("gap since tick {}: {rel}", last.tick);
-        }
-        Ok(())
-    }
-
-    /// Hands each flare not yet seen to `[flares] exec`.
-    fn announce_new_flares(&mut self) {
-        for flare in flares::list(self.home) {
-            if self.announced.insert(flare.id.clone()) {
-                flares::announce(
-                    &self.config.flares.exec,
-                    &self.home.root().join(&flare.path),
-                );
-            }
-        }
-    }
-
-    fn enter_panic(&mut self, now: DateTime<Utc>) -> Result<Option<RunOutcome>, SupervisorError> {
-        healer::panic(self.home, &mut self.healer, &self.config.healer, now)?;
-        let _lock = CommitLock::acquire(self.home)?;
-        self.repo.commit(
-            &["state", "outbox"],
-            &crate::repo::Identity::hearth(),
-            "panic: healing is exhausted; waiting for a human",
-            now,
-        )?;
-        tracing::error!(
-            "healing is exhausted; stopping with exit status 2 (run `hearth heal --resume` after fixing the cause)"
-        );
-        Ok(Some(RunOutcome::Panic))
-    }
-
     /// A previous supervisor died during a tick (`kill -9`, power loss):
     /// record that tick as a crash and commit what it left, as its own
     /// commit, before anything else touches the home.
@@ -627,58 +533,5 @@ impl Supervisor<'_> {
                 next_due,
             },
         );
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn record_for(
-    previous: Option<&TickRecord>,
-    tick: u64,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-    exit: i32,
-    class: Class,
-    report: Option<&TickReport>,
-    note: Option<String>,
-) -> TickRecord {
-    let failures = report
-        .filter(|_| class.is_failure())
-        .map(|r| {
-            r.failures
-                .iter()
-                .map(|f| f.detail.clone())
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
-        .filter(|s| !s.is_empty());
-    let (reply_fingerprint, quiet) = report
-        .map(|r| healer::quiet::assess(previous, r))
-        .unwrap_or((None, None));
-    TickRecord {
-        tick,
-        start,
-        end,
-        exit,
-        class,
-        tokens: report
-            .map(|r| Tokens {
-                input: r.usage.input_tokens,
-                output: r.usage.output_tokens,
-            })
-            .unwrap_or_default(),
-        cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),
-        tokens_by_part: report.map(|r| r.tokens_by_part.clone()).unwrap_or_default(),
-        inbox: report
-            .map(|r| {
-                r.consumed
-                    .iter()
-                    .map(|(_, archived)| archived.clone())
-                    .collect()
-            })
-            .unwrap_or_default(),
-        required_reads: report.map(|r| r.required_reads.clone()).unwrap_or_default(),
-        reply_fingerprint,
-        quiet: quiet.filter(|_| class == Class::Ok),
-        note: note.or(failures),
     }
 }

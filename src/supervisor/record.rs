@@ -1,0 +1,62 @@
+//! The ledger line of one tick, built from how the child ended and what
+//! its report says.
+
+use chrono::{DateTime, Utc};
+
+use crate::healer;
+use crate::tick::class::Class;
+use crate::tick::ledger::{TickRecord, Tokens};
+use crate::tick::report::TickReport;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn record_for(
+    previous: Option<&TickRecord>,
+    tick: u64,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    exit: i32,
+    class: Class,
+    report: Option<&TickReport>,
+    note: Option<String>,
+) -> TickRecord {
+    let failures = report
+        .filter(|_| class.is_failure())
+        .map(|r| {
+            r.failures
+                .iter()
+                .map(|f| f.detail.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .filter(|s| !s.is_empty());
+    let (reply_fingerprint, quiet) = report
+        .map(|r| healer::quiet::assess(previous, r))
+        .unwrap_or((None, None));
+    TickRecord {
+        tick,
+        start,
+        end,
+        exit,
+        class,
+        tokens: report
+            .map(|r| Tokens {
+                input: r.usage.input_tokens,
+                output: r.usage.output_tokens,
+            })
+            .unwrap_or_default(),
+        cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),
+        tokens_by_part: report.map(|r| r.tokens_by_part.clone()).unwrap_or_default(),
+        inbox: report
+            .map(|r| {
+                r.consumed
+                    .iter()
+                    .map(|(_, archived)| archived.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        required_reads: report.map(|r| r.required_reads.clone()).unwrap_or_default(),
+        reply_fingerprint,
+        quiet: quiet.filter(|_| class == Class::Ok),
+        note: note.or(failures),
+    }
+}
