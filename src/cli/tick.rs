@@ -55,6 +55,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         number,
         pause_after_write_ahead: test_delay(env.test_tick_delay.as_deref(), number),
         inject_failure: test_failure(env.test_fail.as_deref(), number),
+        api_key: hearth::model::key_variable(&config.model)
+            .and_then(|name| std::env::var(name).ok()),
     };
     let report = tick::run(&home, &config, &options, chrono::Utc::now())?;
     let class = report.class();

@@ -86,6 +86,10 @@ pub struct ModelConfig {
     pub api_key_env: String,
     pub max_tokens: u32,
     pub timeout_s: u64,
+    /// Retries of a failed call (429, 5xx, 529, connection errors).
+    pub max_retries: u32,
+    /// First wait between retries; doubles each time (capped at 8 s).
+    pub retry_base_ms: u64,
 }
 
 impl Default for ModelConfig {
@@ -97,6 +101,8 @@ impl Default for ModelConfig {
             api_key_env: String::new(),
             max_tokens: 4096,
             timeout_s: 120,
+            max_retries: 2,
+            retry_base_ms: 500,
         }
     }
 }

@@ -7,7 +7,10 @@
 //! The conversation format is the one `state/messages.json` stores; real
 //! providers translate it to their wire format (Anthropic's is nearly this).
 
+pub mod anthropic;
+mod http;
 pub mod offline;
+pub mod sse;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -135,6 +138,25 @@ impl Reply {
 pub enum ModelError {
     #[error("[model] provider = \"{0}\" is not available in this build of hearth")]
     Unavailable(&'static str),
+    #[error("[model] provider = \"{provider}\" needs an API key in the environment variable {variable}, which is not set")]
+    MissingKey {
+        provider: &'static str,
+        variable: String,
+    },
+    #[error("the model API answered HTTP {status} (after {attempts} attempt(s)): {message}")]
+    Http {
+        status: u16,
+        message: String,
+        attempts: u32,
+    },
+    #[error("cannot reach the model API (after {attempts} attempt(s)): {message}")]
+    Connect { message: String, attempts: u32 },
+    #[error("the model API timed out: {0}")]
+    Timeout(String),
+    #[error("the model's stream broke: {0}")]
+    Stream(String),
+    #[error("the model sent a malformed tool call: {0}")]
+    Malformed(String),
     #[error("model call failed: {0}")]
     Call(String),
 }
@@ -142,11 +164,63 @@ pub enum ModelError {
 impl ModelError {
     pub fn hint(&self) -> Option<String> {
         match self {
-            ModelError::Unavailable(_) => {
-                Some("set [model] provider = \"offline\" in hearth.toml (or remove the key)".into())
-            }
-            ModelError::Call(_) => None,
+            ModelError::Unavailable(_) => Some(
+                "set [model] provider = \"offline\" in hearth.toml (or remove the key)".into(),
+            ),
+            ModelError::MissingKey { variable, .. } => Some(format!(
+                "export {variable}=… in the supervisor's environment (for systemd: /etc/hearth/env), \
+                 or name another variable with [model] api_key_env"
+            )),
+            _ => None,
         }
+    }
+
+    pub(crate) fn with_attempts(self, n: u32) -> ModelError {
+        match self {
+            ModelError::Http {
+                status, message, ..
+            } => ModelError::Http {
+                status,
+                message,
+                attempts: n,
+            },
+            ModelError::Connect { message, .. } => ModelError::Connect {
+                message,
+                attempts: n,
+            },
+            other => other,
+        }
+    }
+
+    /// The failure this is for the tick's record (DESIGN 7).
+    pub fn failure_kind(&self) -> crate::tick::class::FailureKind {
+        use crate::tick::class::FailureKind;
+        match self {
+            ModelError::Malformed(_) => FailureKind::MalformedCall,
+            _ => FailureKind::Model,
+        }
+    }
+
+    /// The provider was unreachable, rate-limited or overloaded: not the
+    /// agent's fault (the healer does not count these).
+    pub fn is_outage(&self) -> bool {
+        match self {
+            ModelError::Http { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
+            ModelError::Connect { .. } | ModelError::Timeout(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The environment variable that holds the key for `config`'s provider.
+pub fn key_variable(config: &ModelConfig) -> Option<String> {
+    if !config.api_key_env.is_empty() {
+        return Some(config.api_key_env.clone());
+    }
+    match config.provider {
+        ProviderKind::Offline => None,
+        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
+        ProviderKind::Openai => Some("OPENAI_API_KEY".into()),
     }
 }
 
@@ -162,11 +236,56 @@ pub trait Provider {
     ) -> Result<Reply, ModelError>;
 }
 
-/// The provider `[model]` asks for.
-pub fn provider_for(config: &ModelConfig) -> Result<Box<dyn Provider>, ModelError> {
+/// The provider `[model]` asks for, with the key read from the
+/// environment by the caller (the library never reads it).
+pub fn provider_for(
+    config: &ModelConfig,
+    api_key: Option<&str>,
+) -> Result<Box<dyn Provider>, ModelError> {
+    let key = || {
+        api_key
+            .filter(|k| !k.trim().is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| ModelError::MissingKey {
+                provider: config.provider.as_str(),
+                variable: key_variable(config).unwrap_or_default(),
+            })
+    };
     match config.provider {
         ProviderKind::Offline => Ok(Box::new(offline::Offline)),
-        other => Err(ModelError::Unavailable(other.as_str())),
+        ProviderKind::Anthropic => Ok(Box::new(anthropic::Anthropic::new(config, key()?)?)),
+        ProviderKind::Openai => Err(ModelError::Unavailable("openai")),
+    }
+}
+
+/// A read error in a streamed body: a stall past `[model] timeout_s`, or a
+/// broken stream.
+fn stream_error(e: std::io::Error) -> ModelError {
+    let mut text = e.to_string();
+    let mut timed_out = e.kind() == std::io::ErrorKind::TimedOut;
+    let mut source = std::error::Error::source(&e);
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        if let Some(r) = inner.downcast_ref::<reqwest::Error>() {
+            timed_out |= r.is_timeout();
+        }
+        source = inner.source();
+    }
+    if let Some(r) = e.get_ref().and_then(|r| r.downcast_ref::<reqwest::Error>()) {
+        timed_out |= r.is_timeout();
+    }
+    if timed_out || text.contains("timed out") {
+        ModelError::Timeout(format!("the stream stalled past [model] timeout_s: {text}"))
+    } else {
+        ModelError::Stream(text)
+    }
+}
+
+fn retry_policy(config: &ModelConfig) -> http::RetryPolicy {
+    http::RetryPolicy {
+        max_retries: config.max_retries,
+        base: std::time::Duration::from_millis(config.retry_base_ms),
     }
 }
 

@@ -53,6 +53,8 @@ pub struct TickOptions {
     /// drive the healer. Set only from the environment of `hearth tick`,
     /// which no tool of the agent can reach.
     pub inject_failure: Option<FailureKind>,
+    /// The provider's API key, read from the environment by the caller.
+    pub api_key: Option<String>,
 }
 
 /// Everything the next model call would receive, assembled without
@@ -214,7 +216,7 @@ pub fn run(
         max_sleep_h: config.tick.max_sleep_h,
         effects: Default::default(),
     };
-    match model::provider_for(&config.model) {
+    match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(mut provider) => tool_loop(
             provider.as_mut(),
             config,
@@ -227,7 +229,7 @@ pub fn run(
             home,
         )?,
         Err(e) => report.failures.push(Failure {
-            kind: FailureKind::Model,
+            kind: e.failure_kind(),
             detail: e.to_string(),
         }),
     }
@@ -269,8 +271,9 @@ fn tool_loop(
         {
             Ok(reply) => reply,
             Err(e) => {
+                tracing::error!("{e}");
                 report.failures.push(Failure {
-                    kind: FailureKind::Model,
+                    kind: e.failure_kind(),
                     detail: e.to_string(),
                 });
                 return Ok(());

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod model_server;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

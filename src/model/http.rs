@@ -1,0 +1,186 @@
+//! The HTTP side of the providers: one blocking client, retries as the
+//! official SDKs do them, and errors sorted by what they mean for the tick.
+//!
+//! Retried: 408, 409, 429, every 5xx (529 "overloaded" included) and
+//! connection failures, up to `[model] max_retries` times. A server's
+//! `retry-after-ms` / `retry-after` is honoured when it asks for 0–60 s;
+//! otherwise the wait doubles from `[model] retry_base_ms` (capped at 8 s)
+//! with jitter. A 429 that says the account is out of credit is not retried:
+//! waiting will not fix it.
+
+use std::time::Duration;
+
+use reqwest::blocking::{Client, Response};
+use serde_json::Value;
+
+use super::ModelError;
+
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base: Duration,
+}
+
+/// Backoff never waits longer than this between attempts.
+const BACKOFF_CAP: Duration = Duration::from_secs(8);
+/// A server's retry-after is honoured up to this.
+const RETRY_AFTER_MAX: Duration = Duration::from_secs(60);
+
+pub struct Http {
+    client: Client,
+    retry: RetryPolicy,
+}
+
+impl Http {
+    /// `timeout` bounds connecting, waiting for headers, and each read of a
+    /// streamed body (so a stalled stream fails, a long one does not).
+    pub fn new(timeout: Duration, retry: RetryPolicy) -> Result<Http, ModelError> {
+        let client = Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .build()
+            .map_err(|e| ModelError::Call(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Http { client, retry })
+    }
+
+    /// POSTs `body` as JSON and returns the first successful response,
+    /// retrying what is worth retrying.
+    pub fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> Result<Response, ModelError> {
+        let mut attempt = 0;
+        loop {
+            let mut request = self.client.post(url).json(body);
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            let (retryable, wait_hint, error) = match request.send() {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let wait_hint = retry_after(&response);
+                    let text = response.text().unwrap_or_default();
+                    let message = error_message(&text);
+                    let out_of_credit = status == 429 && is_out_of_credit(&text);
+                    let retryable = matches!(status, 408 | 409 | 429 | 500..=599) && !out_of_credit;
+                    let error = ModelError::Http {
+                        status,
+                        message,
+                        attempts: attempt + 1,
+                    };
+                    (retryable, wait_hint, error)
+                }
+                Err(e) if e.is_timeout() => (
+                    true,
+                    None,
+                    ModelError::Timeout(format!("no answer from {url} in time")),
+                ),
+                Err(e) => (
+                    e.is_connect() || e.is_request(),
+                    None,
+                    ModelError::Connect {
+                        message: without_url(&e),
+                        attempts: attempt + 1,
+                    },
+                ),
+            };
+            if !retryable || attempt >= self.retry.max_retries {
+                return Err(error.with_attempts(attempt + 1));
+            }
+            let wait = wait_hint.unwrap_or_else(|| backoff(self.retry.base, attempt));
+            tracing::warn!("{error}; retrying in {} ms", wait.as_millis());
+            std::thread::sleep(wait);
+            attempt += 1;
+        }
+    }
+}
+
+/// `retry-after-ms` or `retry-after` (seconds), when within 0–60 s.
+fn retry_after(response: &Response) -> Option<Duration> {
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    let wait = header("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+        .or_else(|| header("retry-after").map(|s| Duration::from_secs_f64(s.max(0.0))))?;
+    (wait <= RETRY_AFTER_MAX).then_some(wait)
+}
+
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(1 << attempt.min(16)).min(BACKOFF_CAP);
+    // Jitter of up to a quarter, from the clock's low bits: enough to keep
+    // several agents behind one proxy from retrying in lockstep.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = exp.mul_f64(f64::from(nanos % 1000) / 4000.0);
+    exp.saturating_sub(jitter)
+}
+
+/// The provider's error message from its JSON error body, else the body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v["error"]["message"].as_str().or(v["message"].as_str()))
+        .map(str::to_string)
+        .unwrap_or_else(|| body.chars().take(300).collect());
+    message.trim().to_string()
+}
+
+fn is_out_of_credit(body: &str) -> bool {
+    let lower = body.to_lowercase();
+    [
+        "insufficient_quota",
+        "billing",
+        "credit balance",
+        "spend limit",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// A reqwest error without its URL (the URL is named once by the caller).
+fn without_url(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(url) = e.url() {
+        text = text.replace(&format!(" for url ({url})"), "");
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let base = Duration::from_millis(100);
+        assert!(backoff(base, 0) <= base && backoff(base, 0) >= base * 3 / 4);
+        assert!(backoff(base, 3) <= base * 8);
+        assert!(backoff(base, 30) <= BACKOFF_CAP);
+    }
+
+    #[test]
+    fn error_bodies_give_their_message() {
+        let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(error_message(body), "Overloaded");
+        assert!(is_out_of_credit(
+            r#"{"error":{"code":"insufficient_quota"}}"#
+        ));
+    }
+}
