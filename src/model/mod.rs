@@ -10,6 +10,7 @@
 pub mod anthropic;
 mod http;
 pub mod offline;
+pub mod openai;
 pub mod sse;
 
 use serde::{Deserialize, Serialize};
@@ -254,7 +255,7 @@ pub fn provider_for(
     match config.provider {
         ProviderKind::Offline => Ok(Box::new(offline::Offline)),
         ProviderKind::Anthropic => Ok(Box::new(anthropic::Anthropic::new(config, key()?)?)),
-        ProviderKind::Openai => Err(ModelError::Unavailable("openai")),
+        ProviderKind::Openai => Ok(Box::new(openai::OpenAi::new(config, key()?)?)),
     }
 }
 

@@ -209,3 +209,45 @@ pub mod anthropic {
         json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
     }
 }
+
+/// OpenAI chat-completions chunks, as the API (and Ollama, vLLM…) sends them.
+pub mod openai {
+    use serde_json::json;
+
+    fn chunk(v: serde_json::Value) -> String {
+        format!("data: {v}\n\n")
+    }
+
+    /// `text`, then tool calls (id, name, argument fragments), a usage-only
+    /// chunk with `choices: null`, and `[DONE]`.
+    pub fn completion(
+        text: &str,
+        tools: &[(&str, &str, &[&str])],
+        prompt: u64,
+        completion: u64,
+    ) -> Vec<String> {
+        let mut out = vec![chunk(
+            json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
+        )];
+        for piece in text.split_inclusive(' ') {
+            out.push(chunk(json!({"id": "c", "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]})));
+        }
+        for (i, (id, name, fragments)) in tools.iter().enumerate() {
+            out.push(chunk(json!({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}, "finish_reason": null}]})));
+            for fragment in fragments.iter() {
+                out.push(chunk(json!({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": fragment}}]}, "finish_reason": null}]})));
+            }
+        }
+        let finish = if tools.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        out.push(chunk(
+            json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+        ));
+        out.push(chunk(json!({"id": "c", "choices": null, "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}})));
+        out.push("data: [DONE]\n\n".to_string());
+        out
+    }
+}
