@@ -16,6 +16,7 @@
 
 pub mod atomic;
 pub mod boot;
+pub mod budget;
 pub mod config;
 pub mod context;
 pub mod healer;

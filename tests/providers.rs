@@ -443,3 +443,44 @@ fn an_openai_stream_without_done_is_model_limitation() {
     assert!(run_openai(&home).status.success());
     assert_eq!(home.ticks()[0]["class"], "model-limitation");
 }
+
+#[test]
+fn past_the_daily_budget_ticks_are_skipped_with_exit_3_and_one_flare() {
+    let server = ModelServer::start(vec![stream(anthropic::message("ok", &[], 1000, 0))]);
+    let home = home_for(
+        &server,
+        "[budget]\ndaily_usd = 1.5\n[budget.prices.\"claude-test\"]\ninput_per_mtok = 1000.0\noutput_per_mtok = 0.0\n",
+    );
+    let out = run(&home, "4");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let classes: Vec<String> = home
+        .ticks()
+        .iter()
+        .map(|t| t["class"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(classes, ["ok", "ok", "skipped", "skipped"]);
+    assert_eq!(home.ticks()[2]["exit"], 3);
+    assert_eq!(server.received().len(), 2, "skipped ticks call no model");
+    let budget: Value = serde_json::from_str(&home.read("state/budget.json")).unwrap();
+    let spent: f64 = budget["days"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((spent - 2.0).abs() < 1e-9, "{budget}");
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("flare-budget"))
+        .collect();
+    assert_eq!(flares.len(), 1, "one budget flare per day");
+    assert!(home
+        .read(&format!("outbox/{}", flares[0]))
+        .contains("daily_usd"));
+    assert_eq!(home.history()[0].summary, "tick 4: exit 3 (skipped)");
+}

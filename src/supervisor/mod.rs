@@ -466,6 +466,11 @@ impl Supervisor<'_> {
             (self.options.now)(),
         )?;
         ledger::append(&self.home.ticks_path(), record)?;
+        if record.cost_usd > 0.0 {
+            let mut budget = crate::budget::Budget::load(self.home);
+            budget.add(record.end, record.cost_usd);
+            budget.save(self.home)?;
+        }
         let verdict = healer::observe(
             &mut self.healer,
             record,

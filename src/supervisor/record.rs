@@ -57,6 +57,8 @@ pub(super) fn record_for(
         required_reads: report.map(|r| r.required_reads.clone()).unwrap_or_default(),
         reply_fingerprint,
         quiet: quiet.filter(|_| class == Class::Ok),
-        note: note.or(failures),
+        note: note
+            .or(failures)
+            .or_else(|| report.and_then(|r| r.skipped.clone())),
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::budget::Budget;
 use crate::config::{Config, Price};
 use crate::context::Tier;
 use crate::healer::note::HealerNote;
@@ -161,6 +162,33 @@ pub fn run(
     let mut report = TickReport::new(options.number, now);
     report.save(home)?;
 
+    // The day's budget is spent: skip before touching the inbox or the
+    // conversation, and say so once per UTC day.
+    let mut budget = Budget::load(home);
+    if budget.exhausted(config.budget.daily_usd, now) {
+        let reason = format!(
+            "the daily budget is spent: ${:.4} of [budget] daily_usd = ${:.2} today (UTC)",
+            budget.spent(now),
+            config.budget.daily_usd
+        );
+        tracing::warn!("tick {} skipped: {reason}", options.number);
+        if budget.flared.as_deref() != Some(crate::budget::day(now).as_str()) {
+            let body = format!(
+                "{reason}.\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \
+                 Raise [budget] daily_usd in hearth.toml to resume sooner (0 = no limit).\n"
+            );
+            let mut flare = Letter::flare("budget", "the daily budget is spent", body);
+            flare.tick = Some(options.number);
+            outbox::post(home, &flare, now)?;
+            budget.flared = Some(crate::budget::day(now));
+            budget.save(home)?;
+        }
+        report.skipped = Some(reason);
+        report.finished = true;
+        report.save(home)?;
+        return Ok(report);
+    }
+
     let prepared = prepare(home, config, options.number, now)?;
     for problem in &prepared.problems {
         tracing::warn!("{problem}");
@@ -240,7 +268,17 @@ pub fn run(
         });
     }
     report.effects = tool_ctx.effects;
-    report.cost_usd = cost_usd(&report.usage, config.budget.prices.get(&config.model.model));
+    let price = config.budget.prices.get(&config.model.model);
+    if price.is_none()
+        && report.usage.input_tokens + report.usage.output_tokens > 0
+        && config.model.provider != crate::config::ProviderKind::Offline
+    {
+        tracing::warn!(
+            "no [budget.prices.\"{}\"] entry: this model's spend is counted as $0",
+            config.model.model
+        );
+    }
+    report.cost_usd = cost_usd(&report.usage, price);
     report.finished = true;
     report.save(home)?;
     Ok(report)

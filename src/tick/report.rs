@@ -44,6 +44,9 @@ pub struct TickReport {
     /// Inbox messages this tick was given.
     #[serde(default)]
     pub inbox_waiting: usize,
+    /// Why the tick was skipped without calling the model (budget spent).
+    #[serde(default)]
+    pub skipped: Option<String>,
     /// Set once the tick has finished on its own.
     #[serde(default)]
     pub finished: bool,
@@ -63,6 +66,7 @@ impl TickReport {
             required_reads: Vec::new(),
             reply: String::new(),
             inbox_waiting: 0,
+            skipped: None,
             finished: false,
         }
     }
@@ -83,6 +87,9 @@ impl TickReport {
     }
 
     pub fn class(&self) -> Class {
+        if self.skipped.is_some() && self.failures.is_empty() {
+            return Class::Skipped;
+        }
         classify(&self.failures)
     }
 }

@@ -1,0 +1,82 @@
+//! `state/budget.json`: spend per UTC day, and the daily limit
+//! (`[budget] daily_usd`). A ledger of hearth's own: committed every tick,
+//! never rewound by a heal, so a failing agent cannot spend the day twice.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic;
+use crate::home::Home;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Dollars spent per UTC day (`YYYY-MM-DD`).
+    #[serde(default)]
+    pub days: BTreeMap<String, f64>,
+    /// The last UTC day a `budget` flare was sent for.
+    #[serde(default)]
+    pub flared: Option<String>,
+}
+
+pub fn day(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d").to_string()
+}
+
+fn path(home: &Home) -> std::path::PathBuf {
+    home.state_dir().join("budget.json")
+}
+
+impl Budget {
+    /// The ledger; a broken file is logged and counted as no spend (the
+    /// broken bytes stay in git history).
+    pub fn load(home: &Home) -> Budget {
+        match std::fs::read(path(home)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!(
+                    "state/budget.json does not parse ({e}); counting today's spend from zero"
+                );
+                Budget::default()
+            }),
+            Err(_) => Budget::default(),
+        }
+    }
+
+    pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
+        let mut json = serde_json::to_vec_pretty(self).expect("budget serialises");
+        json.push(b'\n');
+        atomic::write(&path(home), &json)
+    }
+
+    pub fn spent(&self, now: DateTime<Utc>) -> f64 {
+        self.days.get(&day(now)).copied().unwrap_or(0.0)
+    }
+
+    pub fn add(&mut self, at: DateTime<Utc>, usd: f64) {
+        if usd > 0.0 {
+            *self.days.entry(day(at)).or_default() += usd;
+        }
+    }
+
+    /// Whether `daily_usd` (0: no limit) is spent for `now`'s UTC day.
+    pub fn exhausted(&self, daily_usd: f64, now: DateTime<Utc>) -> bool {
+        daily_usd > 0.0 && self.spent(now) >= daily_usd
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spend_is_per_utc_day() {
+        let mut b = Budget::default();
+        let t = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        b.add(t, 4.0);
+        b.add(t, 6.5);
+        assert!(b.exhausted(10.0, t));
+        assert!(!b.exhausted(0.0, t), "0 means no limit");
+        assert!(!b.exhausted(10.0, t + chrono::Duration::days(1)));
+    }
+}
