@@ -484,3 +484,62 @@ fn past_the_daily_budget_ticks_are_skipped_with_exit_3_and_one_flare() {
         .contains("daily_usd"));
     assert_eq!(home.history()[0].summary, "tick 4: exit 3 (skipped)");
 }
+
+#[test]
+fn provider_outages_back_off_and_never_heal_but_a_real_failure_streak_does() {
+    let mut script = vec![stream(anthropic::message("fine", &[], 10, 1))];
+    script.extend((0..20).map(|_| {
+        status(
+            529,
+            &[],
+            anthropic::error_body("overloaded_error", "Overloaded"),
+        )
+    }));
+    script.push(stream(anthropic::message(
+        "x",
+        &[("t1", "journal", &["{not json"])],
+        10,
+        1,
+    )));
+    let server = ModelServer::start(script);
+    let home = home_for(
+        &server,
+        "[healer]\noutage_backoff_ms = 1\noutage_backoff_max_ms = 8\n",
+    );
+    std::fs::write(
+        home.file("hearth.toml"),
+        home.read("hearth.toml")
+            .replace("max_retries = 2", "max_retries = 0"),
+    )
+    .unwrap();
+    let out = run(&home, "26");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let ticks = home.ticks();
+    assert_eq!(ticks[0]["class"], "ok");
+    let outages: Vec<&Value> = ticks.iter().filter(|t| t["outage"] == true).collect();
+    assert_eq!(outages.len(), 20, "every 529 tick is an outage");
+    assert!(outages.iter().all(|t| t["class"] == "model-limitation"));
+    let backoffs: Vec<u64> = outages
+        .iter()
+        .map(|t| t["backoff_ms"].as_u64().unwrap())
+        .collect();
+    assert_eq!(&backoffs[..5], &[1, 2, 4, 8, 8], "doubling, capped");
+
+    let heals: Vec<String> = home
+        .history()
+        .iter()
+        .filter(|c| c.summary.starts_with("heal: "))
+        .map(|c| c.summary.clone())
+        .collect();
+    assert_eq!(
+        heals.len(),
+        1,
+        "20 outages heal nothing; 5 contract violations heal once"
+    );
+    assert!(heals[0].ends_with("after 5 failed ticks"), "{heals:?}");
+}

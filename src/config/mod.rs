@@ -143,6 +143,10 @@ pub struct HealerConfig {
     pub window_h: u64,
     pub panic_flare_interval_min: u64,
     pub quiet_streak: u32,
+    /// After a provider outage, the first wait before the next try; it
+    /// doubles per outage in a row up to `outage_backoff_max_ms`.
+    pub outage_backoff_ms: u64,
+    pub outage_backoff_max_ms: u64,
 }
 
 impl Default for HealerConfig {
@@ -153,6 +157,8 @@ impl Default for HealerConfig {
             window_h: 24,
             panic_flare_interval_min: 60,
             quiet_streak: 3,
+            outage_backoff_ms: 10_000,
+            outage_backoff_max_ms: 300_000,
         }
     }
 }

@@ -71,6 +71,12 @@ pub fn observe(
     } else {
         state.quiet = 0;
     }
+    if record.outage {
+        // Not the agent's fault: neither the streak nor the heal budget.
+        state.outages += 1;
+        return Verdict::Fine;
+    }
+    state.outages = 0;
     if !record.class.is_failure() {
         state.streak.clear();
         state.successes += 1;
@@ -95,6 +101,15 @@ pub fn observe(
     } else {
         Verdict::Heal
     }
+}
+
+/// How long to wait after the `n`-th provider outage in a row.
+pub fn outage_backoff(config: &HealerConfig, n: u32) -> std::time::Duration {
+    let ms = config
+        .outage_backoff_ms
+        .saturating_mul(1u64 << n.saturating_sub(1).min(20))
+        .min(config.outage_backoff_max_ms);
+    std::time::Duration::from_millis(ms)
 }
 
 /// Exactly what a heal would do now.

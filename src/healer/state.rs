@@ -49,6 +49,9 @@ pub struct HealerState {
     /// Quiet ticks in a row.
     #[serde(default)]
     pub quiet: u32,
+    /// Provider outages in a row (for the backoff).
+    #[serde(default)]
+    pub outages: u32,
 }
 
 impl Default for HealerState {
@@ -61,6 +64,7 @@ impl Default for HealerState {
             panic_flares: Vec::new(),
             panic: None,
             quiet: 0,
+            outages: 0,
         }
     }
 }

@@ -291,6 +291,11 @@ impl Supervisor<'_> {
     }
 
     fn next_due(&self, record: &TickRecord, sleep_until: Option<DateTime<Utc>>) -> DateTime<Utc> {
+        if let Some(ms) = record.backoff_ms {
+            // A provider outage: try again after the backoff, not before,
+            // whatever waits in the inbox.
+            return record.end + chrono::Duration::milliseconds(ms as i64);
+        }
         let now = (self.options.now)();
         let pending = inbox::pending(self.home)
             .map(|p| !p.is_empty())
@@ -433,6 +438,11 @@ impl Supervisor<'_> {
             report.as_ref(),
             note,
         );
+        let mut record = record;
+        if record.outage {
+            let wait = healer::outage_backoff(&self.config.healer, self.healer.outages + 1);
+            record.backoff_ms = Some(wait.as_millis() as u64);
+        }
         let verdict = self.finish_tick(&record, report.as_ref())?;
         tracing::info!(
             "tick {number}: exit {} ({})",

@@ -32,6 +32,8 @@ pub(super) fn record_for(
     let (reply_fingerprint, quiet) = report
         .map(|r| healer::quiet::assess(previous, r))
         .unwrap_or((None, None));
+    let outage = class.is_failure()
+        && report.is_some_and(|r| !r.failures.is_empty() && r.failures.iter().all(|f| f.outage));
     TickRecord {
         tick,
         start,
@@ -57,6 +59,8 @@ pub(super) fn record_for(
         required_reads: report.map(|r| r.required_reads.clone()).unwrap_or_default(),
         reply_fingerprint,
         quiet: quiet.filter(|_| class == Class::Ok),
+        outage,
+        backoff_ms: None,
         note: note
             .or(failures)
             .or_else(|| report.and_then(|r| r.skipped.clone())),

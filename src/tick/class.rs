@@ -90,6 +90,10 @@ pub enum FailureKind {
 pub struct Failure {
     pub kind: FailureKind,
     pub detail: String,
+    /// The provider was unreachable, rate-limited or overloaded: not the
+    /// agent's fault, so the healer does not count it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outage: bool,
 }
 
 /// The class of a tick from its failure record: the first failure decides,
@@ -132,6 +136,7 @@ mod tests {
         let f = |kind| Failure {
             kind,
             detail: String::new(),
+            outage: false,
         };
         assert_eq!(classify(&[]), Class::Ok);
         assert_eq!(

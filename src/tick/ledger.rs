@@ -50,6 +50,13 @@ pub struct TickRecord {
     /// Why an exit-0 tick looks like a quiet failure, when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet: Option<String>,
+    /// The tick failed only because the provider was unreachable,
+    /// rate-limited or overloaded; the healer does not count it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outage: bool,
+    /// After an outage: how long the supervisor waited before the next try.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
     /// Why the tick failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -118,6 +125,8 @@ mod tests {
             required_reads: vec![],
             reply_fingerprint: None,
             quiet: None,
+            outage: false,
+            backoff_ms: None,
             note: None,
         }
     }

@@ -259,12 +259,14 @@ pub fn run(
         Err(e) => report.failures.push(Failure {
             kind: e.failure_kind(),
             detail: e.to_string(),
+            outage: e.is_outage(),
         }),
     }
     if let Some(kind) = options.inject_failure {
         report.failures.push(Failure {
             kind,
             detail: "injected by HEARTH_TEST_FAIL (test hook)".into(),
+            outage: false,
         });
     }
     report.effects = tool_ctx.effects;
@@ -313,6 +315,7 @@ fn tool_loop(
                 report.failures.push(Failure {
                     kind: e.failure_kind(),
                     detail: e.to_string(),
+                    outage: e.is_outage(),
                 });
                 return Ok(());
             }
@@ -345,6 +348,7 @@ fn tool_loop(
                     "the model asked for tools after {rounds} rounds ([tick] max_tool_rounds = {})",
                     config.tick.max_tool_rounds
                 ),
+                outage: false,
             });
         }
         rounds += 1;
@@ -368,6 +372,7 @@ fn tool_loop(
                     report.failures.push(Failure {
                         kind: failure_kind(&e),
                         detail: e.to_string(),
+                        outage: false,
                     });
                     (e.to_string(), true)
                 }
