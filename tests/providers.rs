@@ -156,9 +156,23 @@ fn a_full_anthropic_tick_streams_calls_a_tool_and_records_usage_and_cost() {
 
 #[test]
 fn system_blocks_are_byte_identical_across_ticks_and_cached() {
-    let server = ModelServer::start(vec![stream(anthropic::message("ok", &[], 10, 1))]);
+    let cached: Vec<String> = anthropic::message("ok", &[], 10, 1)
+        .into_iter()
+        .map(|e| {
+            e.replace(
+                "\"cache_read_input_tokens\":0",
+                "\"cache_read_input_tokens\":50",
+            )
+        })
+        .collect();
+    let server = ModelServer::start(vec![stream(cached)]);
     let home = home_for(&server, "");
     assert!(run(&home, "2").status.success());
+    assert_eq!(
+        home.ticks()[1]["tokens"]["cache_read"],
+        50,
+        "cache reads are recorded"
+    );
     let requests = server.received();
     assert_eq!(requests.len(), 2);
     assert_eq!(
@@ -542,4 +556,40 @@ fn provider_outages_back_off_and_never_heal_but_a_real_failure_streak_does() {
         "20 outages heal nothing; 5 contract violations heal once"
     );
     assert!(heals[0].ends_with("after 5 failed ticks"), "{heals:?}");
+}
+
+#[test]
+fn killed_mid_stream_the_question_is_on_disk_and_no_half_reply() {
+    let mut events = anthropic::message("this reply never finishes", &[], 10, 1);
+    events.truncate(4);
+    let server = ModelServer::start(vec![Answer::Stream {
+        events,
+        hang: Some(Duration::from_secs(30)),
+    }]);
+    let home = home_for(&server, "[tick]\ntimeout_s = 60\n");
+    std::fs::write(
+        home.file("hearth.toml"),
+        home.read("hearth.toml")
+            .replace("timeout_s = 2", "timeout_s = 60"),
+    )
+    .unwrap();
+    home.ok(&["say", "the question that must survive"]);
+    let mut cmd = home.cmd(&["run", "--ticks", "1"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let child = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(10), "the model call", || {
+        server.received().len() == 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    common::signal(&child, libc::SIGKILL);
+    common::finish(child, Duration::from_secs(5));
+
+    let messages: Value = serde_json::from_str(&home.read("state/messages.json")).expect("parses");
+    let turns = messages["messages"].as_array().unwrap();
+    assert_eq!(turns.len(), 1, "only the user turn: {turns:?}");
+    assert!(turns[0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("the question that must survive"));
+    assert!(!home.read("state/messages.json").contains("never finishes"));
 }

@@ -44,6 +44,8 @@ pub(super) fn record_for(
             .map(|r| Tokens {
                 input: r.usage.input_tokens,
                 output: r.usage.output_tokens,
+                cache_read: r.usage.cache_read_tokens,
+                cache_write: r.usage.cache_write_tokens,
             })
             .unwrap_or_default(),
         cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),

@@ -20,6 +20,16 @@ pub struct Tokens {
     pub input: u64,
     #[serde(rename = "out")]
     pub output: u64,
+    /// Input tokens served from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read: u64,
+    /// Input tokens written to the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One finished tick.
