@@ -593,3 +593,17 @@ fn killed_mid_stream_the_question_is_on_disk_and_no_half_reply() {
         .contains("the question that must survive"));
     assert!(!home.read("state/messages.json").contains("never finishes"));
 }
+
+#[test]
+fn a_429_for_a_spent_account_is_not_retried() {
+    let (tick, requests, _) = fault(
+        vec![status(
+            429,
+            &[("retry-after", "0")],
+            r#"{"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details."}}"#.into(),
+        )],
+        "",
+    );
+    assert_eq!(tick["class"], "model-limitation");
+    assert_eq!(requests, 1, "waiting does not refill an account");
+}
