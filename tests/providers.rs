@@ -607,3 +607,82 @@ fn a_429_for_a_spent_account_is_not_retried() {
     assert_eq!(tick["class"], "model-limitation");
     assert_eq!(requests, 1, "waiting does not refill an account");
 }
+
+#[test]
+fn layer_1_restores_a_core_memory_a_tick_broke_and_flares() {
+    let server = ModelServer::start(vec![
+        stream(anthropic::message(
+            "Rewriting my values.",
+            &[(
+                "t1",
+                "write",
+                &[
+                    r#"{"path": "memory/core/values.md", "content": "---\ntags: [identity\n---\nbroken\n"}"#,
+                ],
+            )],
+            10,
+            1,
+        )),
+        stream(anthropic::message("Done.", &[], 10, 1)),
+    ]);
+    let home = home_for(&server, "");
+    let before = home.read("memory/core/values.md");
+    assert!(run(&home, "1").status.success());
+    assert_eq!(home.read("memory/core/values.md"), before, "restored");
+    let flare = home
+        .list("outbox")
+        .into_iter()
+        .find(|n| n.contains("flare-layer1"))
+        .expect("a layer1 flare");
+    let flare = home.read(&format!("outbox/{flare}"));
+    assert!(flare.contains("memory/core/values.md:"), "{flare}");
+    assert!(
+        flare.contains("tags: [identity"),
+        "what the tick wrote is quoted"
+    );
+    let status = home.git(&["status", "--porcelain"]);
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout),
+        "",
+        "the restore is committed with the tick"
+    );
+}
+
+#[test]
+fn ticks_that_ignore_the_inbox_are_quiet_and_three_flare_once() {
+    let server = ModelServer::start(vec![stream(anthropic::message(
+        "I am thinking about it.",
+        &[],
+        10,
+        1,
+    ))]);
+    let home = home_for(&server, "");
+    for n in 0..4 {
+        home.ok(&["say", &format!("please answer me ({n})")]);
+        assert!(run(&home, "1").status.success());
+    }
+    let ticks = home.ticks();
+    assert!(ticks.iter().all(|t| t["class"] == "ok"));
+    assert!(
+        ticks[0]["quiet"]
+            .as_str()
+            .unwrap()
+            .contains("changed nothing"),
+        "{}",
+        ticks[0]
+    );
+    assert!(
+        ticks[1]["quiet"]
+            .as_str()
+            .unwrap()
+            .contains("repeated the previous reply"),
+        "{}",
+        ticks[1]
+    );
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("flare-quiet-failure"))
+        .collect();
+    assert_eq!(flares.len(), 1, "one flare for the streak of 3: {flares:?}");
+}
