@@ -32,18 +32,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         home::HomeError::NotAHome { path } => home::HomeError::NotEmpty { path },
         other => other,
     })?;
-    // An explicitly configured provider without its key fails here, at
-    // start-up, not as a string of failed ticks.
-    let config = hearth::config::Config::load(&home.config_path())?;
-    if let Some(variable) = hearth::model::key_variable(&config.model) {
-        if std::env::var(&variable).map_or(true, |k| k.trim().is_empty()) {
-            let e = hearth::model::ModelError::MissingKey {
-                provider: config.model.provider.as_str(),
-                variable,
-            };
-            return Err(e.into());
-        }
-    }
+    check_key(&home)?;
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
         Notifier::new(
             socket,
@@ -73,4 +62,20 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         RunOutcome::Panic => ExitCode::from(2),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// An explicitly configured provider without its key fails at start-up,
+/// naming the variable, not as a string of failed ticks.
+pub fn check_key(home: &Home) -> Result<(), CommandError> {
+    let config = hearth::config::Config::load(&home.config_path())?;
+    if let Some(variable) = hearth::model::key_variable(&config.model) {
+        if std::env::var(&variable).map_or(true, |k| k.trim().is_empty()) {
+            let e = hearth::model::ModelError::MissingKey {
+                provider: config.model.provider.as_str(),
+                variable,
+            };
+            return Err(e.into());
+        }
+    }
+    Ok(())
 }

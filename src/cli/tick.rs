@@ -25,6 +25,7 @@ pub struct Args {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
     let home = env.open_home(flag)?;
     if !args.supervised {
+        super::run::check_key(&home)?;
         let options = RunOptions {
             exe: env.exe.clone(),
             ticks: Some(1),
