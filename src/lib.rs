@@ -24,6 +24,7 @@ pub mod home;
 pub mod mailbox;
 pub mod memory;
 pub mod model;
+pub mod recall;
 pub mod repo;
 pub mod supervisor;
 pub mod tick;
