@@ -8,6 +8,7 @@ mod error;
 mod flares;
 mod heal;
 mod init;
+mod recall;
 mod run;
 mod say;
 mod status;
@@ -56,6 +57,8 @@ enum Command {
     Heal(heal::Args),
     /// List unread flares (hearth's messages about itself), or mark them read.
     Flares(flares::Args),
+    /// Search the memory: the best blocks, cited as path:lines@commit.
+    Recall(recall::Args),
 }
 
 /// The environment, read once at start-up.
@@ -117,6 +120,7 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => audit::run(&env, home, args),
         Command::Heal(args) => heal::run(&env, home, args),
         Command::Flares(args) => flares::run(&env, home, args),
+        Command::Recall(args) => recall::run(&env, home, args),
     };
     match result {
         Ok(code) => code,

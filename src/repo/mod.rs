@@ -83,6 +83,14 @@ impl Identity {
     }
 }
 
+/// Who wrote some lines, from git history.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Provenance {
+    pub commit: String,
+    pub author: String,
+    pub tick: Option<u64>,
+}
+
 /// An open home repository.
 pub struct Repo {
     git: Repository,
@@ -289,6 +297,30 @@ impl Repo {
             })
             .map_err(|e| self.error(e))?;
         Ok(files)
+    }
+
+    /// Who last changed lines `start..=end` of `rel` at HEAD: the newest
+    /// commit among the blame hunks, as (short id, author, tick number when
+    /// it was a tick's commit). `None` when the lines are not committed.
+    pub fn provenance(&self, rel: &str, start: usize, end: usize) -> Option<Provenance> {
+        let mut opts = git2::BlameOptions::new();
+        opts.min_line(start.max(1)).max_line(end.max(start).max(1));
+        let blame = self.git.blame_file(Path::new(rel), Some(&mut opts)).ok()?;
+        let newest = blame
+            .iter()
+            .filter_map(|hunk| self.git.find_commit(hunk.final_commit_id()).ok())
+            .max_by_key(|c| c.time().seconds())?;
+        let message = newest.message().unwrap_or("");
+        let tick = message
+            .lines()
+            .find_map(|l| l.strip_prefix("Hearth-Tick: "))
+            .and_then(|n| n.trim().parse().ok());
+        let author = newest.author().name().unwrap_or("").to_string();
+        Some(Provenance {
+            commit: newest.id().to_string()[..7].to_string(),
+            author,
+            tick,
+        })
     }
 
     /// The newest committed version of `rel` (walking first parents back

@@ -1,0 +1,378 @@
+//! The recall index: tantivy (BM25) over memory blocks and conversation
+//! archive turns, in `.hearth/index/` — a rebuildable cache. A manifest of
+//! file hashes next to it says what the index reflects, so a recall run
+//! with no supervisor first re-indexes exactly the files whose content
+//! changed. A missing or corrupt index is rebuilt, never an error.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::query::QueryParser;
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, INDEXED, STORED,
+    STRING,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::{doc, Index, IndexReader, IndexWriter, TantivyDocument, Term};
+
+use super::blocks;
+use crate::atomic;
+use crate::home::Home;
+
+const TOKENIZER: &str = "hearth_en";
+/// Bump when the schema or analysis changes: the index is then rebuilt.
+const VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("the recall index in {}: {message}", dir.display())]
+    Tantivy { dir: PathBuf, message: String },
+    #[error(transparent)]
+    Write(#[from] atomic::WriteError),
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// `memory/x.md` or `state/archive/x.json#turn-N`.
+    pub path: String,
+    pub start: u64,
+    pub end: u64,
+    pub heading: String,
+    pub text: String,
+    pub score: f32,
+}
+
+/// What a reconcile did.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct Reconciled {
+    pub indexed: usize,
+    pub removed: usize,
+    /// Files that could not be indexed, with why (file skipped, others go on).
+    pub skipped: Vec<String>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct Manifest {
+    version: u32,
+    files: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    path: Field,
+    file: Field,
+    start: Field,
+    end: Field,
+    heading: Field,
+    body: Field,
+}
+
+pub struct RecallIndex {
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let text = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let fields = Fields {
+        path: builder.add_text_field("path", STRING | STORED),
+        file: builder.add_text_field("file", STRING),
+        start: builder.add_u64_field("start", INDEXED | STORED),
+        end: builder.add_u64_field("end", STORED),
+        heading: builder.add_text_field("heading", text.clone()),
+        body: builder.add_text_field("body", text),
+    };
+    (builder.build(), fields)
+}
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::new(Language::English).expect("English stop words exist"))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+impl RecallIndex {
+    /// Opens `.hearth/index/`, creating or rebuilding it when it is missing,
+    /// of another version, or unreadable.
+    pub fn open(home: &Home) -> Result<RecallIndex, IndexError> {
+        let dir = home.runtime_dir().join("index");
+        match Self::open_dir(&dir) {
+            Ok(index) => Ok(index),
+            Err(e) => {
+                if dir.exists() {
+                    tracing::warn!("{e}; rebuilding the recall index");
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+                Self::open_dir(&dir)
+            }
+        }
+    }
+
+    fn open_dir(dir: &Path) -> Result<RecallIndex, IndexError> {
+        let err = |e: tantivy::TantivyError| IndexError::Tantivy {
+            dir: dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        let (schema, fields) = schema();
+        let manifest = read_manifest(dir);
+        let index = if dir.join("meta.json").exists() {
+            if manifest.version != VERSION {
+                return Err(IndexError::Tantivy {
+                    dir: dir.to_path_buf(),
+                    message: format!(
+                        "version {} (this hearth writes {VERSION})",
+                        manifest.version
+                    ),
+                });
+            }
+            Index::open_in_dir(dir).map_err(err)?
+        } else {
+            std::fs::create_dir_all(dir).map_err(|e| IndexError::Tantivy {
+                dir: dir.to_path_buf(),
+                message: e.to_string(),
+            })?;
+            Index::create_in_dir(dir, schema).map_err(err)?
+        };
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let reader = index.reader().map_err(err)?;
+        Ok(RecallIndex {
+            dir: dir.to_path_buf(),
+            index,
+            reader,
+            fields,
+        })
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> IndexError {
+        IndexError::Tantivy {
+            dir: self.dir.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Re-indexes the files whose content changed since the manifest, and
+    /// drops the ones that are gone. Another process holding the writer is
+    /// not an error: it is doing the same work, and the search goes on with
+    /// what is committed.
+    pub fn reconcile(&mut self, home: &Home) -> Result<Reconciled, IndexError> {
+        let mut manifest = read_manifest(&self.dir);
+        let current = source_files(home);
+        let changed: Vec<(&String, &u64)> = current
+            .iter()
+            .filter(|(rel, hash)| manifest.files.get(*rel) != Some(hash))
+            .collect();
+        let gone: Vec<String> = manifest
+            .files
+            .keys()
+            .filter(|rel| !current.contains_key(*rel))
+            .cloned()
+            .collect();
+        let mut done = Reconciled::default();
+        if changed.is_empty() && gone.is_empty() && manifest.version == VERSION {
+            return Ok(done);
+        }
+        let mut writer: IndexWriter = match self.index.writer(50_000_000) {
+            Ok(w) => w,
+            Err(tantivy::TantivyError::LockFailure(..)) => {
+                tracing::debug!("another process is updating the recall index");
+                return Ok(done);
+            }
+            Err(e) => return Err(self.err(e)),
+        };
+        let f = self.fields;
+        for rel in &gone {
+            writer.delete_term(Term::from_field_text(f.file, rel));
+            manifest.files.remove(rel);
+            done.removed += 1;
+        }
+        for (rel, hash) in changed {
+            writer.delete_term(Term::from_field_text(f.file, rel));
+            match units(home, rel) {
+                Ok(units) => {
+                    for unit in units {
+                        writer
+                            .add_document(doc!(
+                                f.path => unit.path,
+                                f.file => rel.as_str(),
+                                f.start => unit.start as u64,
+                                f.end => unit.end as u64,
+                                f.heading => unit.heading,
+                                f.body => unit.text,
+                            ))
+                            .map_err(|e| self.err(e))?;
+                    }
+                    manifest.files.insert(rel.clone(), *hash);
+                    done.indexed += 1;
+                }
+                Err(problem) => {
+                    tracing::warn!("{problem}");
+                    manifest.files.remove(rel);
+                    done.skipped.push(problem);
+                }
+            }
+        }
+        writer.commit().map_err(|e| self.err(e))?;
+        manifest.version = VERSION;
+        let json = serde_json::to_vec(&manifest).expect("manifest serialises");
+        atomic::write(&self.dir.join("files.json"), &json)?;
+        self.reader.reload().map_err(|e| self.err(e))?;
+        Ok(done)
+    }
+
+    /// The `limit` best blocks for `query` by BM25 (body, and the heading
+    /// at half weight). Any text is a query: syntax errors are ignored.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
+        let f = self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.body, f.heading]);
+        parser.set_field_boost(f.heading, 0.5);
+        let (query, _) = parser.parse_query_lenient(&sanitise(query));
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
+            .map_err(|e| self.err(e))?;
+        let mut hits = Vec::new();
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address).map_err(|e| self.err(e))?;
+            let text = |field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            hits.push(Hit {
+                path: text(f.path),
+                start: number(f.start),
+                end: number(f.end),
+                heading: text(f.heading),
+                text: text(f.body),
+                score,
+            });
+        }
+        Ok(hits)
+    }
+}
+
+/// Query text as plain words: tantivy's query syntax (`:`, `"`, `-`, `^`…)
+/// in a user's question must not change its meaning or fail.
+fn sanitise(query: &str) -> String {
+    query
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect()
+}
+
+fn read_manifest(dir: &Path) -> Manifest {
+    std::fs::read(dir.join("files.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Every indexable file with its content hash: `memory/**/*.md` and
+/// `state/archive/*.json`.
+fn source_files(home: &Home) -> BTreeMap<String, u64> {
+    let mut files = BTreeMap::new();
+    let roots = [
+        (home.memory_dir(), "md"),
+        (home.state_dir().join("archive"), "json"),
+    ];
+    for (root, ext) in roots {
+        for entry in walkdir::WalkDir::new(&root)
+            .into_iter()
+            .filter_entry(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
+            .flatten()
+        {
+            if entry.file_type().is_file() && entry.path().extension().is_some_and(|x| x == ext) {
+                if let Ok(bytes) = std::fs::read(entry.path()) {
+                    files.insert(home.relative(entry.path()), fnv1a(&bytes));
+                }
+            }
+        }
+    }
+    files
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+struct Unit {
+    path: String,
+    start: usize,
+    end: usize,
+    heading: String,
+    text: String,
+}
+
+/// The units of one file, or why it cannot be indexed.
+fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
+    let bytes = std::fs::read(home.root().join(rel)).map_err(|e| format!("{rel}: {e}"))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        format!("{rel}:{line}: not valid UTF-8; the file is left out of recall until fixed")
+    })?;
+    if rel.ends_with(".json") {
+        return archive_units(rel, text);
+    }
+    Ok(blocks::split(text)
+        .into_iter()
+        .map(|b| Unit {
+            path: rel.to_string(),
+            start: b.start,
+            end: b.end,
+            heading: b.heading,
+            text: b.text,
+        })
+        .collect())
+}
+
+/// Conversation archives: one unit per turn, cited as `#turn-N`.
+fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
+    let archive: crate::tick::history::Archive =
+        serde_json::from_str(text).map_err(|e| format!("{rel}: {e}"))?;
+    Ok(archive
+        .messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let text = m.text();
+            (!text.trim().is_empty()).then(|| Unit {
+                path: format!("{rel}#turn-{}", i + 1),
+                start: i + 1,
+                end: i + 1,
+                heading: format!("{:?} turn", m.role).to_lowercase(),
+                text,
+            })
+        })
+        .collect())
+}

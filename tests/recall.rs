@@ -1,0 +1,136 @@
+//! `hearth recall` end to end: blocks found by BM25, cited by lines and
+//! commit, never stale, one bad file never hiding the others.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+mod common;
+
+use common::TestHome;
+use serde_json::Value;
+
+fn recall(home: &TestHome, query: &str) -> Value {
+    serde_json::from_str(&home.ok(&["recall", "--json", "-k", "5", query])).unwrap()
+}
+
+#[test]
+fn citations_hold_the_excerpt_at_the_cited_lines_and_commit_with_provenance() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::create_dir_all(home.file("memory/notes")).unwrap();
+    std::fs::write(
+        home.file("memory/notes/jazz.md"),
+        "# Jazz\n\nJohn Coltrane played the tenor saxophone.\nHe recorded A Love Supreme in 1964.\n\n- Miles Davis\n- Bill Evans\n",
+    )
+    .unwrap();
+    home.ok(&["run", "--ticks", "1"]); // commits the hand edit as the operator
+
+    let found = recall(&home, "Coltrane saxophone");
+    let top = &found["results"][0];
+    assert_eq!(top["path"], "memory/notes/jazz.md");
+    assert_eq!(
+        (top["start"].as_u64(), top["end"].as_u64()),
+        (Some(3), Some(4))
+    );
+    assert_eq!(top["by"], "operator");
+    let commit = top["commit"].as_str().unwrap();
+    assert_eq!(
+        top["citation"],
+        format!("memory/notes/jazz.md:3-4@{commit}")
+    );
+    let lines: Vec<String> = home
+        .read("memory/notes/jazz.md")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        lines[2..4].join("\n"),
+        top["excerpt"].as_str().unwrap(),
+        "the cited lines hold the excerpt"
+    );
+    let at_commit = home.git(&["show", &format!("{commit}:memory/notes/jazz.md")]);
+    assert!(String::from_utf8_lossy(&at_commit.stdout).contains("tenor saxophone"));
+    assert_eq!(found["order"], "lexical");
+
+    let text = home.ok(&["recall", "Coltrane"]);
+    assert!(text.starts_with("(lexical)"), "{text}");
+}
+
+#[test]
+fn an_edit_without_a_supervisor_is_seen_by_the_next_recall() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::write(home.file("memory/notes.md"), "the walrus sings\n").unwrap();
+    assert_eq!(
+        recall(&home, "walrus")["results"][0]["path"],
+        "memory/notes.md"
+    );
+    std::fs::write(home.file("memory/notes.md"), "the pelican sings\n").unwrap();
+    assert_eq!(
+        recall(&home, "walrus")["results"].as_array().unwrap().len(),
+        0
+    );
+    assert_eq!(
+        recall(&home, "pelican")["results"][0]["path"],
+        "memory/notes.md"
+    );
+    std::fs::remove_file(home.file("memory/notes.md")).unwrap();
+    assert_eq!(
+        recall(&home, "pelican")["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert!(home.ok(&["recall", "pelican"]).contains("nothing relevant"));
+}
+
+#[test]
+fn a_file_of_invalid_utf8_is_named_and_skipped_and_the_others_are_found() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::write(home.file("memory/bad.md"), b"line one\nflamingo \xff\xfe\n").unwrap();
+    std::fs::write(
+        home.file("memory/good.md"),
+        b"a flamingo stands on one leg\n",
+    )
+    .unwrap();
+    let out = home.output(&["recall", "--json", "flamingo"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("memory/bad.md:2: not valid UTF-8"), "{err}");
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found["results"].as_array().unwrap().len(), 1);
+    assert_eq!(found["results"][0]["path"], "memory/good.md");
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_not_an_error() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::write(home.file("memory/n.md"), "otters hold hands\n").unwrap();
+    recall(&home, "otters");
+    std::fs::write(home.file(".hearth/index/meta.json"), "{ not json").unwrap();
+    assert_eq!(recall(&home, "otters")["results"][0]["path"], "memory/n.md");
+}
+
+#[test]
+fn conversation_archives_are_recalled_by_turn() {
+    let home = TestHome::with_config("[context]\nhistory_tokens = 1000\n");
+    for i in 0..12 {
+        home.ok(&["say", &format!("note {i}: the capybara count is {}", i * 7)]);
+        home.ok(&["run", "--ticks", "1"]);
+    }
+    let found = recall(&home, "capybara count");
+    let paths: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.starts_with("state/archive/messages-") && p.contains("#turn-")),
+        "{paths:?}"
+    );
+}
