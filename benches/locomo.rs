@@ -7,6 +7,8 @@
 //!
 //! `cargo bench --bench locomo` (skips when the data is not beside the repo)
 
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
