@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
-use hearth::recall::index::RecallIndex;
+use hearth::recall::index::{RecallIndex, Weights};
 use serde_json::Value;
 
 const KS: [usize; 4] = [1, 5, 10, 20];
@@ -32,6 +32,152 @@ struct Score {
     any: [f64; 4],
 }
 
+struct Question {
+    category: u64,
+    text: String,
+    gold: HashSet<String>,
+}
+
+struct Conversation {
+    _dir: tempfile::TempDir,
+    index: RecallIndex,
+    questions: Vec<Question>,
+}
+
+fn ids(text: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("[D") {
+        let tail = &rest[i + 2..];
+        let end = tail.find(']').unwrap_or(0);
+        if let Some((a, b)) = tail[..end].split_once(':') {
+            if !a.is_empty()
+                && a.chars().all(|c| c.is_ascii_digit())
+                && b.chars().all(|c| c.is_ascii_digit())
+            {
+                ids.push(format!("D{a}:{b}"));
+            }
+        }
+        rest = &tail[end..];
+    }
+    ids
+}
+
+fn load(conversation: &Value) -> Conversation {
+    let dir = tempfile::tempdir().unwrap();
+    let home = hearth::home::init(dir.path(), chrono::Utc::now())
+        .unwrap()
+        .home;
+    // Only the conversation is memory here: the templates would add noise.
+    std::fs::remove_dir_all(home.memory_dir()).unwrap();
+    let conv = &conversation["conversation"];
+    let name = conversation["sample_id"].as_str().unwrap_or("conv");
+    let mut known: HashSet<String> = HashSet::new();
+    for n in 1..100 {
+        let Some(turns) = conv.get(format!("session_{n}")).and_then(|t| t.as_array()) else {
+            continue;
+        };
+        let date = conv[format!("session_{n}_date_time")]
+            .as_str()
+            .unwrap_or("");
+        let mut text = format!("# Session {n}, {date}\n");
+        for turn in turns {
+            let id = turn["dia_id"].as_str().unwrap_or("");
+            known.insert(id.to_string());
+            text.push_str(&format!(
+                "\n[{id}] {}: {}",
+                turn["speaker"].as_str().unwrap_or(""),
+                turn["text"].as_str().unwrap_or("")
+            ));
+            if let Some(caption) = turn["blip_caption"].as_str() {
+                text.push_str(&format!(" [shares an image: {caption}]"));
+            }
+            text.push('\n');
+        }
+        let file = home.memory_dir().join(format!("{name}/session_{n:02}.md"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let mut index = RecallIndex::open(&home).unwrap();
+    index.reconcile(&home).unwrap();
+    let questions = conversation["qa"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|qa| {
+            let gold: HashSet<String> = qa["evidence"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.as_str())
+                .flat_map(|e| ids(&format!("[{}]", e.replace("D:", "D").replace(' ', ""))))
+                .filter(|id| known.contains(id))
+                .collect();
+            (!gold.is_empty()).then(|| Question {
+                category: qa["category"].as_u64().unwrap_or(0),
+                text: qa["question"].as_str().unwrap_or("").to_string(),
+                gold,
+            })
+        })
+        .collect();
+    Conversation {
+        _dir: dir,
+        index,
+        questions,
+    }
+}
+
+struct Run {
+    by_category: BTreeMap<u64, Score>,
+    overall: Score,
+    chars_per_result: f64,
+    p50_ms: f64,
+    p95_ms: f64,
+}
+
+fn evaluate(conversations: &mut [Conversation], weights: Weights) -> Run {
+    let mut by_category: BTreeMap<u64, Score> = BTreeMap::new();
+    let mut overall = Score::default();
+    let (mut chars, mut results) = (0usize, 0usize);
+    let mut times = Vec::new();
+    for conversation in conversations.iter_mut() {
+        conversation.index.weights = weights;
+        for q in &conversation.questions {
+            let start = Instant::now();
+            let hits = conversation.index.search(&q.text, 20).unwrap();
+            times.push(start.elapsed());
+            let ranked: Vec<Vec<String>> = hits.iter().map(|h| ids(&h.text)).collect();
+            for hit in hits.iter().take(5) {
+                chars += hit.text.chars().count();
+                results += 1;
+            }
+            let score = by_category.entry(q.category).or_default();
+            for target in [score, &mut overall] {
+                target.questions += 1;
+                for (i, k) in KS.iter().enumerate() {
+                    let found: HashSet<&String> = ranked.iter().take(*k).flatten().collect();
+                    let hit = q.gold.iter().filter(|g| found.contains(g)).count();
+                    target.frac[i] += hit as f64 / q.gold.len() as f64;
+                    target.all[i] += f64::from(u8::from(hit == q.gold.len()));
+                    target.any[i] += f64::from(u8::from(hit > 0));
+                }
+            }
+        }
+    }
+    times.sort();
+    Run {
+        by_category,
+        overall,
+        chars_per_result: chars as f64 / results.max(1) as f64,
+        p50_ms: times[times.len() / 2].as_secs_f64() * 1000.0,
+        p95_ms: times[times.len() * 95 / 100].as_secs_f64() * 1000.0,
+    }
+}
+
+fn pct(s: &Score, v: f64) -> f64 {
+    100.0 * v / s.questions.max(1) as f64
+}
+
 fn main() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -42,117 +188,37 @@ fn main() {
         return;
     };
     let data: Vec<Value> = serde_json::from_slice(&bytes).unwrap();
-    let mut scores: BTreeMap<u64, Score> = BTreeMap::new();
-    let mut overall = Score::default();
-    let (mut chars, mut results) = (0usize, 0usize);
-    let mut build_secs = 0.0;
-    let mut query_times = Vec::new();
-    let id_re = |text: &str| -> Vec<String> {
-        let mut ids = Vec::new();
-        let mut rest = text;
-        while let Some(i) = rest.find("[D") {
-            let tail = &rest[i + 2..];
-            let end = tail.find(']').unwrap_or(0);
-            let id = &tail[..end];
-            if let Some((a, b)) = id.split_once(':') {
-                if a.chars().all(|c| c.is_ascii_digit()) && b.chars().all(|c| c.is_ascii_digit()) {
-                    ids.push(format!("D{a}:{b}"));
-                }
-            }
-            rest = &tail[end..];
-        }
-        ids
-    };
+    let start = Instant::now();
+    let mut conversations: Vec<Conversation> = data.iter().map(load).collect();
+    let build = start.elapsed().as_secs_f64();
 
-    for conversation in &data {
-        let dir = tempfile::tempdir().unwrap();
-        let home = hearth::home::init(dir.path(), chrono::Utc::now())
-            .unwrap()
-            .home;
-        // Only the conversation is memory here: the templates would add noise.
-        std::fs::remove_dir_all(home.memory_dir()).unwrap();
-        let conv = &conversation["conversation"];
-        let name = conversation["sample_id"].as_str().unwrap_or("conv");
-        let mut known: HashSet<String> = HashSet::new();
-        for n in 1..100 {
-            let Some(turns) = conv.get(format!("session_{n}")).and_then(|t| t.as_array()) else {
-                continue;
-            };
-            let date = conv[format!("session_{n}_date_time")]
-                .as_str()
-                .unwrap_or("");
-            let mut text = format!("# Session {n}, {date}\n");
-            for turn in turns {
-                let id = turn["dia_id"].as_str().unwrap_or("");
-                known.insert(id.to_string());
-                text.push_str(&format!(
-                    "\n[{id}] {}: {}",
-                    turn["speaker"].as_str().unwrap_or(""),
-                    turn["text"].as_str().unwrap_or("")
-                ));
-                if let Some(caption) = turn["blip_caption"].as_str() {
-                    text.push_str(&format!(" [shares an image: {caption}]"));
-                }
-                text.push('\n');
-            }
-            let file = home.memory_dir().join(format!("{name}/session_{n:02}.md"));
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        }
-        let start = Instant::now();
-        let mut index = RecallIndex::open(&home).unwrap();
-        index.reconcile(&home).unwrap();
-        build_secs += start.elapsed().as_secs_f64();
-
-        for qa in conversation["qa"].as_array().unwrap() {
-            let gold: HashSet<String> = qa["evidence"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.as_str())
-                .flat_map(|e| id_re(&format!("[{}]", e.replace("D:", "D").replace(' ', ""))))
-                .filter(|id| known.contains(id))
-                .collect();
-            if gold.is_empty() {
-                continue;
-            }
-            let question = qa["question"].as_str().unwrap_or("");
-            let start = Instant::now();
-            let hits = index.search(question, 20).unwrap();
-            query_times.push(start.elapsed());
-            let ranked: Vec<Vec<String>> = hits.iter().map(|h| id_re(&h.text)).collect();
-            for hit in hits.iter().take(5) {
-                chars += hit.text.chars().count();
-                results += 1;
-            }
-            let category = qa["category"].as_u64().unwrap_or(0);
-            let score = scores.entry(category).or_default();
-            for target in [score, &mut overall] {
-                target.questions += 1;
-                for (i, k) in KS.iter().enumerate() {
-                    let found: HashSet<&String> = ranked.iter().take(*k).flatten().collect();
-                    let hit = gold.iter().filter(|g| found.contains(g)).count();
-                    target.frac[i] += hit as f64 / gold.len() as f64;
-                    target.all[i] += f64::from(u8::from(hit == gold.len()));
-                    target.any[i] += f64::from(u8::from(hit > 0));
-                }
-            }
+    println!("weights grid (overall frac@5 / frac@20):");
+    for heading in [0.5, 1.0, 1.5] {
+        for context in [0.0, 0.3, 0.5, 0.7, 1.0] {
+            let run = evaluate(&mut conversations, Weights { heading, context });
+            println!(
+                "  heading {heading:<4} context {context:<4}  {:>5.1} / {:>5.1}",
+                pct(&run.overall, run.overall.frac[1]),
+                pct(&run.overall, run.overall.frac[3])
+            );
         }
     }
-    query_times.sort();
+
+    let run = evaluate(&mut conversations, Weights::default());
     println!(
-        "LoCoMo dev ({} conversations, {} questions), hearth BM25 (lexical, no rerank)",
+        "\nLoCoMo dev ({} conversations, {} questions), hearth lexical recall, default weights {:?}",
         data.len(),
-        overall.questions
+        run.overall.questions,
+        Weights::default()
     );
     println!(
-        "{:<12} {:>5}  {:>27}  {:>27}  {:>27}",
+        "{:<12} {:>5}  {:>24}  {:>24}  {:>24}",
         "category", "n", "frac@1/5/10/20", "all@1/5/10/20", "any@1/5/10/20"
     );
     let row = |name: &str, s: &Score| {
         let fmt = |v: &[f64; 4]| {
             v.iter()
-                .map(|x| format!("{:>6.1}", 100.0 * x / s.questions.max(1) as f64))
+                .map(|x| format!("{:>6.1}", pct(s, *x)))
                 .collect::<Vec<_>>()
                 .join("")
         };
@@ -166,19 +232,17 @@ fn main() {
         );
     };
     for (id, name) in CATEGORIES {
-        if let Some(s) = scores.get(&id) {
+        if let Some(s) = run.by_category.get(&id) {
             row(name, s);
         }
     }
-    row("all", &overall);
+    row("all", &run.overall);
     println!(
         "mean characters per result (top 5): {:.0}",
-        chars as f64 / results.max(1) as f64
+        run.chars_per_result
     );
     println!(
-        "index build {:.2} s for all conversations; warm query p50 {:.3} ms, p95 {:.3} ms",
-        build_secs,
-        query_times[query_times.len() / 2].as_secs_f64() * 1000.0,
-        query_times[query_times.len() * 95 / 100].as_secs_f64() * 1000.0
+        "files written and indexed in {build:.2} s; warm query p50 {:.3} ms, p95 {:.3} ms",
+        run.p50_ms, run.p95_ms
     );
 }
