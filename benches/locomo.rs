@@ -42,6 +42,8 @@ struct Conversation {
     _dir: tempfile::TempDir,
     index: RecallIndex,
     questions: Vec<Question>,
+    /// The same blocks hearth indexes, for the peers.
+    blocks: Vec<String>,
 }
 
 fn ids(text: &str) -> Vec<String> {
@@ -73,6 +75,7 @@ fn load(conversation: &Value) -> Conversation {
     let conv = &conversation["conversation"];
     let name = conversation["sample_id"].as_str().unwrap_or("conv");
     let mut known: HashSet<String> = HashSet::new();
+    let mut blocks = Vec::new();
     for n in 1..100 {
         let Some(turns) = conv.get(format!("session_{n}")).and_then(|t| t.as_array()) else {
             continue;
@@ -94,6 +97,11 @@ fn load(conversation: &Value) -> Conversation {
             }
             text.push('\n');
         }
+        blocks.extend(
+            hearth::recall::blocks::split(&text)
+                .into_iter()
+                .map(|b| b.text),
+        );
         let file = home.memory_dir().join(format!("{name}/session_{n:02}.md"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, text).unwrap();
@@ -124,6 +132,7 @@ fn load(conversation: &Value) -> Conversation {
         _dir: dir,
         index,
         questions,
+        blocks,
     }
 }
 
@@ -136,19 +145,97 @@ struct Run {
 }
 
 fn evaluate(conversations: &mut [Conversation], weights: Weights) -> Run {
+    for conversation in conversations.iter_mut() {
+        conversation.index.weights = weights;
+    }
+    score(conversations, |c, q| {
+        c.index
+            .search(&q.text, 20)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.text)
+            .collect()
+    })
+}
+
+/// SQLite FTS5 (porter stemming, bm25 order) over the same blocks, one
+/// `sqlite3` process per conversation; the top 20 block texts per question.
+fn fts5(conversations: &mut [Conversation]) -> Option<Run> {
+    let mut answers: Vec<Vec<Vec<String>>> = Vec::new();
+    for c in conversations.iter() {
+        let mut sql =
+            String::from("CREATE VIRTUAL TABLE b USING fts5(body, tokenize='porter unicode61');\n");
+        for (i, block) in c.blocks.iter().enumerate() {
+            sql.push_str(&format!(
+                "INSERT INTO b(rowid, body) VALUES ({}, '{}');\n",
+                i + 1,
+                block.replace('\'', "''")
+            ));
+        }
+        for (n, q) in c.questions.iter().enumerate() {
+            let words: Vec<String> = q
+                .text
+                .split(|ch: char| !ch.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| format!("\"{}\"", w.to_lowercase()))
+                .collect();
+            sql.push_str(&format!("SELECT 'Q{n}';\n"));
+            if !words.is_empty() {
+                sql.push_str(&format!(
+                    "SELECT rowid FROM b WHERE b MATCH '{}' ORDER BY bm25(b) LIMIT 20;\n",
+                    words.join(" OR ").replace('\'', "''")
+                ));
+            }
+        }
+        let mut child = std::process::Command::new("sqlite3")
+            .arg(":memory:")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .ok()?;
+        use std::io::Write;
+        child.stdin.take()?.write_all(sql.as_bytes()).ok()?;
+        let out = child.wait_with_output().ok()?;
+        let mut per_question: Vec<Vec<String>> = vec![Vec::new(); c.questions.len()];
+        let mut current = None;
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some(n) = line.strip_prefix('Q').and_then(|n| n.parse::<usize>().ok()) {
+                current = Some(n);
+            } else if let (Some(n), Ok(row)) = (current, line.trim().parse::<usize>()) {
+                per_question[n].push(c.blocks[row - 1].clone());
+            }
+        }
+        answers.push(per_question);
+    }
+    let mut which = 0usize;
+    let mut seen = 0usize;
+    Some(score(conversations, |c, _q| {
+        let _ = c;
+        if seen == answers[which].len() {
+            which += 1;
+            seen = 0;
+        }
+        seen += 1;
+        answers[which][seen - 1].clone()
+    }))
+}
+
+fn score(
+    conversations: &mut [Conversation],
+    mut rank: impl FnMut(&Conversation, &Question) -> Vec<String>,
+) -> Run {
     let mut by_category: BTreeMap<u64, Score> = BTreeMap::new();
     let mut overall = Score::default();
     let (mut chars, mut results) = (0usize, 0usize);
     let mut times = Vec::new();
-    for conversation in conversations.iter_mut() {
-        conversation.index.weights = weights;
+    for conversation in conversations.iter() {
         for q in &conversation.questions {
             let start = Instant::now();
-            let hits = conversation.index.search(&q.text, 20).unwrap();
+            let hits = rank(conversation, q);
             times.push(start.elapsed());
-            let ranked: Vec<Vec<String>> = hits.iter().map(|h| ids(&h.text)).collect();
+            let ranked: Vec<Vec<String>> = hits.iter().map(|h| ids(h)).collect();
             for hit in hits.iter().take(5) {
-                chars += hit.text.chars().count();
+                chars += hit.chars().count();
                 results += 1;
             }
             let score = by_category.entry(q.category).or_default();
@@ -245,4 +332,27 @@ fn main() {
         "files written and indexed in {build:.2} s; warm query p50 {:.3} ms, p95 {:.3} ms",
         run.p50_ms, run.p95_ms
     );
+    match fts5(&mut conversations) {
+        Some(peer) => {
+            println!("\nSQLite FTS5 (porter, bm25) over the same blocks:");
+            for (id, name) in CATEGORIES {
+                if let Some(s) = peer.by_category.get(&id) {
+                    row(name, s);
+                }
+            }
+            row("all", &peer.overall);
+            println!(
+                "mean characters per result (top 5): {:.0}",
+                peer.chars_per_result
+            );
+            println!(
+                "ratio hearth/FTS5: frac@5 {:.2}x, frac@20 {:.2}x",
+                run.overall.frac[1] / peer.overall.frac[1],
+                run.overall.frac[3] / peer.overall.frac[3]
+            );
+        }
+        None => println!(
+            "\nSQLite FTS5 peer skipped: sqlite3 is not installed (apt-get install sqlite3)"
+        ),
+    }
 }
