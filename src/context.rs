@@ -5,8 +5,7 @@
 //!   recent turns, so the agent can answer about what was said;
 //! - *mission* ("mission", "working on", "task", "goal"…): more turns and
 //!   the current directive (`memory/directive.md`);
-//! - *knowledge*: recall results with citations (recall is the seam this
-//!   leaves: the tier is recorded, the results join when recall lands).
+//! - *knowledge*: recall results with their citations.
 //!
 //! Each part's estimated tokens go on the tick's `ticks.jsonl` line.
 
@@ -18,6 +17,7 @@ use serde::Serialize;
 use crate::healer::note::HealerNote;
 use crate::mailbox::inbox::InboxMessage;
 use crate::model::{estimate_tokens, Block, Message, Role};
+use crate::recall::index::Hit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -113,6 +113,8 @@ pub struct TurnInput<'a> {
     pub directive: Option<&'a str>,
     /// Left by a heal since the last tick.
     pub healer_note: Option<&'a HealerNote>,
+    /// What recall found for each inbox message.
+    pub recall: &'a [Vec<Hit>],
 }
 
 /// The user turn, its estimated tokens by part, and its tier.
@@ -177,6 +179,23 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
         if !recent.is_empty() {
             let section = format!("\n\n<recent-turns>\n{recent}</recent-turns>");
             parts.insert("recent_turns".to_string(), estimate_tokens(&section));
+            text.push_str(&section);
+        }
+    }
+    if tier == Tier::Knowledge {
+        let mut lines = String::new();
+        for hit in input.recall.iter().flatten() {
+            let place = if hit.path.contains('#') {
+                hit.path.clone()
+            } else {
+                format!("{}:{}-{}", hit.path, hit.start, hit.end)
+            };
+            let excerpt: String = hit.text.chars().take(500).collect();
+            lines.push_str(&format!("[{place}]\n{}\n\n", excerpt.trim_end()));
+        }
+        if !lines.is_empty() {
+            let section = format!("\n\n<recall>\n{}</recall>", lines);
+            parts.insert("recall".to_string(), estimate_tokens(&section));
             text.push_str(&section);
         }
     }
@@ -276,6 +295,7 @@ mod tests {
             history: &history,
             directive: Some("Ship it."),
             healer_note: None,
+            recall: &[],
         };
         let (turn, parts, tier) = user_turn(&input);
         assert_eq!(tier, Tier::Continuation);

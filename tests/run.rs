@@ -91,6 +91,10 @@ fn say_then_one_tick_answers_in_the_outbox_in_one_commit() {
         "{reply}"
     );
     assert!(reply.contains("No model is configured"), "{reply}");
+    assert!(
+        reply.contains("- memory/identity.md:3-5: I am a new hearth agent."),
+        "the offline reply cites what memory holds: {reply}"
+    );
 
     let archived = home.list("state/inbox-archive");
     assert_eq!(archived.len(), 1);

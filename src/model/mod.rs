@@ -109,6 +109,8 @@ impl Usage {
 pub struct TurnFacts {
     pub tick: u64,
     pub inbox: Vec<InboxMessage>,
+    /// For each inbox message, what recall found for it (best first).
+    pub recall: Vec<Vec<crate::recall::index::Hit>>,
 }
 
 pub struct Request<'a> {

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{estimate_tokens, Block, ModelError, Provider, Reply, Request, Role, Usage};
 use crate::mailbox::inbox::InboxMessage;
+use crate::recall::index::Hit;
 
 /// How much of a question the reply quotes.
 const QUOTE_CHARS: usize = 2000;
@@ -49,12 +50,13 @@ impl Provider for Offline {
         content.push(Block::Text { text });
         if !answering_tools {
             for (i, message) in facts.inbox.iter().enumerate() {
+                let recalled = facts.recall.get(i).map(Vec::as_slice).unwrap_or(&[]);
                 content.push(Block::ToolUse {
                     id: format!("offline-{}-{}", facts.tick, i + 1),
                     name: "send".into(),
                     input: json!({
                         "subject": subject_for(message),
-                        "body": reply_body(message, facts.tick),
+                        "body": reply_body(message, facts.tick, recalled),
                         "in_reply_to": message.rel,
                     }),
                 });
@@ -98,7 +100,7 @@ fn subject_for(message: &InboxMessage) -> String {
     format!("Re: {subject}")
 }
 
-fn reply_body(message: &InboxMessage, tick: u64) -> String {
+fn reply_body(message: &InboxMessage, tick: u64, recalled: &[Hit]) -> String {
     let mut body = String::new();
     let quoted: String = message.text.chars().take(QUOTE_CHARS).collect();
     for line in quoted.trim_end().lines() {
@@ -118,6 +120,24 @@ fn reply_body(message: &InboxMessage, tick: u64) -> String {
          and put the API key in the environment (never in a file).\n",
         message.rel
     ));
+    if recalled.is_empty() {
+        body.push_str("\nMy memory holds nothing that matches your words.\n");
+    } else {
+        body.push_str("\nWhat my memory holds that matches your words (lexical recall):\n\n");
+        for hit in recalled {
+            let excerpt: String = hit.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut excerpt: String = excerpt.chars().take(200).collect();
+            if hit.text.chars().count() > 200 {
+                excerpt.push('…');
+            }
+            let place = if hit.path.contains('#') {
+                hit.path.clone()
+            } else {
+                format!("{}:{}-{}", hit.path, hit.start, hit.end)
+            };
+            body.push_str(&format!("- {place}: {excerpt}\n"));
+        }
+    }
     for note in &message.notes {
         body.push_str(&format!("\nNote: {note}.\n"));
     }
@@ -131,6 +151,7 @@ mod tests {
 
     fn facts() -> TurnFacts {
         TurnFacts {
+            recall: vec![],
             tick: 4,
             inbox: vec![InboxMessage {
                 rel: "inbox/a.md".into(),

@@ -94,6 +94,7 @@ pub fn prepare(
     let mut facts = TurnFacts {
         tick: number,
         inbox: Vec::new(),
+        recall: Vec::new(),
     };
     for path in inbox::pending(home)? {
         match inbox::read(home, &path) {
@@ -102,6 +103,7 @@ pub fn prepare(
         }
     }
 
+    facts.recall = recall_for_inbox(home, config, &facts.inbox);
     let boot = boot::boot(home, &config.boot);
     let compaction =
         history::plan(home, &conversation, config.context.history_tokens, now).map(|c| {
@@ -117,6 +119,7 @@ pub fn prepare(
         history: &conversation.messages,
         directive: directive.as_deref(),
         healer_note: healer_note.as_ref(),
+        recall: &facts.recall,
     });
     for block in &boot.system {
         let part = if block.source == boot::PROMPT {
@@ -402,6 +405,30 @@ fn failure_kind(e: &ToolError) -> FailureKind {
         ToolError::BadInput { .. } => FailureKind::MalformedCall,
         ToolError::Refused { .. } | ToolError::Failed { .. } => FailureKind::ToolFailed,
     }
+}
+
+/// What recall finds for each inbox message (the top `[recall] results`).
+/// A recall that cannot run is logged and leaves the tick without it.
+fn recall_for_inbox(
+    home: &Home,
+    config: &Config,
+    inbox: &[inbox::InboxMessage],
+) -> Vec<Vec<crate::recall::index::Hit>> {
+    if inbox.is_empty() {
+        return Vec::new();
+    }
+    let found = (|| {
+        let mut index = crate::recall::index::RecallIndex::open(home)?;
+        index.reconcile(home)?;
+        inbox
+            .iter()
+            .map(|m| index.search(&m.text, config.recall.results))
+            .collect::<Result<Vec<_>, _>>()
+    })();
+    found.unwrap_or_else(|e| {
+        tracing::warn!("recall for the inbox failed: {e}");
+        vec![Vec::new(); inbox.len()]
+    })
 }
 
 /// Keeps a broken `messages.json` beside the restored one and flares.
