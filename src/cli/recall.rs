@@ -4,7 +4,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use hearth::config::Config;
-use hearth::recall::index::RecallIndex;
+use hearth::recall::index::{Hit, RecallIndex};
+use hearth::recall::rerank::{self, Ranked};
 use hearth::repo::Repo;
 use serde_json::json;
 
@@ -48,13 +49,37 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
     let hits = index
         .search(&query, candidates)
         .map_err(|e| CommandError::new(e, None))?;
-    // No rerank model yet: the lexical order stands, and says so.
-    let results: Vec<_> = hits.into_iter().take(k).collect();
+    let ranked = if args.no_rerank {
+        Ranked::Lexical("--no-rerank".into())
+    } else {
+        let rerank_model = rerank::rerank_config(&config);
+        let key = hearth::model::key_variable(&rerank_model).and_then(|v| std::env::var(v).ok());
+        rerank::with_config(&config, key.as_deref(), &query, &hits, k)
+    };
+    let (results, order, reason): (Vec<(Hit, String)>, &str, Option<String>) = match ranked {
+        Ranked::Reranked(chosen) => (
+            chosen
+                .into_iter()
+                .map(|(i, note)| (hits[i].clone(), note))
+                .collect(),
+            "reranked",
+            None,
+        ),
+        Ranked::NothingRelevant => (Vec::new(), "reranked", None),
+        Ranked::Lexical(reason) => (
+            hits.into_iter()
+                .take(k)
+                .map(|h| (h, String::new()))
+                .collect(),
+            "lexical",
+            Some(reason),
+        ),
+    };
     let repo = Repo::open(home.root()).ok();
     let rows: Vec<serde_json::Value> = results
         .iter()
         .enumerate()
-        .map(|(i, hit)| {
+        .map(|(i, (hit, note))| {
             let file = hit.path.split('#').next().unwrap_or(&hit.path);
             let provenance = repo
                 .as_ref()
@@ -79,12 +104,13 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
                 "heading": hit.heading,
                 "excerpt": excerpt(&hit.text),
                 "score": hit.score,
-                "order": "lexical",
+                "note": note,
             })
         })
         .collect();
     if args.json {
-        let value = json!({"query": query, "order": "lexical", "results": rows});
+        let value =
+            json!({"query": query, "order": order, "lexical_because": reason, "results": rows});
         println!(
             "{}",
             serde_json::to_string_pretty(&value).expect("serialises")
@@ -95,8 +121,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         println!("nothing relevant in memory for {query:?}");
         return Ok(ExitCode::SUCCESS);
     }
-    let _ = args.no_rerank;
-    println!("(lexical) {} result(s) for {query:?}", rows.len());
+    let marker = if order == "lexical" { "(lexical) " } else { "" };
+    println!("{marker}{} result(s) for {query:?}", rows.len());
     for row in &rows {
         println!(
             "{}. {}  by {}",
@@ -104,6 +130,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
             row["citation"].as_str().unwrap_or(""),
             row["by"].as_str().unwrap_or("")
         );
+        if let Some(note) = row["note"].as_str().filter(|n| !n.is_empty()) {
+            println!("   relevant: {note}");
+        }
         for line in row["excerpt"].as_str().unwrap_or("").lines() {
             println!("   {line}");
         }

@@ -3,3 +3,4 @@
 
 pub mod blocks;
 pub mod index;
+pub mod rerank;

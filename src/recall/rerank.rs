@@ -1,0 +1,212 @@
+//! One model call to rerank recall's lexical candidates (DESIGN 9). The
+//! model gets the query and the numbered candidates and answers JSON: the
+//! ids it finds relevant, best first, with a one-line note each — or none,
+//! which is a legal answer ("nothing relevant"). Its answer is validated
+//! (unknown ids dropped, duplicates removed). A failed call or garbage gets
+//! one retry with half the candidates, within `[recovery] wall_s`; after
+//! that the lexical order stands, and says so.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::index::Hit;
+use crate::config::Config;
+use crate::model::{self, Block, Message, Provider, Request, Role, SystemBlock, TurnFacts};
+
+/// How the results came to be in their order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ranked {
+    /// Candidate indices chosen by the model, best first, with its notes.
+    Reranked(Vec<(usize, String)>),
+    /// The model looked and found nothing relevant.
+    NothingRelevant,
+    /// The lexical order stands, for this reason.
+    Lexical(String),
+}
+
+const SYSTEM: &str = "You rank search results from a personal memory. Given a question and \
+numbered candidate passages, answer with JSON only: {\"results\": [{\"id\": N, \"note\": \
+\"why it is relevant, in one short line\"}]}, most relevant first, at most the number asked \
+for. Include only passages that help answer the question. If none do, answer \
+{\"results\": []}.";
+
+/// The `[rerank]` model's configuration: `[model]` with `[rerank]`'s
+/// provider and model where set, a timeout of `[recovery] wall_s`, and no
+/// retries of its own (the rerank has its own single retry).
+pub fn rerank_config(config: &Config) -> crate::config::ModelConfig {
+    let mut m = config.model.clone();
+    if let Some(provider) = config.rerank.provider {
+        m.provider = provider;
+    }
+    if !config.rerank.model.is_empty() {
+        m.model = config.rerank.model.clone();
+    }
+    m.timeout_s = config.recovery.wall_s.max(1);
+    m.max_retries = 0;
+    m.max_tokens = 1024;
+    m
+}
+
+/// Reranks `candidates` for `query`, keeping at most `k`.
+pub fn rerank(
+    provider: &mut dyn Provider,
+    query: &str,
+    candidates: &[Hit],
+    k: usize,
+    wall: Duration,
+) -> Ranked {
+    if candidates.is_empty() {
+        return Ranked::NothingRelevant;
+    }
+    let started = Instant::now();
+    let mut shown = candidates.len();
+    let mut last_problem = String::new();
+    for attempt in 0..2 {
+        if attempt > 0 && started.elapsed() >= wall {
+            break;
+        }
+        match ask(provider, query, &candidates[..shown], k) {
+            Ok(ranked) => return ranked,
+            Err(problem) => {
+                tracing::warn!("rerank attempt {}: {problem}", attempt + 1);
+                last_problem = problem;
+                shown = (shown / 2).max(1);
+            }
+        }
+    }
+    Ranked::Lexical(format!("the rerank failed: {last_problem}"))
+}
+
+fn ask(
+    provider: &mut dyn Provider,
+    query: &str,
+    candidates: &[Hit],
+    k: usize,
+) -> Result<Ranked, String> {
+    let mut prompt = format!("Question: {query}\n\nReturn at most {k} ids.\n\nCandidates:\n");
+    for (i, hit) in candidates.iter().enumerate() {
+        let text: String = hit.text.chars().take(800).collect();
+        prompt.push_str(&format!("\n[{}] ({})\n{}\n", i + 1, hit.path, text));
+    }
+    let system = [SystemBlock {
+        source: "rerank".into(),
+        text: SYSTEM.into(),
+    }];
+    let messages = [Message {
+        role: Role::User,
+        content: vec![Block::Text { text: prompt }],
+    }];
+    let facts = TurnFacts::default();
+    let request = Request {
+        system: &system,
+        messages: &messages,
+        tools: &[],
+        max_tokens: 1024,
+        facts: &facts,
+    };
+    let reply = provider
+        .complete(&request, &mut |_| {})
+        .map_err(|e| e.to_string())?;
+    let text: String = reply
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    parse(&text, candidates.len(), k)
+}
+
+/// Validates the model's JSON: ids in range, each once, at most `k`.
+pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
+    let start = text.find('{').ok_or("no JSON object in the answer")?;
+    let end = text.rfind('}').ok_or("no JSON object in the answer")?;
+    let value: Value = serde_json::from_str(&text[start..=end.max(start)])
+        .map_err(|e| format!("the answer is not JSON: {e}"))?;
+    let results = value["results"]
+        .as_array()
+        .ok_or("the answer has no \"results\" list")?;
+    let mut chosen: Vec<(usize, String)> = Vec::new();
+    for item in results {
+        let Some(id) = item["id"].as_u64().map(|i| i as usize) else {
+            continue;
+        };
+        if id == 0 || id > count || chosen.iter().any(|(c, _)| *c == id - 1) {
+            continue;
+        }
+        let note: String = item["note"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(200)
+            .collect();
+        chosen.push((id - 1, note));
+        if chosen.len() == k {
+            break;
+        }
+    }
+    if chosen.is_empty() {
+        if results.is_empty() {
+            return Ok(Ranked::NothingRelevant);
+        }
+        return Err("no valid ids in the answer".into());
+    }
+    Ok(Ranked::Reranked(chosen))
+}
+
+/// Reranks with the `[rerank]` model, or says why the lexical order
+/// stands (offline provider, missing key, `--no-rerank`).
+pub fn with_config(
+    config: &Config,
+    api_key: Option<&str>,
+    query: &str,
+    candidates: &[Hit],
+    k: usize,
+) -> Ranked {
+    let m = rerank_config(config);
+    if m.provider == crate::config::ProviderKind::Offline {
+        return Ranked::Lexical("no rerank model is configured (offline)".into());
+    }
+    let mut provider = match model::provider_for(&m, api_key) {
+        Ok(p) => p,
+        Err(e) => return Ranked::Lexical(e.to_string()),
+    };
+    let wall = Duration::from_secs(config.recovery.wall_s.max(1));
+    rerank(provider.as_mut(), query, candidates, k, wall)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_validated() {
+        assert_eq!(
+            parse(
+                r#"Sure: {"results": [{"id": 2, "note": "names it"}, {"id": 2}, {"id": 9}, {"id": 1}]}"#,
+                3,
+                5
+            ),
+            Ok(Ranked::Reranked(vec![
+                (1, "names it".into()),
+                (0, String::new())
+            ]))
+        );
+        assert_eq!(
+            parse(r#"{"results": []}"#, 3, 5),
+            Ok(Ranked::NothingRelevant)
+        );
+        assert!(parse("I think 2", 3, 5).is_err());
+        assert!(parse(r#"{"results": [{"id": 7}]}"#, 3, 5).is_err());
+        assert_eq!(
+            parse(r#"{"results": [{"id": 1}, {"id": 2}, {"id": 3}]}"#, 3, 2),
+            Ok(Ranked::Reranked(vec![
+                (0, String::new()),
+                (1, String::new())
+            ]))
+        );
+    }
+}
