@@ -271,3 +271,57 @@ mod rerank {
         );
     }
 }
+
+#[test]
+fn eight_concurrent_recalls_while_the_supervisor_ticks_all_succeed() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    for i in 0..50 {
+        std::fs::write(
+            home.file(&format!("memory/n{i}.md")),
+            format!("note {i} about the tern colony\n"),
+        )
+        .unwrap();
+    }
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(std::time::Duration::from_secs(10), "tick 1", || {
+        home.ticks().len() == 1
+    });
+    let writer = {
+        let root = home.path.clone();
+        std::thread::spawn(move || {
+            for i in 0..40 {
+                std::fs::write(
+                    root.join(format!("memory/w{i}.md")),
+                    format!("fresh tern sighting {i}\n"),
+                )
+                .unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        })
+    };
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            home.cmd(&["recall", "--json", "tern"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(!found["results"].as_array().unwrap().is_empty());
+    }
+    writer.join().unwrap();
+    home.ok(&["say", "tick again"]);
+    home.wait_for(std::time::Duration::from_secs(10), "tick 2", || {
+        home.ticks().len() == 2
+    });
+    assert!(common::finish_after_term(supervisor).success());
+}

@@ -279,6 +279,9 @@ impl RecallIndex {
     /// of another version, or unreadable.
     pub fn open(home: &Home) -> Result<RecallIndex, IndexError> {
         let dir = home.runtime_dir().join("index");
+        // Creating or rebuilding the index must not race another process
+        // doing the same (several `recall`s at once, or the supervisor).
+        let _lock = IndexLock::take(home)?;
         match Self::open_dir(&dir) {
             Ok(index) => Ok(index),
             Err(e) => {
@@ -317,7 +320,13 @@ impl RecallIndex {
             Index::create_in_dir(dir, schema).map_err(err)?
         };
         index.tokenizers().register(TOKENIZER, analyzer());
-        let reader = index.reader().map_err(err)?;
+        // Reloaded by hand after each commit: tantivy's file watcher would
+        // race other processes' commits and log errors.
+        let reader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()
+            .map_err(err)?;
         Ok(RecallIndex {
             weights: Weights::default(),
             dir: dir.to_path_buf(),
@@ -339,6 +348,9 @@ impl RecallIndex {
     /// not an error: it is doing the same work, and the search goes on with
     /// what is committed.
     pub fn reconcile(&mut self, home: &Home) -> Result<Reconciled, IndexError> {
+        // One reconcile at a time; a process that waited finds the work
+        // done and the manifest current.
+        let _lock = IndexLock::take(home)?;
         let mut manifest = read_manifest(&self.dir);
         let current = source_files(home);
         let changed: Vec<(&String, &u64)> = current
@@ -452,6 +464,31 @@ fn sanitise(query: &str) -> String {
             }
         })
         .collect()
+}
+
+/// `.hearth/index.lock`: held while the index is created, rebuilt or
+/// updated. Searching needs no lock: tantivy readers see whole commits.
+struct IndexLock {
+    _file: std::fs::File,
+}
+
+impl IndexLock {
+    fn take(home: &Home) -> Result<IndexLock, IndexError> {
+        let path = home.runtime_dir().join("index.lock");
+        let err = |e: std::io::Error| IndexError::Tantivy {
+            dir: path.clone(),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(home.runtime_dir()).map_err(err)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(err)?;
+        file.lock().map_err(err)?;
+        Ok(IndexLock { _file: file })
+    }
 }
 
 fn read_manifest(dir: &Path) -> Manifest {
