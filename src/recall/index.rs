@@ -45,7 +45,7 @@ impl Default for Weights {
     }
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// English function words: Lucene's short list leaves out pronouns and
 /// question words, and in a question like "what is in your identity?" a
@@ -211,7 +211,16 @@ pub struct Reconciled {
 #[derive(Default, Serialize, Deserialize)]
 struct Manifest {
     version: u32,
-    files: BTreeMap<String, u64>,
+    files: BTreeMap<String, FileStamp>,
+}
+
+/// What the index knows of one file: its content hash, and the size and
+/// modification time it had when hashed, so an unchanged file is not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct FileStamp {
+    hash: u64,
+    size: u64,
+    mtime_ns: i128,
 }
 
 #[derive(Clone, Copy)]
@@ -352,10 +361,10 @@ impl RecallIndex {
         // done and the manifest current.
         let _lock = IndexLock::take(home)?;
         let mut manifest = read_manifest(&self.dir);
-        let current = source_files(home);
-        let changed: Vec<(&String, &u64)> = current
+        let current = source_files(home, &manifest);
+        let changed: Vec<(&String, &FileStamp)> = current
             .iter()
-            .filter(|(rel, hash)| manifest.files.get(*rel) != Some(hash))
+            .filter(|(rel, stamp)| manifest.files.get(*rel).map(|m| m.hash) != Some(stamp.hash))
             .collect();
         let gone: Vec<String> = manifest
             .files
@@ -365,6 +374,16 @@ impl RecallIndex {
             .collect();
         let mut done = Reconciled::default();
         if changed.is_empty() && gone.is_empty() && manifest.version == VERSION {
+            // Stamps may have moved (a touch, a checkout): remember them so
+            // the next run need not read those files again.
+            if current
+                .iter()
+                .any(|(rel, stamp)| manifest.files.get(rel) != Some(stamp))
+            {
+                manifest.files = current;
+                let json = serde_json::to_vec(&manifest).expect("manifest serialises");
+                atomic::write(&self.dir.join("files.json"), &json)?;
+            }
             return Ok(done);
         }
         let mut writer: IndexWriter = match self.index.writer(50_000_000) {
@@ -381,7 +400,7 @@ impl RecallIndex {
             manifest.files.remove(rel);
             done.removed += 1;
         }
-        for (rel, hash) in changed {
+        for (rel, stamp) in changed {
             writer.delete_term(Term::from_field_text(f.file, rel));
             match units(home, rel) {
                 Ok(units) => {
@@ -398,7 +417,7 @@ impl RecallIndex {
                             ))
                             .map_err(|e| self.err(e))?;
                     }
-                    manifest.files.insert(rel.clone(), *hash);
+                    manifest.files.insert(rel.clone(), *stamp);
                     done.indexed += 1;
                 }
                 Err(problem) => {
@@ -409,6 +428,11 @@ impl RecallIndex {
             }
         }
         writer.commit().map_err(|e| self.err(e))?;
+        for (rel, stamp) in &current {
+            if manifest.files.get(rel).map(|m| m.hash) == Some(stamp.hash) {
+                manifest.files.insert(rel.clone(), *stamp);
+            }
+        }
         manifest.version = VERSION;
         let json = serde_json::to_vec(&manifest).expect("manifest serialises");
         atomic::write(&self.dir.join("files.json"), &json)?;
@@ -498,9 +522,18 @@ fn read_manifest(dir: &Path) -> Manifest {
         .unwrap_or_default()
 }
 
-/// Every indexable file with its content hash: `memory/**/*.md` and
-/// `state/archive/*.json`.
-fn source_files(home: &Home) -> BTreeMap<String, u64> {
+/// A file modified this recently may change again within the same mtime
+/// tick (git's "racy" case): hash it whatever its stamp says.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// Every indexable file (`memory/**/*.md`, `state/archive/*.json`) with its
+/// stamp. A file whose size and mtime match the manifest (and are not
+/// racy) keeps its known hash without being read.
+fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, FileStamp> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
     let mut files = BTreeMap::new();
     let roots = [
         (home.memory_dir(), "md"),
@@ -512,11 +545,37 @@ fn source_files(home: &Home) -> BTreeMap<String, u64> {
             .filter_entry(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
             .flatten()
         {
-            if entry.file_type().is_file() && entry.path().extension().is_some_and(|x| x == ext) {
-                if let Ok(bytes) = std::fs::read(entry.path()) {
-                    files.insert(home.relative(entry.path()), fnv1a(&bytes));
-                }
+            if !entry.file_type().is_file() || entry.path().extension().is_none_or(|x| x != ext) {
+                continue;
             }
+            let Ok(meta) = entry.metadata() else { continue };
+            let size = meta.len();
+            let mtime_ns = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos() as i128)
+                .unwrap_or(0);
+            let rel = home.relative(entry.path());
+            let reusable = known
+                .files
+                .get(&rel)
+                .filter(|k| k.size == size && k.mtime_ns == mtime_ns && now - mtime_ns > RACY_NS);
+            let hash = match reusable {
+                Some(k) => k.hash,
+                None => match std::fs::read(entry.path()) {
+                    Ok(bytes) => fnv1a(&bytes),
+                    Err(_) => continue,
+                },
+            };
+            files.insert(
+                rel,
+                FileStamp {
+                    hash,
+                    size,
+                    mtime_ns,
+                },
+            );
         }
     }
     files
