@@ -45,7 +45,7 @@ impl Default for Weights {
     }
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 
 /// English function words: Lucene's short list leaves out pronouns and
 /// question words, and in a question like "what is in your identity?" a
@@ -250,7 +250,9 @@ fn schema() -> (Schema, Fields) {
         .set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(TOKENIZER)
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+                // Queries are bags of words (syntax is stripped), so no
+                // phrase search, so no positions: a smaller, faster index.
+                .set_index_option(IndexRecordOption::WithFreqs),
         )
         .set_stored();
     let fields = Fields {
