@@ -325,3 +325,59 @@ fn eight_concurrent_recalls_while_the_supervisor_ticks_all_succeed() {
     });
     assert!(common::finish_after_term(supervisor).success());
 }
+
+#[test]
+fn with_the_supervisor_up_edits_reach_the_index_within_a_second() {
+    use std::time::{Duration, Instant};
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(10), "tick 1", || {
+        home.ticks().len() == 1
+    });
+    let indexed = |rel: &str| {
+        std::fs::read_to_string(home.file(".hearth/index/files.json"))
+            .is_ok_and(|m| m.contains(rel))
+    };
+    let within_a_second = |what: &str, check: &dyn Fn() -> bool| {
+        let start = Instant::now();
+        while !check() {
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "{what} not indexed within 1 s\n{}",
+                home.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+
+    // Written in place.
+    std::fs::write(home.file("memory/fresh.md"), "the ibis returns\n").unwrap();
+    within_a_second("an in-place write", &|| indexed("memory/fresh.md"));
+    // Saved the way vim does: a new file renamed over the old one.
+    std::fs::write(home.file("memory/.fresh.md.swp"), "the ibis leaves\n").unwrap();
+    std::fs::rename(
+        home.file("memory/.fresh.md.swp"),
+        home.file("memory/fresh.md"),
+    )
+    .unwrap();
+    within_a_second("a rename-save", &|| {
+        recall(&home, "leaves")["results"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+            && indexed("memory/fresh.md")
+    });
+    // Moved, then deleted.
+    std::fs::create_dir_all(home.file("memory/birds")).unwrap();
+    std::fs::rename(
+        home.file("memory/fresh.md"),
+        home.file("memory/birds/ibis.md"),
+    )
+    .unwrap();
+    within_a_second("a move", &|| {
+        indexed("memory/birds/ibis.md") && !indexed("memory/fresh.md")
+    });
+    std::fs::remove_file(home.file("memory/birds/ibis.md")).unwrap();
+    within_a_second("a delete", &|| !indexed("memory/birds/ibis.md"));
+
+    assert!(common::finish_after_term(supervisor).success());
+}

@@ -41,6 +41,9 @@ use runtime::{Phase, SupervisorState, TickInProgress};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
 
+/// Quiet time after memory events before re-indexing, so an editor's burst
+/// of writes is indexed once, and well within the 1 s freshness promise.
+const MEMORY_SETTLE: Duration = Duration::from_millis(100);
 /// Quiet time after an inbox event before ticking, so a message still being
 /// copied in is read whole.
 const INBOX_SETTLE: Duration = Duration::from_millis(150);
@@ -241,6 +244,7 @@ impl Supervisor<'_> {
             done += 1;
             let acted = self.act(verdict)?;
             self.announce_new_flares();
+            self.update_recall_index();
             if let Some(outcome) = acted {
                 return Ok(outcome);
             }
@@ -311,6 +315,9 @@ impl Supervisor<'_> {
     /// Sleeps until `due`, an inbox message, or a stop signal (returned).
     fn wait_until(&mut self, due: DateTime<Utc>) -> Option<i32> {
         self.set_phase(Phase::Waiting, None, Some(due));
+        if self.wake.take_memory_pending() {
+            self.update_recall_index();
+        }
         loop {
             if let Some(n) = &self.options.notifier {
                 n.keep_alive();
@@ -330,6 +337,13 @@ impl Supervisor<'_> {
             }
             match self.wake.next(timeout) {
                 Some(Wake::Stop(signal)) => return Some(signal),
+                Some(Wake::Memory) => {
+                    // Let a burst of saves settle, then bring the index up
+                    // to date (it compares stamps: cheap when little moved).
+                    std::thread::sleep(MEMORY_SETTLE);
+                    while let Some(Wake::Memory) = self.wake.next(Duration::ZERO) {}
+                    self.update_recall_index();
+                }
                 Some(Wake::Inbox) => {
                     std::thread::sleep(INBOX_SETTLE);
                     if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
@@ -344,6 +358,22 @@ impl Supervisor<'_> {
                 }
                 None => {}
             }
+        }
+    }
+
+    /// Brings the recall index up to date; a failure costs only freshness
+    /// (recall catches up itself), so it is logged.
+    fn update_recall_index(&self) {
+        let updated = crate::recall::index::RecallIndex::open(self.home)
+            .and_then(|mut index| index.reconcile(self.home));
+        match updated {
+            Ok(done) if done.indexed + done.removed > 0 => tracing::debug!(
+                "recall index: {} file(s) indexed, {} removed",
+                done.indexed,
+                done.removed
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("recall index not updated: {e}"),
         }
     }
 

@@ -16,6 +16,9 @@ use crate::mailbox::inbox;
 pub enum Wake {
     /// A file that looks like a message appeared in `inbox/`.
     Inbox,
+    /// Something changed under `memory/` or `state/archive/` (the recall
+    /// index should catch up).
+    Memory,
     /// SIGTERM or SIGINT.
     Stop(i32),
 }
@@ -24,6 +27,9 @@ pub struct Wakeups {
     rx: Receiver<Wake>,
     signals: Handle,
     _watcher: Option<notify::RecommendedWatcher>,
+    _memory_watcher: Option<notify::RecommendedWatcher>,
+    /// A memory event was drained unseen: the index needs a look.
+    memory_pending: std::cell::Cell<bool>,
 }
 
 impl Wakeups {
@@ -44,6 +50,7 @@ impl Wakeups {
                 }
             })?;
 
+        let memory_watcher = watch_memory(home, tx.clone());
         let inbox_dir = home.inbox_dir();
         std::fs::create_dir_all(&inbox_dir)?;
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -71,6 +78,8 @@ impl Wakeups {
             rx,
             signals: handle,
             _watcher: watcher,
+            _memory_watcher: memory_watcher,
+            memory_pending: std::cell::Cell::new(false),
         })
     }
 
@@ -82,16 +91,63 @@ impl Wakeups {
         }
     }
 
-    /// Drops queued inbox events (the tick that just ran saw those files);
-    /// keeps a stop request.
+    /// Drops queued inbox and memory events (the tick that just ran saw
+    /// those files); keeps a stop request.
     pub fn drain_inbox(&self) -> Option<Wake> {
         let mut stop = None;
         while let Ok(wake) = self.rx.try_recv() {
-            if let Wake::Stop(_) = wake {
-                stop = Some(wake);
+            match wake {
+                Wake::Stop(_) => stop = Some(wake),
+                Wake::Memory => self.memory_pending.set(true),
+                Wake::Inbox => {}
             }
         }
         stop
+    }
+}
+
+/// Watches `memory/` and `state/archive/` recursively. Any event counts —
+/// editors save by rename, delete and recreate, and an inotify overflow
+/// arrives as an event too; the reconcile that follows compares stamps, so
+/// it finds whatever changed, however it was announced.
+fn watch_memory(
+    home: &Home,
+    tx: std::sync::mpsc::Sender<Wake>,
+) -> Option<notify::RecommendedWatcher> {
+    let dirs = [home.memory_dir(), home.state_dir().join("archive")];
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let relevant = match &event {
+            Ok(event) => !matches!(event.kind, EventKind::Access(_)),
+            Err(_) => true,
+        };
+        if relevant {
+            let _ = tx.send(Wake::Memory);
+        }
+    });
+    let mut watcher = match watcher {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!("cannot watch memory/ ({e}); recall catches up when it runs");
+            return None;
+        }
+    };
+    for dir in dirs {
+        if std::fs::create_dir_all(&dir).is_ok() {
+            if let Err(e) = watcher.watch(&dir, RecursiveMode::Recursive) {
+                tracing::warn!(
+                    "cannot watch {} ({e}); recall catches up when it runs",
+                    dir.display()
+                );
+            }
+        }
+    }
+    Some(watcher)
+}
+
+impl Wakeups {
+    /// Whether memory changed while events were being drained (and clears it).
+    pub fn take_memory_pending(&self) -> bool {
+        self.memory_pending.replace(false)
     }
 }
 
