@@ -144,6 +144,15 @@ fn sigterm_during_a_tick_aborts_it_cleanly_commits_and_exits_0() {
         home.history()[0].summary,
         format!("tick 1: exit {} (crash)", ticks[0]["exit"])
     );
+    assert_eq!(
+        ticks[0]["interrupted"], true,
+        "an operator's stop, not the agent's failure"
+    );
+    let healer: serde_json::Value = serde_json::from_str(&home.read("state/healer.json")).unwrap();
+    assert!(
+        healer["streak"].as_array().unwrap().is_empty(),
+        "not counted: {healer}"
+    );
     assert_state_parses(&home);
     let porcelain = home.git(&["status", "--porcelain"]);
     assert_eq!(String::from_utf8_lossy(&porcelain.stdout), "");

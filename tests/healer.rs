@@ -234,7 +234,13 @@ fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
 
     let listed: Value = serde_json::from_str(&home.ok(&["flares", "--json"])).unwrap();
     let listed = listed.as_array().unwrap();
-    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed.len(),
+        1,
+        "{listed:?}\n{:?}\n{}",
+        home.ticks(),
+        home.log()
+    );
     assert_eq!(listed[0]["flare"], "healer");
     assert_eq!(listed[0]["read"], false);
     let id = listed[0]["id"].as_str().unwrap().to_string();

@@ -71,6 +71,10 @@ pub fn observe(
     } else {
         state.quiet = 0;
     }
+    if record.interrupted {
+        // Cut short by the operator's stop: says nothing about the agent.
+        return Verdict::Fine;
+    }
     if record.outage {
         // Not the agent's fault: neither the streak nor the heal budget.
         state.outages += 1;

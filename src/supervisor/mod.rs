@@ -469,6 +469,7 @@ impl Supervisor<'_> {
             note,
         );
         let mut record = record;
+        record.interrupted = stop.is_some() && record.class.is_failure();
         if record.outage {
             let wait = healer::outage_backoff(&self.config.healer, self.healer.outages + 1);
             record.backoff_ms = Some(wait.as_millis() as u64);

@@ -62,6 +62,7 @@ pub(super) fn record_for(
         reply_fingerprint,
         quiet: quiet.filter(|_| class == Class::Ok),
         outage,
+        interrupted: false,
         backoff_ms: None,
         note: note
             .or(failures)

@@ -64,6 +64,10 @@ pub struct TickRecord {
     /// rate-limited or overloaded; the healer does not count it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outage: bool,
+    /// The supervisor was told to stop during this tick and cut it short:
+    /// an operator's act, not the agent's failure (the healer skips it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// After an outage: how long the supervisor waited before the next try.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_ms: Option<u64>,
@@ -136,6 +140,7 @@ mod tests {
             reply_fingerprint: None,
             quiet: None,
             outage: false,
+            interrupted: false,
             backoff_ms: None,
             note: None,
         }
