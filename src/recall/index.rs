@@ -375,6 +375,9 @@ impl RecallIndex {
             .cloned()
             .collect();
         let mut done = Reconciled::default();
+        // Another process may have committed since this reader opened (it
+        // did the work this one waited for): see its commit.
+        self.reader.reload().map_err(|e| self.err(e))?;
         if changed.is_empty() && gone.is_empty() && manifest.version == VERSION {
             // Stamps may have moved (a touch, a checkout): remember them so
             // the next run need not read those files again.
