@@ -11,11 +11,10 @@
 
 use std::collections::BTreeMap;
 use std::io::BufReader;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::http::Http;
+use super::http::Endpoint;
 use super::sse::Events;
 use super::{Block, ModelError, Provider, Reply, Request, Usage};
 use crate::config::ModelConfig;
@@ -24,27 +23,13 @@ const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 
 pub struct Anthropic {
-    http: Http,
-    url: String,
-    model: String,
-    key: String,
+    api: Endpoint,
 }
 
 impl Anthropic {
     pub fn new(config: &ModelConfig, key: String) -> Result<Anthropic, ModelError> {
-        let base = if config.base_url.is_empty() {
-            DEFAULT_BASE_URL
-        } else {
-            config.base_url.trim_end_matches('/')
-        };
         Ok(Anthropic {
-            http: Http::new(
-                Duration::from_secs(config.timeout_s),
-                super::retry_policy(config),
-            )?,
-            url: format!("{base}/v1/messages"),
-            model: config.model.clone(),
-            key,
+            api: Endpoint::new(config, key, DEFAULT_BASE_URL, "/v1/messages")?,
         })
     }
 }
@@ -90,11 +75,11 @@ impl Provider for Anthropic {
         request: &Request<'_>,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Reply, ModelError> {
-        let body = body(&self.model, request);
-        let response = self.http.post(
-            &self.url,
+        let body = body(&self.api.model, request);
+        let response = self.api.http.post(
+            &self.api.url,
             &[
-                ("x-api-key", self.key.as_str()),
+                ("x-api-key", self.api.key.as_str()),
                 ("anthropic-version", API_VERSION),
             ],
             &body,

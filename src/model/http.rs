@@ -31,6 +31,44 @@ pub struct Http {
     retry: RetryPolicy,
 }
 
+/// What a provider needs to call its API: the client, the full URL, the
+/// model name and the key.
+pub struct Endpoint {
+    pub http: Http,
+    pub url: String,
+    pub model: String,
+    pub key: String,
+}
+
+impl Endpoint {
+    /// `[model] base_url` (or `default_base`) joined with `path`, and a
+    /// client with `[model]`'s timeout and retries.
+    pub fn new(
+        config: &crate::config::ModelConfig,
+        key: String,
+        default_base: &str,
+        path: &str,
+    ) -> Result<Endpoint, ModelError> {
+        let base = if config.base_url.is_empty() {
+            default_base
+        } else {
+            config.base_url.trim_end_matches('/')
+        };
+        Ok(Endpoint {
+            http: Http::new(
+                Duration::from_secs(config.timeout_s),
+                RetryPolicy {
+                    max_retries: config.max_retries,
+                    base: Duration::from_millis(config.retry_base_ms),
+                },
+            )?,
+            url: format!("{base}{path}"),
+            model: config.model.clone(),
+            key,
+        })
+    }
+}
+
 impl Http {
     /// `timeout` bounds connecting, waiting for headers, and each read of a
     /// streamed body (so a stalled stream fails, a long one does not).

@@ -285,13 +285,6 @@ fn stream_error(e: std::io::Error) -> ModelError {
     }
 }
 
-fn retry_policy(config: &ModelConfig) -> http::RetryPolicy {
-    http::RetryPolicy {
-        max_retries: config.max_retries,
-        base: std::time::Duration::from_millis(config.retry_base_ms),
-    }
-}
-
 /// A rough token count (4 characters a token): enough to budget context and
 /// to report the offline provider's "usage" honestly as an estimate.
 pub fn estimate_tokens(text: &str) -> u64 {

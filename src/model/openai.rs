@@ -9,11 +9,10 @@
 //! with `data: [DONE]`; one that stops short is an error.
 
 use std::io::BufReader;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::http::Http;
+use super::http::Endpoint;
 use super::sse::Events;
 use super::{Block, Message, ModelError, Provider, Reply, Request, Role, Usage};
 use crate::config::ModelConfig;
@@ -21,27 +20,13 @@ use crate::config::ModelConfig;
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 pub struct OpenAi {
-    http: Http,
-    url: String,
-    model: String,
-    key: String,
+    api: Endpoint,
 }
 
 impl OpenAi {
     pub fn new(config: &ModelConfig, key: String) -> Result<OpenAi, ModelError> {
-        let base = if config.base_url.is_empty() {
-            DEFAULT_BASE_URL
-        } else {
-            config.base_url.trim_end_matches('/')
-        };
         Ok(OpenAi {
-            http: Http::new(
-                Duration::from_secs(config.timeout_s),
-                super::retry_policy(config),
-            )?,
-            url: format!("{base}/chat/completions"),
-            model: config.model.clone(),
-            key,
+            api: Endpoint::new(config, key, DEFAULT_BASE_URL, "/chat/completions")?,
         })
     }
 }
@@ -137,11 +122,12 @@ impl Provider for OpenAi {
         request: &Request<'_>,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Reply, ModelError> {
-        let body = body(&self.model, request);
-        let auth = format!("Bearer {}", self.key);
-        let response = self
-            .http
-            .post(&self.url, &[("authorization", auth.as_str())], &body)?;
+        let body = body(&self.api.model, request);
+        let auth = format!("Bearer {}", self.api.key);
+        let response =
+            self.api
+                .http
+                .post(&self.api.url, &[("authorization", auth.as_str())], &body)?;
         read_stream(BufReader::new(response), on_text)
     }
 }
