@@ -4,10 +4,9 @@
 //! with no supervisor first re-indexes exactly the files whose content
 //! changed. A missing or corrupt index is rebuilt, never an error.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
 use tantivy::schema::{
@@ -19,7 +18,9 @@ use tantivy::tokenizer::{
 };
 use tantivy::{doc, Index, IndexReader, IndexWriter, TantivyDocument, Term};
 
-use super::blocks;
+use super::manifest::{read_manifest, source_files, FileStamp, IndexLock};
+use super::stop_words::STOP_WORDS;
+use super::units::units;
 use crate::atomic;
 use crate::home::Home;
 
@@ -46,138 +47,6 @@ impl Default for Weights {
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
 const VERSION: u32 = 5;
-
-/// English function words: Lucene's short list leaves out pronouns and
-/// question words, and in a question like "what is in your identity?" a
-/// frequent "your" then outweighs the one word that matters.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "down",
-    "during",
-    "each",
-    "few",
-    "for",
-    "from",
-    "further",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "me",
-    "more",
-    "most",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "same",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-];
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -206,21 +75,6 @@ pub struct Reconciled {
     pub removed: usize,
     /// Files that could not be indexed, with why (file skipped, others go on).
     pub skipped: Vec<String>,
-}
-
-#[derive(Default, Serialize, Deserialize)]
-struct Manifest {
-    version: u32,
-    files: BTreeMap<String, FileStamp>,
-}
-
-/// What the index knows of one file: its content hash, and the size and
-/// modification time it had when hashed, so an unchanged file is not read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct FileStamp {
-    hash: u64,
-    size: u64,
-    mtime_ns: i128,
 }
 
 #[derive(Clone, Copy)]
@@ -493,174 +347,4 @@ fn sanitise(query: &str) -> String {
             }
         })
         .collect()
-}
-
-/// `.hearth/index.lock`: held while the index is created, rebuilt or
-/// updated. Searching needs no lock: tantivy readers see whole commits.
-struct IndexLock {
-    _file: std::fs::File,
-}
-
-impl IndexLock {
-    fn take(home: &Home) -> Result<IndexLock, IndexError> {
-        let path = home.runtime_dir().join("index.lock");
-        let err = |e: std::io::Error| IndexError::Tantivy {
-            dir: path.clone(),
-            message: e.to_string(),
-        };
-        std::fs::create_dir_all(home.runtime_dir()).map_err(err)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(err)?;
-        file.lock().map_err(err)?;
-        Ok(IndexLock { _file: file })
-    }
-}
-
-fn read_manifest(dir: &Path) -> Manifest {
-    std::fs::read(dir.join("files.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
-}
-
-/// A file modified this recently may change again within the same mtime
-/// tick (git's "racy" case): hash it whatever its stamp says.
-const RACY_NS: i128 = 2_000_000_000;
-
-/// Every indexable file (`memory/**/*.md`, `state/archive/*.json`) with its
-/// stamp. A file whose size and mtime match the manifest (and are not
-/// racy) keeps its known hash without being read.
-fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, FileStamp> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
-    let mut files = BTreeMap::new();
-    let roots = [
-        (home.memory_dir(), "md"),
-        (home.state_dir().join("archive"), "json"),
-    ];
-    for (root, ext) in roots {
-        for entry in walkdir::WalkDir::new(&root)
-            .into_iter()
-            .filter_entry(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
-            .flatten()
-        {
-            if !entry.file_type().is_file() || entry.path().extension().is_none_or(|x| x != ext) {
-                continue;
-            }
-            let Ok(meta) = entry.metadata() else { continue };
-            let size = meta.len();
-            let mtime_ns = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos() as i128)
-                .unwrap_or(0);
-            let rel = home.relative(entry.path());
-            let reusable = known
-                .files
-                .get(&rel)
-                .filter(|k| k.size == size && k.mtime_ns == mtime_ns && now - mtime_ns > RACY_NS);
-            let hash = match reusable {
-                Some(k) => k.hash,
-                None => match std::fs::read(entry.path()) {
-                    Ok(bytes) => fnv1a(&bytes),
-                    Err(_) => continue,
-                },
-            };
-            files.insert(
-                rel,
-                FileStamp {
-                    hash,
-                    size,
-                    mtime_ns,
-                },
-            );
-        }
-    }
-    files
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
-    })
-}
-
-struct Unit {
-    path: String,
-    start: usize,
-    end: usize,
-    heading: String,
-    text: String,
-    context: String,
-}
-
-/// Fills each unit's context with its neighbours' text.
-fn with_neighbours(mut units: Vec<Unit>) -> Vec<Unit> {
-    let texts: Vec<String> = units.iter().map(|u| u.text.clone()).collect();
-    for (i, unit) in units.iter_mut().enumerate() {
-        let before = i.checked_sub(1).map(|j| texts[j].as_str()).unwrap_or("");
-        let after = texts.get(i + 1).map(String::as_str).unwrap_or("");
-        unit.context = format!("{before}\n{after}");
-    }
-    units
-}
-
-/// The units of one file, or why it cannot be indexed.
-fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
-    let bytes = std::fs::read(home.root().join(rel)).map_err(|e| format!("{rel}: {e}"))?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        format!("{rel}:{line}: not valid UTF-8; the file is left out of recall until fixed")
-    })?;
-    if rel.ends_with(".json") {
-        return archive_units(rel, text);
-    }
-    Ok(with_neighbours(
-        blocks::split(text)
-            .into_iter()
-            .map(|b| Unit {
-                path: rel.to_string(),
-                start: b.start,
-                end: b.end,
-                heading: b.heading,
-                text: b.text,
-                context: String::new(),
-            })
-            .collect(),
-    ))
-}
-
-/// Conversation archives: one unit per turn, cited as `#turn-N`.
-fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
-    let archive: crate::tick::history::Archive =
-        serde_json::from_str(text).map_err(|e| format!("{rel}: {e}"))?;
-    Ok(with_neighbours(
-        archive
-            .messages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                let text = m.text();
-                (!text.trim().is_empty()).then(|| Unit {
-                    path: format!("{rel}#turn-{}", i + 1),
-                    start: i + 1,
-                    end: i + 1,
-                    heading: format!("{:?} turn", m.role).to_lowercase(),
-                    text,
-                    context: String::new(),
-                })
-            })
-            .collect(),
-    ))
 }

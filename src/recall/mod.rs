@@ -3,4 +3,7 @@
 
 pub mod blocks;
 pub mod index;
+mod manifest;
 pub mod rerank;
+mod stop_words;
+mod units;
