@@ -54,15 +54,17 @@ pub struct Message {
 
 impl Message {
     pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        texts(&self.content).collect::<Vec<_>>().join("\n")
     }
+}
+
+/// The text blocks among `content`, in order (tool calls and results left
+/// out).
+pub fn texts(content: &[Block]) -> impl Iterator<Item = &str> {
+    content.iter().filter_map(|b| match b {
+        Block::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
 }
 
 /// One block of the system prompt. Blocks are byte-stable from tick to tick

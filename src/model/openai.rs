@@ -62,14 +62,7 @@ pub fn body(model: &str, request: &Request<'_>) -> Value {
 }
 
 fn translate(message: &Message) -> Vec<Value> {
-    let text: Vec<&str> = message
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text: Vec<&str> = super::texts(&message.content).collect();
     match message.role {
         Role::Assistant => {
             let calls: Vec<Value> = message

@@ -108,14 +108,7 @@ fn ask(
     let reply = provider
         .complete(&request, &mut |_| {})
         .map_err(|e| e.to_string())?;
-    let text: String = reply
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text: String = model::texts(&reply.content).collect();
     parse(&text, candidates.len(), k)
 }
 

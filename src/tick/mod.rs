@@ -324,11 +324,9 @@ fn tool_loop(
             }
         };
         report.usage.add(reply.usage);
-        for block in &reply.content {
-            if let Block::Text { text } = block {
-                report.reply.push_str(text);
-                report.reply.push('\n');
-            }
+        for text in model::texts(&reply.content) {
+            report.reply.push_str(text);
+            report.reply.push('\n');
         }
         let calls: Vec<(String, String, serde_json::Value)> = reply
             .tool_uses()
