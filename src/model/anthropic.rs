@@ -34,8 +34,8 @@ impl Anthropic {
     }
 }
 
-/// The request body for `request` (public for `hearth context` and tests).
-pub fn body(model: &str, request: &Request<'_>) -> Value {
+/// The Messages API request body for `request`.
+fn body(model: &str, request: &Request<'_>) -> Value {
     let last = request.system.len().saturating_sub(1);
     let system: Vec<Value> = request
         .system

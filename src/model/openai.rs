@@ -32,7 +32,7 @@ impl OpenAi {
 }
 
 /// Our conversation in the chat-completions shape.
-pub fn body(model: &str, request: &Request<'_>) -> Value {
+fn body(model: &str, request: &Request<'_>) -> Value {
     let mut messages = Vec::new();
     let system: Vec<&str> = request
         .system

@@ -81,7 +81,7 @@ pub fn commit_tick(
 }
 
 /// `tick 42: exit 0 (ok)` and the trailers of DESIGN 3.
-pub fn tick_message(record: &TickRecord) -> String {
+fn tick_message(record: &TickRecord) -> String {
     let mut message = format!(
         "tick {}: exit {} ({})\n\n",
         record.tick,

@@ -35,7 +35,6 @@ use crate::tick::class::Class;
 use crate::tick::ledger::{self, Ledger, TickRecord};
 use crate::tick::report::TickReport;
 use child::{ChildEnd, TickChild};
-pub use commit::tick_message;
 use record::record_for;
 use runtime::{Phase, SupervisorState, TickInProgress};
 use systemd::Notifier;

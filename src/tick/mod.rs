@@ -187,7 +187,6 @@ pub fn run(
             budget.save(home)?;
         }
         report.skipped = Some(reason);
-        report.finished = true;
         report.save(home)?;
         return Ok(report);
     }
@@ -284,7 +283,6 @@ pub fn run(
         );
     }
     report.cost_usd = cost_usd(&report.usage, price);
-    report.finished = true;
     report.save(home)?;
     Ok(report)
 }

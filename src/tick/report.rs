@@ -47,9 +47,6 @@ pub struct TickReport {
     /// Why the tick was skipped without calling the model (budget spent).
     #[serde(default)]
     pub skipped: Option<String>,
-    /// Set once the tick has finished on its own.
-    #[serde(default)]
-    pub finished: bool,
 }
 
 impl TickReport {
@@ -67,7 +64,6 @@ impl TickReport {
             reply: String::new(),
             inbox_waiting: 0,
             skipped: None,
-            finished: false,
         }
     }
 
