@@ -141,6 +141,9 @@ struct Supervisor<'a> {
     healer: HealerState,
     /// Flares already handed to `[flares] exec`.
     announced: std::collections::HashSet<String>,
+    /// The newest line of `state/ticks.jsonl`: read once at start-up, then
+    /// kept as ticks finish, so the ledger is not re-read every tick.
+    last_tick: Option<TickRecord>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -181,6 +184,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         flared_config: None,
         healer,
         announced: flares::list(home).into_iter().map(|f| f.id).collect(),
+        last_tick: last_recorded_tick(home),
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
@@ -272,10 +276,7 @@ impl Supervisor<'_> {
         if self.options.ticks.is_some() {
             return now;
         }
-        match Ledger::read(&self.home.ticks_path())
-            .ok()
-            .and_then(|l| l.last().cloned())
-        {
+        match &self.last_tick {
             Some(last) => (last.end + self.interval()).min(now + self.interval()),
             None => now,
         }
@@ -420,14 +421,8 @@ impl Supervisor<'_> {
     /// sleep it asked for, and a stop signal received meanwhile.
     fn run_one_tick(&mut self) -> Result<TickEnd, SupervisorError> {
         let now = self.options.now;
-        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
-        for (line, problem) in &ledger.skipped {
-            tracing::warn!(
-                "{}:{line}: skipped a line that does not parse: {problem}",
-                self.home.ticks_path().display()
-            );
-        }
-        let number = ledger.last_number() + 1;
+        let previous = self.last_tick.clone();
+        let number = previous.as_ref().map_or(0, |t| t.tick) + 1;
         let start = now();
         runtime::clear_tick(self.home);
         runtime::mark_tick(
@@ -458,7 +453,7 @@ impl Supervisor<'_> {
         let report = TickReport::load(self.home).filter(|r| r.tick == number);
         let class = Class::from_exit(ending.code());
         let record = record_for(
-            ledger.last(),
+            previous.as_ref(),
             number,
             start,
             now(),
@@ -506,6 +501,7 @@ impl Supervisor<'_> {
             (self.options.now)(),
         )?;
         ledger::append(&self.home.ticks_path(), record)?;
+        self.last_tick = Some(record.clone());
         if record.cost_usd > 0.0 {
             let mut budget = crate::budget::Budget::load(self.home);
             budget.add(record.end, record.cost_usd);
@@ -540,19 +536,20 @@ impl Supervisor<'_> {
             return Ok(Verdict::Fine);
         };
         let now = (self.options.now)();
-        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
+        let previous = self.last_tick.clone();
+        let last_number = previous.as_ref().map_or(0, |t| t.tick);
         let number = marker
             .as_ref()
             .map(|m| m.tick)
-            .filter(|n| *n > ledger.last_number())
-            .unwrap_or(ledger.last_number() + 1);
+            .filter(|n| *n > last_number)
+            .unwrap_or(last_number + 1);
         let start = marker.map(|m| m.start).unwrap_or(now);
         let report = TickReport::load(self.home).filter(|r| r.tick == number);
         let note = "The supervisor stopped during this tick (killed or lost power); \
                     recorded at the next start-up."
             .to_string();
         let record = record_for(
-            ledger.last(),
+            previous.as_ref(),
             number,
             start,
             now,
@@ -579,4 +576,16 @@ impl Supervisor<'_> {
             },
         );
     }
+}
+
+/// The newest tick in the ledger; lines that do not parse are named once.
+fn last_recorded_tick(home: &Home) -> Option<TickRecord> {
+    let ledger = Ledger::read(&home.ticks_path()).unwrap_or_default();
+    for (line, problem) in &ledger.skipped {
+        tracing::warn!(
+            "{}:{line}: skipped a line that does not parse: {problem}",
+            home.ticks_path().display()
+        );
+    }
+    ledger.last().cloned()
 }

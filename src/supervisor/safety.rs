@@ -9,7 +9,7 @@ use crate::healer::{self, HealError, Verdict};
 use crate::home::lock::CommitLock;
 use crate::mailbox::flares;
 use crate::mailbox::outbox::{self, Letter};
-use crate::tick::ledger::{Ledger, TickRecord};
+use crate::tick::ledger::TickRecord;
 
 impl Supervisor<'_> {
     /// Carries out the healer's verdict: a heal, or panic (which ends the
@@ -57,8 +57,7 @@ impl Supervisor<'_> {
         &self,
         died_in: Option<Option<u64>>,
     ) -> Result<(), SupervisorError> {
-        let ledger = Ledger::read(&self.home.ticks_path()).unwrap_or_default();
-        let Some(last) = ledger.last() else {
+        let Some(last) = &self.last_tick else {
             return Ok(());
         };
         let why = match (died_in, gap::last_stop(self.home)) {
