@@ -6,8 +6,11 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-use std::time::{Duration, Instant};
+mod common;
 
+use std::time::Duration;
+
+use common::{ms, percentile, samples};
 use hearth::config::Config;
 use hearth::home::Home;
 
@@ -115,18 +118,8 @@ fn populate(home: &Home) {
     }
 }
 
-fn time(mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut samples: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    samples.sort();
-    (samples[RUNS / 2], samples[RUNS * 9 / 10])
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+/// p50 and p90 of `RUNS` calls.
+fn time(f: impl FnMut()) -> (Duration, Duration) {
+    let sorted = samples(RUNS, f);
+    (percentile(&sorted, 50), percentile(&sorted, 90))
 }

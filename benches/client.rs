@@ -4,14 +4,17 @@
 //!
 //! `cargo bench --bench client`
 
+mod common;
+
 #[path = "../tests/common/model_server.rs"]
 #[allow(dead_code)]
 mod model_server;
 
 use std::io::{Read, Write};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::ms;
 use hearth::config::{ModelConfig, ProviderKind};
 use hearth::model::{provider_for, Block, Message, Request, Role, SystemBlock, TurnFacts};
 use model_server::{anthropic, Answer, ModelServer};
@@ -93,18 +96,7 @@ fn main() {
     );
 }
 
-fn time(mut f: impl FnMut()) -> Duration {
-    let mut samples: Vec<Duration> = (0..CALLS)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    samples.sort();
-    samples[CALLS / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+/// The median of `CALLS` calls.
+fn time(f: impl FnMut()) -> Duration {
+    common::percentile(&common::samples(CALLS, f), 50)
 }

@@ -4,9 +4,12 @@
 //!
 //! `cargo bench --bench last_good`
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::ms;
 use hearth::repo::Repo;
 
 const COMMITS: usize = 100_000;
@@ -133,18 +136,7 @@ fn build(root: &std::path::Path) -> String {
     good
 }
 
-fn time(mut f: impl FnMut()) -> Duration {
-    let mut samples: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    samples.sort();
-    samples[RUNS / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+/// The median of `RUNS` calls.
+fn time(f: impl FnMut()) -> Duration {
+    common::percentile(&common::samples(RUNS, f), 50)
 }

@@ -9,6 +9,8 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
+mod common;
+
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
@@ -266,15 +268,9 @@ fn pct(s: &Score, v: f64) -> f64 {
 }
 
 fn main() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/bench/locomo/locomo-dev.json"
-    );
-    let Ok(bytes) = std::fs::read(path) else {
-        println!("skipped: {path} not found");
+    let Some(data) = common::locomo() else {
         return;
     };
-    let data: Vec<Value> = serde_json::from_slice(&bytes).unwrap();
     let start = Instant::now();
     let mut conversations: Vec<Conversation> = data.iter().map(load).collect();
     let build = start.elapsed().as_secs_f64();

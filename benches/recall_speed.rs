@@ -10,10 +10,13 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{median, ms};
 use hearth::home::Home;
 use hearth::recall::index::RecallIndex;
 use serde_json::Value;
@@ -23,15 +26,9 @@ const FILES: usize = 5_000;
 const TARGET_BYTES: usize = 50 * 1024 * 1024;
 
 fn main() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/bench/locomo/locomo-dev.json"
-    );
-    let Ok(bytes) = std::fs::read(path) else {
-        println!("skipped: {path} not found");
+    let Some(data) = common::locomo() else {
         return;
     };
-    let data: Vec<Value> = serde_json::from_slice(&bytes).unwrap();
     let (turns, questions) = corpus(&data);
     ensure_ripgrep();
 
@@ -293,14 +290,4 @@ fn ensure_ripgrep() {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
-}
-
-fn median(samples: impl Iterator<Item = Duration>) -> Duration {
-    let mut v: Vec<Duration> = samples.collect();
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
