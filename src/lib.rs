@@ -26,6 +26,7 @@ pub mod memory;
 pub mod model;
 pub mod recall;
 pub mod repo;
+pub mod stamp;
 pub mod supervisor;
 pub mod tick;
 pub mod tools;

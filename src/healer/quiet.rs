@@ -5,13 +5,14 @@
 //! ticks with an empty inbox are never quiet: saying "nothing to do" again
 //! is the right answer then.
 
+use crate::stamp::fnv1a;
 use crate::tick::ledger::TickRecord;
 use crate::tick::report::TickReport;
 
 /// The fingerprint of `reply`, and why the tick is quiet, if it is.
 pub fn assess(previous: Option<&TickRecord>, report: &TickReport) -> (Option<u64>, Option<String>) {
     let normal = normalise(&report.reply);
-    let fingerprint = (!normal.is_empty()).then(|| fnv1a(&normal));
+    let fingerprint = (!normal.is_empty()).then(|| fnv1a(normal.as_bytes()));
     if report.inbox_waiting == 0 || !report.failures.is_empty() {
         return (fingerprint, None);
     }
@@ -39,13 +40,6 @@ fn normalise(text: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// FNV-1a: stable across builds, unlike std's hasher.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf29ce484222325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x100000001b3)
-    })
 }
 
 #[cfg(test)]

@@ -152,7 +152,7 @@ pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
         let stamp = if in_core {
             None
         } else {
-            entry.metadata().ok().map(|m| scan_cache::Stamp::of(&m))
+            entry.metadata().ok().map(|m| crate::stamp::Stamp::of(&m))
         };
         if let Some(stamp) = &stamp {
             if scan.known_not_core(&rel, stamp) {

@@ -5,38 +5,14 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use crate::atomic;
 use crate::home::Home;
+use crate::stamp::Stamp;
 
 const VERSION: u32 = 1;
-/// A file modified this recently may change again within the same mtime
-/// tick without its stamp changing (git's "racy" case): never trust it.
-const RACY_NS: i128 = 2_000_000_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamp {
-    size: u64,
-    mtime_ns: i128,
-}
-
-impl Stamp {
-    pub fn of(meta: &std::fs::Metadata) -> Stamp {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as i128)
-            .unwrap_or(0);
-        Stamp {
-            size: meta.len(),
-            mtime_ns,
-        }
-    }
-}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ScanCache {
@@ -74,11 +50,7 @@ impl ScanCache {
 
     pub fn record(&mut self, rel: &str, stamp: Stamp, core: bool) {
         self.seen.insert(rel.to_string());
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as i128)
-            .unwrap_or(0);
-        if core || now - stamp.mtime_ns < RACY_NS {
+        if core || stamp.is_racy() {
             self.changed |= self.not_core.remove(rel).is_some();
         } else if self.not_core.get(rel) != Some(&stamp) {
             self.not_core.insert(rel.to_string(), stamp);

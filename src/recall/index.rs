@@ -46,7 +46,7 @@ impl Default for Weights {
     }
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::index::IndexError;
 use crate::home::Home;
+use crate::stamp::{fnv1a, Stamp};
 
 #[derive(Default, Serialize, Deserialize)]
 pub(super) struct Manifest {
@@ -22,8 +23,7 @@ pub(super) struct Manifest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct FileStamp {
     pub(super) hash: u64,
-    size: u64,
-    mtime_ns: i128,
+    stamp: Stamp,
 }
 
 /// `.hearth/index.lock`: held while the index is created, rebuilt or
@@ -58,18 +58,10 @@ pub(super) fn read_manifest(dir: &Path) -> Manifest {
         .unwrap_or_default()
 }
 
-/// A file modified this recently may change again within the same mtime
-/// tick (git's "racy" case): hash it whatever its stamp says.
-const RACY_NS: i128 = 2_000_000_000;
-
 /// Every indexable file (`memory/**/*.md`, `state/archive/*.json`) with its
 /// stamp. A file whose size and mtime match the manifest (and are not
 /// racy) keeps its known hash without being read.
 pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, FileStamp> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
     let mut files = BTreeMap::new();
     let roots = [
         (home.memory_dir(), "md"),
@@ -85,18 +77,12 @@ pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, Fi
                 continue;
             }
             let Ok(meta) = entry.metadata() else { continue };
-            let size = meta.len();
-            let mtime_ns = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos() as i128)
-                .unwrap_or(0);
+            let stamp = Stamp::of(&meta);
             let rel = home.relative(entry.path());
             let reusable = known
                 .files
                 .get(&rel)
-                .filter(|k| k.size == size && k.mtime_ns == mtime_ns && now - mtime_ns > RACY_NS);
+                .filter(|k| k.stamp == stamp && !stamp.is_racy());
             let hash = match reusable {
                 Some(k) => k.hash,
                 None => match std::fs::read(entry.path()) {
@@ -104,21 +90,8 @@ pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, Fi
                     Err(_) => continue,
                 },
             };
-            files.insert(
-                rel,
-                FileStamp {
-                    hash,
-                    size,
-                    mtime_ns,
-                },
-            );
+            files.insert(rel, FileStamp { hash, stamp });
         }
     }
     files
-}
-
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
-    })
 }

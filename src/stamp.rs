@@ -1,0 +1,45 @@
+//! Cheap change detection for hearth's caches of file contents (the recall
+//! index manifest, the core-memory scan): a file's size and modification
+//! time, trusted only once the mtime is old enough that a same-size rewrite
+//! within the same clock tick is impossible (git's "racy" case), and a
+//! content hash that is stable across builds (std's hasher is not).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// How old an mtime must be before a stamp is trusted.
+const RACY_NS: i128 = 2_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+impl Stamp {
+    pub fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            size: meta.len(),
+            mtime_ns: meta.modified().map(ns_since_epoch).unwrap_or(0),
+        }
+    }
+
+    /// Whether the file may still change without its stamp changing.
+    pub fn is_racy(&self) -> bool {
+        ns_since_epoch(SystemTime::now()) - self.mtime_ns < RACY_NS
+    }
+}
+
+fn ns_since_epoch(t: SystemTime) -> i128 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
+}
+
+/// FNV-1a over `bytes`.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}
