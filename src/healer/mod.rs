@@ -200,12 +200,10 @@ pub fn apply(
     }
     let mut requeued = Vec::new();
     for (archived, target) in &plan.requeue {
-        let mut to = home.root().join(target);
-        let mut n = 2;
-        while to.exists() {
-            to = home.root().join(format!("{target}.{n}.md"));
-            n += 1;
-        }
+        let target = std::path::Path::new(target);
+        let stem = target.file_stem().unwrap_or_default().to_string_lossy();
+        let ext = target.extension().unwrap_or_default().to_string_lossy();
+        let to = crate::mailbox::unique_path(&home.inbox_dir(), &stem, &ext);
         atomic::rename(&home.root().join(archived), &to)?;
         requeued.push(home.relative(&to));
     }

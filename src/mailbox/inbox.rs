@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use super::MailboxError;
+use super::{unique_path, MailboxError};
 use crate::atomic;
 use crate::home::Home;
 
@@ -130,17 +130,6 @@ pub fn archive(home: &Home, rel: &str) -> Result<String, MailboxError> {
     let to = unique_path(&home.inbox_archive_dir(), &stem, &ext);
     atomic::rename(&from, &to)?;
     Ok(home.relative(&to))
-}
-
-fn unique_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
-    let first = dir.join(format!("{stem}.{ext}"));
-    if !first.exists() {
-        return first;
-    }
-    (2..)
-        .map(|n| dir.join(format!("{stem}-{n}.{ext}")))
-        .find(|p| !p.exists())
-        .expect("an unused name exists")
 }
 
 #[cfg(test)]

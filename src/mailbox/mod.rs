@@ -10,7 +10,7 @@ pub mod flares;
 pub mod inbox;
 pub mod outbox;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MailboxError {
@@ -31,4 +31,13 @@ impl MailboxError {
         let path = path.into();
         move |source| MailboxError::Io { path, source }
     }
+}
+
+/// `dir/stem.ext`, or `dir/stem-2.ext`, `-3`… — the first name not taken:
+/// a message or an archived copy never overwrites another.
+pub(crate) fn unique_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
+    std::iter::once(dir.join(format!("{stem}.{ext}")))
+        .chain((2..).map(|n| dir.join(format!("{stem}-{n}.{ext}"))))
+        .find(|p| !p.exists())
+        .expect("an unused name exists")
 }

@@ -16,7 +16,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::MailboxError;
+use super::{unique_path, MailboxError};
 use crate::atomic;
 use crate::home::Home;
 
@@ -87,10 +87,7 @@ pub fn post(home: &Home, letter: &Letter, now: DateTime<Utc>) -> Result<String, 
     };
     let stem = format!("{}-{}", now.format("%Y%m%dT%H%M%S%.3fZ"), label);
     let dir = home.outbox_dir();
-    let path = std::iter::once(dir.join(format!("{stem}.md")))
-        .chain((2..).map(|n| dir.join(format!("{stem}-{n}.md"))))
-        .find(|p| !p.exists())
-        .expect("an unused name exists");
+    let path = unique_path(&dir, &stem, "md");
     atomic::write(&path, letter.render(now).as_bytes())?;
     Ok(home.relative(&path))
 }
