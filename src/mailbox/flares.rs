@@ -46,6 +46,19 @@ fn read_marks(home: &Home) -> ReadMarks {
         .unwrap_or_default()
 }
 
+/// The file names of the flares in `outbox/`, from the directory listing
+/// alone (flares are posted as `<time>-flare-<kind>.md`): cheap enough to
+/// run after every tick however large the outbox grows.
+pub fn names(home: &Home) -> Vec<String> {
+    std::fs::read_dir(home.outbox_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.contains("-flare-") && n.ends_with(".md") && !n.starts_with('.'))
+        .collect()
+}
+
 /// Every flare in `outbox/`, newest first.
 pub fn list(home: &Home) -> Vec<Flare> {
     let marks = read_marks(home);

@@ -183,7 +183,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         started: now(),
         flared_config: None,
         healer,
-        announced: flares::list(home).into_iter().map(|f| f.id).collect(),
+        announced: flares::names(home).into_iter().collect(),
         last_tick: last_recorded_tick(home),
         options,
     };

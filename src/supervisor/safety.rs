@@ -86,12 +86,9 @@ impl Supervisor<'_> {
 
     /// Hands each flare not yet seen to `[flares] exec`.
     pub(super) fn announce_new_flares(&mut self) {
-        for flare in flares::list(self.home) {
-            if self.announced.insert(flare.id.clone()) {
-                flares::announce(
-                    &self.config.flares.exec,
-                    &self.home.root().join(&flare.path),
-                );
+        for name in flares::names(self.home) {
+            if self.announced.insert(name.clone()) {
+                flares::announce(&self.config.flares.exec, &self.home.outbox_dir().join(name));
             }
         }
     }
