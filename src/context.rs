@@ -185,13 +185,8 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     if tier == Tier::Knowledge {
         let mut lines = String::new();
         for hit in input.recall.iter().flatten() {
-            let place = if hit.path.contains('#') {
-                hit.path.clone()
-            } else {
-                format!("{}:{}-{}", hit.path, hit.start, hit.end)
-            };
             let excerpt: String = hit.text.chars().take(500).collect();
-            lines.push_str(&format!("[{place}]\n{}\n\n", excerpt.trim_end()));
+            lines.push_str(&format!("[{}]\n{}\n\n", hit.place(), excerpt.trim_end()));
         }
         if !lines.is_empty() {
             let section = format!("\n\n<recall>\n{}</recall>", lines);

@@ -254,7 +254,7 @@ fn context_changes_nothing() {
         .as_str()
         .unwrap()
         .contains("what did you say last time?"));
-    assert_eq!(context["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(context["tools"].as_array().unwrap().len(), 8);
     assert_eq!(home.git(&["status", "--porcelain"]).stdout, before.stdout);
     assert_eq!(home.list("inbox").len(), 1, "the message is still waiting");
     assert!(!home.file("state/messages.json").exists());

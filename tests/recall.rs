@@ -255,6 +255,59 @@ mod rerank {
     }
 
     #[test]
+    fn the_agent_calls_recall_in_a_tick_and_gets_cited_blocks_back() {
+        let server = ModelServer::start(vec![
+            Answer::Stream {
+                events: anthropic::message(
+                    "Let me look that up.",
+                    &[(
+                        "toolu_r",
+                        "recall",
+                        &["{\"query\": \"what do herons eat\"}"],
+                    )],
+                    100,
+                    10,
+                ),
+                hang: None,
+            },
+            answer("Herons eat fish at dawn (memory/a.md:3)."),
+        ]);
+        let home = home(&server);
+        home.ok(&["say", "what do herons eat?"]);
+        let out = home
+            .cmd(&["run", "--ticks", "1"])
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(home.ticks()[0]["class"], "ok");
+        let requests = server.received();
+        assert_eq!(requests.len(), 2);
+        let tools: Vec<&str> = requests[0].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert!(tools.contains(&"recall"), "{tools:?}");
+        let result = &requests[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"][0];
+        assert_eq!(result["tool_use_id"], "toolu_r");
+        let text = result["content"].to_string();
+        assert!(
+            text.contains("[memory/a.md:3-3]") && text.contains("the heron eats fish at dawn"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_hanging_rerank_falls_back_within_the_recovery_budget() {
         let mut events = anthropic::message("{}", &[], 1, 1);
         events.truncate(1);

@@ -68,6 +68,18 @@ pub struct Hit {
     pub score: f32,
 }
 
+impl Hit {
+    /// Where the block is, as the model sees it: `path:start-end`, or
+    /// `state/archive/x.json#turn-N` for a conversation turn.
+    pub fn place(&self) -> String {
+        if self.path.contains('#') {
+            self.path.clone()
+        } else {
+            format!("{}:{}-{}", self.path, self.start, self.end)
+        }
+    }
+}
+
 /// What a reconcile did.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
 pub struct Reconciled {

@@ -7,3 +7,15 @@ mod manifest;
 pub mod rerank;
 mod stop_words;
 mod units;
+
+use crate::home::Home;
+use index::{IndexError, RecallIndex};
+
+/// The index, brought up to date with the files on disk first: what the
+/// tick's inbox recall and the agent's `recall` tool search, so both see the
+/// agent's and the operator's latest edits even with no supervisor watching.
+pub fn fresh_index(home: &Home) -> Result<RecallIndex, IndexError> {
+    let mut index = RecallIndex::open(home)?;
+    index.reconcile(home)?;
+    Ok(index)
+}

@@ -244,6 +244,7 @@ pub fn run(
         tick: options.number,
         now,
         max_sleep_h: config.tick.max_sleep_h,
+        recall_results: config.recall.results,
         effects: Default::default(),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
@@ -413,14 +414,12 @@ fn recall_for_inbox(
     if inbox.is_empty() {
         return Vec::new();
     }
-    let found = (|| {
-        let mut index = crate::recall::index::RecallIndex::open(home)?;
-        index.reconcile(home)?;
+    let found = crate::recall::fresh_index(home).and_then(|index| {
         inbox
             .iter()
             .map(|m| index.search(&m.text, config.recall.results))
             .collect::<Result<Vec<_>, _>>()
-    })();
+    });
     found.unwrap_or_else(|e| {
         tracing::warn!("recall for the inbox failed: {e}");
         vec![Vec::new(); inbox.len()]

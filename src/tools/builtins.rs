@@ -13,6 +13,9 @@ use crate::model::ToolSpec;
 
 /// How much of a file `read` returns at once.
 const READ_MAX_CHARS: usize = 100_000;
+/// The most blocks one `recall` call returns, and how much of each.
+const RECALL_MAX: usize = 20;
+const RECALL_EXCERPT_CHARS: usize = 1_000;
 const READABLE: &[Area] = &[Area::Memory, Area::State, Area::Outbox];
 const WRITABLE: &[Area] = &[Area::Memory];
 
@@ -25,6 +28,11 @@ pub fn specs() -> Vec<ToolSpec> {
     let path =
         json!({"type": "string", "description": "a path inside the home, like memory/notes/x.md"});
     vec![
+        spec(
+            "recall",
+            "Search your memory (memory/**/*.md and archived conversation) by keywords. Returns the best matching blocks, each cited as [path:start-end] or [state/archive/file.json#turn-N].",
+            json!({"type": "object", "properties": {"query": {"type": "string", "description": "words to look for"}, "k": {"type": "integer", "minimum": 1, "maximum": RECALL_MAX, "description": "how many blocks (default: a few)"}}, "required": ["query"], "additionalProperties": false}),
+        ),
         spec(
             "read",
             "Read a file (or list a directory) under memory/, state/ or outbox/.",
@@ -61,6 +69,14 @@ pub fn specs() -> Vec<ToolSpec> {
             json!({"type": "object", "properties": {"minutes": {"type": "integer", "minimum": 1}}, "required": ["minutes"], "additionalProperties": false}),
         ),
     ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecallArgs {
+    query: String,
+    #[serde(default)]
+    k: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +124,7 @@ struct SleepArgs {
 
 pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
     match name {
+        "recall" => recall(ctx, args(name, input)?),
         "read" => read(ctx, args(name, input)?),
         "write" => write(ctx, args(name, input)?),
         "append" => append(ctx, args(name, input)?),
@@ -274,6 +291,36 @@ fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
     ))
 }
 
+/// Lexical order: the model reading the results is its own reranker, so
+/// the tool spends no second model call.
+fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError> {
+    let k = a.k.unwrap_or(ctx.recall_results).clamp(1, RECALL_MAX);
+    let hits = crate::recall::fresh_index(ctx.home)
+        .and_then(|index| index.search(&a.query, k))
+        .map_err(|e| failed("recall", e))?;
+    if hits.is_empty() {
+        return Ok(format!("nothing in memory matches {:?}", a.query));
+    }
+    let mut out = String::new();
+    for hit in hits {
+        let mut excerpt: String = hit.text.chars().take(RECALL_EXCERPT_CHARS).collect();
+        if excerpt.len() < hit.text.len() {
+            excerpt.push('…');
+        }
+        let heading = if hit.heading.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", hit.heading)
+        };
+        out.push_str(&format!(
+            "[{}]{heading}\n{}\n\n",
+            hit.place(),
+            excerpt.trim_end()
+        ));
+    }
+    Ok(out.trim_end().to_string())
+}
+
 fn existing(path: &std::path::Path, rel: &str, tool: &str) -> Result<String, ToolError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
@@ -309,8 +356,36 @@ mod tests {
             tick: 3,
             now: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
             max_sleep_h: 2,
+            recall_results: 3,
             effects: Effects::default(),
         }
+    }
+
+    #[test]
+    fn recall_finds_what_was_just_written_with_its_lines() {
+        let (_d, home) = setup();
+        let mut c = ctx(&home);
+        let none = dispatch(&mut c, "recall", &json!({"query": "pelican"})).unwrap();
+        assert!(none.starts_with("nothing in memory matches"), "{none}");
+        dispatch(
+            &mut c,
+            "write",
+            &json!({"path": "memory/birds.md", "content": "# Birds\n\nThe crow is clever.\n\nA pelican\nstole my sandwich.\n"}),
+        )
+        .unwrap();
+        let out = dispatch(
+            &mut c,
+            "recall",
+            &json!({"query": "pelicans sandwich", "k": 1}),
+        )
+        .unwrap();
+        assert!(
+            out.starts_with("[memory/birds.md:5-6] Birds\nA pelican\nstole my sandwich."),
+            "{out}"
+        );
+        assert!(!out.contains("crow"), "k = 1 returns one block: {out}");
+        let bad = dispatch(&mut c, "recall", &json!({"q": "x"})).unwrap_err();
+        assert!(matches!(bad, ToolError::BadInput { .. }), "{bad:?}");
     }
 
     #[test]
