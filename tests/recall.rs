@@ -114,6 +114,43 @@ fn a_corrupt_index_is_rebuilt_not_an_error() {
 }
 
 #[test]
+fn hearth_index_reports_what_it_holds_and_rebuild_starts_from_scratch() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::write(
+        home.file("memory/n.md"),
+        "# Otters\n\notters hold hands\n\nthey sleep afloat\n",
+    )
+    .unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let head = String::from_utf8(home.git(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let first: Value = serde_json::from_str(&home.ok(&["index", "--json"])).unwrap();
+    assert_eq!(
+        first["index"]["commit"],
+        head.trim(),
+        "the commit it reflects"
+    );
+    let blocks = first["index"]["blocks"].as_u64().unwrap();
+    assert!(blocks >= 2, "{first}");
+    let again: Value = serde_json::from_str(&home.ok(&["index", "--json"])).unwrap();
+    assert_eq!(
+        again["updated"]["indexed"], 0,
+        "nothing changed: nothing re-indexed"
+    );
+
+    std::fs::write(home.file(".hearth/index/meta.json"), "garbage").unwrap();
+    let rebuilt: Value = serde_json::from_str(&home.ok(&["index", "--rebuild", "--json"])).unwrap();
+    assert_eq!(rebuilt["index"]["blocks"].as_u64().unwrap(), blocks);
+    assert_eq!(rebuilt["updated"]["indexed"], first["index"]["files"]);
+    let text = home.ok(&["index"]);
+    assert!(
+        text.contains(&format!("reflects: commit {}", &head[..7])),
+        "{text}"
+    );
+    assert_eq!(recall(&home, "otters")["results"][0]["path"], "memory/n.md");
+}
+
+#[test]
 fn conversation_archives_are_recalled_by_turn() {
     let home = TestHome::with_config("[context]\nhistory_tokens = 1000\n");
     for i in 0..12 {

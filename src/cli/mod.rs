@@ -7,6 +7,7 @@ mod context;
 mod error;
 mod flares;
 mod heal;
+mod index;
 mod init;
 mod recall;
 mod run;
@@ -59,6 +60,8 @@ enum Command {
     Flares(flares::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
     Recall(recall::Args),
+    /// Bring the recall index up to date (--rebuild: from scratch) and say what it holds.
+    Index(index::Args),
 }
 
 /// The environment, read once at start-up.
@@ -121,6 +124,7 @@ pub fn main() -> ExitCode {
         Command::Heal(args) => heal::run(&env, home, args),
         Command::Flares(args) => flares::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
+        Command::Index(args) => index::run(&env, home, args),
     };
     match result {
         Ok(code) => code,

@@ -89,6 +89,21 @@ pub struct Reconciled {
     pub skipped: Vec<String>,
 }
 
+/// What `hearth index` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexStats {
+    pub dir: PathBuf,
+    /// Files indexed (skipped ones are not counted).
+    pub files: usize,
+    /// Blocks and conversation turns.
+    pub blocks: u64,
+    /// Size on disk, the manifest included.
+    pub bytes: u64,
+    /// HEAD when the index last changed.
+    pub commit: Option<String>,
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 #[derive(Clone, Copy)]
 struct Fields {
     path: Field,
@@ -168,6 +183,43 @@ impl RecallIndex {
                 }
                 Self::open_dir(&dir)
             }
+        }
+    }
+
+    /// Throws the index away and builds it again from the files.
+    pub fn rebuild(home: &Home) -> Result<(RecallIndex, Reconciled), IndexError> {
+        let dir = home.runtime_dir().join("index");
+        {
+            let _lock = IndexLock::take(home)?;
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(|e| IndexError::Tantivy {
+                    dir: dir.clone(),
+                    message: format!("cannot remove it: {e}"),
+                })?;
+            }
+        }
+        let mut index = Self::open(home)?;
+        let done = index.reconcile(home)?;
+        Ok((index, done))
+    }
+
+    /// What the index holds, for `hearth index`.
+    pub fn stats(&self) -> IndexStats {
+        let manifest = read_manifest(&self.dir);
+        let bytes = walkdir::WalkDir::new(&self.dir)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum();
+        IndexStats {
+            dir: self.dir.clone(),
+            files: manifest.files.len(),
+            blocks: self.reader.searcher().num_docs(),
+            bytes,
+            commit: manifest.commit,
+            updated_at: manifest.updated_at,
         }
     }
 
@@ -305,6 +357,10 @@ impl RecallIndex {
             }
         }
         manifest.version = VERSION;
+        manifest.commit = crate::repo::Repo::open(home.root())
+            .ok()
+            .and_then(|r| r.head());
+        manifest.updated_at = Some(chrono::Utc::now());
         let json = serde_json::to_vec(&manifest).expect("manifest serialises");
         atomic::write(&self.dir.join("files.json"), &json)?;
         self.reader.reload().map_err(|e| self.err(e))?;

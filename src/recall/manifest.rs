@@ -15,6 +15,12 @@ use crate::stamp::{fnv1a, Stamp};
 #[derive(Default, Serialize, Deserialize)]
 pub(super) struct Manifest {
     pub(super) version: u32,
+    /// HEAD when the index last changed: the commit it reflects (plus any
+    /// uncommitted edits it indexed, which the next tick commits).
+    #[serde(default)]
+    pub(super) commit: Option<String>,
+    #[serde(default)]
+    pub(super) updated_at: Option<chrono::DateTime<chrono::Utc>>,
     pub(super) files: BTreeMap<String, FileStamp>,
 }
 

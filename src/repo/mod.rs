@@ -358,6 +358,14 @@ impl Repo {
         Ok(None)
     }
 
+    /// The commit HEAD points at (full id), or None before the first commit.
+    pub fn head(&self) -> Option<String> {
+        self.head_commit()
+            .ok()
+            .flatten()
+            .map(|c| c.id().to_string())
+    }
+
     fn head_commit(&self) -> Result<Option<git2::Commit<'_>>, RepoError> {
         match self.git.head() {
             Ok(head) => head.peel_to_commit().map(Some).map_err(|e| self.error(e)),
