@@ -234,6 +234,31 @@ fn hand_edits_made_just_before_sigterm_are_committed_at_exit() {
 }
 
 #[test]
+fn a_message_or_a_stop_during_a_burst_of_memory_saves_is_not_lost() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let child = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(10), "the first tick", || {
+        home.ticks().len() == 1
+    });
+    // The supervisor lets a burst of saves settle before re-indexing;
+    // what arrives meanwhile must still be seen.
+    let waiting = || home.read(".hearth/supervisor.json").contains("\"waiting\"");
+    home.wait_for(Duration::from_secs(5), "the supervisor waiting", waiting);
+    std::fs::write(home.file("memory/a.md"), "one\n").unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    home.ok(&["say", "are you there?"]);
+    home.wait_for(Duration::from_secs(5), "a tick for the message", || {
+        home.ticks().len() == 2
+    });
+    home.wait_for(Duration::from_secs(5), "the supervisor waiting", waiting);
+    std::fs::write(home.file("memory/b.md"), "two\n").unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    signal(&child, libc::SIGTERM);
+    let status = finish(child, Duration::from_secs(3));
+    assert!(status.success());
+}
+
+#[test]
 fn a_second_supervisor_is_refused_and_names_the_first() {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
     let child = home.spawn(&["run"]);

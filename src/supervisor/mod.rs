@@ -341,8 +341,17 @@ impl Supervisor<'_> {
                     // Let a burst of saves settle, then bring the index up
                     // to date (it compares stamps: cheap when little moved).
                     std::thread::sleep(MEMORY_SETTLE);
-                    while let Some(Wake::Memory) = self.wake.next(Duration::ZERO) {}
+                    // The burst may hide a stop request or a message: they
+                    // are not dropped with it.
+                    if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
+                        return Some(signal);
+                    }
+                    self.wake.take_memory_pending();
                     self.update_recall_index();
+                    if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
+                        tracing::info!("inbox message arrived; ticking now");
+                        return None;
+                    }
                 }
                 Some(Wake::Inbox) => {
                     std::thread::sleep(INBOX_SETTLE);
