@@ -13,18 +13,14 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, INDEXED, STORED,
     STRING,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-};
 use tantivy::{doc, Index, IndexReader, IndexWriter, TantivyDocument, Term};
 
+use super::analysis::{analyzer, TOKENIZER};
 use super::manifest::{read_manifest, source_files, FileStamp, IndexLock};
-use super::stop_words::STOP_WORDS;
 use super::units::units;
 use crate::atomic;
 use crate::home::Home;
 
-const TOKENIZER: &str = "hearth_en";
 /// Field weights against the body's 1.0. Tuned globally on the LoCoMo
 /// development set (`cargo bench --bench locomo` prints the grid), never
 /// per question.
@@ -153,17 +149,6 @@ fn schema() -> (Schema, Fields) {
         ),
     };
     (builder.build(), fields)
-}
-
-fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(StopWordFilter::remove(
-            STOP_WORDS.iter().map(|w| w.to_string()),
-        ))
-        .filter(Stemmer::new(Language::English))
-        .build()
 }
 
 impl RecallIndex {
