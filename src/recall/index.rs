@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
 use tantivy::schema::{
@@ -15,9 +17,9 @@ use tantivy::schema::{
 };
 use tantivy::{doc, Index, IndexReader, IndexWriter, TantivyDocument, Term};
 
-use super::analysis::{analyzer, TOKENIZER};
+use super::analysis::{terms_tokenizer, Normaliser, TOKENIZER};
 use super::manifest::{read_manifest, source_files, FileStamp, IndexLock};
-use super::units::units;
+use super::units::{analyse, units};
 use crate::atomic;
 use crate::home::Home;
 
@@ -42,7 +44,7 @@ impl Default for Weights {
     }
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
-const VERSION: u32 = 6;
+const VERSION: u32 = 7;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -106,10 +108,12 @@ struct Fields {
     file: Field,
     start: Field,
     end: Field,
+    /// The heading and the block as written (stored, not searched).
     heading: Field,
+    text: Field,
+    /// The terms searched: heading, block, and the blocks before and after.
+    heading_terms: Field,
     body: Field,
-    /// The blocks before and after: low-weight context, so a question that
-    /// spans two neighbouring turns or paragraphs still finds them.
     context: Field,
 }
 
@@ -123,30 +127,23 @@ pub struct RecallIndex {
 
 fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
-    let text = TextOptions::default()
-        .set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(TOKENIZER)
-                // Queries are bags of words (syntax is stripped), so no
-                // phrase search, so no positions: a smaller, faster index.
-                .set_index_option(IndexRecordOption::WithFreqs),
-        )
-        .set_stored();
+    // hearth's own terms, split at spaces; queries are bags of words
+    // (syntax is stripped), so no phrase search, so no positions.
+    let terms = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
     let fields = Fields {
         path: builder.add_text_field("path", STRING | STORED),
         file: builder.add_text_field("file", STRING),
         start: builder.add_u64_field("start", INDEXED | STORED),
         end: builder.add_u64_field("end", STORED),
-        heading: builder.add_text_field("heading", text.clone()),
-        body: builder.add_text_field("body", text.clone()),
-        context: builder.add_text_field(
-            "context",
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(TOKENIZER)
-                    .set_index_option(IndexRecordOption::WithFreqs),
-            ),
-        ),
+        heading: builder.add_text_field("heading", STORED),
+        text: builder.add_text_field("text", STORED),
+        heading_terms: builder.add_text_field("heading_terms", terms.clone()),
+        body: builder.add_text_field("body", terms.clone()),
+        context: builder.add_text_field("context", terms),
     };
     (builder.build(), fields)
 }
@@ -233,7 +230,7 @@ impl RecallIndex {
             })?;
             Index::create_in_dir(dir, schema).map_err(err)?
         };
-        index.tokenizers().register(TOKENIZER, analyzer());
+        index.tokenizers().register(TOKENIZER, terms_tokenizer());
         // Reloaded by hand after each commit: tantivy's file watcher would
         // race other processes' commits and log errors.
         let reader = index
@@ -308,23 +305,10 @@ impl RecallIndex {
             manifest.files.remove(rel);
             done.removed += 1;
         }
-        for (rel, stamp) in changed {
-            writer.delete_term(Term::from_field_text(f.file, rel));
-            match units(home, rel) {
-                Ok(units) => {
-                    for unit in units {
-                        writer
-                            .add_document(doc!(
-                                f.path => unit.path,
-                                f.file => rel.as_str(),
-                                f.start => unit.start as u64,
-                                f.end => unit.end as u64,
-                                f.heading => unit.heading,
-                                f.body => unit.text,
-                                f.context => unit.context,
-                            ))
-                            .map_err(|e| self.err(e))?;
-                    }
+        let results = self.index_files(home, &writer, &changed)?;
+        for ((rel, stamp), result) in changed.into_iter().zip(results) {
+            match result {
+                Ok(()) => {
                     manifest.files.insert(rel.clone(), *stamp);
                     done.indexed += 1;
                 }
@@ -352,14 +336,87 @@ impl RecallIndex {
         Ok(done)
     }
 
+    /// Replaces the documents of each of `files` with its current units:
+    /// Ok, or why the file cannot be indexed. Files are read, split and
+    /// analysed on as many threads as there are cores (tantivy's own
+    /// threads then only build postings).
+    fn index_files(
+        &self,
+        home: &Home,
+        writer: &IndexWriter,
+        files: &[(&String, &FileStamp)],
+    ) -> Result<Vec<Result<(), String>>, IndexError> {
+        let f = self.fields;
+        let results: Mutex<Vec<Option<Result<(), String>>>> = Mutex::new(vec![None; files.len()]);
+        let failure: Mutex<Option<tantivy::TantivyError>> = Mutex::new(None);
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut normaliser = Normaliser::default();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(rel, _)) = files.get(i) else { break };
+                let rel: &str = rel;
+                // The delete comes before this file's adds, on this thread.
+                writer.delete_term(Term::from_field_text(f.file, rel));
+                let result = units(home, rel).map(|units| analyse(units, &mut normaliser));
+                let result = match result {
+                    Ok(analysed) => {
+                        for a in analysed {
+                            let added = writer.add_document(doc!(
+                                f.path => a.unit.path,
+                                f.file => rel,
+                                f.start => a.unit.start as u64,
+                                f.end => a.unit.end as u64,
+                                f.heading => a.unit.heading,
+                                f.text => a.unit.text,
+                                f.heading_terms => a.heading_terms,
+                                f.body => a.terms,
+                                f.context => a.context_terms,
+                            ));
+                            if let Err(e) = added {
+                                *failure.lock().expect("not poisoned") = Some(e);
+                                return;
+                            }
+                        }
+                        Ok(())
+                    }
+                    Err(problem) => Err(problem),
+                };
+                results.lock().expect("not poisoned")[i] = Some(result);
+            }
+        };
+        let threads = if files.len() < 64 {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(work);
+            }
+            work();
+        });
+        if let Some(e) = failure.into_inner().expect("not poisoned") {
+            return Err(self.err(e));
+        }
+        Ok(results
+            .into_inner()
+            .expect("not poisoned")
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("not indexed".into())))
+            .collect())
+    }
+
     /// The `limit` best blocks for `query` by BM25 (body, and the heading
     /// at half weight). Any text is a query: syntax errors are ignored.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
         let f = self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.body, f.heading, f.context]);
-        parser.set_field_boost(f.heading, self.weights.heading);
+        let mut parser =
+            QueryParser::for_index(&self.index, vec![f.body, f.heading_terms, f.context]);
+        parser.set_field_boost(f.heading_terms, self.weights.heading);
         parser.set_field_boost(f.context, self.weights.context);
-        let (query, _) = parser.parse_query_lenient(&sanitise(query));
+        let terms = Normaliser::default().terms(query);
+        let (query, _) = parser.parse_query_lenient(&terms);
         let searcher = self.reader.searcher();
         let top = searcher
             .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
@@ -379,25 +436,10 @@ impl RecallIndex {
                 start: number(f.start),
                 end: number(f.end),
                 heading: text(f.heading),
-                text: text(f.body),
+                text: text(f.text),
                 score,
             });
         }
         Ok(hits)
     }
-}
-
-/// Query text as plain words: tantivy's query syntax (`:`, `"`, `-`, `^`…)
-/// in a user's question must not change its meaning or fail.
-fn sanitise(query: &str) -> String {
-    query
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '\'' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect()
 }

@@ -1,6 +1,8 @@
 //! The units recall indexes: markdown blocks of memory files and turns of
-//! conversation archives, each with its neighbours' text as context.
+//! conversation archives, with their terms and their neighbours' terms as
+//! context.
 
+use super::analysis::Normaliser;
 use super::blocks;
 use crate::home::Home;
 
@@ -10,18 +12,40 @@ pub(super) struct Unit {
     pub(super) end: usize,
     pub(super) heading: String,
     pub(super) text: String,
-    pub(super) context: String,
 }
 
-/// Fills each unit's context with its neighbours' text.
-fn with_neighbours(mut units: Vec<Unit>) -> Vec<Unit> {
-    let texts: Vec<String> = units.iter().map(|u| u.text.clone()).collect();
-    for (i, unit) in units.iter_mut().enumerate() {
-        let before = i.checked_sub(1).map(|j| texts[j].as_str()).unwrap_or("");
-        let after = texts.get(i + 1).map(String::as_str).unwrap_or("");
-        unit.context = format!("{before}\n{after}");
-    }
+/// A unit as the index sees it: its terms, its heading's, and the terms of
+/// the units before and after it (low-weight context, so a question that
+/// spans two neighbouring turns or paragraphs still finds them).
+pub(super) struct Analysed {
+    pub(super) unit: Unit,
+    pub(super) terms: String,
+    pub(super) heading_terms: String,
+    pub(super) context_terms: String,
+}
+
+/// Analyses each unit once; its terms serve it and both its neighbours.
+pub(super) fn analyse(units: Vec<Unit>, normaliser: &mut Normaliser) -> Vec<Analysed> {
+    let terms: Vec<String> = units.iter().map(|u| normaliser.terms(&u.text)).collect();
+    let mut heading_terms = (String::new(), String::new());
     units
+        .into_iter()
+        .enumerate()
+        .map(|(i, unit)| {
+            // Consecutive units mostly share their heading.
+            if heading_terms.0 != unit.heading {
+                heading_terms = (unit.heading.clone(), normaliser.terms(&unit.heading));
+            }
+            let before = i.checked_sub(1).map_or("", |j| terms[j].as_str());
+            let after = terms.get(i + 1).map_or("", String::as_str);
+            Analysed {
+                terms: terms[i].clone(),
+                heading_terms: heading_terms.1.clone(),
+                context_terms: format!("{before} {after}"),
+                unit,
+            }
+        })
+        .collect()
 }
 
 /// The units of one file, or why it cannot be indexed.
@@ -38,41 +62,35 @@ pub(super) fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
     if rel.ends_with(".json") {
         return archive_units(rel, text);
     }
-    Ok(with_neighbours(
-        blocks::split(text)
-            .into_iter()
-            .map(|b| Unit {
-                path: rel.to_string(),
-                start: b.start,
-                end: b.end,
-                heading: b.heading,
-                text: b.text,
-                context: String::new(),
-            })
-            .collect(),
-    ))
+    Ok(blocks::split(text)
+        .into_iter()
+        .map(|b| Unit {
+            path: rel.to_string(),
+            start: b.start,
+            end: b.end,
+            heading: b.heading,
+            text: b.text,
+        })
+        .collect())
 }
 
 /// Conversation archives: one unit per turn, cited as `#turn-N`.
 fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
     let archive: crate::tick::history::Archive =
         serde_json::from_str(text).map_err(|e| format!("{rel}: {e}"))?;
-    Ok(with_neighbours(
-        archive
-            .messages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                let text = m.text();
-                (!text.trim().is_empty()).then(|| Unit {
-                    path: format!("{rel}#turn-{}", i + 1),
-                    start: i + 1,
-                    end: i + 1,
-                    heading: format!("{:?} turn", m.role).to_lowercase(),
-                    text,
-                    context: String::new(),
-                })
+    Ok(archive
+        .messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let text = m.text();
+            (!text.trim().is_empty()).then(|| Unit {
+                path: format!("{rel}#turn-{}", i + 1),
+                start: i + 1,
+                end: i + 1,
+                heading: format!("{:?} turn", m.role).to_lowercase(),
+                text,
             })
-            .collect(),
-    ))
+        })
+        .collect())
 }
