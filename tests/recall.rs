@@ -151,6 +151,28 @@ fn hearth_index_reports_what_it_holds_and_rebuild_starts_from_scratch() {
 }
 
 #[test]
+fn many_small_edits_keep_the_index_compact_and_recall_quiet() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    for i in 0..30 {
+        std::fs::write(
+            home.file(&format!("memory/n{}.md", i % 4)),
+            format!("walrus note {i}\n\nthe tide was {i} metres\n"),
+        )
+        .unwrap();
+        let out = home.cmd(&["recall", "--json", "walrus"]).output().unwrap();
+        assert!(out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("WARN"), "edit {i}: {stderr}");
+    }
+    let meta: Value = serde_json::from_str(&home.read(".hearth/index/meta.json")).unwrap();
+    let segments = meta["segments"].as_array().unwrap().len();
+    assert!(segments <= 10, "{segments} segments after 30 edits");
+    let found = recall(&home, "tide metres 29");
+    assert_eq!(found["results"][0]["excerpt"], "the tide was 29 metres");
+}
+
+#[test]
 fn conversation_archives_are_recalled_by_turn() {
     let home = TestHome::with_config("[context]\nhistory_tokens = 1000\n");
     for i in 0..12 {
@@ -342,6 +364,28 @@ mod rerank {
             text.contains("[memory/a.md:3-3]") && text.contains("the heron eats fish at dawn"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_retry_that_does_not_fit_recovery_extra_tokens_is_not_made() {
+        let server = ModelServer::start(vec![answer("not JSON"), answer("never asked")]);
+        let home = home(&server);
+        let config = std::fs::read_to_string(home.file("hearth.toml")).unwrap();
+        std::fs::write(
+            home.file("hearth.toml"),
+            config.replace("wall_s = 1\n", "wall_s = 1\nextra_tokens = 50\n"),
+        )
+        .unwrap();
+        let (found, _) = recall_with_key(&home, "heron");
+        assert_eq!(found["order"], "lexical");
+        assert!(
+            found["lexical_because"]
+                .as_str()
+                .unwrap()
+                .contains("extra_tokens"),
+            "{found}"
+        );
+        assert_eq!(server.received().len(), 1, "no retry");
     }
 
     #[test]

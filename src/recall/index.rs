@@ -291,7 +291,14 @@ impl RecallIndex {
             }
             return Ok(done);
         }
-        let mut writer: IndexWriter = match self.index.writer(50_000_000) {
+        // A few files (the usual edit) need one small indexing thread;
+        // a full build gets a thread per core.
+        let writer = if changed.len() < 64 {
+            self.index.writer_with_num_threads(1, 15_000_000)
+        } else {
+            self.index.writer(50_000_000)
+        };
+        let writer: IndexWriter = match writer {
             Ok(w) => w,
             Err(tantivy::TantivyError::LockFailure(..)) => {
                 tracing::debug!("another process is updating the recall index");
@@ -319,7 +326,14 @@ impl RecallIndex {
                 }
             }
         }
+        let mut writer = writer;
         writer.commit().map_err(|e| self.err(e))?;
+        // Each edit adds a small segment, and tantivy merges segments of a
+        // size in groups (log merge policy). The writer lives for one
+        // reconcile: a merge cut short by its end would leave segments and
+        // warnings behind, so the merges it started are waited for (small
+        // ones are quick; large ones are rare).
+        writer.wait_merging_threads().map_err(|e| self.err(e))?;
         for (rel, stamp) in &current {
             if manifest.files.get(rel).map(|m| m.hash) == Some(stamp.hash) {
                 manifest.files.insert(rel.clone(), *stamp);

@@ -3,8 +3,10 @@
 //! ids it finds relevant, best first, with a one-line note each — or none,
 //! which is a legal answer ("nothing relevant"). Its answer is validated
 //! (unknown ids dropped, duplicates removed). A failed call or garbage gets
-//! one retry with half the candidates, within `[recovery] wall_s`; after
-//! that the lexical order stands, and says so.
+//! one retry — the bounded recovery attempt of DESIGN 7 — with half the
+//! candidates (fewer if they do not fit `[recovery] extra_tokens`), started
+//! only within `[recovery] wall_s`; after that the lexical order stands, and
+//! says so.
 
 use std::time::{Duration, Instant};
 
@@ -44,8 +46,18 @@ pub fn rerank_config(config: &Config) -> crate::config::ModelConfig {
     }
     m.timeout_s = config.recovery.wall_s.max(1);
     m.max_retries = 0;
-    m.max_tokens = 1024;
+    m.max_tokens = MAX_REPLY_TOKENS;
     m
+}
+
+/// The answer's size for the first call; the retry's is what `k` notes need.
+const MAX_REPLY_TOKENS: u32 = 1024;
+
+/// What the retry may spend: `[recovery] wall_s` and `extra_tokens`.
+#[derive(Debug, Clone, Copy)]
+pub struct Recovery {
+    pub wall: Duration,
+    pub extra_tokens: u64,
 }
 
 /// Reranks `candidates` for `query`, keeping at most `k`.
@@ -54,28 +66,56 @@ pub fn rerank(
     query: &str,
     candidates: &[Hit],
     k: usize,
-    wall: Duration,
+    recovery: Recovery,
 ) -> Ranked {
     if candidates.is_empty() {
         return Ranked::NothingRelevant;
     }
     let started = Instant::now();
-    let mut shown = candidates.len();
-    let mut last_problem = String::new();
-    for attempt in 0..2 {
-        if attempt > 0 && started.elapsed() >= wall {
-            break;
-        }
-        match ask(provider, query, &candidates[..shown], k) {
-            Ok(ranked) => return ranked,
-            Err(problem) => {
-                tracing::warn!("rerank attempt {}: {problem}", attempt + 1);
-                last_problem = problem;
-                shown = (shown / 2).max(1);
-            }
+    let problem = match ask(provider, query, candidates, k, MAX_REPLY_TOKENS) {
+        Ok(ranked) => return ranked,
+        Err(problem) => problem,
+    };
+    tracing::warn!("rerank: {problem}");
+    if started.elapsed() >= recovery.wall {
+        return Ranked::Lexical(format!(
+            "the rerank failed ({problem}) and [recovery] wall_s was spent"
+        ));
+    }
+    // The recovery attempt: half the candidates, as many as fit the budget.
+    let reply_tokens = (40 * k as u32 + 40).min(MAX_REPLY_TOKENS);
+    let budget = recovery.extra_tokens.saturating_sub(reply_tokens as u64);
+    let mut shown = (candidates.len() / 2).max(1);
+    while shown > 0 && request_tokens(query, &candidates[..shown], k) > budget {
+        shown -= 1;
+    }
+    if shown == 0 {
+        return Ranked::Lexical(format!(
+            "the rerank failed ({problem}) and a retry does not fit [recovery] extra_tokens"
+        ));
+    }
+    match ask(provider, query, &candidates[..shown], k, reply_tokens) {
+        Ok(ranked) => ranked,
+        Err(again) => {
+            tracing::warn!("rerank retry: {again}");
+            Ranked::Lexical(format!("the rerank failed: {again}"))
         }
     }
-    Ranked::Lexical(format!("the rerank failed: {last_problem}"))
+}
+
+/// The user turn: the question and the numbered candidates.
+fn prompt(query: &str, candidates: &[Hit], k: usize) -> String {
+    let mut prompt = format!("Question: {query}\n\nReturn at most {k} ids.\n\nCandidates:\n");
+    for (i, hit) in candidates.iter().enumerate() {
+        let text: String = hit.text.chars().take(800).collect();
+        prompt.push_str(&format!("\n[{}] ({})\n{}\n", i + 1, hit.path, text));
+    }
+    prompt
+}
+
+/// What a call with these candidates sends, in (estimated) tokens.
+fn request_tokens(query: &str, candidates: &[Hit], k: usize) -> u64 {
+    model::estimate_tokens(SYSTEM) + model::estimate_tokens(&prompt(query, candidates, k))
 }
 
 fn ask(
@@ -83,12 +123,9 @@ fn ask(
     query: &str,
     candidates: &[Hit],
     k: usize,
+    max_tokens: u32,
 ) -> Result<Ranked, String> {
-    let mut prompt = format!("Question: {query}\n\nReturn at most {k} ids.\n\nCandidates:\n");
-    for (i, hit) in candidates.iter().enumerate() {
-        let text: String = hit.text.chars().take(800).collect();
-        prompt.push_str(&format!("\n[{}] ({})\n{}\n", i + 1, hit.path, text));
-    }
+    let prompt = prompt(query, candidates, k);
     let system = [SystemBlock {
         source: "rerank".into(),
         text: SYSTEM.into(),
@@ -102,7 +139,7 @@ fn ask(
         system: &system,
         messages: &messages,
         tools: &[],
-        max_tokens: 1024,
+        max_tokens,
         facts: &facts,
     };
     let reply = provider
@@ -167,8 +204,11 @@ pub fn with_config(
         Ok(p) => p,
         Err(e) => return Ranked::Lexical(e.to_string()),
     };
-    let wall = Duration::from_secs(config.recovery.wall_s.max(1));
-    rerank(provider.as_mut(), query, candidates, k, wall)
+    let recovery = Recovery {
+        wall: Duration::from_secs(config.recovery.wall_s.max(1)),
+        extra_tokens: config.recovery.extra_tokens,
+    };
+    rerank(provider.as_mut(), query, candidates, k, recovery)
 }
 
 #[cfg(test)]
