@@ -4,6 +4,7 @@
 //! with no supervisor first re-indexes exactly the files whose content
 //! changed. A missing or corrupt index is rebuilt, never an error.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -18,7 +19,7 @@ use tantivy::schema::{
 use tantivy::{doc, Index, IndexReader, IndexWriter, TantivyDocument, Term};
 
 use super::analysis::{terms_tokenizer, Normaliser, TOKENIZER};
-use super::manifest::{read_manifest, source_files, FileStamp, IndexLock};
+use super::manifest::{read_manifest, source_files, stamps_of, FileStamp, IndexLock};
 use super::units::{analyse, units};
 use crate::atomic;
 use crate::home::Home;
@@ -262,8 +263,42 @@ impl RecallIndex {
         // One reconcile at a time; a process that waited finds the work
         // done and the manifest current.
         let _lock = IndexLock::take(home)?;
-        let mut manifest = read_manifest(&self.dir);
+        let manifest = read_manifest(&self.dir);
         let current = source_files(home, &manifest);
+        self.update(home, manifest, current, |_| true)
+    }
+
+    /// Like [`reconcile`](Self::reconcile), for just these files (relative
+    /// paths, as the supervisor's memory watcher saw them change): no walk
+    /// of the whole memory. Falls back to a full reconcile when a path is
+    /// a directory (moved or removed with its files) or the index is new.
+    pub fn reconcile_paths(
+        &mut self,
+        home: &Home,
+        paths: &BTreeSet<String>,
+    ) -> Result<Reconciled, IndexError> {
+        let _lock = IndexLock::take(home)?;
+        let manifest = read_manifest(&self.dir);
+        // A new or rebuilt index knows nothing yet: everything is in scope.
+        let known = (manifest.version == VERSION).then(|| stamps_of(home, &manifest, paths));
+        match known.flatten() {
+            Some(current) => self.update(home, manifest, current, |rel| paths.contains(rel)),
+            None => {
+                let current = source_files(home, &manifest);
+                self.update(home, manifest, current, |_| true)
+            }
+        }
+    }
+
+    /// Brings the index to `current` (the stamps of the files in scope):
+    /// changed files re-indexed, files in scope that are gone removed.
+    fn update(
+        &mut self,
+        home: &Home,
+        mut manifest: super::manifest::Manifest,
+        current: BTreeMap<String, FileStamp>,
+        in_scope: impl Fn(&str) -> bool,
+    ) -> Result<Reconciled, IndexError> {
         let changed: Vec<(&String, &FileStamp)> = current
             .iter()
             .filter(|(rel, stamp)| manifest.files.get(*rel).map(|m| m.hash) != Some(stamp.hash))
@@ -271,7 +306,7 @@ impl RecallIndex {
         let gone: Vec<String> = manifest
             .files
             .keys()
-            .filter(|rel| !current.contains_key(*rel))
+            .filter(|rel| in_scope(rel) && !current.contains_key(*rel))
             .cloned()
             .collect();
         let mut done = Reconciled::default();
@@ -281,11 +316,14 @@ impl RecallIndex {
         if changed.is_empty() && gone.is_empty() && manifest.version == VERSION {
             // Stamps may have moved (a touch, a checkout): remember them so
             // the next run need not read those files again.
-            if current
-                .iter()
-                .any(|(rel, stamp)| manifest.files.get(rel) != Some(stamp))
-            {
-                manifest.files = current;
+            let mut moved = false;
+            for (rel, stamp) in &current {
+                if manifest.files.get(rel) != Some(stamp) {
+                    manifest.files.insert(rel.clone(), *stamp);
+                    moved = true;
+                }
+            }
+            if moved {
                 let json = serde_json::to_vec(&manifest).expect("manifest serialises");
                 atomic::write(&self.dir.join("files.json"), &json)?;
             }

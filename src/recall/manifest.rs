@@ -3,7 +3,7 @@
 //! (so an unchanged file is only stat-ed), and `.hearth/index.lock`, which
 //! serialises creating, rebuilding and updating the index across processes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -83,21 +83,93 @@ pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, Fi
                 continue;
             }
             let Ok(meta) = entry.metadata() else { continue };
-            let stamp = Stamp::of(&meta);
             let rel = home.relative(entry.path());
-            let reusable = known
-                .files
-                .get(&rel)
-                .filter(|k| k.stamp == stamp && !stamp.is_racy());
-            let hash = match reusable {
-                Some(k) => k.hash,
-                None => match std::fs::read(entry.path()) {
-                    Ok(bytes) => fnv1a(&bytes),
-                    Err(_) => continue,
-                },
-            };
-            files.insert(rel, FileStamp { hash, stamp });
+            if let Some(stamp) = file_stamp(entry.path(), &meta, known.files.get(&rel)) {
+                files.insert(rel, stamp);
+            }
         }
     }
     files
+}
+
+/// The stamps of just these files (relative paths, as the memory watcher
+/// names them); a file that is gone is left out. None when a path cannot
+/// be accounted for file by file — a directory (moved, removed, created
+/// with files in it) — and only a full walk will do.
+pub(super) fn stamps_of(
+    home: &Home,
+    known: &Manifest,
+    paths: &BTreeSet<String>,
+) -> Option<BTreeMap<String, FileStamp>> {
+    let mut files = BTreeMap::new();
+    for rel in paths {
+        let path = home.root().join(rel);
+        let meta = std::fs::symlink_metadata(&path);
+        let was_a_directory = known
+            .files
+            .range(format!("{rel}/")..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&format!("{rel}/")));
+        if was_a_directory || meta.as_ref().is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+        if !indexable(rel) {
+            continue;
+        }
+        match meta {
+            Ok(meta) if meta.is_file() => {
+                if let Some(stamp) = file_stamp(&path, &meta, known.files.get(rel)) {
+                    files.insert(rel.clone(), stamp);
+                }
+            }
+            _ => {} // gone, or not a regular file: not indexed
+        }
+    }
+    Some(files)
+}
+
+/// Whether the walk of [`source_files`] would index `rel`.
+pub(super) fn indexable(rel: &str) -> bool {
+    let (rest, ext) = if let Some(rest) = rel.strip_prefix("memory/") {
+        (rest, "md")
+    } else if let Some(rest) = rel.strip_prefix("state/archive/") {
+        (rest, "json")
+    } else {
+        return false;
+    };
+    !rest.split('/').any(|c| c.is_empty() || c.starts_with('.'))
+        && Path::new(rest).extension().is_some_and(|x| x == ext)
+}
+
+/// A file's stamp, reusing the known hash when size and mtime match.
+fn file_stamp(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    known: Option<&FileStamp>,
+) -> Option<FileStamp> {
+    let stamp = Stamp::of(meta);
+    let hash = match known.filter(|k| k.stamp == stamp && !stamp.is_racy()) {
+        Some(k) => k.hash,
+        None => fnv1a(&std::fs::read(path).ok()?),
+    };
+    Some(FileStamp { hash, stamp })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexable_paths_are_those_the_walk_finds() {
+        assert!(indexable("memory/a.md"));
+        assert!(indexable("memory/notes/b.md"));
+        assert!(indexable("state/archive/messages-2026-01-01-1.json"));
+        assert!(!indexable("memory/a.md.swp"));
+        assert!(!indexable("memory/.a.md"));
+        assert!(!indexable("memory/.hidden/a.md"));
+        assert!(!indexable("memory/notes"));
+        assert!(!indexable("state/messages.json"));
+        assert!(!indexable("state/archive/x.md"));
+        assert!(!indexable("outbox/a.md"));
+    }
 }

@@ -19,6 +19,7 @@ pub mod status;
 pub mod systemd;
 pub mod wake;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -370,11 +371,30 @@ impl Supervisor<'_> {
         }
     }
 
-    /// Brings the recall index up to date; a failure costs only freshness
-    /// (recall catches up itself), so it is logged.
+    /// Brings the recall index up to date with what the memory watcher saw
+    /// (only those files, unless it could not say); a failure costs only
+    /// freshness (recall catches up itself), so it is logged.
     fn update_recall_index(&self) {
-        let updated = crate::recall::index::RecallIndex::open(self.home)
-            .and_then(|mut index| index.reconcile(self.home));
+        let changes = self.wake.take_memory_changes();
+        let rels: Option<BTreeSet<String>> = (!changes.rescan)
+            .then(|| {
+                changes
+                    .paths
+                    .iter()
+                    .map(|p| {
+                        p.strip_prefix(self.home.root())
+                            .ok()
+                            .map(|_| self.home.relative(p))
+                    })
+                    .collect()
+            })
+            .flatten();
+        let updated =
+            crate::recall::index::RecallIndex::open(self.home).and_then(|mut index| match &rels {
+                Some(rels) if rels.is_empty() => Ok(Default::default()),
+                Some(rels) => index.reconcile_paths(self.home, rels),
+                None => index.reconcile(self.home),
+            });
         match updated {
             Ok(done) if done.indexed + done.removed > 0 => tracing::debug!(
                 "recall index: {} file(s) indexed, {} removed",

@@ -2,7 +2,10 @@
 //! notify, not polling) or a stop signal. Both arrive as [`Wake`] events on
 //! one channel, so the main loop waits on one thing with one timeout.
 
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher};
@@ -30,6 +33,7 @@ pub struct Wakeups {
     _memory_watcher: Option<notify::RecommendedWatcher>,
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
+    memory_changes: Arc<Mutex<MemoryChanges>>,
 }
 
 impl Wakeups {
@@ -50,7 +54,8 @@ impl Wakeups {
                 }
             })?;
 
-        let memory_watcher = watch_memory(home, tx.clone());
+        let memory_changes = Arc::new(Mutex::new(MemoryChanges::default()));
+        let memory_watcher = watch_memory(home, tx.clone(), memory_changes.clone());
         let inbox_dir = home.inbox_dir();
         std::fs::create_dir_all(&inbox_dir)?;
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -80,6 +85,7 @@ impl Wakeups {
             _watcher: watcher,
             _memory_watcher: memory_watcher,
             memory_pending: std::cell::Cell::new(false),
+            memory_changes,
         })
     }
 
@@ -106,23 +112,44 @@ impl Wakeups {
     }
 }
 
-/// Watches `memory/` and `state/archive/` recursively. Any event counts —
-/// editors save by rename, delete and recreate, and an inotify overflow
-/// arrives as an event too; the reconcile that follows compares stamps, so
-/// it finds whatever changed, however it was announced.
+/// What changed under `memory/` and `state/archive/` since the recall
+/// index last caught up: the paths events named, or "look at everything"
+/// when an event could not say (an error, an inotify overflow, a flood).
+#[derive(Debug, Default)]
+pub struct MemoryChanges {
+    pub paths: BTreeSet<PathBuf>,
+    pub rescan: bool,
+}
+
+/// Past this many distinct paths, a full rescan is cheaper to keep track of.
+const MEMORY_PATHS_MAX: usize = 10_000;
+
+/// Watches `memory/` and `state/archive/` recursively. Every path an event
+/// names is kept — editors save by rename, delete and recreate, so both
+/// names of a rename count — and the update that follows compares each
+/// file's content with the index; what no event can name (an overflow)
+/// asks for a full reconcile.
 fn watch_memory(
     home: &Home,
     tx: std::sync::mpsc::Sender<Wake>,
+    changes: Arc<Mutex<MemoryChanges>>,
 ) -> Option<notify::RecommendedWatcher> {
     let dirs = [home.memory_dir(), home.state_dir().join("archive")];
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let relevant = match &event {
-            Ok(event) => !matches!(event.kind, EventKind::Access(_)),
-            Err(_) => true,
-        };
-        if relevant {
-            let _ = tx.send(Wake::Memory);
+        let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
+        match &event {
+            Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
+            Ok(event) if !event.need_rescan() && !event.paths.is_empty() => {
+                changes.paths.extend(event.paths.iter().cloned());
+                if changes.paths.len() > MEMORY_PATHS_MAX {
+                    changes.rescan = true;
+                    changes.paths.clear();
+                }
+            }
+            _ => changes.rescan = true,
         }
+        drop(changes);
+        let _ = tx.send(Wake::Memory);
     });
     let mut watcher = match watcher {
         Ok(w) => w,
@@ -148,6 +175,22 @@ impl Wakeups {
     /// Whether memory changed while events were being drained (and clears it).
     pub fn take_memory_pending(&self) -> bool {
         self.memory_pending.replace(false)
+    }
+
+    /// The memory changes seen so far (and forgets them). Without a memory
+    /// watcher, every look is a full rescan.
+    pub fn take_memory_changes(&self) -> MemoryChanges {
+        if self._memory_watcher.is_none() {
+            return MemoryChanges {
+                paths: BTreeSet::new(),
+                rescan: true,
+            };
+        }
+        let mut changes = self
+            .memory_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *changes)
     }
 }
 
