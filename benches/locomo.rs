@@ -42,6 +42,8 @@ struct Question {
 
 struct Conversation {
     _dir: tempfile::TempDir,
+    /// Where the conversation's markdown is, for ripgrep.
+    memory: std::path::PathBuf,
     index: RecallIndex,
     questions: Vec<Question>,
     /// The same blocks hearth indexes, for the peers.
@@ -132,6 +134,7 @@ fn load(conversation: &Value) -> Conversation {
         .collect();
     Conversation {
         _dir: dir,
+        memory: home.memory_dir(),
         index,
         questions,
         blocks,
@@ -222,6 +225,80 @@ fn fts5(conversations: &mut [Conversation]) -> Option<Run> {
     }))
 }
 
+/// Words a person would not bother to grep for.
+const GREP_SKIPS: &[&str] = &[
+    "what", "when", "where", "which", "who", "whom", "whose", "why", "how", "does", "did", "have",
+    "has", "had", "with", "that", "this", "from", "they", "their", "them", "about", "would",
+    "could", "should", "been", "were", "into", "your", "some", "there",
+];
+
+/// ripgrep as a person uses it: the question's content words (four
+/// letters or more), case-insensitive whole words over the conversation's
+/// files; lines ranked by how many distinct words they match, then by how
+/// many matches, then by position. Every turn is one line, so a line is a
+/// block.
+fn ripgrep(conversations: &mut [Conversation]) -> Option<Run> {
+    std::process::Command::new("rg")
+        .arg("--version")
+        .output()
+        .ok()?;
+    Some(score(conversations, |c, q| {
+        let words: Vec<String> = q
+            .text
+            .split(|ch: char| !ch.is_alphanumeric())
+            .map(str::to_lowercase)
+            .filter(|w| w.len() >= 4 && !GREP_SKIPS.contains(&w.as_str()))
+            .collect();
+        if words.is_empty() {
+            return Vec::new();
+        }
+        let mut cmd = std::process::Command::new("rg");
+        cmd.args([
+            "-i",
+            "-w",
+            "-o",
+            "-n",
+            "--no-heading",
+            "--with-filename",
+            "--sort",
+            "path",
+        ]);
+        for w in &words {
+            cmd.args(["-e", w]);
+        }
+        let out = cmd.arg(&c.memory).output().unwrap();
+        // (file, line) -> (distinct words, matches, order of appearance)
+        let mut lines: BTreeMap<(String, usize), (HashSet<String>, usize, usize)> = BTreeMap::new();
+        for (order, line) in String::from_utf8_lossy(&out.stdout).lines().enumerate() {
+            let mut parts = line.rsplitn(3, ':');
+            let (Some(word), Some(number), Some(file)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let Ok(number) = number.parse::<usize>() else {
+                continue;
+            };
+            let entry = lines
+                .entry((file.to_string(), number))
+                .or_insert_with(|| (HashSet::new(), 0, order));
+            entry.0.insert(word.to_lowercase());
+            entry.1 += 1;
+        }
+        let mut ranked: Vec<_> = lines.into_iter().collect();
+        ranked.sort_by(|a, b| (b.1 .0.len(), b.1 .1, a.1 .2).cmp(&(a.1 .0.len(), a.1 .1, b.1 .2)));
+        ranked
+            .into_iter()
+            .take(20)
+            .map(|((file, number), _)| {
+                std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|t| t.lines().nth(number - 1).map(str::to_string))
+                    .unwrap_or_default()
+            })
+            .collect()
+    }))
+}
+
 fn score(
     conversations: &mut [Conversation],
     mut rank: impl FnMut(&Conversation, &Question) -> Vec<String>,
@@ -271,6 +348,8 @@ fn main() {
     let Some(data) = common::locomo() else {
         return;
     };
+    common::ensure_tool("sqlite3", "sqlite3");
+    common::ensure_tool("rg", "ripgrep");
     let start = Instant::now();
     let mut conversations: Vec<Conversation> = data.iter().map(load).collect();
     let build = start.elapsed().as_secs_f64();
@@ -350,5 +429,26 @@ fn main() {
         None => println!(
             "\nSQLite FTS5 peer skipped: sqlite3 is not installed (apt-get install sqlite3)"
         ),
+    }
+    match ripgrep(&mut conversations) {
+        Some(peer) => {
+            println!("\nripgrep (content words, lines ranked by distinct words matched):");
+            for (id, name) in CATEGORIES {
+                if let Some(s) = peer.by_category.get(&id) {
+                    row(name, s);
+                }
+            }
+            row("all", &peer.overall);
+            println!(
+                "mean characters per result (top 5): {:.0}",
+                peer.chars_per_result
+            );
+            println!(
+                "ratio hearth/ripgrep: frac@5 {:.2}x, frac@20 {:.2}x",
+                run.overall.frac[1] / peer.overall.frac[1],
+                run.overall.frac[3] / peer.overall.frac[3]
+            );
+        }
+        None => println!("\nripgrep peer skipped: rg is not installed (apt-get install ripgrep)"),
     }
 }

@@ -30,7 +30,8 @@ fn main() {
         return;
     };
     let (turns, questions) = corpus(&data);
-    ensure_ripgrep();
+    common::ensure_tool("rg", "ripgrep");
+    common::ensure_tool("sqlite3", "sqlite3");
 
     println!("== one conversation ({} turns) ==", turns[0].len());
     let small = tempfile::tempdir().unwrap();
@@ -291,16 +292,4 @@ fn words(question: &str) -> Vec<String> {
         .filter(|w| w.len() > 2)
         .map(str::to_lowercase)
         .collect()
-}
-
-fn ensure_ripgrep() {
-    if Command::new("rg").arg("--version").output().is_ok() {
-        return;
-    }
-    let _ = Command::new("apt-get")
-        .args(["install", "-y", "-qq", "ripgrep"])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
 }

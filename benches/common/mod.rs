@@ -47,3 +47,33 @@ pub fn locomo() -> Option<Vec<serde_json::Value>> {
     };
     Some(serde_json::from_slice(&bytes).expect("the LoCoMo file parses"))
 }
+
+/// Installs a peer's command-line tool with apt when it is missing (the
+/// benches compare against what a user would otherwise run). A peer that
+/// still cannot run is reported as skipped by its bench.
+#[allow(dead_code)] // not every bench has peers
+pub fn ensure_tool(command: &str, apt_package: &str) {
+    let present = |c: &str| {
+        std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok()
+    };
+    if present(command) {
+        return;
+    }
+    println!("installing {apt_package} for the side-by-side run…");
+    let quiet = || std::process::Stdio::null();
+    let install = vec!["install", "-y", "-qq", apt_package];
+    for args in [install.clone(), vec!["update", "-qq"], install] {
+        let _ = std::process::Command::new("apt-get")
+            .args(&args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(quiet())
+            .stderr(quiet())
+            .status();
+        if present(command) {
+            return;
+        }
+    }
+}

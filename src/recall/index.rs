@@ -459,8 +459,10 @@ impl RecallIndex {
             .collect())
     }
 
-    /// The `limit` best blocks for `query` by BM25 (body, and the heading
-    /// at half weight). Any text is a query: syntax errors are ignored.
+    /// The `limit` best blocks for `query` by BM25 over the block, its
+    /// heading and its neighbours, weighted by [`Weights`]. Any text is a
+    /// query: it is reduced to terms like the blocks are, so no word of it
+    /// is query syntax.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
         let f = self.fields;
         let mut parser =
