@@ -52,7 +52,25 @@ impl IndexLock {
             .write(true)
             .open(&path)
             .map_err(err)?;
-        file.lock().map_err(err)?;
+        // Updates take milliseconds; a full build of a large memory takes
+        // seconds, and then the wait is said, not silent.
+        let quietly_until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock)
+                    if std::time::Instant::now() < quietly_until =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    tracing::info!("another hearth process is updating the recall index; waiting");
+                    file.lock().map_err(err)?;
+                    break;
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(err(e)),
+            }
+        }
         Ok(IndexLock { _file: file })
     }
 }
