@@ -7,6 +7,7 @@ pub mod index;
 mod manifest;
 pub mod rerank;
 mod units;
+mod update;
 
 use crate::home::Home;
 use index::{IndexError, RecallIndex};
