@@ -402,7 +402,12 @@ impl Supervisor<'_> {
                 done.removed
             ),
             Ok(_) => {}
-            Err(e) => tracing::warn!("recall index not updated: {e}"),
+            Err(e) => {
+                tracing::warn!("recall index not updated: {e}");
+                // The paths taken are not lost: the next update looks at
+                // everything.
+                self.wake.rescan_memory_later();
+            }
         }
     }
 

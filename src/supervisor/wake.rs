@@ -192,6 +192,15 @@ impl Wakeups {
             .unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut *changes)
     }
+
+    /// The changes taken could not be applied: the next look is a full one.
+    pub fn rescan_memory_later(&self) {
+        let mut changes = self
+            .memory_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        changes.rescan = true;
+    }
 }
 
 impl Drop for Wakeups {
