@@ -377,6 +377,29 @@ fn main() {
         "{:<12} {:>5}  {:>24}  {:>24}  {:>24}",
         "category", "n", "frac@1/5/10/20", "all@1/5/10/20", "any@1/5/10/20"
     );
+    print_table(&run);
+    println!(
+        "files written and indexed in {build:.2} s; warm query p50 {:.3} ms, p95 {:.3} ms",
+        run.p50_ms, run.p95_ms
+    );
+    print_peer(
+        &run,
+        "SQLite FTS5 (porter, bm25) over the same blocks",
+        "FTS5",
+        fts5(&mut conversations),
+        "sqlite3 is not installed (apt-get install sqlite3)",
+    );
+    print_peer(
+        &run,
+        "ripgrep (content words, lines ranked by distinct words matched)",
+        "ripgrep",
+        ripgrep(&mut conversations),
+        "rg is not installed (apt-get install ripgrep)",
+    );
+}
+
+/// The per-category rows and the mean characters per result of one run.
+fn print_table(run: &Run) {
     let row = |name: &str, s: &Score| {
         let fmt = |v: &[f64; 4]| {
             v.iter()
@@ -403,52 +426,19 @@ fn main() {
         "mean characters per result (top 5): {:.0}",
         run.chars_per_result
     );
+}
+
+/// A peer's table and hearth's ratios over it, or why it was skipped.
+fn print_peer(hearth: &Run, title: &str, short: &str, peer: Option<Run>, missing: &str) {
+    let Some(peer) = peer else {
+        println!("\n{short} peer skipped: {missing}");
+        return;
+    };
+    println!("\n{title}:");
+    print_table(&peer);
     println!(
-        "files written and indexed in {build:.2} s; warm query p50 {:.3} ms, p95 {:.3} ms",
-        run.p50_ms, run.p95_ms
+        "ratio hearth/{short}: frac@5 {:.2}x, frac@20 {:.2}x",
+        hearth.overall.frac[1] / peer.overall.frac[1],
+        hearth.overall.frac[3] / peer.overall.frac[3]
     );
-    match fts5(&mut conversations) {
-        Some(peer) => {
-            println!("\nSQLite FTS5 (porter, bm25) over the same blocks:");
-            for (id, name) in CATEGORIES {
-                if let Some(s) = peer.by_category.get(&id) {
-                    row(name, s);
-                }
-            }
-            row("all", &peer.overall);
-            println!(
-                "mean characters per result (top 5): {:.0}",
-                peer.chars_per_result
-            );
-            println!(
-                "ratio hearth/FTS5: frac@5 {:.2}x, frac@20 {:.2}x",
-                run.overall.frac[1] / peer.overall.frac[1],
-                run.overall.frac[3] / peer.overall.frac[3]
-            );
-        }
-        None => println!(
-            "\nSQLite FTS5 peer skipped: sqlite3 is not installed (apt-get install sqlite3)"
-        ),
-    }
-    match ripgrep(&mut conversations) {
-        Some(peer) => {
-            println!("\nripgrep (content words, lines ranked by distinct words matched):");
-            for (id, name) in CATEGORIES {
-                if let Some(s) = peer.by_category.get(&id) {
-                    row(name, s);
-                }
-            }
-            row("all", &peer.overall);
-            println!(
-                "mean characters per result (top 5): {:.0}",
-                peer.chars_per_result
-            );
-            println!(
-                "ratio hearth/ripgrep: frac@5 {:.2}x, frac@20 {:.2}x",
-                run.overall.frac[1] / peer.overall.frac[1],
-                run.overall.frac[3] / peer.overall.frac[3]
-            );
-        }
-        None => println!("\nripgrep peer skipped: rg is not installed (apt-get install ripgrep)"),
-    }
 }
