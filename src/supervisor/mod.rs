@@ -17,9 +17,9 @@ pub mod runtime;
 mod safety;
 pub mod status;
 pub mod systemd;
+mod waiting;
 pub mod wake;
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,8 +29,8 @@ use crate::config::{Config, ConfigError};
 use crate::healer::{self, state::HealerState, Verdict};
 use crate::home::lock::{CommitLock, LockError, RunLock};
 use crate::home::Home;
+use crate::mailbox::flares;
 use crate::mailbox::outbox::{self, Letter};
-use crate::mailbox::{flares, inbox};
 use crate::repo::{clean_stale_locks, Repo, RepoError};
 use crate::tick::class::Class;
 use crate::tick::ledger::{self, Ledger, TickRecord};
@@ -40,13 +40,6 @@ use record::record_for;
 use runtime::{Phase, SupervisorState, TickInProgress};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
-
-/// Quiet time after memory events before re-indexing, so an editor's burst
-/// of writes is indexed once, and well within the 1 s freshness promise.
-const MEMORY_SETTLE: Duration = Duration::from_millis(100);
-/// Quiet time after an inbox event before ticking, so a message still being
-/// copied in is read whole.
-const INBOX_SETTLE: Duration = Duration::from_millis(150);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SupervisorError {
@@ -267,147 +260,6 @@ impl Supervisor<'_> {
                 return Ok(RunOutcome::TicksDone);
             }
             next_due = self.next_due(&record, sleep_until);
-        }
-    }
-
-    /// `--ticks` runs start at once; otherwise the schedule carries over
-    /// from the last recorded tick, so a restart does not tick early.
-    fn first_due(&self) -> DateTime<Utc> {
-        let now = (self.options.now)();
-        if self.options.ticks.is_some() {
-            return now;
-        }
-        match &self.last_tick {
-            Some(last) => (last.end + self.interval()).min(now + self.interval()),
-            None => now,
-        }
-    }
-
-    fn interval(&self) -> chrono::Duration {
-        let interval = self
-            .options
-            .interval
-            .or_else(|| {
-                // `--ticks N` without `--interval` runs back to back.
-                self.options.ticks.map(|_| Duration::ZERO)
-            })
-            .unwrap_or(Duration::from_secs(self.config.tick.interval_s));
-        chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::MAX)
-    }
-
-    fn next_due(&self, record: &TickRecord, sleep_until: Option<DateTime<Utc>>) -> DateTime<Utc> {
-        if let Some(ms) = record.backoff_ms {
-            // A provider outage: try again after the backoff, not before,
-            // whatever waits in the inbox.
-            return record.end + chrono::Duration::milliseconds(ms as i64);
-        }
-        let now = (self.options.now)();
-        let pending = inbox::pending(self.home)
-            .map(|p| !p.is_empty())
-            .unwrap_or(false);
-        if pending {
-            // Arrived while the tick ran, after it read the inbox.
-            return now;
-        }
-        let due = record.end + self.interval();
-        sleep_until.map_or(due, |s| s.max(due))
-    }
-
-    /// Sleeps until `due`, an inbox message, or a stop signal (returned).
-    fn wait_until(&mut self, due: DateTime<Utc>) -> Option<i32> {
-        self.set_phase(Phase::Waiting, None, Some(due));
-        if self.wake.take_memory_pending() {
-            self.update_recall_index();
-        }
-        loop {
-            if let Some(n) = &self.options.notifier {
-                n.keep_alive();
-            }
-            let now = (self.options.now)();
-            if now >= due {
-                return None;
-            }
-            let mut timeout = (due - now).to_std().unwrap_or(Duration::ZERO);
-            if let Some(every) = self
-                .options
-                .notifier
-                .as_ref()
-                .and_then(Notifier::wake_every)
-            {
-                timeout = timeout.min(every);
-            }
-            match self.wake.next(timeout) {
-                Some(Wake::Stop(signal)) => return Some(signal),
-                Some(Wake::Memory) => {
-                    // Let a burst of saves settle, then bring the index up
-                    // to date (it compares stamps: cheap when little moved).
-                    std::thread::sleep(MEMORY_SETTLE);
-                    // The burst may hide a stop request or a message: they
-                    // are not dropped with it.
-                    if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
-                        return Some(signal);
-                    }
-                    self.wake.take_memory_pending();
-                    self.update_recall_index();
-                    if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
-                        tracing::info!("inbox message arrived; ticking now");
-                        return None;
-                    }
-                }
-                Some(Wake::Inbox) => {
-                    std::thread::sleep(INBOX_SETTLE);
-                    if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
-                        return Some(signal);
-                    }
-                    // Late events from the last tick moving messages out
-                    // are not arrivals.
-                    if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
-                        tracing::info!("inbox message arrived; ticking now");
-                        return None;
-                    }
-                }
-                None => {}
-            }
-        }
-    }
-
-    /// Brings the recall index up to date with what the memory watcher saw
-    /// (only those files, unless it could not say); a failure costs only
-    /// freshness (recall catches up itself), so it is logged.
-    fn update_recall_index(&self) {
-        let changes = self.wake.take_memory_changes();
-        let rels: Option<BTreeSet<String>> = (!changes.rescan)
-            .then(|| {
-                changes
-                    .paths
-                    .iter()
-                    .map(|p| {
-                        p.strip_prefix(self.home.root())
-                            .ok()
-                            .map(|_| self.home.relative(p))
-                    })
-                    .collect()
-            })
-            .flatten();
-        let updated =
-            crate::recall::index::RecallIndex::open(self.home).and_then(|mut index| match &rels {
-                Some(rels) if rels.is_empty() => Ok(Default::default()),
-                Some(rels) => index.reconcile_paths(self.home, rels),
-                None => index.reconcile(self.home),
-            });
-        match updated {
-            Ok(done) if done.indexed + done.removed > 0 => tracing::debug!(
-                "recall index: {} file(s) indexed, {} removed",
-                done.indexed,
-                done.removed
-            ),
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!("recall index not updated: {e}");
-                // The paths taken are not lost: the next update looks at
-                // everything.
-                self.wake.rescan_memory_later();
-            }
         }
     }
 

@@ -1,0 +1,161 @@
+//! Between ticks: when the next tick is due, and the wait for it — woken
+//! early by an inbox message or a stop signal, and keeping the recall index
+//! up to date with what the memory watcher sees meanwhile.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::systemd::Notifier;
+use super::wake::Wake;
+use super::{runtime::Phase, Supervisor};
+use crate::mailbox::inbox;
+use crate::tick::ledger::TickRecord;
+
+/// Quiet time after memory events before re-indexing, so an editor's burst
+/// of writes is indexed once, and well within the 1 s freshness promise.
+const MEMORY_SETTLE: Duration = Duration::from_millis(100);
+/// Quiet time after an inbox event before ticking, so a message still being
+/// copied in is read whole.
+const INBOX_SETTLE: Duration = Duration::from_millis(150);
+
+impl Supervisor<'_> {
+    /// `--ticks` runs start at once; otherwise the schedule carries over
+    /// from the last recorded tick, so a restart does not tick early.
+    pub(super) fn first_due(&self) -> DateTime<Utc> {
+        let now = (self.options.now)();
+        if self.options.ticks.is_some() {
+            return now;
+        }
+        match &self.last_tick {
+            Some(last) => (last.end + self.interval()).min(now + self.interval()),
+            None => now,
+        }
+    }
+
+    pub(super) fn interval(&self) -> chrono::Duration {
+        let interval = self
+            .options
+            .interval
+            .or_else(|| {
+                // `--ticks N` without `--interval` runs back to back.
+                self.options.ticks.map(|_| Duration::ZERO)
+            })
+            .unwrap_or(Duration::from_secs(self.config.tick.interval_s));
+        chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::MAX)
+    }
+
+    pub(super) fn next_due(
+        &self,
+        record: &TickRecord,
+        sleep_until: Option<DateTime<Utc>>,
+    ) -> DateTime<Utc> {
+        if let Some(ms) = record.backoff_ms {
+            // A provider outage: try again after the backoff, not before,
+            // whatever waits in the inbox.
+            return record.end + chrono::Duration::milliseconds(ms as i64);
+        }
+        let now = (self.options.now)();
+        let pending = inbox::pending(self.home)
+            .map(|p| !p.is_empty())
+            .unwrap_or(false);
+        if pending {
+            // Arrived while the tick ran, after it read the inbox.
+            return now;
+        }
+        let due = record.end + self.interval();
+        sleep_until.map_or(due, |s| s.max(due))
+    }
+
+    /// Sleeps until `due`, an inbox message, or a stop signal (returned).
+    pub(super) fn wait_until(&mut self, due: DateTime<Utc>) -> Option<i32> {
+        self.set_phase(Phase::Waiting, None, Some(due));
+        if self.wake.take_memory_pending() {
+            self.update_recall_index();
+        }
+        loop {
+            if let Some(n) = &self.options.notifier {
+                n.keep_alive();
+            }
+            let now = (self.options.now)();
+            if now >= due {
+                return None;
+            }
+            let mut timeout = (due - now).to_std().unwrap_or(Duration::ZERO);
+            if let Some(every) = self
+                .options
+                .notifier
+                .as_ref()
+                .and_then(Notifier::wake_every)
+            {
+                timeout = timeout.min(every);
+            }
+            match self.wake.next(timeout) {
+                Some(Wake::Stop(signal)) => return Some(signal),
+                Some(first @ (Wake::Memory | Wake::Inbox)) => {
+                    // Let a burst of saves, or a message still being copied
+                    // in, settle; what arrived meanwhile (a stop request,
+                    // a message, memory changes) is not dropped with it.
+                    std::thread::sleep(match first {
+                        Wake::Inbox => INBOX_SETTLE,
+                        _ => MEMORY_SETTLE,
+                    });
+                    if let Some(Wake::Stop(signal)) = self.wake.drain_inbox() {
+                        return Some(signal);
+                    }
+                    if self.wake.take_memory_pending() || first == Wake::Memory {
+                        self.update_recall_index();
+                    }
+                    // Late events from the last tick moving messages out
+                    // are not arrivals: only a waiting message is.
+                    if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
+                        tracing::info!("inbox message arrived; ticking now");
+                        return None;
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Brings the recall index up to date with what the memory watcher saw
+    /// (only those files, unless it could not say); a failure costs only
+    /// freshness (recall catches up itself), so it is logged.
+    pub(super) fn update_recall_index(&self) {
+        let changes = self.wake.take_memory_changes();
+        let rels: Option<BTreeSet<String>> = (!changes.rescan)
+            .then(|| {
+                changes
+                    .paths
+                    .iter()
+                    .map(|p| {
+                        p.strip_prefix(self.home.root())
+                            .ok()
+                            .map(|_| self.home.relative(p))
+                    })
+                    .collect()
+            })
+            .flatten();
+        let updated =
+            crate::recall::index::RecallIndex::open(self.home).and_then(|mut index| match &rels {
+                Some(rels) if rels.is_empty() => Ok(Default::default()),
+                Some(rels) => index.reconcile_paths(self.home, rels),
+                None => index.reconcile(self.home),
+            });
+        match updated {
+            Ok(done) if done.indexed + done.removed > 0 => tracing::debug!(
+                "recall index: {} file(s) indexed, {} removed",
+                done.indexed,
+                done.removed
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("recall index not updated: {e}");
+                // The paths taken are not lost: the next update looks at
+                // everything.
+                self.wake.rescan_memory_later();
+            }
+        }
+    }
+}
