@@ -219,10 +219,10 @@ mod rerank {
         }
     }
 
-    fn recall_with_key(home: &TestHome, query: &str) -> (Value, Duration) {
-        let start = Instant::now();
+    /// Runs hearth with the model's key in the environment; it must succeed.
+    fn with_key(home: &TestHome, args: &[&str]) -> std::process::Output {
         let out = home
-            .cmd(&["recall", "--json", "-k", "3", query])
+            .cmd(args)
             .env("ANTHROPIC_API_KEY", "sk-test")
             .output()
             .unwrap();
@@ -231,6 +231,12 @@ mod rerank {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        out
+    }
+
+    fn recall_with_key(home: &TestHome, query: &str) -> (Value, Duration) {
+        let start = Instant::now();
+        let out = with_key(home, &["recall", "--json", "-k", "3", query]);
         (
             serde_json::from_slice(&out.stdout).unwrap(),
             start.elapsed(),
@@ -275,11 +281,7 @@ mod rerank {
         let (found, _) = recall_with_key(&home, "heron");
         assert_eq!(found["order"], "reranked");
         assert!(found["results"].as_array().unwrap().is_empty());
-        let text = home
-            .cmd(&["recall", "heron"])
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .output()
-            .unwrap();
+        let text = with_key(&home, &["recall", "heron"]);
         assert!(String::from_utf8_lossy(&text.stdout).contains("nothing relevant"));
     }
 
@@ -333,16 +335,7 @@ mod rerank {
         ]);
         let home = home(&server);
         home.ok(&["say", "what do herons eat?"]);
-        let out = home
-            .cmd(&["run", "--ticks", "1"])
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        with_key(&home, &["run", "--ticks", "1"]);
         assert_eq!(home.ticks()[0]["class"], "ok");
         let requests = server.received();
         assert_eq!(requests.len(), 2);
