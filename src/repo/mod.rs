@@ -6,14 +6,17 @@
 //! commit it reported intact.
 
 mod locks;
+mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use chrono::{DateTime, Utc};
-use git2::{ErrorCode, IndexAddOption, Oid, Repository, StatusOptions};
+use git2::{ErrorCode, Oid, Repository};
 
 pub use locks::clean_stale_locks;
+use worktree::{Mode, RootIgnore, Scanner};
+pub use worktree::{RepoPath, Scan};
 
 use crate::config::GitConfig;
 
@@ -91,6 +94,17 @@ pub struct Provenance {
     pub tick: Option<u64>,
 }
 
+/// What [`Repo::commit_scoped`] did.
+#[derive(Debug, Default)]
+pub struct Committed {
+    /// The new commit, or `None` when nothing changed.
+    pub commit: Option<String>,
+    /// The paths that changed.
+    pub paths: Vec<RepoPath>,
+    /// What could not be committed, by name (logged by the caller).
+    pub problems: Vec<String>,
+}
+
 /// An open home repository.
 pub struct Repo {
     git: Repository,
@@ -166,31 +180,41 @@ impl Repo {
         })
     }
 
-    /// Paths (relative, `/`-separated) that differ from HEAD: modified,
-    /// added, deleted or untracked, ignoring what `.gitignore` ignores.
-    pub fn dirty_paths(&self) -> Result<Vec<String>, RepoError> {
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .exclude_submodules(true);
-        let statuses = self
-            .git
-            .statuses(Some(&mut opts))
-            .map_err(|e| self.error(e))?;
-        let mut paths: Vec<String> = statuses
-            .iter()
-            .filter(|s| !s.status().is_ignored() && s.status() != git2::Status::CURRENT)
-            .filter_map(|s| s.path().map(str::to_string))
-            .collect();
-        paths.sort();
-        paths.dedup();
-        Ok(paths)
+    /// What changed in the whole home since the last commit (added,
+    /// modified, deleted; never `.git/` or `.hearth/`, nor what the home's own
+    /// `.gitignore` ignores), and what could not be looked at, by name.
+    pub fn changes(&self) -> Result<Scan, RepoError> {
+        let mut problems = Vec::new();
+        let (stamp, mut index) = self.open_index(&mut problems)?;
+        let (ignore, ignore_problems) = RootIgnore::load(&self.root);
+        problems.extend(ignore_problems);
+        let mut scan = Scanner {
+            git: &self.git,
+            root: &self.root,
+            index: &mut index,
+            stamp,
+            ignore: &ignore,
+            mode: Mode::Look,
+        }
+        .scan(&worktree::scope_of(&["."]))
+        .map_err(|e| self.error(e))?;
+        scan.problems.splice(0..0, problems);
+        Ok(scan)
     }
 
-    /// Stages `pathspecs` (`.` for everything; deletions included) and
-    /// commits them as `who`. Returns `None` when nothing changed. Callers
-    /// hold the home's commit lock.
+    /// The paths of [`Repo::changes`], as text (escaped where not UTF-8).
+    pub fn dirty_paths(&self) -> Result<Vec<String>, RepoError> {
+        Ok(self
+            .changes()?
+            .changed
+            .iter()
+            .map(ToString::to_string)
+            .collect())
+    }
+
+    /// Stages `pathspecs` (literal paths, files or directories; `.` for the
+    /// whole home; deletions included) and commits them as `who`. Returns
+    /// `None` when nothing changed. Callers hold the home's commit lock.
     pub fn commit(
         &self,
         pathspecs: &[&str],
@@ -198,32 +222,104 @@ impl Repo {
         message: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<String>, RepoError> {
-        let specs: Vec<&str> = pathspecs.iter().copied().filter(|s| *s != ".").collect();
-        let mut index = self.git.index().map_err(|e| self.error(e))?;
-        index.read(true).map_err(|e| self.error(e))?;
-        index
-            .update_all(specs.iter(), None)
-            .map_err(|e| self.error(e))?;
-        index
-            .add_all(specs.iter(), IndexAddOption::DEFAULT, None)
-            .map_err(|e| self.error(e))?;
-        index.write().map_err(|e| self.error(e))?;
+        let outcome = self.commit_scoped(pathspecs, who, &|_| message.to_string(), now)?;
+        for problem in &outcome.problems {
+            tracing::warn!("{problem}");
+        }
+        Ok(outcome.commit)
+    }
+
+    /// [`Repo::commit`], with the message made from the paths that changed,
+    /// and what could not be committed returned by name.
+    pub fn commit_scoped(
+        &self,
+        pathspecs: &[&str],
+        who: &Identity,
+        message: &dyn Fn(&[RepoPath]) -> String,
+        now: DateTime<Utc>,
+    ) -> Result<Committed, RepoError> {
+        let mut problems = Vec::new();
+        let (stamp, mut index) = self.open_index(&mut problems)?;
+        let (ignore, ignore_problems) = RootIgnore::load(&self.root);
+        problems.extend(ignore_problems);
+        let scan = Scanner {
+            git: &self.git,
+            root: &self.root,
+            index: &mut index,
+            stamp,
+            ignore: &ignore,
+            mode: Mode::Stage,
+        }
+        .scan(&worktree::scope_of(pathspecs))
+        .map_err(|e| self.error(e))?;
+        problems.extend(scan.problems);
+        retry_locked(|| index.write()).map_err(|e| self.error(e))?;
         let tree_id = index.write_tree().map_err(|e| self.error(e))?;
         let parent = self.head_commit()?;
-        if let Some(parent) = &parent {
-            if parent.tree_id() == tree_id {
-                return Ok(None);
-            }
+        let mut done = Committed {
+            commit: None,
+            paths: scan.changed,
+            problems,
+        };
+        if parent.as_ref().is_some_and(|p| p.tree_id() == tree_id) {
+            return Ok(done);
         }
         let tree = self.git.find_tree(tree_id).map_err(|e| self.error(e))?;
         let time = git2::Time::new(now.timestamp(), 0);
         let sig = git2::Signature::new(&who.name, &who.email, &time).map_err(|e| self.error(e))?;
         let parents: Vec<&git2::Commit> = parent.iter().collect();
-        let oid = self
+        let text = message(&done.paths);
+        let oid = retry_locked(|| {
+            self.git
+                .commit(Some("HEAD"), &sig, &sig, &text, &tree, &parents)
+        })
+        .map_err(|e| self.error(e))?;
+        done.commit = Some(oid.to_string());
+        Ok(done)
+    }
+
+    /// The index, read fresh, with the index file's mtime (for racy
+    /// entries). A corrupt index file is moved aside and the index rebuilt
+    /// from HEAD: it is only a cache of HEAD plus stat data, and the files
+    /// themselves are untouched, so nothing is lost.
+    fn open_index(
+        &self,
+        problems: &mut Vec<String>,
+    ) -> Result<(Option<std::time::SystemTime>, git2::Index), RepoError> {
+        let file = self.git.path().join("index");
+        let stamp = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+        let broken = match self.git.index() {
+            Ok(mut index) => match retry_locked(|| index.read(true)) {
+                Ok(()) => return Ok((stamp, index)),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        if broken.class() != git2::ErrorClass::Index || !file.exists() {
+            return Err(self.error(broken));
+        }
+        let aside = self
             .git
-            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
-            .map_err(|e| self.error(e))?;
-        Ok(Some(oid.to_string()))
+            .path()
+            .join(format!("index.corrupt-{}", chrono::Utc::now().timestamp()));
+        std::fs::rename(&file, &aside).map_err(|source| RepoError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        problems.push(format!(
+            "{} was corrupt ({}); moved it aside to {} and rebuilt the index from the last \
+             commit (no file in the home was touched)",
+            file.display(),
+            broken.message(),
+            aside.display()
+        ));
+        let mut index = self.git.index().map_err(|e| self.error(e))?;
+        index.read(true).map_err(|e| self.error(e))?;
+        if let Some(head) = self.head_commit()? {
+            let tree = head.tree().map_err(|e| self.error(e))?;
+            index.read_tree(&tree).map_err(|e| self.error(e))?;
+        }
+        Ok((None, index))
     }
 
     /// Points `refs/hearth/good` at `commit`.
@@ -382,6 +478,24 @@ impl Repo {
     }
 }
 
+/// Runs `op` again while another git process holds a lock it needs
+/// (`index.lock`, a ref lock), for up to [`LOCK_WAIT`]: an operator's
+/// `git` command is waited for, not failed on.
+fn retry_locked<T>(mut op: impl FnMut() -> Result<T, git2::Error>) -> Result<T, git2::Error> {
+    let started = std::time::Instant::now();
+    loop {
+        match op() {
+            Err(e) if e.code() == ErrorCode::Locked && started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long a commit waits for another git process's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn git_error(root: &Path, e: git2::Error) -> RepoError {
     if e.code() == ErrorCode::Locked {
         RepoError::Locked {
@@ -476,3 +590,6 @@ mod tests {
         assert!(err.hint().unwrap().contains(".git/HEAD"));
     }
 }
+
+#[cfg(test)]
+mod tests_worktree;

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::config::Config;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
-use crate::repo::{Identity, Repo};
+use crate::repo::{Committed, Identity, Repo, RepoPath};
 use crate::tick::ledger::TickRecord;
 
 use super::SupervisorError;
@@ -17,22 +17,35 @@ use super::SupervisorError;
 const TICK_PATHS: [&str; 3] = ["state", "inbox", "outbox"];
 
 /// Commits whatever changed outside hearth's own writes, as the operator.
+/// What could not be committed (a FIFO, a directory nested too deep) is
+/// returned by name for the caller to report; it never stops the commit.
 pub fn commit_hand_edits(
     home: &Home,
     repo: &Repo,
     config: &Config,
     now: DateTime<Utc>,
-) -> Result<Option<String>, SupervisorError> {
+) -> Result<Committed, SupervisorError> {
     let _lock = CommitLock::acquire(home)?;
-    let paths: Vec<String> = repo
-        .dirty_paths()?
-        .into_iter()
-        .filter(|p| !p.starts_with(".hearth/"))
-        .collect();
-    if paths.is_empty() {
-        return Ok(None);
+    let done = repo.commit_scoped(
+        &["."],
+        &Identity::operator(&config.git),
+        &hand_edit_message,
+        now,
+    )?;
+    if let Some(id) = &done.commit {
+        tracing::info!(
+            "committed hand edits as {}: {}",
+            config.git.operator_name,
+            short(id)
+        );
     }
-    let message = match paths.as_slice() {
+    Ok(done)
+}
+
+/// `edit: memory/x.md (by hand)`, or the list when several files changed.
+fn hand_edit_message(paths: &[RepoPath]) -> String {
+    match paths {
+        [] => "edit: changes staged by hand".into(),
         [one] => format!("edit: {one} (by hand)"),
         many => {
             let list: Vec<String> = many.iter().map(|p| format!("- {p}")).collect();
@@ -42,17 +55,7 @@ pub fn commit_hand_edits(
                 list.join("\n")
             )
         }
-    };
-    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let id = repo.commit(&specs, &Identity::operator(&config.git), &message, now)?;
-    if let Some(id) = &id {
-        tracing::info!(
-            "committed hand edits as {}: {}",
-            config.git.operator_name,
-            short(id)
-        );
     }
-    Ok(id)
 }
 
 /// Commits tick `record` (its state, inbox, outbox and the memory files

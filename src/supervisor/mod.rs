@@ -138,6 +138,9 @@ struct Supervisor<'a> {
     /// The newest line of `state/ticks.jsonl`: read once at start-up, then
     /// kept as ticks finish, so the ledger is not re-read every tick.
     last_tick: Option<TickRecord>,
+    /// Problems with the working tree already logged (said once, not every
+    /// tick; `hearth status` lists them while they last).
+    reported: std::collections::HashSet<String>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -179,6 +182,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         healer,
         announced: flares::names(home).into_iter().collect(),
         last_tick: last_recorded_tick(home),
+        reported: Default::default(),
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
@@ -230,7 +234,7 @@ impl Supervisor<'_> {
             }
             // Hand edits first (hearth.toml among them), so a config flare
             // written next lands in the tick's commit, not the operator's.
-            commit::commit_hand_edits(self.home, &self.repo, &self.config, (self.options.now)())?;
+            self.commit_hand_edits();
             self.reload_config();
             let TickEnd {
                 record,
@@ -260,6 +264,23 @@ impl Supervisor<'_> {
                 return Ok(RunOutcome::TicksDone);
             }
             next_due = self.next_due(&record, sleep_until);
+        }
+    }
+
+    /// Commits the operator's edits. Never fatal: a file that changes under
+    /// the commit is committed as read and looked at again next time, and
+    /// a commit that fails (say, the disk is full) is tried again before
+    /// the next tick; the supervisor must outlive both.
+    fn commit_hand_edits(&mut self) {
+        match commit::commit_hand_edits(self.home, &self.repo, &self.config, (self.options.now)()) {
+            Ok(done) => {
+                for problem in done.problems {
+                    if self.reported.insert(problem.clone()) {
+                        tracing::warn!("{problem}");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("could not commit hand edits (will try again): {e}"),
         }
     }
 

@@ -1,0 +1,242 @@
+//! The working tree as hearth commits it, checked against git's own CLI:
+//! after a hearth commit `git status` must see a clean tree.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::Command;
+
+use chrono::{DateTime, Utc};
+
+use super::{Identity, Repo};
+
+fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_700_000_000, 0).unwrap()
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "core.quotepath=off"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn home() -> (tempfile::TempDir, Repo) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "/.hearth/\n*.swp\n").unwrap();
+    std::fs::write(dir.path().join("memory/a.md"), "a").unwrap();
+    repo.commit(&["."], &Identity::hearth(), "init", now())
+        .unwrap();
+    (dir, repo)
+}
+
+fn committed(root: &Path) -> Vec<String> {
+    git(root, &["ls-files"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_file_named_like_a_glob_is_that_file_only() {
+    let (dir, repo) = home();
+    std::fs::write(dir.path().join("memory/*.md"), "agent").unwrap();
+    std::fs::write(dir.path().join("memory/a.md"), "the operator's edit").unwrap();
+    repo.commit(&["memory/*.md"], &Identity::hearth(), "tick", now())
+        .unwrap()
+        .unwrap();
+    let shown = git(dir.path(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(
+        shown.trim(),
+        "memory/*.md",
+        "only the literal file is in the tick's commit"
+    );
+    assert_eq!(
+        repo.dirty_paths().unwrap(),
+        vec!["memory/a.md"],
+        "the hand edit waits for its own commit"
+    );
+}
+
+#[test]
+fn ignore_files_inside_the_home_do_not_hide_files_but_the_homes_own_does() {
+    let (dir, repo) = home();
+    std::fs::write(dir.path().join("memory/.gitignore"), "*\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("memory/deep")).unwrap();
+    std::fs::write(dir.path().join("memory/deep/.gitignore"), "*.md\n").unwrap();
+    std::fs::write(dir.path().join("memory/later.md"), "x").unwrap();
+    std::fs::write(dir.path().join("memory/deep/note.md"), "y").unwrap();
+    std::fs::write(dir.path().join("memory/.later.md.swp"), "vim").unwrap();
+    assert!(repo
+        .dirty_paths()
+        .unwrap()
+        .contains(&"memory/later.md".to_string()));
+    repo.commit(
+        &["."],
+        &Identity::operator(&Default::default()),
+        "edit",
+        now(),
+    )
+    .unwrap()
+    .unwrap();
+    let files = committed(dir.path());
+    for f in [
+        "memory/.gitignore",
+        "memory/later.md",
+        "memory/deep/note.md",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f} committed: {files:?}");
+    }
+    assert!(
+        !files.iter().any(|f| f.ends_with(".swp")),
+        "the home's .gitignore still holds"
+    );
+}
+
+#[test]
+fn odd_names_are_committed_as_their_bytes() {
+    let (dir, repo) = home();
+    let latin1 = std::ffi::OsStr::from_bytes(b"memory/caf\xe9.md");
+    std::fs::write(dir.path().join(latin1), "latin-1 name").unwrap();
+    std::fs::write(dir.path().join("memory/two\nlines.md"), "newline").unwrap();
+    let dirty = repo.dirty_paths().unwrap();
+    assert!(
+        dirty.contains(&"memory/caf\\xe9.md".to_string()),
+        "{dirty:?}"
+    );
+    assert!(
+        dirty.contains(&"memory/two\\nlines.md".to_string()),
+        "{dirty:?}"
+    );
+    repo.commit(&["."], &Identity::hearth(), "edit", now())
+        .unwrap()
+        .unwrap();
+    let listed = git(dir.path(), &["ls-files", "-z"]);
+    assert_eq!(
+        listed.split('\0').filter(|s| !s.is_empty()).count(),
+        4,
+        "{listed:?}"
+    );
+    assert!(git(dir.path(), &["status", "--porcelain"]).is_empty());
+}
+
+#[test]
+fn a_directory_nested_too_deep_is_named_and_skipped() {
+    let (dir, repo) = home();
+    let mut deep = dir.path().join("memory");
+    for i in 0..99 {
+        deep.push(format!("d{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("bottom.md"), "far down").unwrap();
+    std::fs::write(dir.path().join("memory/b.md"), "b").unwrap();
+    let done = repo
+        .commit_scoped(&["."], &Identity::hearth(), &|_| "edit".into(), now())
+        .unwrap();
+    assert!(done.commit.is_some(), "the rest is committed");
+    assert_eq!(done.problems.len(), 1, "{:?}", done.problems);
+    assert!(
+        done.problems[0].contains("memory/d0/d1/"),
+        "names the directory: {}",
+        done.problems[0]
+    );
+    assert!(done.problems[0].contains("nested"), "{}", done.problems[0]);
+    assert!(committed(dir.path()).contains(&"memory/b.md".to_string()));
+}
+
+#[test]
+fn a_fifo_is_named_and_never_read() {
+    let (dir, repo) = home();
+    let fifo = dir.path().join("memory/pipe.md");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    std::fs::write(dir.path().join("memory/b.md"), "b").unwrap();
+    let done = repo
+        .commit_scoped(&["."], &Identity::hearth(), &|_| "edit".into(), now())
+        .unwrap();
+    assert!(done.commit.is_some());
+    assert!(
+        done.problems
+            .iter()
+            .any(|p| p.contains("pipe.md") && p.contains("FIFO")),
+        "{:?}",
+        done.problems
+    );
+}
+
+#[test]
+fn a_corrupt_index_is_moved_aside_and_rebuilt_from_head() {
+    let (dir, repo) = home();
+    std::fs::write(
+        dir.path().join(".git/index"),
+        b"DIRC garbage that is not an index",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("memory/b.md"), "b").unwrap();
+    let done = repo
+        .commit_scoped(&["."], &Identity::hearth(), &|_| "edit".into(), now())
+        .unwrap();
+    assert!(
+        done.problems
+            .iter()
+            .any(|p| p.contains(".git/index") && p.contains("moved it aside")),
+        "{:?}",
+        done.problems
+    );
+    assert_eq!(
+        done.paths.len(),
+        1,
+        "only the new file, not the whole tree: {:?}",
+        done.paths
+    );
+    assert!(git(dir.path(), &["status", "--porcelain"]).is_empty());
+    let aside = std::fs::read_dir(dir.path().join(".git"))
+        .unwrap()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("index.corrupt-")
+        });
+    assert!(aside, "the broken index is kept for a look");
+}
+
+#[test]
+fn git_sees_a_clean_tree_after_commits_and_deletions() {
+    let (dir, repo) = home();
+    std::fs::write(dir.path().join("memory/b.md"), "b").unwrap();
+    std::os::unix::fs::symlink("b.md", dir.path().join("memory/link.md")).unwrap();
+    repo.commit(&["memory"], &Identity::hearth(), "one", now())
+        .unwrap()
+        .unwrap();
+    assert!(git(dir.path(), &["status", "--porcelain"]).is_empty());
+    std::fs::remove_file(dir.path().join("memory/a.md")).unwrap();
+    std::fs::write(dir.path().join("memory/b.md"), "b, longer now").unwrap();
+    assert_eq!(
+        repo.dirty_paths().unwrap(),
+        vec!["memory/a.md", "memory/b.md"]
+    );
+    repo.commit(&["memory"], &Identity::hearth(), "two", now())
+        .unwrap()
+        .unwrap();
+    assert!(git(dir.path(), &["status", "--porcelain"]).is_empty());
+    assert!(repo.dirty_paths().unwrap().is_empty());
+    assert_eq!(
+        git(dir.path(), &["cat-file", "-p", "HEAD:memory/link.md"]),
+        "b.md"
+    );
+    git(dir.path(), &["fsck", "--strict"]);
+}

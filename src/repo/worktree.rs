@@ -1,0 +1,444 @@
+//! The working tree as hearth sees it: which files changed since the index,
+//! and staging them. hearth does this itself instead of libgit2's status and
+//! `add_all`, because the home is edited by hand while hearth commits:
+//!
+//! - **Files change under the commit.** libgit2 failed the whole commit
+//!   ("file changed before we could read it") and could die of SIGBUS on a
+//!   file truncated while mapped. Here a file is read with plain `read(2)`,
+//!   its stat taken before and after: a file that keeps changing is staged as
+//!   read and its index entry *smudged* (size 0), so the next scan looks at
+//!   it again. Nothing fails.
+//! - **Paths are paths.** A file named `memory/*.md` is that file, never a
+//!   pattern matching the operator's files.
+//! - **What is in the home is committed.** Only the home's own `.gitignore`
+//!   and `.git/info/exclude` (the operator's) are honoured; ignore files
+//!   deeper down (which the agent could write) are not. Names that are not
+//!   UTF-8 or hold a newline are committed as the bytes they are.
+//! - **A bad corner is skipped and named**, never fatal: a directory nested
+//!   too deep, a FIFO, a file that cannot be read.
+//!
+//! It also keeps libgit2 from reading the working tree on its own when the
+//! index is written: every racy entry (one as new as the index) is either
+//! verified here or smudged, and marked up to date.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::fs::Metadata;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+
+/// libgit2 refuses to walk deeper than 100 levels; hearth stops earlier and
+/// says where.
+pub const MAX_DEPTH: usize = 64;
+/// `GIT_INDEX_ENTRY_UPTODATE`: an in-memory flag telling libgit2 the entry
+/// was just checked, so writing the index does not diff it against the disk.
+const UPTODATE: u16 = 1 << 2;
+/// A file changed this recently may change again within the file system's
+/// timestamp granularity without its stat showing it: its entry is smudged.
+const RECENT: Duration = Duration::from_secs(2);
+/// Reads of a file that keeps changing before it is staged as read.
+const READ_ATTEMPTS: usize = 3;
+
+/// A path inside the home as git stores it: bytes, `/`-separated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RepoPath(pub Vec<u8>);
+
+impl RepoPath {
+    fn as_path(&self) -> &Path {
+        Path::new(OsStr::from_bytes(&self.0))
+    }
+
+    fn is_under(&self, prefix: &[u8]) -> bool {
+        prefix.is_empty()
+            || self.0 == prefix
+            || (self.0.starts_with(prefix) && self.0.get(prefix.len()) == Some(&b'/'))
+    }
+}
+
+impl std::fmt::Display for RepoPath {
+    /// UTF-8 as is; anything else escaped (`\n`, `\xff`), so a name can be
+    /// logged and put in a commit message on one line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for chunk in self.0.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_control() {
+                    write!(f, "{}", c.escape_default())?;
+                } else {
+                    write!(f, "{c}")?;
+                }
+            }
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one look at the working tree found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Files added, modified or deleted since the index.
+    pub changed: Vec<RepoPath>,
+    /// What was skipped and why, one sentence each naming the path.
+    pub problems: Vec<String>,
+}
+
+/// Whether a scan only looks, or also stages what it finds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Look,
+    Stage,
+}
+
+/// The operator's ignore rules: the home's `.gitignore` and
+/// `.git/info/exclude`, nothing deeper.
+pub struct RootIgnore(ignore::gitignore::Gitignore);
+
+impl RootIgnore {
+    pub fn load(root: &Path) -> (RootIgnore, Vec<String>) {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+        let mut problems = Vec::new();
+        for file in [root.join(".gitignore"), root.join(".git/info/exclude")] {
+            if file.is_file() {
+                if let Some(e) = builder.add(&file) {
+                    problems.push(format!("{}: {e}", file.display()));
+                }
+            }
+        }
+        let matcher = builder.build().unwrap_or_else(|e| {
+            problems.push(format!("{}: {e}", root.join(".gitignore").display()));
+            ignore::gitignore::Gitignore::empty()
+        });
+        (RootIgnore(matcher), problems)
+    }
+
+    fn ignores(&self, rel: &Path, is_dir: bool) -> bool {
+        self.0.matched(rel, is_dir).is_ignore()
+    }
+}
+
+/// One look at (and maybe staging of) the files under `scope` (literal
+/// paths relative to `root`; empty for the whole home).
+pub struct Scanner<'a> {
+    pub git: &'a Repository,
+    pub root: &'a Path,
+    pub index: &'a mut Index,
+    /// The index file's mtime when it was read: entries as new are racy.
+    pub stamp: Option<SystemTime>,
+    pub ignore: &'a RootIgnore,
+    pub mode: Mode,
+}
+
+impl Scanner<'_> {
+    pub fn scan(&mut self, scope: &[RepoPath]) -> Result<Scan, git2::Error> {
+        let mut scan = Scan::default();
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let mut skipped: Vec<Vec<u8>> = Vec::new();
+        for part in scope {
+            self.walk(part, &mut scan, &mut seen, &mut skipped)?;
+        }
+        // What the index holds under the scope and the disk no longer does.
+        let gone: Vec<RepoPath> = self
+            .index
+            .iter()
+            .map(|e| RepoPath(e.path))
+            .filter(|p| scope.iter().any(|s| p.is_under(&s.0)))
+            .filter(|p| !seen.contains(&p.0))
+            .filter(|p| !skipped.iter().any(|s| p.is_under(s)))
+            .collect();
+        for path in gone {
+            if self.mode == Mode::Stage {
+                self.index.remove_path(path.as_path())?;
+            }
+            scan.changed.push(path);
+        }
+        if self.mode == Mode::Stage {
+            self.settle_racy(&seen)?;
+        }
+        scan.changed.sort();
+        scan.changed.dedup();
+        Ok(scan)
+    }
+
+    fn walk(
+        &mut self,
+        part: &RepoPath,
+        scan: &mut Scan,
+        seen: &mut HashSet<Vec<u8>>,
+        skipped: &mut Vec<Vec<u8>>,
+    ) -> Result<(), git2::Error> {
+        let start = self.root.join(part.as_path());
+        let mut walker = walkdir::WalkDir::new(&start)
+            .follow_links(false)
+            .into_iter();
+        while let Some(next) = walker.next() {
+            let entry = match next {
+                Ok(entry) => entry,
+                Err(e) => {
+                    // Gone meanwhile: a deletion. Anything else: left as
+                    // it is in the index, and named.
+                    if e.io_error().map(|io| io.kind()) == Some(std::io::ErrorKind::NotFound) {
+                        continue;
+                    }
+                    if let Some(rel) = e.path().and_then(|p| self.relative(p)) {
+                        skipped.push(rel.0);
+                    }
+                    scan.problems
+                        .push(format!("{e}; not committed until it can be read"));
+                    continue;
+                }
+            };
+            let Some(rel) = self.relative(entry.path()) else {
+                continue;
+            };
+            let name = entry.file_name();
+            let file_type = entry.file_type();
+            let top = rel.0.split(|b| *b == b'/').next().unwrap_or(&[]);
+            if name == ".git" || top == b".hearth" {
+                if file_type.is_dir() {
+                    walker.skip_current_dir();
+                }
+                continue;
+            }
+            if rel.0.is_empty() {
+                continue; // the home itself
+            }
+            let depth = rel.0.iter().filter(|b| **b == b'/').count() + 1;
+            if file_type.is_dir() {
+                if depth >= MAX_DEPTH {
+                    scan.problems.push(format!(
+                        "{} is nested {depth} directories deep (more than {MAX_DEPTH}); hearth \
+                         skips it and commits nothing below it: move it nearer the top",
+                        self.root.join(rel.as_path()).display()
+                    ));
+                    skipped.push(rel.0.clone());
+                    walker.skip_current_dir();
+                } else if self.ignore.ignores(rel.as_path(), true) && !self.tracks_under(&rel) {
+                    walker.skip_current_dir();
+                }
+                continue;
+            }
+            if self.ignore.ignores(rel.as_path(), false)
+                && self.index.get_path(rel.as_path(), 0).is_none()
+            {
+                continue;
+            }
+            if !file_type.is_file() && !file_type.is_symlink() {
+                scan.problems.push(format!(
+                    "{} is not a regular file (a FIFO, socket or device); not committed",
+                    entry.path().display()
+                ));
+                skipped.push(rel.0.clone());
+                continue;
+            }
+            match self.look_at(&rel, entry.path()) {
+                Ok(Some(changed)) => {
+                    seen.insert(rel.0.clone());
+                    if changed {
+                        scan.changed.push(rel);
+                    }
+                }
+                Ok(None) => {} // vanished: the index entry, if any, is a deletion
+                Err(Problem::Skip(why)) => {
+                    scan.problems.push(why);
+                    skipped.push(rel.0.clone());
+                }
+                Err(Problem::Git(e)) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `path` differs from its index entry (staging it if so, in
+    /// `Stage` mode). `None` when the file vanished meanwhile.
+    fn look_at(&mut self, rel: &RepoPath, path: &Path) -> Result<Option<bool>, Problem> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(None);
+        };
+        let entry = self.index.get_path(rel.as_path(), 0);
+        if let Some(entry) = &entry {
+            if stat_matches(entry, &meta) && !self.is_racy(entry) && entry.file_size != 0 {
+                return Ok(Some(false));
+            }
+        }
+        let Some((bytes, meta, stable)) = read_stable(path, meta).map_err(|e| {
+            Problem::Skip(format!(
+                "{} cannot be read ({e}); not committed until it can",
+                path.display()
+            ))
+        })?
+        else {
+            return Ok(None);
+        };
+        let mode = file_mode(&meta);
+        let id = Oid::hash_object(ObjectType::Blob, &bytes).map_err(Problem::Git)?;
+        let same = entry.as_ref().is_some_and(|e| e.id == id && e.mode == mode);
+        if self.mode == Mode::Stage {
+            if !same {
+                self.git.blob(&bytes).map_err(Problem::Git)?;
+            }
+            let smudge = !stable || is_recent(&meta);
+            let new = index_entry(rel, &meta, mode, id, smudge);
+            self.index.add(&new).map_err(Problem::Git)?;
+        }
+        Ok(Some(!same))
+    }
+
+    /// Racy entries not looked at in this scan are smudged so the next look
+    /// hashes them, and marked up to date so writing the index reads nothing.
+    fn settle_racy(&mut self, seen: &HashSet<Vec<u8>>) -> Result<(), git2::Error> {
+        let racy: Vec<IndexEntry> = self
+            .index
+            .iter()
+            .filter(|e| !seen.contains(&e.path) && self.is_racy(e))
+            .collect();
+        for mut entry in racy {
+            entry.file_size = 0;
+            entry.flags_extended |= UPTODATE;
+            self.index.add(&entry)?;
+        }
+        Ok(())
+    }
+
+    fn is_racy(&self, entry: &IndexEntry) -> bool {
+        let Some(stamp) = self.stamp else {
+            return false;
+        };
+        let mtime = SystemTime::UNIX_EPOCH
+            + Duration::new(
+                entry.mtime.seconds().max(0) as u64,
+                entry.mtime.nanoseconds(),
+            );
+        mtime >= stamp
+    }
+
+    fn tracks_under(&self, dir: &RepoPath) -> bool {
+        self.index.iter().any(|e| RepoPath(e.path).is_under(&dir.0))
+    }
+
+    fn relative(&self, path: &Path) -> Option<RepoPath> {
+        let rel = path.strip_prefix(self.root).ok()?;
+        Some(RepoPath(rel.as_os_str().as_bytes().to_vec()))
+    }
+}
+
+enum Problem {
+    Skip(String),
+    Git(git2::Error),
+}
+
+/// The file's bytes (a symlink's target), its stat, and whether the stat
+/// held still across the read. `None` when it vanished.
+fn read_stable(
+    path: &Path,
+    mut before: Metadata,
+) -> std::io::Result<Option<(Vec<u8>, Metadata, bool)>> {
+    for _ in 0..READ_ATTEMPTS {
+        let bytes = match read_once(path, &before) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let after = match std::fs::symlink_metadata(path) {
+            Ok(after) => after,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if same_stat(&before, &after) && (after.is_symlink() || bytes.len() as u64 == after.size())
+        {
+            return Ok(Some((bytes, after, true)));
+        }
+        before = after;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let bytes = read_once(path, &before)?;
+    Ok(Some((bytes, before, false)))
+}
+
+fn read_once(path: &Path, meta: &Metadata) -> std::io::Result<Vec<u8>> {
+    if meta.is_symlink() {
+        return Ok(std::fs::read_link(path)?.as_os_str().as_bytes().to_vec());
+    }
+    // O_NONBLOCK: a file swapped for a FIFO since the stat must not hang
+    // the supervisor; O_NOFOLLOW: nor may one swapped for a symlink.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is no longer a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(meta.size() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn same_stat(a: &Metadata, b: &Metadata) -> bool {
+    a.size() == b.size()
+        && a.mtime() == b.mtime()
+        && a.mtime_nsec() == b.mtime_nsec()
+        && a.ino() == b.ino()
+        && a.mode() == b.mode()
+}
+
+fn stat_matches(entry: &IndexEntry, meta: &Metadata) -> bool {
+    entry.mtime.seconds() as i64 == meta.mtime()
+        && entry.mtime.nanoseconds() as i64 == meta.mtime_nsec()
+        && entry.file_size == meta.size() as u32
+        && entry.ino == meta.ino() as u32
+        && entry.mode == file_mode(meta)
+}
+
+fn is_recent(meta: &Metadata) -> bool {
+    meta.modified()
+        .ok()
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .is_none_or(|age| age < RECENT)
+}
+
+fn file_mode(meta: &Metadata) -> u32 {
+    if meta.is_symlink() {
+        0o120000
+    } else if meta.mode() & 0o111 != 0 {
+        0o100755
+    } else {
+        0o100644
+    }
+}
+
+fn index_entry(rel: &RepoPath, meta: &Metadata, mode: u32, id: Oid, smudge: bool) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+        mtime: IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        mode,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        file_size: if smudge { 0 } else { meta.size() as u32 },
+        id,
+        flags: 0,
+        flags_extended: UPTODATE,
+        path: rel.0.clone(),
+    }
+}
+
+/// `scope` as repository paths: `.` or an empty string is the whole home.
+pub fn scope_of(pathspecs: &[&str]) -> Vec<RepoPath> {
+    if pathspecs
+        .iter()
+        .any(|p| p.trim_matches('/').is_empty() || *p == ".")
+    {
+        return vec![RepoPath(Vec::new())];
+    }
+    pathspecs
+        .iter()
+        .map(|p| RepoPath(p.trim_end_matches('/').as_bytes().to_vec()))
+        .collect()
+}
