@@ -54,6 +54,7 @@ pub struct Config {
     pub context: ContextConfig,
     pub brake: BrakeConfig,
     pub recall: RecallConfig,
+    pub tools: ToolsConfig,
     pub git: GitConfig,
     pub flares: FlaresConfig,
 }
@@ -269,6 +270,26 @@ impl Default for RecallConfig {
         RecallConfig {
             candidates: 20,
             results: 3,
+        }
+    }
+}
+
+/// Bounds on what the agent's tools may do in one go: a runaway model must
+/// not fill the disk or spin through thousands of calls in one turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolsConfig {
+    /// The largest file `write`, `append`, `edit` or `journal` may leave.
+    pub max_write_bytes: u64,
+    /// The most tool calls one model turn may make; the rest are refused.
+    pub max_calls_per_turn: usize,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            max_write_bytes: 1024 * 1024,
+            max_calls_per_turn: 32,
         }
     }
 }

@@ -66,6 +66,7 @@ pub fn observe(
     config: &HealerConfig,
     now: DateTime<Utc>,
 ) -> Verdict {
+    state.last_tick = Some(record.tick);
     if record.quiet.is_some() {
         state.quiet += 1;
     } else {

@@ -52,6 +52,11 @@ pub struct HealerState {
     /// Provider outages in a row (for the backoff).
     #[serde(default)]
     pub outages: u32,
+    /// The last tick counted in. A supervisor killed after recording a tick
+    /// but before clearing its marker must not count it twice (absent in
+    /// files written before this field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_tick: Option<u64>,
 }
 
 impl Default for HealerState {
@@ -65,6 +70,7 @@ impl Default for HealerState {
             panic: None,
             quiet: 0,
             outages: 0,
+            last_tick: None,
         }
     }
 }

@@ -454,6 +454,13 @@ impl Repo {
         Ok(None)
     }
 
+    /// The message of `commit`, if it exists.
+    pub fn message(&self, commit: &str) -> Option<String> {
+        let oid = Oid::from_str(commit).ok()?;
+        let commit = self.git.find_commit(oid).ok()?;
+        commit.message().map(str::to_string)
+    }
+
     /// The commit HEAD points at (full id), or None before the first commit.
     pub fn head(&self) -> Option<String> {
         self.head_commit()

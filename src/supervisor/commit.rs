@@ -83,6 +83,19 @@ pub fn commit_tick(
     Ok(id)
 }
 
+/// Points `refs/hearth/good` at HEAD when HEAD is tick `tick`'s commit.
+pub fn mark_good_if_head_is(repo: &Repo, tick: u64) -> Result<(), SupervisorError> {
+    if let Some(head) = repo.head() {
+        if repo
+            .message(&head)
+            .is_some_and(|m| m.starts_with(&format!("tick {tick}: exit 0 ")))
+        {
+            repo.set_good(&head)?;
+        }
+    }
+    Ok(())
+}
+
 /// `tick 42: exit 0 (ok)` and the trailers of DESIGN 3.
 fn tick_message(record: &TickRecord) -> String {
     let mut message = format!(

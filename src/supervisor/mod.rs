@@ -435,15 +435,23 @@ impl Supervisor<'_> {
         Ok(verdict)
     }
 
-    /// A previous supervisor died during a tick (`kill -9`, power loss):
-    /// record that tick as a crash and commit what it left, as its own
-    /// commit, before anything else touches the home.
+    /// A previous supervisor died during a tick (`kill -9`, power loss).
+    /// If it died before recording the tick, the tick is recorded as a
+    /// crash; if it had recorded it already (the ledger's last line is that
+    /// tick), what was left undone is finished instead: the tick's own
+    /// commit, the good ref, the healer's count. Either way before anything
+    /// else touches the home.
     fn recover_unfinished_tick(&mut self) -> Result<Verdict, SupervisorError> {
         let Some(marker) = runtime::unfinished_tick(self.home) else {
             return Ok(Verdict::Fine);
         };
-        let now = (self.options.now)();
         let previous = self.last_tick.clone();
+        if let (Some(m), Some(last)) = (&marker, &previous) {
+            if m.tick == last.tick {
+                return self.finish_recorded_tick(last);
+            }
+        }
+        let now = (self.options.now)();
         let last_number = previous.as_ref().map_or(0, |t| t.tick);
         let number = marker
             .as_ref()
@@ -469,6 +477,39 @@ impl Supervisor<'_> {
             "tick {number} was interrupted by the supervisor's death; recording it as a crash"
         );
         self.finish_tick(&record, report.as_ref())
+    }
+
+    /// The rest of [`Supervisor::finish_tick`] for a tick already in the
+    /// ledger: counted by the healer unless it was, committed as itself
+    /// unless it was, `refs/hearth/good` moved if it exited 0.
+    fn finish_recorded_tick(&mut self, record: &TickRecord) -> Result<Verdict, SupervisorError> {
+        let now = (self.options.now)();
+        tracing::warn!(
+            "tick {} was recorded but not committed before the supervisor stopped; committing it now",
+            record.tick
+        );
+        let report = TickReport::load(self.home).filter(|r| r.tick == record.tick);
+        let touched = report
+            .map(|r| r.effects.touched.clone())
+            .unwrap_or_default();
+        let counted = self.healer.last_tick.is_none_or(|t| t >= record.tick);
+        let verdict = if counted {
+            Verdict::Fine
+        } else {
+            let verdict = healer::observe(&mut self.healer, record, &self.config.healer, now);
+            if record.quiet.is_some() && self.healer.quiet == self.config.healer.quiet_streak {
+                self.quiet_flare(record)?;
+            }
+            self.healer.save(self.home)?;
+            verdict
+        };
+        let id = commit::commit_tick(self.home, &self.repo, record, &touched, now)?;
+        if id.is_none() && record.exit == 0 {
+            // Committed before the kill; the good ref may not have moved.
+            commit::mark_good_if_head_is(&self.repo, record.tick)?;
+        }
+        runtime::clear_tick(self.home);
+        Ok(verdict)
     }
 
     fn set_phase(&self, phase: Phase, tick: Option<u64>, next_due: Option<DateTime<Utc>>) {

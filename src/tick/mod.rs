@@ -245,6 +245,7 @@ pub fn run(
         now,
         max_sleep_h: config.tick.max_sleep_h,
         recall_results: config.recall.results,
+        max_write_bytes: config.tools.max_write_bytes,
         effects: Default::default(),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
@@ -352,14 +353,30 @@ fn tool_loop(
             });
         }
         rounds += 1;
+        let cap = config.tools.max_calls_per_turn;
+        if calls.len() > cap && !over_limit {
+            report.failures.push(Failure {
+                kind: FailureKind::MalformedCall,
+                detail: format!(
+                    "the model made {} tool calls in one turn; the first {cap} ran \
+                     ([tools] max_calls_per_turn = {cap})",
+                    calls.len()
+                ),
+                outage: false,
+            });
+        }
         let mut results = Vec::new();
-        for (id, name, input) in calls {
+        for (n, (id, name, input)) in calls.into_iter().enumerate() {
             // Every tool_use gets a tool_result, even unrun, or the next
             // request would be malformed for the provider.
             let outcome = if over_limit {
                 Err(None)
+            } else if n >= cap {
+                Err(Some(Err(format!(
+                    "not run: at most {cap} tool calls per turn ([tools] max_calls_per_turn)"
+                ))))
             } else {
-                tools::dispatch(tool_ctx, &name, &input).map_err(Some)
+                tools::dispatch(tool_ctx, &name, &input).map_err(|e| Some(Ok(e)))
             };
             let (content, is_error) = match outcome {
                 Ok(text) => (text, false),
@@ -367,7 +384,8 @@ fn tool_loop(
                     "not run: this tick's tool-round limit was reached".into(),
                     true,
                 ),
-                Err(Some(e)) => {
+                Err(Some(Err(why))) => (why, true),
+                Err(Some(Ok(e))) => {
                     tracing::warn!("tool call failed: {e}");
                     report.failures.push(Failure {
                         kind: failure_kind(&e),

@@ -189,6 +189,7 @@ fn write(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {
     if path.is_dir() {
         return Err(failed("write", format!("{} is a directory", a.path)));
     }
+    within_cap(ctx, "write", a.content.len())?;
     atomic::write(&path, a.content.as_bytes()).map_err(|e| failed("write", e))?;
     let rel = ctx.home.relative(&path);
     ctx.effects.touch(rel.clone());
@@ -200,6 +201,7 @@ fn append(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> 
     let rel = ctx.home.relative(&path);
     let mut text = existing(&path, &rel, "append")?;
     text.push_str(&a.content);
+    within_cap(ctx, "append", text.len())?;
     atomic::write(&path, text.as_bytes()).map_err(|e| failed("append", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("appended {} bytes to {rel}", a.content.len()))
@@ -233,6 +235,7 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
         }
     }
     let updated = text.replacen(&a.old_string, &a.new_string, 1);
+    within_cap(ctx, "edit", updated.len())?;
     atomic::write(&path, updated.as_bytes()).map_err(|e| failed("edit", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("edited {rel}"))
@@ -251,6 +254,7 @@ fn journal(ctx: &mut ToolContext<'_>, a: JournalArgs) -> Result<String, ToolErro
         ctx.tick,
         a.text.trim_end()
     ));
+    within_cap(ctx, "journal", text.len())?;
     atomic::write(&path, text.as_bytes()).map_err(|e| failed("journal", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("added to {rel}"))
@@ -321,6 +325,22 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
     Ok(out.trim_end().to_string())
 }
 
+/// Refuses a write that would leave a file larger than `[tools]
+/// max_write_bytes`, before anything is written.
+fn within_cap(ctx: &ToolContext<'_>, tool: &str, bytes: usize) -> Result<(), ToolError> {
+    if bytes as u64 > ctx.max_write_bytes {
+        return Err(ToolError::Refused {
+            tool: tool.into(),
+            message: format!(
+                "the file would be {bytes} bytes, over the limit of {} ([tools] \
+                 max_write_bytes); write less, or split it into several files",
+                ctx.max_write_bytes
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn existing(path: &std::path::Path, rel: &str, tool: &str) -> Result<String, ToolError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
@@ -357,8 +377,46 @@ mod tests {
             now: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
             max_sleep_h: 2,
             recall_results: 3,
+            max_write_bytes: 1000,
             effects: Effects::default(),
         }
+    }
+
+    #[test]
+    fn writes_past_max_write_bytes_are_refused_and_leave_nothing() {
+        let (_d, home) = setup();
+        let mut c = ctx(&home);
+        let big = "x".repeat(1001);
+        let err = dispatch(
+            &mut c,
+            "write",
+            &json!({"path": "memory/big.md", "content": big}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("max_write_bytes"), "{err}");
+        assert!(!home.root().join("memory/big.md").exists());
+        let half = "y".repeat(600);
+        dispatch(
+            &mut c,
+            "write",
+            &json!({"path": "memory/a.md", "content": half}),
+        )
+        .unwrap();
+        let err = dispatch(
+            &mut c,
+            "append",
+            &json!({"path": "memory/a.md", "content": half}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("1200 bytes"), "the size it would reach: {err}");
+        assert_eq!(
+            std::fs::read_to_string(home.root().join("memory/a.md"))
+                .unwrap()
+                .len(),
+            600
+        );
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct ToolContext<'a> {
     pub max_sleep_h: u64,
     /// How many blocks `recall` returns when the model does not say.
     pub recall_results: usize,
+    /// `[tools] max_write_bytes`.
+    pub max_write_bytes: u64,
     pub effects: Effects,
 }
 

@@ -3,6 +3,9 @@
 //! home, no `..`, no absolute paths, nothing in `.git/`, `.hearth/` or
 //! `hearth.toml`, no symlink that leads out of the home or into a protected
 //! place, and only the areas the tool is allowed (`memory/` for writes).
+//! Writes are refused two more kinds of name: git's own files (`.gitignore`,
+//! `.gitattributes`, …), which could hide later files from history, and
+//! what the operator owns inside `memory/` (`memory/prompt.md`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -25,6 +28,9 @@ impl Area {
         }
     }
 }
+
+/// Files inside `memory/` that the agent may read but never write.
+pub const OPERATOR_OWNED: &[&str] = &["memory/prompt.md"];
 
 /// Why a path was refused (shown to the model as the tool's error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,6 +110,21 @@ fn check_parts(parts: &[String], allowed: &[Area]) -> Result<(), String> {
     }
     if parts.iter().any(|p| p == ".git") {
         return Err(".git directories are off limits".into());
+    }
+    let writing = !allowed.iter().any(|a| *a != Area::Memory);
+    if writing {
+        if let Some(git_file) = parts.iter().find(|p| p.starts_with(".git")) {
+            return Err(format!(
+                "{git_file} is a git control file (it could hide files from history); \
+                 only the operator writes those"
+            ));
+        }
+        let joined = parts.join("/");
+        if OPERATOR_OWNED.contains(&joined.as_str()) {
+            return Err(format!(
+                "{joined} is the operator's: you may read it, not write it"
+            ));
+        }
     }
     if !allowed.iter().any(|a| a.dir() == first) {
         let names: Vec<String> = allowed.iter().map(|a| format!("{}/", a.dir())).collect();
@@ -188,6 +209,23 @@ mod tests {
         assert!(refused(&home, "state/messages.json", WRITE).contains("memory/"));
         assert!(refused(&home, "tools/evil.toml", WRITE).contains("memory/"));
         resolve(&home, "state/messages.json", READ).unwrap();
+    }
+
+    #[test]
+    fn git_control_files_and_the_operators_prompt_are_not_writable() {
+        let (d, home) = home();
+        assert!(refused(&home, "memory/.gitignore", WRITE).contains("git control file"));
+        assert!(refused(&home, "memory/notes/.gitattributes", WRITE).contains("git control file"));
+        assert!(refused(&home, "memory/prompt.md", WRITE).contains("operator's"));
+        assert!(refused(&home, "./memory//prompt.md", WRITE).contains("operator's"));
+        resolve(&home, "memory/prompt.md", READ).unwrap();
+        std::fs::write(d.path().join("memory/prompt.md"), "rules").unwrap();
+        symlink(
+            d.path().join("memory/prompt.md"),
+            d.path().join("memory/alias.md"),
+        )
+        .unwrap();
+        assert!(refused(&home, "memory/alias.md", WRITE).contains("operator's"));
     }
 
     #[test]
