@@ -31,9 +31,31 @@ impl HealerNote {
         atomic::write(&path(home), &json)
     }
 
-    /// The waiting note, if there is one that parses.
-    pub fn read(home: &Home) -> Option<HealerNote> {
-        serde_json::from_slice(&std::fs::read(path(home)).ok()?).ok()
+    /// The waiting note, if there is one. A note that does not parse is an
+    /// `Err` naming the file and the problem: the tick sets it aside and
+    /// flares ([`HealerNote::set_aside`]) instead of ignoring it for ever.
+    pub fn read(home: &Home) -> Result<Option<HealerNote>, String> {
+        let path = path(home);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", home.relative(&path))),
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", home.relative(&path)))
+    }
+
+    /// Moves a broken note aside (`healer_note.json.broken-<time>`, kept
+    /// and committed) and returns where it went.
+    pub fn set_aside(home: &Home, now: DateTime<Utc>) -> std::io::Result<String> {
+        let from = path(home);
+        let to = from.with_file_name(format!(
+            "healer_note.json.broken-{}",
+            now.format("%Y%m%dT%H%M%SZ")
+        ));
+        std::fs::rename(&from, &to)?;
+        Ok(home.relative(&to))
     }
 
     /// Deletes the note (the tick has taken it into its conversation).

@@ -22,6 +22,8 @@ pub enum HomeError {
     NotAHome { path: PathBuf },
     #[error("{} is not empty and is not a hearth home (no hearth.toml)", path.display())]
     NotEmpty { path: PathBuf },
+    #[error("{} is not a file (a directory or something else stands where the configuration belongs)", path.display())]
+    ConfigNotAFile { path: PathBuf },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -46,6 +48,12 @@ impl HomeError {
                 "run `hearth init {}` to make it a home (existing files are kept)",
                 path.display()
             )),
+            HomeError::ConfigNotAFile { path } => Some(format!(
+                "move it out of the way (`mv {0} {0}.moved`), then run `hearth init {1}`: it \
+                 writes a fresh hearth.toml and keeps every other file",
+                path.display(),
+                path.parent().unwrap_or(path).display()
+            )),
             HomeError::Repo(e) => e.hint(),
             HomeError::Config(e) => e.hint(),
             HomeError::Io { .. } | HomeError::Write(_) => None,
@@ -66,7 +74,11 @@ impl Home {
     /// Opens an existing home: `root` must hold a `hearth.toml`.
     pub fn open(root: &Path) -> Result<Home, HomeError> {
         let root = absolute(root)?;
-        if !root.join("hearth.toml").is_file() {
+        let config = root.join("hearth.toml");
+        if !config.is_file() {
+            if std::fs::symlink_metadata(&config).is_ok() && !config.is_file() {
+                return Err(HomeError::ConfigNotAFile { path: config });
+            }
             return Err(HomeError::NotAHome { path: root });
         }
         Ok(Home { root })

@@ -1,23 +1,46 @@
 //! Leftovers of a killed git writer. A `kill -9` (or power loss) in the middle
 //! of a commit leaves `.git/index.lock` and friends behind, and libgit2
 //! refuses to write while they exist; its half-written objects stay as
-//! `objects/**/tmp_object_git2_*`. Only safe to remove while no one else can
-//! be writing: callers hold the run lock and the commit lock.
+//! `objects/**/tmp_object_git2_*`.
+//!
+//! A lock is not always a leftover: the operator's `git commit -a` holds
+//! `index.lock` while their editor is open. A lock counts as stale when it is
+//! older than [`STALE_AFTER`] or when no process is at work in the home (no
+//! `git` process has its working directory there, no process has a file of
+//! `.git/` open; a shell that merely `cd`-ed into the home does not count). A
+//! lock with a live owner is waited for a little, then left in place and
+//! reported. Callers hold the run lock and the commit lock, so no hearth
+//! process is the owner.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::RepoError;
 
-/// Removes stale lock files and libgit2 temp objects under `root/.git`, and
-/// returns what it removed (to be logged: the operator should know).
-pub fn clean_stale_locks(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
+/// A lock this old is stale whoever holds it.
+pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
+/// How long start-up waits for a live owner to let its lock go.
+const OWNER_WAIT: Duration = Duration::from_secs(5);
+
+/// What [`clean_stale_locks`] did.
+#[derive(Debug, Default)]
+pub struct LockCleanup {
+    /// Removed, to be logged: the operator should know.
+    pub removed: Vec<PathBuf>,
+    /// Left in place: (lock, who holds it).
+    pub held: Vec<(PathBuf, String)>,
+}
+
+/// Removes stale lock files and libgit2 temp objects under `root/.git`.
+pub fn clean_stale_locks(root: &Path) -> Result<LockCleanup, RepoError> {
     let git_dir = root.join(".git");
-    let mut stale = Vec::new();
+    let mut done = LockCleanup::default();
+    let mut locks = Vec::new();
     if let Ok(entries) = std::fs::read_dir(&git_dir) {
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_file() && path.extension().is_some_and(|e| e == "lock") {
-                stale.push(path);
+                locks.push(path);
             }
         }
     }
@@ -26,9 +49,28 @@ pub fn clean_stale_locks(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
         .flatten()
     {
         if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "lock") {
-            stale.push(entry.into_path());
+            locks.push(entry.into_path());
         }
     }
+    if !locks.is_empty() {
+        let started = Instant::now();
+        let mut owners = holders(root);
+        while !owners.is_empty() && started.elapsed() < OWNER_WAIT && locks.iter().any(|l| young(l))
+        {
+            std::thread::sleep(Duration::from_millis(100));
+            locks.retain(|l| l.exists());
+            owners = holders(root);
+        }
+        for lock in locks.into_iter().filter(|l| l.exists()) {
+            if !owners.is_empty() && young(&lock) {
+                done.held.push((lock, owners.join(", ")));
+            } else {
+                done.removed.push(lock);
+            }
+        }
+    }
+    // Only libgit2 writes these, and every libgit2 writer of a home is a
+    // hearth process holding the commit lock the caller holds.
     for entry in walkdir::WalkDir::new(git_dir.join("objects"))
         .max_depth(2)
         .into_iter()
@@ -36,16 +78,63 @@ pub fn clean_stale_locks(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
     {
         let name = entry.file_name().to_string_lossy();
         if entry.file_type().is_file() && name.starts_with("tmp_object_git2_") {
-            stale.push(entry.into_path());
+            done.removed.push(entry.into_path());
         }
     }
-    for path in &stale {
-        std::fs::remove_file(path).map_err(|source| RepoError::Io {
-            path: path.clone(),
-            source,
-        })?;
+    for path in &done.removed {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(RepoError::Io {
+                    path: path.clone(),
+                    source,
+                })
+            }
+        }
     }
-    Ok(stale)
+    Ok(done)
+}
+
+fn young(lock: &Path) -> bool {
+    std::fs::metadata(lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .is_some_and(|age| age < STALE_AFTER)
+}
+
+/// Other processes at work in the home, as `pid N (name)`: a `git…`
+/// process whose working directory is in it, or any process holding a file
+/// of its `.git/` open. Processes
+/// this one may not inspect are not seen (their lock ages out instead).
+fn holders(root: &Path) -> Vec<String> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let git_dir = root.join(".git");
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for proc_dir in procs.flatten() {
+        let pid = proc_dir.file_name().to_string_lossy().into_owned();
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let dir = proc_dir.path();
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        let at_work = (name.starts_with("git")
+            && std::fs::read_link(dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root)))
+            || std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|target| target.starts_with(&git_dir))
+                })
+            });
+        if at_work {
+            found.push(format!("pid {pid} ({})", name.trim()));
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -64,9 +153,30 @@ mod tests {
         std::fs::create_dir_all(git.join("objects/ab")).unwrap();
         std::fs::write(git.join("objects/ab/tmp_object_git2_x1"), "").unwrap();
         std::fs::write(git.join("objects/ab/cdef"), "keep").unwrap();
-        let removed = clean_stale_locks(dir.path()).unwrap();
+        let removed = clean_stale_locks(dir.path()).unwrap().removed;
         assert_eq!(removed.len(), 3, "{removed:?}");
         assert!(git.join("objects/ab/cdef").exists());
         assert!(git.join("HEAD").exists());
+    }
+
+    #[test]
+    fn a_young_lock_with_a_process_at_work_in_the_home_is_left_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::repo::Repo::init(dir.path()).unwrap();
+        let lock = dir.path().join(".git/index.lock");
+        std::fs::write(&lock, "").unwrap();
+        // A process with the lock open, as git holds it while it writes.
+        let mut owner = std::process::Command::new("sleep")
+            .arg("30")
+            .stdin(std::fs::File::open(&lock).unwrap())
+            .spawn()
+            .unwrap();
+        let done = clean_stale_locks(dir.path()).unwrap();
+        owner.kill().unwrap();
+        owner.wait().unwrap();
+        assert!(done.removed.is_empty(), "{:?}", done.removed);
+        assert_eq!(done.held.len(), 1);
+        assert!(done.held[0].1.contains("(sleep)"), "{:?}", done.held);
+        assert!(dir.path().join(".git/index.lock").exists());
     }
 }

@@ -149,9 +149,17 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     let now = options.now;
     let repo = {
         let _commit_lock = CommitLock::acquire(home)?;
-        for path in clean_stale_locks(home.root())? {
+        let cleanup = clean_stale_locks(home.root())?;
+        for path in cleanup.removed {
             tracing::warn!(
                 "removed {} left by a git writer that was killed",
+                path.display()
+            );
+        }
+        for (path, owner) in cleanup.held {
+            tracing::warn!(
+                "{} is held by {owner}, still at work in the home: left in place; \
+                 hearth's commits wait for it",
                 path.display()
             );
         }

@@ -41,6 +41,12 @@ pub enum TickError {
     Write(#[from] crate::atomic::WriteError),
     #[error(transparent)]
     Mailbox(#[from] crate::mailbox::MailboxError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// How to run one tick.
@@ -79,6 +85,8 @@ pub struct Prepared {
     pub compaction: Option<(Compaction, Vec<Message>)>,
     /// A heal's note, consumed by this tick.
     pub healer_note: Option<HealerNote>,
+    /// `state/healer_note.json` did not parse: the problem, by file.
+    pub broken_note: Option<String>,
 }
 
 /// Assembles tick `number` as it would run now. Reads only.
@@ -111,7 +119,10 @@ pub fn prepare(
             (c, archived)
         });
     let directive = std::fs::read_to_string(home.memory_dir().join("directive.md")).ok();
-    let healer_note = HealerNote::read(home);
+    let (healer_note, broken_note) = match HealerNote::read(home) {
+        Ok(note) => (note, None),
+        Err(problem) => (None, Some(problem)),
+    };
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
         tick: number,
@@ -149,6 +160,7 @@ pub fn prepare(
         required_reads: boot.required_reads,
         problems: boot.problems,
         broken,
+        broken_note,
         compaction,
         healer_note,
     })
@@ -202,6 +214,9 @@ pub fn run(
     }
     if let Some(broken) = &prepared.broken {
         keep_broken(home, broken, now)?;
+    }
+    if let Some(problem) = &prepared.broken_note {
+        set_note_aside(home, problem, now)?;
     }
     if let Some((compaction, archived)) = &prepared.compaction {
         history::write_archive(home, compaction, archived.clone(), now)?;
@@ -457,6 +472,24 @@ fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), T
         broken.problem
     );
     let flare = Letter::flare("state", "state/messages.json did not parse", body);
+    outbox::post(home, &flare, now)?;
+    Ok(())
+}
+
+/// A heal's note that does not parse: kept beside it, and the operator told
+/// (the agent misses what the heal would have said; the operator need not).
+fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), TickError> {
+    let kept = HealerNote::set_aside(home, now).map_err(|e| TickError::Io {
+        context: format!("could not move the broken {problem} aside"),
+        source: e,
+    })?;
+    tracing::warn!("{problem}; moved it to {kept}");
+    let body = format!(
+        "{problem}\n\nThe note a heal leaves for the next tick did not parse, so the agent \
+         was not told about the heal this time. The file was moved to {kept} (nothing was \
+         deleted); see `git log -- state/` for the heal itself.\n"
+    );
+    let flare = Letter::flare("state", "state/healer_note.json did not parse", body);
     outbox::post(home, &flare, now)?;
     Ok(())
 }
