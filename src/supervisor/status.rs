@@ -46,6 +46,13 @@ pub fn status(home: &Home) -> Status {
     }
     let (healer, healer_problem) = crate::healer::state::HealerState::load(home);
     problems.extend(healer_problem);
+    // What the next commit would have to leave out: a directory nested too
+    // deep, a FIFO, an unreadable file. Logged once by the supervisor;
+    // listed here for as long as it lasts.
+    match crate::repo::Repo::open(home.root()).and_then(|repo| repo.changes()) {
+        Ok(scan) => problems.extend(scan.problems),
+        Err(e) => problems.push(e.to_string()),
+    }
     Status {
         failure_streak: healer.streak.len(),
         panic: healer.panic,
