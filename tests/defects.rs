@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::model_server::{anthropic, Answer, ModelServer};
-use common::{finish, signal, TestHome};
+use common::{finish, TestHome};
 
 const KEY: &str = "sk-ant-test-defects";
 
@@ -40,7 +40,10 @@ fn scripted(script: Vec<Vec<String>>, extra: &str) -> (ModelServer, TestHome) {
 }
 
 fn run_with_key(home: &TestHome, args: &[&str]) -> std::process::Output {
-    home.cmd(args).env("ANTHROPIC_API_KEY", KEY).output().unwrap()
+    home.cmd(args)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .output()
+        .unwrap()
 }
 
 /// One model turn calling `tool` with `input`, then a plain answer.
@@ -74,14 +77,22 @@ fn an_editor_saving_in_place_during_commits_never_stops_the_supervisor() {
     let out = home.output(&["run", "--ticks", "40"]);
     stop.store(true, Ordering::Relaxed);
     let writes = writer.join().unwrap();
-    assert!(out.status.success(), "exit {:?}: {}", out.status, stderr(&out));
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
     assert!(writes > 100, "the editor saved {writes} times meanwhile");
     assert_eq!(home.ticks().len(), 40, "every tick ran");
     // Whatever was read mid-write, the final content ends up committed.
     home.ok(&["run", "--ticks", "1"]);
     assert_eq!(porcelain(&home), "", "nothing left uncommitted");
     let committed = home.git(&["show", "HEAD:memory/note.md"]).stdout;
-    assert_eq!(committed, std::fs::read(home.file("memory/note.md")).unwrap());
+    assert_eq!(
+        committed,
+        std::fs::read(home.file("memory/note.md")).unwrap()
+    );
     let edits = home
         .history()
         .into_iter()
@@ -90,10 +101,17 @@ fn an_editor_saving_in_place_during_commits_never_stops_the_supervisor() {
     assert!(
         edits.iter().all(|c| c.author == "operator"),
         "the operator's file is never in the agent's commits: {:?}",
-        edits.iter().map(|c| (&c.author, &c.summary)).collect::<Vec<_>>()
+        edits
+            .iter()
+            .map(|c| (&c.author, &c.summary))
+            .collect::<Vec<_>>()
     );
     let fsck = home.git(&["fsck", "--strict"]);
-    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
 }
 
 #[test]
@@ -139,7 +157,10 @@ fn a_kill_after_the_ledger_line_commits_that_tick_and_records_no_phantom_crash()
 #[test]
 fn the_agent_cannot_hide_files_from_history_with_an_ignore_file() {
     let (_server, home) = scripted(
-        calls("write", &serde_json::json!({"path": "memory/.gitignore", "content": "*\n"})),
+        calls(
+            "write",
+            &serde_json::json!({"path": "memory/.gitignore", "content": "*\n"}),
+        ),
         "",
     );
     let out = run_with_key(&home, &["run", "--ticks", "1"]);
@@ -147,7 +168,10 @@ fn the_agent_cannot_hide_files_from_history_with_an_ignore_file() {
     assert!(!home.file("memory/.gitignore").exists(), "refused");
     let tick = &home.ticks()[0];
     assert_eq!(tick["class"], "dispatch-miss", "{tick}");
-    assert!(tick["note"].as_str().unwrap().contains("git control file"), "{tick}");
+    assert!(
+        tick["note"].as_str().unwrap().contains("git control file"),
+        "{tick}"
+    );
 
     // One already there (written before this fix) hides nothing any more.
     std::fs::write(home.file("memory/.gitignore"), "*\n").unwrap();
@@ -172,13 +196,19 @@ fn the_agent_cannot_rewrite_the_operators_prompt() {
     let out = run_with_key(&home, &["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(home.read("memory/prompt.md"), before);
-    assert!(home.ticks()[0]["note"].as_str().unwrap().contains("operator's"));
+    assert!(home.ticks()[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("operator's"));
 }
 
 #[test]
 fn a_file_named_like_a_glob_does_not_sweep_the_operators_edits_into_the_agents_commit() {
     let (_server, home) = scripted(
-        calls("write", &serde_json::json!({"path": "memory/*.md", "content": "agent"})),
+        calls(
+            "write",
+            &serde_json::json!({"path": "memory/*.md", "content": "agent"}),
+        ),
         "",
     );
     let mut cmd = home.cmd(&["run", "--ticks", "1"]);
@@ -188,15 +218,36 @@ fn a_file_named_like_a_glob_does_not_sweep_the_operators_edits_into_the_agents_c
     home.wait_for(Duration::from_secs(10), "the tick", || {
         home.file(".hearth/tick.json").exists()
     });
-    std::fs::write(home.file("memory/identity.md"), "edited by the operator mid-tick\n").unwrap();
-    assert!(finish(child, Duration::from_secs(20)).success(), "{}", home.log());
+    std::fs::write(
+        home.file("memory/identity.md"),
+        "edited by the operator mid-tick\n",
+    )
+    .unwrap();
+    assert!(
+        finish(child, Duration::from_secs(20)).success(),
+        "{}",
+        home.log()
+    );
     let history = home.history();
-    let tick = history.iter().find(|c| c.summary.starts_with("tick 1")).unwrap();
-    assert!(tick.files.contains(&"memory/*.md".to_string()), "{:?}", tick.files);
-    assert!(!tick.files.contains(&"memory/identity.md".to_string()), "{:?}", tick.files);
+    let tick = history
+        .iter()
+        .find(|c| c.summary.starts_with("tick 1"))
+        .unwrap();
+    assert!(
+        tick.files.contains(&"memory/*.md".to_string()),
+        "{:?}",
+        tick.files
+    );
+    assert!(
+        !tick.files.contains(&"memory/identity.md".to_string()),
+        "{:?}",
+        tick.files
+    );
     let edit = history
         .iter()
-        .find(|c| c.files.contains(&"memory/identity.md".to_string()) && c.summary.starts_with("edit"))
+        .find(|c| {
+            c.files.contains(&"memory/identity.md".to_string()) && c.summary.starts_with("edit")
+        })
         .expect("the operator's edit has its own commit");
     assert_eq!(edit.author, "operator");
 }
@@ -213,26 +264,51 @@ fn a_directory_nested_99_deep_is_named_and_skipped_and_the_home_runs() {
     let out = home.output(&["run", "--ticks", "2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("memory/level0/level1/"), "names the directory: {err}");
-    assert_eq!(err.matches("nested").count(), 1, "said once, not every tick: {err}");
+    assert!(
+        err.contains("memory/level0/level1/"),
+        "names the directory: {err}"
+    );
+    assert_eq!(
+        err.matches("nested").count(),
+        1,
+        "said once, not every tick: {err}"
+    );
     assert_eq!(home.ticks().len(), 2);
     let status = home.ok(&["status"]);
-    assert!(status.contains("level0"), "hearth status names it too: {status}");
+    assert!(
+        status.contains("level0"),
+        "hearth status names it too: {status}"
+    );
 }
 
 #[test]
 fn a_lock_held_by_a_running_git_is_waited_for_not_deleted() {
     let home = TestHome::with_config("");
-    std::fs::write(home.file("memory/identity.md"), "changed, for git commit -a\n").unwrap();
+    std::fs::write(
+        home.file("memory/identity.md"),
+        "changed, for git commit -a\n",
+    )
+    .unwrap();
     // An editor that takes its time, as a person does: git commit -a holds
     // .git/index.lock the whole while.
     let editor = home.path.with_file_name("slow-editor.sh");
-    std::fs::write(&editor, "#!/bin/sh\nsleep 2\necho 'operator commit' > \"$1\"\n").unwrap();
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsleep 2\necho 'operator commit' > \"$1\"\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let git = std::process::Command::new("git")
         .arg("-C")
         .arg(&home.path)
-        .args(["-c", "user.name=op", "-c", "user.email=op@x", "commit", "-a"])
+        .args([
+            "-c",
+            "user.name=op",
+            "-c",
+            "user.email=op@x",
+            "commit",
+            "-a",
+        ])
         .env("GIT_EDITOR", &editor)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -243,11 +319,18 @@ fn a_lock_held_by_a_running_git_is_waited_for_not_deleted() {
     });
     let out = home.output(&["run", "--ticks", "1"]);
     let git = git.wait_with_output().unwrap();
-    assert!(git.status.success(), "git's commit survived: {}", String::from_utf8_lossy(&git.stderr));
+    assert!(
+        git.status.success(),
+        "git's commit survived: {}",
+        String::from_utf8_lossy(&git.stderr)
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("removed"), "{}", stderr(&out));
     let history = home.history();
-    assert!(history.iter().any(|c| c.summary == "operator commit"), "{history:?}");
+    assert!(
+        history.iter().any(|c| c.summary == "operator commit"),
+        "{history:?}"
+    );
     assert!(history.iter().any(|c| c.summary == "tick 1: exit 0 (ok)"));
 }
 
@@ -256,13 +339,19 @@ fn names_with_a_newline_or_invalid_utf8_are_committed() {
     let home = TestHome::with_config("");
     home.ok(&["run", "--ticks", "1"]);
     std::fs::write(home.file("memory/two\nlines.md"), "x").unwrap();
-    let latin1 = home.path.join(std::ffi::OsStr::from_bytes(b"memory/caf\xe9.md"));
+    let latin1 = home
+        .path
+        .join(std::ffi::OsStr::from_bytes(b"memory/caf\xe9.md"));
     std::fs::write(latin1, "y").unwrap();
     let out = home.output(&["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(porcelain(&home), "", "both committed");
-    let log = String::from_utf8_lossy(&home.git(&["log", "-1", "--format=%an %s", "--skip=1"]).stdout)
-        .into_owned();
+    let log = String::from_utf8_lossy(
+        &home
+            .git(&["log", "-1", "--format=%an %s", "--skip=1"])
+            .stdout,
+    )
+    .into_owned();
     assert!(log.starts_with("operator edit: 2 files"), "{log}");
 }
 
@@ -294,7 +383,11 @@ fn hearth_toml_that_is_a_directory_is_named_with_a_fix_that_works() {
     let err = stderr(&out);
     assert!(err.contains("hearth.toml is not a file"), "{err}");
     assert!(err.contains("mv "), "{err}");
-    std::fs::rename(home.file("hearth.toml"), home.path.join("hearth.toml.moved")).unwrap();
+    std::fs::rename(
+        home.file("hearth.toml"),
+        home.path.join("hearth.toml.moved"),
+    )
+    .unwrap();
     home.ok(&["init"]);
     home.ok(&["run", "--ticks", "1"]);
 }
@@ -306,7 +399,11 @@ fn a_corrupt_git_index_is_rebuilt_and_named() {
     std::fs::write(home.file(".git/index"), "DIRC and then garbage").unwrap();
     let out = home.output(&["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains(".git/index was corrupt"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".git/index was corrupt"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(porcelain(&home), "");
 }
 
@@ -314,21 +411,37 @@ fn a_corrupt_git_index_is_rebuilt_and_named() {
 fn a_huge_write_and_hundreds_of_calls_in_one_turn_are_refused() {
     let big = "x".repeat(20 * 1024 * 1024);
     let (_server, home) = scripted(
-        calls("write", &serde_json::json!({"path": "memory/big.md", "content": big})),
+        calls(
+            "write",
+            &serde_json::json!({"path": "memory/big.md", "content": big}),
+        ),
         "",
     );
     let out = run_with_key(&home, &["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!home.file("memory/big.md").exists());
-    assert!(home.ticks()[0]["note"].as_str().unwrap().contains("max_write_bytes"));
+    assert!(home.ticks()[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("max_write_bytes"));
 
     let input = r#"{"path": "memory/identity.md"}"#;
-    let many: Vec<(String, &str, &[&str])> =
-        (0..400).map(|i| (format!("t{i}"), "read", std::slice::from_ref(&input))).collect();
-    let many: Vec<(&str, &str, &[&str])> = many.iter().map(|(id, t, a)| (id.as_str(), *t, *a)).collect();
+    let many: Vec<(String, &str, &[&str])> = (0..400)
+        .map(|i| (format!("t{i}"), "read", std::slice::from_ref(&input)))
+        .collect();
+    let many: Vec<(&str, &str, &[&str])> = many
+        .iter()
+        .map(|(id, t, a)| (id.as_str(), *t, *a))
+        .collect();
     let server = ModelServer::start(vec![
-        Answer::Stream { events: anthropic::message("", &many, 10, 1), hang: None },
-        Answer::Stream { events: anthropic::message("done", &[], 10, 1), hang: None },
+        Answer::Stream {
+            events: anthropic::message("", &many, 10, 1),
+            hang: None,
+        },
+        Answer::Stream {
+            events: anthropic::message("done", &[], 10, 1),
+            hang: None,
+        },
     ]);
     let home = TestHome::with_config(&format!(
         "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\nmax_retries = 0\n[budget]\ndaily_usd = 0\n",
@@ -338,7 +451,13 @@ fn a_huge_write_and_hundreds_of_calls_in_one_turn_are_refused() {
     assert!(out.status.success(), "{}", stderr(&out));
     let tick = &home.ticks()[0];
     assert_eq!(tick["class"], "contract-violation", "{tick}");
-    assert!(tick["note"].as_str().unwrap().contains("400 tool calls"), "{tick}");
+    assert!(
+        tick["note"].as_str().unwrap().contains("400 tool calls"),
+        "{tick}"
+    );
     let messages = home.read("state/messages.json");
-    assert_eq!(messages.matches("at most 32 tool calls per turn").count(), 368);
+    assert_eq!(
+        messages.matches("at most 32 tool calls per turn").count(),
+        368
+    );
 }

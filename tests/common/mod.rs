@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 pub const HEARTH: &str = env!("CARGO_BIN_EXE_hearth");
 
 pub struct TestHome {
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     pub path: PathBuf,
 }
 
@@ -33,7 +33,18 @@ impl TestHome {
     pub fn new() -> TestHome {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("agent");
-        TestHome { _dir: dir, path }
+        TestHome {
+            _dir: Some(dir),
+            path,
+        }
+    }
+
+    /// A handle on a home another `TestHome` owns (for a second thread).
+    pub fn at(path: &std::path::Path) -> TestHome {
+        TestHome {
+            _dir: None,
+            path: path.to_path_buf(),
+        }
     }
 
     /// A home made by `hearth init`, with `config` as its hearth.toml.

@@ -1,0 +1,53 @@
+//! The reliability suite of issue 11, long form: ≥ 500 kill -9 trials,
+//! SIGTERM trials, every bad input with 100 MB files, the sandbox, and
+//! concurrent recalls. Prints the tables the README's "Reliability"
+//! section shows.
+//!
+//! `cargo bench --bench trials` (CRASH_TRIALS=N to change the count)
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[path = "../tests/reliability/mod.rs"]
+mod reliability;
+
+use std::time::Instant;
+
+fn main() {
+    let crash_trials: usize = std::env::var("CRASH_TRIALS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(500);
+    let started = Instant::now();
+    let tables = [
+        reliability::crash(crash_trials, 0x5eed_2026),
+        reliability::sigterm(100, 0xfeed_2026),
+        reliability::bad_inputs::run(100),
+        reliability::sandbox::run(),
+    ];
+    let (concurrency, lags) = reliability::concurrency(8, 100);
+    let mut failures = 0;
+    for table in tables.iter().chain([&concurrency]) {
+        println!("{}\n", table.render());
+        failures += table.total_failures();
+    }
+    let pick = |q: f64| {
+        lags.get(((lags.len() as f64 - 1.0) * q) as usize)
+            .copied()
+            .unwrap_or_default()
+    };
+    println!(
+        "freshness lag (save → recallable): p50 {:?}, max {:?} over {} saves",
+        pick(0.5),
+        lags.last().copied().unwrap_or_default(),
+        lags.len()
+    );
+    println!(
+        "\n{failures} failures in all; {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    if failures > 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,47 @@
+//! The reliability suite of issue 11, short form (CI): kill -9 and SIGTERM
+//! at random points, bad inputs, the sandbox, concurrent recalls. The long
+//! form with the README's figures: `cargo bench --bench trials`.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+mod common;
+mod reliability;
+use reliability as trials;
+
+fn passes(table: trials::Table) {
+    println!("{}", table.render());
+    assert_eq!(table.total_failures(), 0, "{}", table.render());
+}
+
+#[test]
+fn crash_trials_kill_9_at_random_points_lose_nothing() {
+    let table = trials::crash(20, 0x5eed);
+    assert_eq!(table.trials, 20);
+    passes(table);
+}
+
+#[test]
+fn sigterm_trials_stop_cleanly_with_nothing_lost() {
+    passes(trials::sigterm(10, 0xfeed));
+}
+
+#[test]
+fn bad_inputs_are_handled_or_named_and_lose_nothing() {
+    let table = trials::bad_inputs::run(8);
+    assert!(table.trials >= 41, "{} kinds", table.trials);
+    passes(table);
+}
+
+#[test]
+fn sandbox_escapes_all_fail_and_the_key_is_nowhere() {
+    let table = trials::sandbox::run();
+    assert!(table.trials >= 39);
+    passes(table);
+}
+
+#[test]
+fn concurrent_recalls_while_it_ticks_and_rebuilds_never_fail() {
+    let (table, lags) = trials::concurrency(8, 15);
+    println!("freshness lag: {lags:?}");
+    passes(table);
+}
