@@ -137,6 +137,26 @@ fn holders(root: &Path) -> Vec<String> {
     found
 }
 
+/// Runs `op` again while another git process holds a lock it needs
+/// (`index.lock`, a ref lock), for up to [`LOCK_WAIT`]: an operator's
+/// `git` command is waited for, not failed on.
+pub(super) fn retry_locked<T>(
+    mut op: impl FnMut() -> Result<T, git2::Error>,
+) -> Result<T, git2::Error> {
+    let started = std::time::Instant::now();
+    loop {
+        match op() {
+            Err(e) if e.code() == git2::ErrorCode::Locked && started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long a commit waits for another git process's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {

@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use git2::{ErrorCode, Oid, Repository};
 
 pub use locks::clean_stale_locks;
+use locks::retry_locked;
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};
 
@@ -484,24 +485,6 @@ impl Repo {
         git_error(&self.root, e)
     }
 }
-
-/// Runs `op` again while another git process holds a lock it needs
-/// (`index.lock`, a ref lock), for up to [`LOCK_WAIT`]: an operator's
-/// `git` command is waited for, not failed on.
-fn retry_locked<T>(mut op: impl FnMut() -> Result<T, git2::Error>) -> Result<T, git2::Error> {
-    let started = std::time::Instant::now();
-    loop {
-        match op() {
-            Err(e) if e.code() == ErrorCode::Locked && started.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            other => return other,
-        }
-    }
-}
-
-/// How long a commit waits for another git process's lock.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn git_error(root: &Path, e: git2::Error) -> RepoError {
     if e.code() == ErrorCode::Locked {
