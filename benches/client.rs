@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use common::ms;
 use hearth::config::{ModelConfig, ProviderKind};
-use hearth::model::{provider_for, Block, Message, Request, Role, SystemBlock, TurnFacts};
+use hearth::conversation::{Block, Message, Role};
+use hearth::model::{provider_for, Request, SystemBlock, TurnFacts};
 use model_server::{anthropic, Answer, ModelServer};
 
 const CALLS: usize = 100;
@@ -50,7 +51,7 @@ fn main() {
         messages: &messages,
         tools: &[],
         max_tokens: 100,
-        facts: &facts,
+        facts: Some(&facts),
     };
 
     let hearth = time(|| {

@@ -18,7 +18,7 @@ pub mod atomic;
 pub mod boot;
 pub mod budget;
 pub mod config;
-pub mod context;
+pub mod conversation;
 pub mod healer;
 pub mod home;
 pub mod mailbox;

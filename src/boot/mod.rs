@@ -20,9 +20,10 @@ pub mod drift;
 use serde::Serialize;
 
 use crate::config::BootConfig;
+use crate::conversation::estimate_tokens;
 use crate::home::Home;
 use crate::memory::{self, Memory, MemoryProblem};
-use crate::model::{estimate_tokens, SystemBlock};
+use crate::model::SystemBlock;
 
 /// The warning line appears at this share of the identity budget.
 const WARN_AT: f64 = 0.8;

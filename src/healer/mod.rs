@@ -12,7 +12,6 @@
 //! healing stops; a `panic` flare (rate-limited) and the supervisor exits 2
 //! so systemd leaves it stopped until a human acts.
 
-pub mod note;
 pub mod quiet;
 pub mod state;
 pub mod validate;
@@ -26,8 +25,8 @@ use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
 use crate::mailbox::MailboxError;
 use crate::repo::{Identity, Repo, RepoError};
+use crate::tick::healer_note::HealerNote;
 use crate::tick::ledger::TickRecord;
-use note::HealerNote;
 use state::{FailedTick, HealerState, Panic};
 
 /// What the conversation state is, for a heal: restored from the good commit.

@@ -16,8 +16,9 @@ use serde_json::{json, Value};
 
 use super::http::Endpoint;
 use super::sse::Events;
-use super::{Block, ModelError, Provider, Reply, Request, Usage};
+use super::{ModelError, Provider, Reply, Request, Usage};
 use crate::config::ModelConfig;
+use crate::conversation::Block;
 
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";

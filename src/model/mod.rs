@@ -4,8 +4,9 @@
 //! provider can persist and show partial output, and tool calls come back as
 //! [`Block::ToolUse`] for the tick's tool loop to dispatch.
 //!
-//! The conversation format is the one `state/messages.json` stores; real
-//! providers translate it to their wire format (Anthropic's is nearly this).
+//! The conversation format is [`crate::conversation`]'s, the one
+//! `state/messages.json` stores; real providers translate it to their wire
+//! format (Anthropic's is nearly this).
 
 pub mod anthropic;
 mod http;
@@ -17,55 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{ModelConfig, ProviderKind};
-use crate::mailbox::inbox::InboxMessage;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-/// One piece of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Block {
-    Text {
-        text: String,
-    },
-    ToolUse {
-        id: String,
-        name: String,
-        input: Value,
-    },
-    ToolResult {
-        tool_use_id: String,
-        content: String,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        is_error: bool,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: Role,
-    pub content: Vec<Block>,
-}
-
-impl Message {
-    pub fn text(&self) -> String {
-        texts(&self.content).collect::<Vec<_>>().join("\n")
-    }
-}
-
-/// The text blocks among `content`, in order (tool calls and results left
-/// out).
-pub fn texts(content: &[Block]) -> impl Iterator<Item = &str> {
-    content.iter().filter_map(|b| match b {
-        Block::Text { text } => Some(text.as_str()),
-        _ => None,
-    })
-}
+use crate::conversation::{Block, Message};
 
 /// One block of the system prompt. Blocks are byte-stable from tick to tick
 /// when their files do not change, so providers can cache them.
@@ -104,15 +57,33 @@ impl Usage {
     }
 }
 
-/// Structured facts about the current turn, for providers that do not read
-/// prose (the offline provider answers the inbox from these). Real models get
-/// the same facts rendered in the user turn.
+/// Plain facts about the current turn, for providers that do not read prose
+/// (the offline provider answers the inbox from these). Real models get the
+/// same facts rendered in the user turn. Owned here, as plain strings, so a
+/// provider never needs the inbox's or recall's own types.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnFacts {
     pub tick: u64,
-    pub inbox: Vec<InboxMessage>,
-    /// For each inbox message, what recall found for it (best first).
-    pub recall: Vec<Vec<crate::recall::index::Hit>>,
+    pub inbox: Vec<InboxFact>,
+}
+
+/// One inbox message as a provider may see it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InboxFact {
+    /// `inbox/…md`, the name a reply goes `in_reply_to`.
+    pub rel: String,
+    pub text: String,
+    /// What hearth noticed about the file (cut short, not UTF-8 …).
+    pub notes: Vec<String>,
+    /// What recall found for it, best first.
+    pub recalled: Vec<Recalled>,
+}
+
+/// One block recall found: where it is (`memory/x.md:3-9`) and its text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recalled {
+    pub place: String,
+    pub text: String,
 }
 
 pub struct Request<'a> {
@@ -120,7 +91,9 @@ pub struct Request<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
     pub max_tokens: u32,
-    pub facts: &'a TurnFacts,
+    /// The turn's facts; `None` for a call that is not a tick's turn (the
+    /// rerank call).
+    pub facts: Option<&'a TurnFacts>,
 }
 
 /// The assistant's turn.
@@ -194,15 +167,6 @@ impl ModelError {
                 attempts: n,
             },
             other => other,
-        }
-    }
-
-    /// The failure this is for the tick's record (DESIGN 7).
-    pub fn failure_kind(&self) -> crate::tick::class::FailureKind {
-        use crate::tick::class::FailureKind;
-        match self {
-            ModelError::Malformed(_) => FailureKind::MalformedCall,
-            _ => FailureKind::Model,
         }
     }
 
@@ -285,10 +249,4 @@ fn stream_error(e: std::io::Error) -> ModelError {
     } else {
         ModelError::Stream(text)
     }
-}
-
-/// A rough token count (4 characters a token): enough to budget context and
-/// to report the offline provider's "usage" honestly as an estimate.
-pub fn estimate_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
 }

@@ -6,9 +6,8 @@
 
 use serde_json::json;
 
-use super::{estimate_tokens, Block, ModelError, Provider, Reply, Request, Role, Usage};
-use crate::mailbox::inbox::InboxMessage;
-use crate::recall::index::Hit;
+use super::{InboxFact, ModelError, Provider, Reply, Request, TurnFacts, Usage};
+use crate::conversation::{estimate_tokens, Block, Role};
 
 /// How much of a question the reply quotes.
 const QUOTE_CHARS: usize = 2000;
@@ -31,7 +30,8 @@ impl Provider for Offline {
                     .iter()
                     .any(|b| matches!(b, Block::ToolResult { .. }))
         });
-        let facts = request.facts;
+        let no_facts = TurnFacts::default();
+        let facts = request.facts.unwrap_or(&no_facts);
         let mut content = Vec::new();
         let text = if answering_tools {
             format!(
@@ -50,13 +50,12 @@ impl Provider for Offline {
         content.push(Block::Text { text });
         if !answering_tools {
             for (i, message) in facts.inbox.iter().enumerate() {
-                let recalled = facts.recall.get(i).map(Vec::as_slice).unwrap_or(&[]);
                 content.push(Block::ToolUse {
                     id: format!("offline-{}-{}", facts.tick, i + 1),
                     name: "send".into(),
                     input: json!({
                         "subject": subject_for(message),
-                        "body": reply_body(message, facts.tick, recalled),
+                        "body": reply_body(message, facts.tick),
                         "in_reply_to": message.rel,
                     }),
                 });
@@ -86,7 +85,7 @@ impl Provider for Offline {
     }
 }
 
-fn subject_for(message: &InboxMessage) -> String {
+fn subject_for(message: &InboxFact) -> String {
     let first = message
         .text
         .lines()
@@ -100,7 +99,7 @@ fn subject_for(message: &InboxMessage) -> String {
     format!("Re: {subject}")
 }
 
-fn reply_body(message: &InboxMessage, tick: u64, recalled: &[Hit]) -> String {
+fn reply_body(message: &InboxFact, tick: u64) -> String {
     let mut body = String::new();
     let quoted: String = message.text.chars().take(QUOTE_CHARS).collect();
     for line in quoted.trim_end().lines() {
@@ -120,22 +119,17 @@ fn reply_body(message: &InboxMessage, tick: u64, recalled: &[Hit]) -> String {
          and put the API key in the environment (never in a file).\n",
         message.rel
     ));
-    if recalled.is_empty() {
+    if message.recalled.is_empty() {
         body.push_str("\nMy memory holds nothing that matches your words.\n");
     } else {
         body.push_str("\nWhat my memory holds that matches your words (lexical recall):\n\n");
-        for hit in recalled {
+        for hit in &message.recalled {
             let excerpt: String = hit.text.split_whitespace().collect::<Vec<_>>().join(" ");
             let mut excerpt: String = excerpt.chars().take(200).collect();
             if hit.text.chars().count() > 200 {
                 excerpt.push('…');
             }
-            let place = if hit.path.contains('#') {
-                hit.path.clone()
-            } else {
-                format!("{}:{}-{}", hit.path, hit.start, hit.end)
-            };
-            body.push_str(&format!("- {place}: {excerpt}\n"));
+            body.push_str(&format!("- {}: {excerpt}\n", hit.place));
         }
     }
     for note in &message.notes {
@@ -147,17 +141,20 @@ fn reply_body(message: &InboxMessage, tick: u64, recalled: &[Hit]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Message, TurnFacts};
+    use crate::conversation::Message;
+    use crate::model::Recalled;
 
     fn facts() -> TurnFacts {
         TurnFacts {
-            recall: vec![],
             tick: 4,
-            inbox: vec![InboxMessage {
+            inbox: vec![InboxFact {
                 rel: "inbox/a.md".into(),
                 text: "hello, what is in your identity?\n".into(),
-                size: 33,
                 notes: vec![],
+                recalled: vec![Recalled {
+                    place: "memory/identity.md:1-3".into(),
+                    text: "I keep a garden\nof notes.".into(),
+                }],
             }],
         }
     }
@@ -177,7 +174,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             max_tokens: 100,
-            facts: &facts,
+            facts: Some(&facts),
         };
         let reply = Offline.complete(&request, &mut |_| {}).unwrap();
         let calls: Vec<_> = reply.tool_uses().collect();
@@ -186,6 +183,7 @@ mod tests {
         let body = calls[0].2["body"].as_str().unwrap();
         assert!(body.starts_with("> hello, what is in your identity?\n"));
         assert!(body.contains("No model is configured"));
+        assert!(body.contains("- memory/identity.md:1-3: I keep a garden of notes.\n"));
 
         let mut messages = messages.clone();
         messages.push(Message {
@@ -205,7 +203,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             max_tokens: 100,
-            facts: &facts,
+            facts: Some(&facts),
         };
         let second = Offline.complete(&request, &mut |_| {}).unwrap();
         assert_eq!(second.tool_uses().count(), 0);

@@ -14,8 +14,9 @@ use serde_json::{json, Value};
 
 use super::http::Endpoint;
 use super::sse::Events;
-use super::{Block, Message, ModelError, Provider, Reply, Request, Role, Usage};
+use super::{ModelError, Provider, Reply, Request, Usage};
 use crate::config::ModelConfig;
+use crate::conversation::{self, Block, Message, Role};
 
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -62,7 +63,7 @@ fn body(model: &str, request: &Request<'_>) -> Value {
 }
 
 fn translate(message: &Message) -> Vec<Value> {
-    let text: Vec<&str> = super::texts(&message.content).collect();
+    let text: Vec<&str> = conversation::texts(&message.content).collect();
     match message.role {
         Role::Assistant => {
             let calls: Vec<Value> = message

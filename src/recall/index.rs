@@ -16,8 +16,7 @@ use tantivy::{Index, IndexReader, TantivyDocument};
 
 use super::analysis::{terms_tokenizer, Normaliser, TOKENIZER};
 use super::manifest::{read_manifest, IndexLock};
-pub use super::update::Reconciled;
-use crate::atomic;
+use super::IndexError;
 use crate::home::Home;
 
 /// Field weights against the body's 1.0. Tuned globally on the LoCoMo
@@ -42,14 +41,6 @@ impl Default for Weights {
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
 pub(super) const VERSION: u32 = 7;
-
-#[derive(Debug, thiserror::Error)]
-pub enum IndexError {
-    #[error("the recall index in {}: {message}", dir.display())]
-    Tantivy { dir: PathBuf, message: String },
-    #[error(transparent)]
-    Write(#[from] atomic::WriteError),
-}
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,11 +127,17 @@ fn schema() -> (Schema, Fields) {
     (builder.build(), fields)
 }
 
+/// Where the index lives: `.hearth/index/`, runtime state that is never
+/// committed and can always be rebuilt from the files.
+pub(super) fn dir_of(home: &Home) -> PathBuf {
+    home.runtime_dir().join("index")
+}
+
 impl RecallIndex {
     /// Opens `.hearth/index/`, creating or rebuilding it when it is missing,
     /// of another version, or unreadable.
     pub fn open(home: &Home) -> Result<RecallIndex, IndexError> {
-        let dir = home.runtime_dir().join("index");
+        let dir = dir_of(home);
         // Creating or rebuilding the index must not race another process
         // doing the same (several `recall`s at once, or the supervisor).
         let _lock = IndexLock::take(home)?;
@@ -154,23 +151,6 @@ impl RecallIndex {
                 Self::open_dir(&dir)
             }
         }
-    }
-
-    /// Throws the index away and builds it again from the files.
-    pub fn rebuild(home: &Home) -> Result<(RecallIndex, Reconciled), IndexError> {
-        let dir = home.runtime_dir().join("index");
-        {
-            let _lock = IndexLock::take(home)?;
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(|e| IndexError::Tantivy {
-                    dir: dir.clone(),
-                    message: format!("cannot remove it: {e}"),
-                })?;
-            }
-        }
-        let mut index = Self::open(home)?;
-        let done = index.reconcile(home)?;
-        Ok((index, done))
     }
 
     /// What the index holds, for `hearth index`.
@@ -202,19 +182,17 @@ impl RecallIndex {
         let manifest = read_manifest(dir);
         let index = if dir.join("meta.json").exists() {
             if manifest.version != VERSION {
-                return Err(IndexError::Tantivy {
+                return Err(IndexError::Version {
                     dir: dir.to_path_buf(),
-                    message: format!(
-                        "version {} (this hearth writes {VERSION})",
-                        manifest.version
-                    ),
+                    found: manifest.version,
+                    expected: VERSION,
                 });
             }
             Index::open_in_dir(dir).map_err(err)?
         } else {
-            std::fs::create_dir_all(dir).map_err(|e| IndexError::Tantivy {
-                dir: dir.to_path_buf(),
-                message: e.to_string(),
+            std::fs::create_dir_all(dir).map_err(|e| IndexError::Io {
+                path: dir.to_path_buf(),
+                source: e,
             })?;
             Index::create_in_dir(dir, schema).map_err(err)?
         };

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::index::IndexError;
+use super::IndexError;
 use crate::home::Home;
 use crate::stamp::{fnv1a, Stamp};
 
@@ -41,9 +41,9 @@ pub(super) struct IndexLock {
 impl IndexLock {
     pub(super) fn take(home: &Home) -> Result<IndexLock, IndexError> {
         let path = home.runtime_dir().join("index.lock");
-        let err = |e: std::io::Error| IndexError::Tantivy {
-            dir: path.clone(),
-            message: e.to_string(),
+        let err = |e: std::io::Error| IndexError::Io {
+            path: path.clone(),
+            source: e,
         };
         std::fs::create_dir_all(home.runtime_dir()).map_err(err)?;
         let file = std::fs::OpenOptions::new()

@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use super::index::Hit;
 use crate::config::Config;
-use crate::model::{self, Block, Message, Provider, Request, Role, SystemBlock, TurnFacts};
+use crate::conversation::{self, Block, Message, Role};
+use crate::model::{self, Provider, Request, SystemBlock};
 
 /// How the results came to be in their order.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +116,8 @@ fn prompt(query: &str, candidates: &[Hit], k: usize) -> String {
 
 /// What a call with these candidates sends, in (estimated) tokens.
 fn request_tokens(query: &str, candidates: &[Hit], k: usize) -> u64 {
-    model::estimate_tokens(SYSTEM) + model::estimate_tokens(&prompt(query, candidates, k))
+    conversation::estimate_tokens(SYSTEM)
+        + conversation::estimate_tokens(&prompt(query, candidates, k))
 }
 
 fn ask(
@@ -134,18 +136,17 @@ fn ask(
         role: Role::User,
         content: vec![Block::Text { text: prompt }],
     }];
-    let facts = TurnFacts::default();
     let request = Request {
         system: &system,
         messages: &messages,
         tools: &[],
         max_tokens,
-        facts: &facts,
+        facts: None,
     };
     let reply = provider
         .complete(&request, &mut |_| {})
         .map_err(|e| e.to_string())?;
-    let text: String = model::texts(&reply.content).collect();
+    let text: String = conversation::texts(&reply.content).collect();
     parse(&text, candidates.len(), k)
 }
 

@@ -76,7 +76,7 @@ pub(super) fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
 
 /// Conversation archives: one unit per turn, cited as `#turn-N`.
 fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
-    let archive: crate::tick::history::Archive =
+    let archive: crate::conversation::archive::Archive =
         serde_json::from_str(text).map_err(|e| format!("{rel}: {e}"))?;
     Ok(archive
         .messages

@@ -11,9 +11,10 @@ use serde::Serialize;
 use tantivy::{doc, IndexWriter, Term};
 
 use super::analysis::Normaliser;
-use super::index::{IndexError, RecallIndex, VERSION};
+use super::index::{dir_of, RecallIndex, VERSION};
 use super::manifest::{read_manifest, source_files, stamps_of, FileStamp, IndexLock, Manifest};
 use super::units::{analyse, units};
+use super::IndexError;
 use crate::atomic;
 use crate::home::Home;
 
@@ -27,6 +28,23 @@ pub struct Reconciled {
 }
 
 impl RecallIndex {
+    /// Throws the index away and builds it again from the files.
+    pub fn rebuild(home: &Home) -> Result<(RecallIndex, Reconciled), IndexError> {
+        let dir = dir_of(home);
+        {
+            let _lock = IndexLock::take(home)?;
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(|e| IndexError::Io {
+                    path: dir.clone(),
+                    source: e,
+                })?;
+            }
+        }
+        let mut index = RecallIndex::open(home)?;
+        let done = index.reconcile(home)?;
+        Ok((index, done))
+    }
+
     /// Re-indexes the files whose content changed since the manifest, and
     /// drops the ones that are gone. Another process holding the writer is
     /// not an error: it is doing the same work, and the search goes on with

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::ModelError;
+use crate::tools::ToolError;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
@@ -96,6 +99,37 @@ pub struct Failure {
     pub outage: bool,
 }
 
+impl Failure {
+    /// A failed model call as the tick records it: a malformed tool call is
+    /// the model breaking the contract, anything else is the model failing
+    /// (an outage, when the provider was down rather than wrong).
+    pub fn of_model(e: &ModelError) -> Failure {
+        let kind = match e {
+            ModelError::Malformed(_) => FailureKind::MalformedCall,
+            _ => FailureKind::Model,
+        };
+        Failure {
+            kind,
+            detail: e.to_string(),
+            outage: e.is_outage(),
+        }
+    }
+
+    /// A failed tool call as the tick records it.
+    pub fn of_tool(e: &ToolError) -> Failure {
+        let kind = match e {
+            ToolError::Unknown(_) => FailureKind::UnknownTool,
+            ToolError::BadInput { .. } => FailureKind::MalformedCall,
+            ToolError::Refused { .. } | ToolError::Failed { .. } => FailureKind::ToolFailed,
+        };
+        Failure {
+            kind,
+            detail: e.to_string(),
+            outage: false,
+        }
+    }
+}
+
 /// The class of a tick from its failure record: the first failure decides,
 /// because later failures are usually consequences of it.
 pub fn classify(failures: &[Failure]) -> Class {
@@ -147,6 +181,20 @@ mod tests {
             classify(&[f(FailureKind::TooManyRounds)]),
             Class::ContractViolation
         );
+    }
+
+    #[test]
+    fn a_model_outage_is_a_model_failure_the_healer_forgives() {
+        let down = Failure::of_model(&ModelError::Http {
+            status: 529,
+            message: "overloaded".into(),
+            attempts: 3,
+        });
+        assert_eq!((down.kind, down.outage), (FailureKind::Model, true));
+        let bad = Failure::of_model(&ModelError::Malformed("not JSON".into()));
+        assert_eq!((bad.kind, bad.outage), (FailureKind::MalformedCall, false));
+        let unknown = Failure::of_tool(&ToolError::Unknown("fly".into()));
+        assert_eq!(classify(&[unknown]), Class::CoverageGap);
     }
 
     #[test]

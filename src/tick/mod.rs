@@ -2,36 +2,42 @@
 //! (DESIGN 3): boot → context → write-ahead of the user turn → model call
 //! with a bounded tool loop → persisted reply → report.
 //!
+//! [`prepare`] assembles the turn without changing anything; [`step`]
+//! decides, from plain values, what follows each model turn; this file is
+//! the driver that performs those decisions (model calls, tool dispatch,
+//! persistence).
+//!
 //! The tick never commits: its supervisor does, after it exits, so a tick
 //! that is killed at any point still ends in a commit of whatever it got to.
 
 pub mod class;
-pub mod conversation;
-pub mod history;
+pub mod context;
+pub mod healer_note;
 pub mod ledger;
+pub mod prepare;
 pub mod report;
+pub mod step;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use crate::budget::Budget;
 use crate::config::{Config, Price};
-use crate::context::Tier;
-use crate::healer::note::HealerNote;
+use crate::conversation::archive as history;
+use crate::conversation::store::Conversation;
+use crate::conversation::store::{Broken, ConversationError};
+use crate::conversation::{self as convo, Block, Message, Role};
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
-use crate::memory::MemoryProblem;
-use crate::model::{self, Block, Message, Provider, Request, Role, TurnFacts, Usage};
-use crate::repo::Repo;
-use crate::tools::{self, ToolContext, ToolError};
-use crate::{boot, context};
+use crate::model::{self, Provider, Request, TurnFacts, Usage};
+use crate::tools::{self, ToolContext};
 use class::{Failure, FailureKind};
-use conversation::{Broken, Conversation, ConversationError};
-use history::Compaction;
+use healer_note::HealerNote;
+pub use prepare::{prepare, Prepared};
 use report::TickReport;
+use step::{Call, Limits, Step, Then, Turn};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TickError {
@@ -62,108 +68,6 @@ pub struct TickOptions {
     pub inject_failure: Option<FailureKind>,
     /// The provider's API key, read from the environment by the caller.
     pub api_key: Option<String>,
-}
-
-/// Everything the next model call would receive, assembled without
-/// changing anything in the home: what `hearth context` prints, and what
-/// [`run`] then commits to.
-pub struct Prepared {
-    pub number: u64,
-    pub system: Vec<model::SystemBlock>,
-    /// The conversation as it will be sent: compacted if it had to be, with
-    /// this tick's user turn last.
-    pub conversation: Conversation,
-    pub tools: Vec<model::ToolSpec>,
-    pub facts: TurnFacts,
-    pub tier: Tier,
-    pub tokens_by_part: BTreeMap<String, u64>,
-    pub required_reads: Vec<String>,
-    pub problems: Vec<MemoryProblem>,
-    /// `messages.json` did not parse; a committed copy stands in.
-    pub broken: Option<Broken>,
-    /// Turns that move to an archive before this tick.
-    pub compaction: Option<(Compaction, Vec<Message>)>,
-    /// A heal's note, consumed by this tick.
-    pub healer_note: Option<HealerNote>,
-    /// `state/healer_note.json` did not parse: the problem, by file.
-    pub broken_note: Option<String>,
-}
-
-/// Assembles tick `number` as it would run now. Reads only.
-pub fn prepare(
-    home: &Home,
-    config: &Config,
-    number: u64,
-    now: DateTime<Utc>,
-) -> Result<Prepared, TickError> {
-    let repo = Repo::open(home.root()).ok();
-    let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
-
-    let mut facts = TurnFacts {
-        tick: number,
-        inbox: Vec::new(),
-        recall: Vec::new(),
-    };
-    for path in inbox::pending(home)? {
-        match inbox::read(home, &path) {
-            Ok(message) => facts.inbox.push(message),
-            Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
-        }
-    }
-
-    facts.recall = recall_for_inbox(home, config, &facts.inbox);
-    let boot = boot::boot(home, &config.boot);
-    let compaction =
-        history::plan(home, &conversation, config.context.history_tokens, now).map(|c| {
-            let archived = history::apply(&mut conversation, &c);
-            (c, archived)
-        });
-    let directive = std::fs::read_to_string(home.memory_dir().join("directive.md")).ok();
-    let (healer_note, broken_note) = match HealerNote::read(home) {
-        Ok(note) => (note, None),
-        Err(problem) => (None, Some(problem)),
-    };
-    let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
-        now,
-        tick: number,
-        inbox: &facts.inbox,
-        history: &conversation.messages,
-        directive: directive.as_deref(),
-        healer_note: healer_note.as_ref(),
-        recall: &facts.recall,
-    });
-    for block in &boot.system {
-        let part = if block.source == boot::PROMPT {
-            "prompt"
-        } else {
-            "identity"
-        };
-        parts.insert(part.into(), model::estimate_tokens(&block.text));
-    }
-    parts.insert(
-        "history".into(),
-        conversation
-            .messages
-            .iter()
-            .map(history::message_tokens)
-            .sum(),
-    );
-    conversation.messages.push(user_turn);
-    Ok(Prepared {
-        number,
-        system: boot.system,
-        conversation,
-        tools: tools::specs(),
-        facts,
-        tier,
-        tokens_by_part: parts,
-        required_reads: boot.required_reads,
-        problems: boot.problems,
-        broken,
-        broken_note,
-        compaction,
-        healer_note,
-    })
 }
 
 /// Runs one tick and returns its final report (also saved for the
@@ -207,7 +111,7 @@ pub fn run(
     for problem in &prepared.problems {
         tracing::warn!("{problem}");
     }
-    for message in &prepared.facts.inbox {
+    for message in &prepared.inbox {
         for note in &message.notes {
             tracing::warn!("{note}");
         }
@@ -227,13 +131,14 @@ pub fn run(
         );
     }
     report.required_reads = prepared.required_reads.clone();
-    report.inbox_waiting = prepared.facts.inbox.len();
+    report.inbox_waiting = prepared.inbox.len();
+    let facts = prepared.facts();
     report.tokens_by_part = prepared.tokens_by_part.clone();
     let Prepared {
         system,
         mut conversation,
         tools: specs,
-        facts,
+        inbox: messages,
         healer_note,
         ..
     } = prepared;
@@ -245,7 +150,7 @@ pub fn run(
     if healer_note.is_some() {
         HealerNote::consume(home);
     }
-    for message in &facts.inbox {
+    for message in &messages {
         let archived = inbox::archive(home, &message.rel)?;
         report.consumed.push((message.rel.clone(), archived));
     }
@@ -275,11 +180,7 @@ pub fn run(
             &mut report,
             home,
         )?,
-        Err(e) => report.failures.push(Failure {
-            kind: e.failure_kind(),
-            detail: e.to_string(),
-            outage: e.is_outage(),
-        }),
+        Err(e) => report.failures.push(Failure::of_model(&e)),
     }
     if let Some(kind) = options.inject_failure {
         report.failures.push(Failure {
@@ -304,6 +205,9 @@ pub fn run(
     Ok(report)
 }
 
+/// Drives the agent step: calls the model, performs what [`Step`] decides
+/// (dispatch, refusals), and persists each turn as it happens, so a tick
+/// killed at any point leaves a conversation that is valid up to there.
 #[allow(clippy::too_many_arguments)]
 fn tool_loop(
     provider: &mut dyn Provider,
@@ -316,30 +220,30 @@ fn tool_loop(
     report: &mut TickReport,
     home: &Home,
 ) -> Result<(), TickError> {
-    let mut rounds = 0;
+    let mut step = Step::new(Limits {
+        max_tool_rounds: config.tick.max_tool_rounds,
+        max_calls_per_turn: config.tools.max_calls_per_turn,
+    });
     loop {
         let request = Request {
             system,
             messages: &conversation.messages,
             tools: specs,
             max_tokens: config.model.max_tokens,
-            facts,
+            facts: Some(facts),
         };
         let reply = match provider.complete(&request, &mut |text| tracing::debug!("model: {text}"))
         {
             Ok(reply) => reply,
             Err(e) => {
                 tracing::error!("{e}");
-                report.failures.push(Failure {
-                    kind: e.failure_kind(),
-                    detail: e.to_string(),
-                    outage: e.is_outage(),
-                });
+                let decision = step.next(Turn::Failed(Failure::of_model(&e)));
+                report.failures.extend(decision.failures);
                 return Ok(());
             }
         };
         report.usage.add(reply.usage);
-        for text in model::texts(&reply.content) {
+        for text in convo::texts(&reply.content) {
             report.reply.push_str(text);
             report.reply.push('\n');
         }
@@ -352,62 +256,25 @@ fn tool_loop(
             content: reply.content,
         });
         conversation.save(home)?;
+        let decision = step.next(Turn::Answered {
+            calls: calls.iter().map(|(_, name, _)| name.clone()).collect(),
+        });
+        report.failures.extend(decision.failures);
         if calls.is_empty() {
             return Ok(());
         }
-
-        let over_limit = rounds >= config.tick.max_tool_rounds;
-        if over_limit {
-            report.failures.push(Failure {
-                kind: FailureKind::TooManyRounds,
-                detail: format!(
-                    "the model asked for tools after {rounds} rounds ([tick] max_tool_rounds = {})",
-                    config.tick.max_tool_rounds
-                ),
-                outage: false,
-            });
-        }
-        rounds += 1;
-        let cap = config.tools.max_calls_per_turn;
-        if calls.len() > cap && !over_limit {
-            report.failures.push(Failure {
-                kind: FailureKind::MalformedCall,
-                detail: format!(
-                    "the model made {} tool calls in one turn; the first {cap} ran \
-                     ([tools] max_calls_per_turn = {cap})",
-                    calls.len()
-                ),
-                outage: false,
-            });
-        }
         let mut results = Vec::new();
-        for (n, (id, name, input)) in calls.into_iter().enumerate() {
-            // Every tool_use gets a tool_result, even unrun, or the next
-            // request would be malformed for the provider.
-            let outcome = if over_limit {
-                Err(None)
-            } else if n >= cap {
-                Err(Some(Err(format!(
-                    "not run: at most {cap} tool calls per turn ([tools] max_calls_per_turn)"
-                ))))
-            } else {
-                tools::dispatch(tool_ctx, &name, &input).map_err(|e| Some(Ok(e)))
-            };
-            let (content, is_error) = match outcome {
-                Ok(text) => (text, false),
-                Err(None) => (
-                    "not run: this tick's tool-round limit was reached".into(),
-                    true,
-                ),
-                Err(Some(Err(why))) => (why, true),
-                Err(Some(Ok(e))) => {
-                    tracing::warn!("tool call failed: {e}");
-                    report.failures.push(Failure {
-                        kind: failure_kind(&e),
-                        detail: e.to_string(),
-                        outage: false,
-                    });
-                    (e.to_string(), true)
+        for ((id, name, input), call) in calls.into_iter().zip(decision.calls) {
+            let (content, is_error) = match call {
+                Call::Refuse(why) => (why, true),
+                Call::Run => {
+                    let (content, is_error, failure) =
+                        step::answer(tools::dispatch(tool_ctx, &name, &input));
+                    if let Some(failure) = failure {
+                        tracing::warn!("tool call failed: {}", failure.detail);
+                        report.failures.push(failure);
+                    }
+                    (content, is_error)
                 }
             };
             results.push(Block::ToolResult {
@@ -423,40 +290,10 @@ fn tool_loop(
         conversation.save(home)?;
         report.effects = tool_ctx.effects.clone();
         report.save(home)?;
-        if over_limit {
+        if decision.then == Then::Stop {
             return Ok(());
         }
     }
-}
-
-fn failure_kind(e: &ToolError) -> FailureKind {
-    match e {
-        ToolError::Unknown(_) => FailureKind::UnknownTool,
-        ToolError::BadInput { .. } => FailureKind::MalformedCall,
-        ToolError::Refused { .. } | ToolError::Failed { .. } => FailureKind::ToolFailed,
-    }
-}
-
-/// What recall finds for each inbox message (the top `[recall] results`).
-/// A recall that cannot run is logged and leaves the tick without it.
-fn recall_for_inbox(
-    home: &Home,
-    config: &Config,
-    inbox: &[inbox::InboxMessage],
-) -> Vec<Vec<crate::recall::index::Hit>> {
-    if inbox.is_empty() {
-        return Vec::new();
-    }
-    let found = crate::recall::fresh_index(home).and_then(|index| {
-        inbox
-            .iter()
-            .map(|m| index.search(&m.text, config.recall.results))
-            .collect::<Result<Vec<_>, _>>()
-    });
-    found.unwrap_or_else(|e| {
-        tracing::warn!("recall for the inbox failed: {e}");
-        vec![Vec::new(); inbox.len()]
-    })
 }
 
 /// Keeps a broken `messages.json` beside the restored one and flares.

@@ -9,9 +9,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::Message;
 use crate::atomic;
 use crate::home::Home;
-use crate::model::Message;
 use crate::repo::Repo;
 
 pub const VERSION: u32 = 1;

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use crate::healer::note::HealerNote;
+use super::healer_note::HealerNote;
+use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::mailbox::inbox::InboxMessage;
-use crate::model::{estimate_tokens, Block, Message, Role};
 use crate::recall::index::Hit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -5,9 +5,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::class::Class;
 use crate::atomic;
 use crate::home::Home;
-use crate::tick::class::Class;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealerNote {

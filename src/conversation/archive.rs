@@ -14,10 +14,10 @@ use std::path::PathBuf;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::conversation::{Conversation, VERSION};
+use super::store::{Conversation, VERSION};
+use super::{estimate_tokens, Block, Message, Role};
 use crate::atomic;
 use crate::home::Home;
-use crate::model::{estimate_tokens, Block, Message, Role};
 
 /// Every pointer turn starts with this, so readers can tell it from the
 /// agent's own words.

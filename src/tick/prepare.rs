@@ -1,0 +1,174 @@
+//! Assembling a tick (DESIGN 3, 5): the boot's system blocks, the
+//! conversation (compacted if it outgrew its budget), the inbox with what
+//! recall found for it, a heal's note, and the user turn built from them.
+//! Nothing here changes the home, so `hearth context` shows exactly what the
+//! next tick would send.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::context::{self, Tier};
+use super::healer_note::HealerNote;
+use super::TickError;
+use crate::boot;
+use crate::config::Config;
+use crate::conversation::archive::{self as history, Compaction};
+use crate::conversation::store::{Broken, Conversation};
+use crate::conversation::{estimate_tokens, Message};
+use crate::home::Home;
+use crate::mailbox::inbox::{self, InboxMessage};
+use crate::memory::MemoryProblem;
+use crate::model::{self, InboxFact, Recalled, TurnFacts};
+use crate::recall::index::Hit;
+use crate::repo::Repo;
+use crate::tools;
+
+/// Everything the next model call would receive, assembled without
+/// changing anything in the home: what `hearth context` prints, and what
+/// [`run`] then commits to.
+pub struct Prepared {
+    pub number: u64,
+    pub system: Vec<model::SystemBlock>,
+    /// The conversation as it will be sent: compacted if it had to be, with
+    /// this tick's user turn last.
+    pub conversation: Conversation,
+    pub tools: Vec<model::ToolSpec>,
+    /// The inbox messages this tick answers, oldest first.
+    pub inbox: Vec<InboxMessage>,
+    /// For each of them, what recall found (best first).
+    pub recall: Vec<Vec<Hit>>,
+    pub tier: Tier,
+    pub tokens_by_part: BTreeMap<String, u64>,
+    pub required_reads: Vec<String>,
+    pub problems: Vec<MemoryProblem>,
+    /// `messages.json` did not parse; a committed copy stands in.
+    pub broken: Option<Broken>,
+    /// Turns that move to an archive before this tick.
+    pub compaction: Option<(Compaction, Vec<Message>)>,
+    /// A heal's note, consumed by this tick.
+    pub healer_note: Option<HealerNote>,
+    /// `state/healer_note.json` did not parse: the problem, by file.
+    pub broken_note: Option<String>,
+}
+
+/// Assembles tick `number` as it would run now. Reads only.
+pub fn prepare(
+    home: &Home,
+    config: &Config,
+    number: u64,
+    now: DateTime<Utc>,
+) -> Result<Prepared, TickError> {
+    let repo = Repo::open(home.root()).ok();
+    let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
+
+    let mut messages = Vec::new();
+    for path in inbox::pending(home)? {
+        match inbox::read(home, &path) {
+            Ok(message) => messages.push(message),
+            Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
+        }
+    }
+    let recall = recall_for_inbox(home, config, &messages);
+    let boot = boot::boot(home, &config.boot);
+    let compaction =
+        history::plan(home, &conversation, config.context.history_tokens, now).map(|c| {
+            let archived = history::apply(&mut conversation, &c);
+            (c, archived)
+        });
+    let directive = std::fs::read_to_string(home.memory_dir().join("directive.md")).ok();
+    let (healer_note, broken_note) = match HealerNote::read(home) {
+        Ok(note) => (note, None),
+        Err(problem) => (None, Some(problem)),
+    };
+    let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
+        now,
+        tick: number,
+        inbox: &messages,
+        history: &conversation.messages,
+        directive: directive.as_deref(),
+        healer_note: healer_note.as_ref(),
+        recall: &recall,
+    });
+    for block in &boot.system {
+        let part = if block.source == boot::PROMPT {
+            "prompt"
+        } else {
+            "identity"
+        };
+        parts.insert(part.into(), estimate_tokens(&block.text));
+    }
+    parts.insert(
+        "history".into(),
+        conversation
+            .messages
+            .iter()
+            .map(history::message_tokens)
+            .sum(),
+    );
+    conversation.messages.push(user_turn);
+    Ok(Prepared {
+        number,
+        system: boot.system,
+        conversation,
+        tools: tools::specs(),
+        inbox: messages,
+        recall,
+        tier,
+        tokens_by_part: parts,
+        required_reads: boot.required_reads,
+        problems: boot.problems,
+        broken,
+        broken_note,
+        compaction,
+        healer_note,
+    })
+}
+
+impl Prepared {
+    /// The turn's facts as a provider receives them (plain strings).
+    pub fn facts(&self) -> TurnFacts {
+        let inbox = self
+            .inbox
+            .iter()
+            .enumerate()
+            .map(|(i, message)| InboxFact {
+                rel: message.rel.clone(),
+                text: message.text.clone(),
+                notes: message.notes.clone(),
+                recalled: self
+                    .recall
+                    .get(i)
+                    .into_iter()
+                    .flatten()
+                    .map(|hit| Recalled {
+                        place: hit.place(),
+                        text: hit.text.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        TurnFacts {
+            tick: self.number,
+            inbox,
+        }
+    }
+}
+
+/// What recall finds for each inbox message (the top `[recall] results`).
+/// A recall that cannot run is logged and leaves the tick without it.
+fn recall_for_inbox(home: &Home, config: &Config, inbox: &[InboxMessage]) -> Vec<Vec<Hit>> {
+    if inbox.is_empty() {
+        return Vec::new();
+    }
+    let found = crate::recall::fresh_index(home).and_then(|index| {
+        inbox
+            .iter()
+            .map(|m| index.search(&m.text, config.recall.results))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    found.unwrap_or_else(|e| {
+        tracing::warn!("recall for the inbox failed: {e}");
+        vec![Vec::new(); inbox.len()]
+    })
+}

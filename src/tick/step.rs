@@ -1,0 +1,232 @@
+//! The agent step: what the tick does after each model turn, decided from
+//! plain values. Given the turn (the tools it asked for, or the failure of
+//! the call), [`Step::next`] says which calls to run, which to answer with a
+//! refusal, which failures to record, and whether to call the model again.
+//! It touches no file, no network and no clock, so round limits, per-turn
+//! caps and failure classes are tested here with plain values; the tick's
+//! driver (`tick/mod.rs`) performs what it decides. The brake's refusals
+//! will be decisions of this step too.
+
+use super::class::{Failure, FailureKind};
+use crate::tools::ToolError;
+
+/// The limits a tick's tool loop keeps (`[tick] max_tool_rounds`,
+/// `[tools] max_calls_per_turn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_tool_rounds: u32,
+    pub max_calls_per_turn: usize,
+}
+
+/// A model turn, as the step needs to know it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Turn {
+    /// The model answered; these are the names of the tools it called, in
+    /// order (none: it is done).
+    Answered { calls: Vec<String> },
+    /// The call failed (after the provider's own retries).
+    Failed(Failure),
+}
+
+/// What to do with one tool call of the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    Run,
+    /// Answer it with this error instead of running it. Every call gets a
+    /// result, run or not, or the next request would be malformed.
+    Refuse(String),
+}
+
+/// What comes after the calls are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    CallAgain,
+    Stop,
+}
+
+/// The step's decision for one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// To record on the tick, in order (the first decides its class).
+    pub failures: Vec<Failure>,
+    /// One entry per tool call of the turn, in the turn's order.
+    pub calls: Vec<Call>,
+    pub then: Then,
+}
+
+/// The state of one tick's tool loop.
+#[derive(Debug, Clone)]
+pub struct Step {
+    limits: Limits,
+    rounds: u32,
+}
+
+impl Step {
+    pub fn new(limits: Limits) -> Step {
+        Step { limits, rounds: 0 }
+    }
+
+    /// Rounds of tool calls answered so far.
+    pub fn rounds(&self) -> u32 {
+        self.rounds
+    }
+
+    /// Decides what follows `turn`.
+    pub fn next(&mut self, turn: Turn) -> Decision {
+        let calls = match turn {
+            Turn::Failed(failure) => return stop(vec![failure], Vec::new()),
+            Turn::Answered { calls } if calls.is_empty() => return stop(Vec::new(), Vec::new()),
+            Turn::Answered { calls } => calls,
+        };
+        let Limits {
+            max_tool_rounds,
+            max_calls_per_turn: cap,
+        } = self.limits;
+        if self.rounds >= max_tool_rounds {
+            let failure = Failure {
+                kind: FailureKind::TooManyRounds,
+                detail: format!(
+                    "the model asked for tools after {} rounds ([tick] max_tool_rounds = {max_tool_rounds})",
+                    self.rounds
+                ),
+                outage: false,
+            };
+            let refused = calls
+                .iter()
+                .map(|_| Call::Refuse("not run: this tick's tool-round limit was reached".into()))
+                .collect();
+            self.rounds += 1;
+            return stop(vec![failure], refused);
+        }
+        self.rounds += 1;
+        let mut failures = Vec::new();
+        if calls.len() > cap {
+            failures.push(Failure {
+                kind: FailureKind::MalformedCall,
+                detail: format!(
+                    "the model made {} tool calls in one turn; the first {cap} ran \
+                     ([tools] max_calls_per_turn = {cap})",
+                    calls.len()
+                ),
+                outage: false,
+            });
+        }
+        let calls = (0..calls.len())
+            .map(|n| {
+                if n < cap {
+                    Call::Run
+                } else {
+                    Call::Refuse(format!(
+                        "not run: at most {cap} tool calls per turn ([tools] max_calls_per_turn)"
+                    ))
+                }
+            })
+            .collect();
+        Decision {
+            failures,
+            calls,
+            then: Then::CallAgain,
+        }
+    }
+}
+
+fn stop(failures: Vec<Failure>, calls: Vec<Call>) -> Decision {
+    Decision {
+        failures,
+        calls,
+        then: Then::Stop,
+    }
+}
+
+/// What a tool call that ran returns to the model (its content, whether it
+/// is an error) and the failure it puts on the tick, if it failed.
+pub fn answer(outcome: Result<String, ToolError>) -> (String, bool, Option<Failure>) {
+    match outcome {
+        Ok(text) => (text, false, None),
+        Err(e) => (e.to_string(), true, Some(Failure::of_tool(&e))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rounds: u32, cap: usize) -> Step {
+        Step::new(Limits {
+            max_tool_rounds: rounds,
+            max_calls_per_turn: cap,
+        })
+    }
+
+    fn answered(names: &[&str]) -> Turn {
+        Turn::Answered {
+            calls: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_turn_without_tool_calls_ends_the_tick_cleanly() {
+        let decision = step(3, 8).next(answered(&[]));
+        assert_eq!(decision, stop(vec![], vec![]));
+    }
+
+    #[test]
+    fn tool_calls_run_and_the_model_is_called_again() {
+        let mut s = step(3, 8);
+        let decision = s.next(answered(&["read", "send"]));
+        assert_eq!(decision.calls, vec![Call::Run, Call::Run]);
+        assert_eq!(decision.then, Then::CallAgain);
+        assert!(decision.failures.is_empty());
+        assert_eq!(s.rounds(), 1);
+    }
+
+    #[test]
+    fn past_the_round_limit_every_call_is_refused_and_the_tick_stops_as_a_violation() {
+        let mut s = step(2, 8);
+        for _ in 0..2 {
+            assert_eq!(s.next(answered(&["read"])).then, Then::CallAgain);
+        }
+        let decision = s.next(answered(&["read", "write"]));
+        assert_eq!(decision.then, Then::Stop);
+        assert_eq!(decision.calls.len(), 2, "every call still gets a result");
+        assert!(decision.calls.iter().all(|c| matches!(c, Call::Refuse(_))));
+        assert_eq!(decision.failures[0].kind, FailureKind::TooManyRounds);
+        assert!(decision.failures[0].detail.contains("after 2 rounds"));
+        assert_eq!(
+            super::super::class::classify(&decision.failures),
+            super::super::class::Class::ContractViolation
+        );
+    }
+
+    #[test]
+    fn calls_past_the_per_turn_cap_are_refused_but_the_first_ones_run() {
+        let decision = step(5, 2).next(answered(&["a", "b", "c"]));
+        assert_eq!(decision.calls[..2], [Call::Run, Call::Run]);
+        let Call::Refuse(why) = &decision.calls[2] else {
+            panic!("the third call ran")
+        };
+        assert!(why.contains("max_calls_per_turn"));
+        assert_eq!(decision.failures[0].kind, FailureKind::MalformedCall);
+        assert_eq!(decision.then, Then::CallAgain);
+    }
+
+    #[test]
+    fn a_failed_model_call_is_recorded_and_stops_the_tick() {
+        let failure = Failure {
+            kind: FailureKind::Model,
+            detail: "HTTP 529".into(),
+            outage: true,
+        };
+        let decision = step(3, 8).next(Turn::Failed(failure.clone()));
+        assert_eq!(decision, stop(vec![failure], vec![]));
+    }
+
+    #[test]
+    fn a_failed_tool_is_an_error_result_and_a_failure_of_its_kind() {
+        let (content, is_error, failure) = answer(Err(ToolError::Unknown("fly".into())));
+        assert!(is_error);
+        assert_eq!(content, "there is no tool named fly");
+        assert_eq!(failure.unwrap().kind, FailureKind::UnknownTool);
+        assert_eq!(answer(Ok("done".into())), ("done".into(), false, None));
+    }
+}
