@@ -20,7 +20,8 @@ const RUNS: usize = 50;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let report = hearth::home::init(&dir.path().join("home"), chrono::Utc::now()).unwrap();
+    let report =
+        hearth::home::init(&dir.path().join("home"), hearth::clock::Clock::System.now()).unwrap();
     let home = report.home;
     populate(&home);
     let config = Config::default();
@@ -108,7 +109,7 @@ fn populate(home: &Home) {
         let path = dir.join(format!("n{i:05}.md"));
         std::fs::write(&path, text).unwrap();
         // A real home's notes were not all written this second.
-        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        let old = hearth::clock::file_time_now() - Duration::from_secs(3600);
         std::fs::File::options()
             .write(true)
             .open(&path)

@@ -71,7 +71,7 @@ fn ids(text: &str) -> Vec<String> {
 
 fn load(conversation: &Value) -> Conversation {
     let dir = tempfile::tempdir().unwrap();
-    let home = hearth::home::init(dir.path(), chrono::Utc::now())
+    let home = hearth::home::init(dir.path(), hearth::clock::Clock::System.now())
         .unwrap()
         .home;
     // Only the conversation is memory here: the templates would add noise.

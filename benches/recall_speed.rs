@@ -88,7 +88,7 @@ fn corpus(data: &[Value]) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
 /// A home whose memory/ holds `chunks` (each a list of paragraphs) spread
 /// round-robin over `files` files.
 fn write_home(root: &Path, chunks: &[Vec<String>], files: usize) -> Home {
-    let home = hearth::home::init(&root.join("home"), chrono::Utc::now())
+    let home = hearth::home::init(&root.join("home"), hearth::clock::Clock::System.now())
         .unwrap()
         .home;
     std::fs::remove_dir_all(home.memory_dir()).unwrap();

@@ -17,6 +17,7 @@
 pub mod atomic;
 pub mod boot;
 pub mod budget;
+pub mod clock;
 pub mod config;
 pub mod conversation;
 pub mod healer;

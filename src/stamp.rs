@@ -27,7 +27,7 @@ impl Stamp {
 
     /// Whether the file may still change without its stamp changing.
     pub fn is_racy(&self) -> bool {
-        ns_since_epoch(SystemTime::now()) - self.mtime_ns < RACY_NS
+        ns_since_epoch(crate::clock::file_time_now()) - self.mtime_ns < RACY_NS
     }
 }
 

@@ -354,7 +354,8 @@ mod rerank {
         assert_eq!(result["tool_use_id"], "toolu_r");
         let text = result["content"].to_string();
         assert!(
-            text.contains("[memory/a.md:3-3]") && text.contains("the heron eats fish at dawn"),
+            // Cited as `hearth recall` cites: path:line@commit.
+            text.contains("1. memory/a.md:3@") && text.contains("the heron eats fish at dawn"),
             "{text}"
         );
     }

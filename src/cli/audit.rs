@@ -1,12 +1,11 @@
 //! `hearth audit [--json] [--strict]`: is the identity still loading cleanly?
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use hearth::boot::drift;
 use hearth::config::Config;
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,49 +17,54 @@ pub struct Args {
     strict: bool,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     // The audit is for when things are wrong: a broken hearth.toml must not
     // stop it.
     let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
-        eprintln!("warning: {e}; auditing with the default [boot] settings");
+        tracing::warn!("{e}; auditing with the default [boot] settings");
         Config::default()
     });
     let audit = drift::audit(&home, &config.boot);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&audit).expect("audit serialises")
         );
     } else {
-        print_human(&audit);
+        print_human(&audit)?;
     }
     Ok(if args.strict && !audit.drift.is_empty() {
-        ExitCode::from(1)
+        Exit::Error
     } else {
-        ExitCode::SUCCESS
+        Exit::Success
     })
 }
 
-fn print_human(audit: &drift::Audit) {
-    println!(
+fn print_human(audit: &drift::Audit) -> Result<(), CommandError> {
+    outln!(
         "identity layer: {} memories in full ({} truncated), {} as titles",
-        audit.rendered_full, audit.truncated, audit.rendered_as_titles
+        audit.rendered_full,
+        audit.truncated,
+        audit.rendered_as_titles
     );
-    println!(
+    outln!(
         "budget:         {} of {} characters ({}%), ~{} tokens in the system prompt",
-        audit.identity_chars, audit.budget_chars, audit.budget_percent, audit.estimated_tokens
+        audit.identity_chars,
+        audit.budget_chars,
+        audit.budget_percent,
+        audit.estimated_tokens
     );
     if !audit.required_reads.is_empty() {
-        println!("required reads: {}", audit.required_reads.join(", "));
+        outln!("required reads: {}", audit.required_reads.join(", "));
     }
     if audit.drift.is_empty() {
-        println!("drift:          none");
+        outln!("drift:          none");
     } else {
-        println!("drift ({}):", audit.drift.len());
+        outln!("drift ({}):", audit.drift.len());
         for d in &audit.drift {
             let kind = serde_json::to_value(d.kind).expect("kind serialises");
-            println!(
+            outln!(
                 "  {} [{}]: {}",
                 d.path,
                 kind.as_str().unwrap_or("?"),
@@ -69,6 +73,7 @@ fn print_human(audit: &drift::Audit) {
         }
     }
     for problem in &audit.problems {
-        println!("problem:        {problem}");
+        outln!("problem:        {problem}");
     }
+    Ok(())
 }

@@ -3,13 +3,12 @@
 //! the tool list), without calling it or changing anything.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use hearth::config::Config;
 use hearth::tick::{self, ledger::Ledger};
 use serde_json::json;
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,14 +17,14 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let config = Config::load(&home.config_path())?;
     let number = Ledger::read(&home.ticks_path())
         .map(|l| l.last_number())
         .unwrap_or(0)
         + 1;
-    let prepared = tick::prepare(&home, &config, number, chrono::Utc::now())?;
+    let prepared = tick::prepare(&home, &config, number, env.clock.now())?;
     let user_turn = prepared.conversation.messages.last().cloned();
     if args.json {
         let value = json!({
@@ -43,37 +42,38 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
             })),
             "messages_json_broken": prepared.broken.as_ref().map(|b| &b.problem),
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).expect("context serialises")
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     for (i, block) in prepared.system.iter().enumerate() {
-        println!(
+        outln!(
             "===== system block {}: {} ({} characters) =====",
             i + 1,
             block.source,
             block.text.chars().count()
         );
-        println!("{}", block.text.trim_end());
+        outln!("{}", block.text.trim_end());
     }
     let earlier = prepared.conversation.messages.len().saturating_sub(1);
-    println!(
+    outln!(
         "===== conversation: {earlier} earlier messages (~{} tokens) =====",
         prepared.tokens_by_part.get("history").copied().unwrap_or(0)
     );
-    println!(
+    outln!(
         "===== user turn: tick {} (tier {:?}) =====",
-        prepared.number, prepared.tier
+        prepared.number,
+        prepared.tier
     );
     if let Some(turn) = user_turn {
-        println!("{}", turn.text().trim_end());
+        outln!("{}", turn.text().trim_end());
     }
     let names: Vec<&str> = prepared.tools.iter().map(|t| t.name.as_str()).collect();
-    println!("===== tools: {} =====", names.join(", "));
+    outln!("===== tools: {} =====", names.join(", "));
     for problem in &prepared.problems {
-        println!("problem: {problem}");
+        outln!("problem: {problem}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

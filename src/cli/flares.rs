@@ -1,14 +1,13 @@
 //! `hearth flares [--json] [--all]` and `hearth flares --ack [ID…|--all]`.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use hearth::config::Config;
 use hearth::home::lock::CommitLock;
 use hearth::mailbox::flares;
 use hearth::repo::{Identity, Repo};
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,15 +22,14 @@ pub struct Args {
     ack: Option<Vec<String>>,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     if let Some(ids) = args.ack {
         if ids.is_empty() && !args.all {
-            return Err(CommandError {
-                error: anyhow::anyhow!("--ack needs flare IDs, or --all"),
-                hint: Some("`hearth flares` lists the IDs".into()),
-                code: 2,
-            });
+            return Err(CommandError::usage(
+                "--ack needs flare IDs, or --all",
+                "`hearth flares` lists the IDs",
+            ));
         }
         let newly = flares::ack(&home, &ids).map_err(|e| {
             CommandError::new(e, Some("`hearth flares --all` lists every ID".into()))
@@ -43,28 +41,28 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
             &["state/flares_read.json"],
             &Identity::operator(&config.git),
             &format!("flares: {} marked read", newly.len()),
-            chrono::Utc::now(),
+            env.clock.now(),
         )?;
-        println!("marked {} flare(s) read", newly.len());
-        return Ok(ExitCode::SUCCESS);
+        outln!("marked {} flare(s) read", newly.len());
+        return Ok(Exit::Success);
     }
     let listed: Vec<flares::Flare> = flares::list(&home)
         .into_iter()
         .filter(|f| args.all || !f.read)
         .collect();
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&listed).expect("flares serialise")
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     if listed.is_empty() {
-        println!("no unread flares");
+        outln!("no unread flares");
     }
     for f in &listed {
         let mark = if f.read { " " } else { "*" };
-        println!("{mark} {}  [{}] {}  ({})", f.id, f.flare, f.subject, f.path);
+        outln!("{mark} {}  [{}] {}  ({})", f.id, f.flare, f.subject, f.path);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

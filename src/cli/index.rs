@@ -2,13 +2,12 @@
 //! (or build it again from scratch) and say what it holds.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Instant;
 
 use hearth::recall::index::RecallIndex;
 use serde_json::json;
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,23 +19,14 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let start = Instant::now();
-    let fail = |e| {
-        CommandError::new(
-            e,
-            Some(
-                "the index is only a cache: remove .hearth/index/ and run `hearth index` again"
-                    .into(),
-            ),
-        )
-    };
     let (index, done) = if args.rebuild {
-        RecallIndex::rebuild(&home).map_err(fail)?
+        RecallIndex::rebuild(&home)?
     } else {
-        let mut index = RecallIndex::open(&home).map_err(fail)?;
-        let done = index.reconcile(&home).map_err(fail)?;
+        let mut index = RecallIndex::open(&home)?;
+        let done = index.reconcile(&home)?;
         (index, done)
     };
     let took_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -48,36 +38,36 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
             "updated": done,
             "index": stats,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).expect("serialises")
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     for problem in &done.skipped {
-        eprintln!("warning: {problem}");
+        tracing::warn!("{problem}");
     }
     let verb = if args.rebuild { "rebuilt" } else { "updated" };
-    println!(
+    outln!(
         "{verb} in {took_ms:.0} ms: {} file(s) indexed, {} removed, {} skipped",
         done.indexed,
         done.removed,
         done.skipped.len()
     );
-    println!("index:    {}", home.relative(&stats.dir));
-    println!(
+    outln!("index:    {}", home.relative(&stats.dir));
+    outln!(
         "holds:    {} file(s), {} block(s), {:.1} MB",
         stats.files,
         stats.blocks,
         stats.bytes as f64 / 1e6
     );
     match (&stats.commit, &stats.updated_at) {
-        (Some(commit), Some(at)) => println!(
+        (Some(commit), Some(at)) => outln!(
             "reflects: commit {} (HEAD when last updated, {})",
             &commit[..commit.len().min(7)],
             at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ),
-        _ => println!("reflects: no commit yet"),
+        _ => outln!("reflects: no commit yet"),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

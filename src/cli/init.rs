@@ -1,9 +1,8 @@
 //! `hearth init [DIR]`
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -11,24 +10,24 @@ pub struct Args {
     dir: Option<PathBuf>,
 }
 
-pub fn run(env: &Env, home: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, home: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let dir = match args.dir.as_deref().or(home) {
         Some(dir) => dir.to_path_buf(),
         None => env.hearth_home.clone().unwrap_or_else(|| env.cwd.clone()),
     };
-    let report = hearth::home::init(&dir, chrono::Utc::now())?;
+    let report = hearth::home::init(&dir, env.clock.now())?;
     let root = report.home.root().display();
     if report.created_files.is_empty() && report.commit.is_none() {
-        println!("{root} is already a hearth home; nothing to do");
+        outln!("{root} is already a hearth home; nothing to do");
     } else {
-        println!("initialised hearth home in {root}");
+        outln!("initialised hearth home in {root}");
         for file in &report.created_files {
-            println!("  created {file}");
+            outln!("  created {file}");
         }
         if let Some(commit) = &report.commit {
-            println!("  committed {}", &commit[..7]);
+            outln!("  committed {}", &commit[..7]);
         }
-        println!("next: hearth run --home {root}");
+        outln!("next: hearth run --home {root}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

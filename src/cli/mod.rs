@@ -1,27 +1,40 @@
 //! The command line: one file per command, one `match` to dispatch. This is
-//! the only place that reads the environment ([`Env`], once) and prints to
-//! the user.
+//! the only place that reads the environment ([`Env`], once), takes the
+//! time from a clock, and prints to the user.
+
+/// `println!` for command output. A closed stdout (`hearth status | head
+/// -1`) becomes an error that ends the command quietly with success,
+/// where `println!` would panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
 
 mod audit;
+mod completions;
 mod context;
+mod env;
 mod error;
 mod flares;
 mod heal;
 mod index;
 mod init;
+mod logging;
 mod recall;
 mod run;
 mod say;
 mod status;
 mod tick;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use error::CommandError;
-use hearth::home::{self, Home};
+use env::Env;
+use error::{CommandError, Exit};
 
 #[derive(Parser)]
 #[command(
@@ -29,7 +42,7 @@ use hearth::home::{self, Home};
     version,
     about = "Keeps a long-lived LLM agent alive in a git repository of plain files."
 )]
-struct Cli {
+pub struct Cli {
     /// The home directory (default: $HEARTH_HOME, else the current directory
     /// when it holds a hearth.toml).
     #[arg(long, global = true, value_name = "DIR")]
@@ -62,56 +75,17 @@ enum Command {
     Recall(recall::Args),
     /// Bring the recall index up to date (--rebuild: from scratch) and say what it holds.
     Index(index::Args),
-}
-
-/// The environment, read once at start-up.
-pub struct Env {
-    pub hearth_home: Option<PathBuf>,
-    pub cwd: PathBuf,
-    pub exe: PathBuf,
-    pub notify_socket: Option<String>,
-    pub watchdog_usec: Option<String>,
-    pub watchdog_pid: Option<String>,
-    /// `HEARTH_TEST_TICK_DELAY=MS[@TICK]`: a test hook that pauses a tick
-    /// after its write-ahead (only tick TICK, when given).
-    pub test_tick_delay: Option<String>,
-    /// `HEARTH_TEST_FAIL=CLASS[@TICK,…]`: a test hook that makes ticks fail
-    /// with a chosen class (contract-violation, coverage-gap, …).
-    pub test_fail: Option<String>,
-}
-
-impl Env {
-    fn read() -> Env {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        Env {
-            hearth_home: std::env::var_os("HEARTH_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hearth")),
-            notify_socket: var("NOTIFY_SOCKET"),
-            watchdog_usec: var("WATCHDOG_USEC"),
-            watchdog_pid: var("WATCHDOG_PID"),
-            test_tick_delay: var("HEARTH_TEST_TICK_DELAY"),
-            test_fail: var("HEARTH_TEST_FAIL"),
-        }
-    }
-
-    /// The home directory the user means (it may not exist yet).
-    fn home_dir(&self, flag: Option<&Path>) -> Result<PathBuf, CommandError> {
-        Ok(home::resolve(flag, self.hearth_home.as_deref(), &self.cwd)?)
-    }
-
-    /// An existing home.
-    fn open_home(&self, flag: Option<&Path>) -> Result<Home, CommandError> {
-        Ok(Home::open(&self.home_dir(flag)?)?)
-    }
+    /// Print shell completions (bash, zsh, fish, …) or the man page (`man`).
+    Completions(completions::Args),
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
-    let env = Env::read();
+    let env = match Env::read() {
+        Ok(env) => env,
+        Err(e) => return e.print(),
+    };
+    logging::init(env.journal_stream.as_deref());
     let home = cli.home.as_deref();
     let result = match cli.command {
         Command::Init(args) => init::run(&env, home, args),
@@ -125,21 +99,10 @@ pub fn main() -> ExitCode {
         Command::Flares(args) => flares::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),
+        Command::Completions(args) => completions::run(args),
     };
     match result {
-        Ok(code) => code,
+        Ok(exit) => exit.into(),
         Err(e) => e.print(),
     }
-}
-
-/// Diagnostics go to stderr (journald under systemd), level from RUST_LOG.
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .init();
 }

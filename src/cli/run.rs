@@ -1,13 +1,12 @@
 //! `hearth run [--ticks N] [--interval SECONDS]`
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use hearth::home::{self, Home};
 use hearth::supervisor::{self, systemd::Notifier, RunOptions, RunOutcome};
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,10 +18,10 @@ pub struct Args {
     interval: Option<u64>,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let dir = env.home_dir(flag)?;
     if home::is_missing_or_empty(&dir) {
-        let report = home::init(&dir, chrono::Utc::now())?;
+        let report = home::init(&dir, env.clock.now())?;
         tracing::info!(
             "initialised a new hearth home in {}",
             report.home.root().display()
@@ -32,7 +31,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         home::HomeError::NotAHome { path } => home::HomeError::NotEmpty { path },
         other => other,
     })?;
-    check_key(&home)?;
+    env.require_key(&hearth::config::Config::load(&home.config_path())?.model)?;
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
         Notifier::new(
             socket,
@@ -47,35 +46,12 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
         ticks: args.ticks,
         interval: args.interval.map(Duration::from_secs),
         notifier,
-        now: chrono::Utc::now,
+        clock: env.clock,
     };
-    let outcome = supervisor::run(&home, options).map_err(|e| {
-        let panicked = matches!(e, supervisor::SupervisorError::Panicked { .. });
-        let mut e = CommandError::from(e);
-        if panicked {
-            e.code = 2;
-        }
-        e
-    })?;
+    let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");
     Ok(match outcome {
-        RunOutcome::Panic => ExitCode::from(2),
-        _ => ExitCode::SUCCESS,
+        RunOutcome::Panic => Exit::Panic,
+        _ => Exit::Success,
     })
-}
-
-/// An explicitly configured provider without its key fails at start-up,
-/// naming the variable, not as a string of failed ticks.
-pub fn check_key(home: &Home) -> Result<(), CommandError> {
-    let config = hearth::config::Config::load(&home.config_path())?;
-    if let Some(variable) = hearth::model::key_variable(&config.model) {
-        if std::env::var(&variable).map_or(true, |k| k.trim().is_empty()) {
-            let e = hearth::model::ModelError::MissingKey {
-                provider: config.model.provider.as_str(),
-                variable,
-            };
-            return Err(e.into());
-        }
-    }
-    Ok(())
 }

@@ -1,12 +1,11 @@
 //! `hearth status [--json]`
 
 use std::path::Path;
-use std::process::ExitCode;
 
-use chrono::{SecondsFormat, Utc};
+use chrono::SecondsFormat;
 use hearth::supervisor::status;
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,62 +14,62 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let status = status::status(&home);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&status).expect("status serialises")
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
-    println!("home:       {}", status.home);
+    outln!("home:       {}", status.home);
     let supervisor = match (status.running, status.pid, status.phase) {
         (false, _, _) => "not running".to_string(),
         (true, Some(pid), Some(phase)) => format!("running (pid {pid}), {phase:?}").to_lowercase(),
         (true, _, _) => "running".to_string(),
     };
-    println!("supervisor: {supervisor}");
+    outln!("supervisor: {supervisor}");
     match &status.last_tick {
-        Some(t) => println!(
+        Some(t) => outln!(
             "last tick:  {} — exit {} ({}), ended {}",
             t.tick,
             t.exit,
             t.class.as_str(),
             t.end.to_rfc3339_opts(SecondsFormat::Secs, true)
         ),
-        None => println!("last tick:  none yet"),
+        None => outln!("last tick:  none yet"),
     }
     match status.next_due {
         Some(due) => {
-            let secs = (due - Utc::now()).num_seconds().max(0);
-            println!(
+            let secs = (due - env.clock.now()).num_seconds().max(0);
+            outln!(
                 "next tick:  {} (in {}m {}s)",
                 due.to_rfc3339_opts(SecondsFormat::Secs, true),
                 secs / 60,
                 secs % 60
             );
         }
-        None if status.running => println!("next tick:  running now"),
-        None => println!("next tick:  when the supervisor runs (`hearth run`)"),
+        None if status.running => outln!("next tick:  running now"),
+        None => outln!("next tick:  when the supervisor runs (`hearth run`)"),
     }
     if status.failure_streak > 0 {
-        println!(
+        outln!(
             "failures:   {} failed ticks in a row",
             status.failure_streak
         );
     }
     if let Some(panic) = &status.panic {
-        println!(
+        outln!(
             "PANIC:      since {}: {}",
             panic.since.to_rfc3339_opts(SecondsFormat::Secs, true),
             panic.reason
         );
-        println!("            fix the cause, then `hearth heal --resume` and start hearth again");
+        outln!("            fix the cause, then `hearth heal --resume` and start hearth again");
     }
     for problem in &status.problems {
-        println!("problem:    {problem}");
+        outln!("problem:    {problem}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

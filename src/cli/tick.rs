@@ -3,14 +3,12 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::ExitCode;
-use std::time::Duration;
 
 use hearth::config::Config;
 use hearth::supervisor::{self, RunOptions};
-use hearth::tick::{self, class::FailureKind, TickOptions};
+use hearth::tick::{self, TickOptions};
 
-use super::{CommandError, Env};
+use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,21 +20,21 @@ pub struct Args {
     number: Option<u64>,
 }
 
-pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, CommandError> {
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     if !args.supervised {
-        super::run::check_key(&home)?;
+        env.require_key(&Config::load(&home.config_path())?.model)?;
         let options = RunOptions {
             exe: env.exe.clone(),
             ticks: Some(1),
             interval: None,
             notifier: None,
-            now: chrono::Utc::now,
+            clock: env.clock,
         };
         let outcome = supervisor::run(&home, options)?;
         return Ok(match outcome {
-            supervisor::RunOutcome::Panic => ExitCode::from(2),
-            _ => ExitCode::SUCCESS,
+            supervisor::RunOutcome::Panic => Exit::Panic,
+            _ => Exit::Success,
         });
     }
 
@@ -54,47 +52,12 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<ExitCode, Comma
     let number = args.number.unwrap_or(0);
     let options = TickOptions {
         number,
-        pause_after_write_ahead: test_delay(env.test_tick_delay.as_deref(), number),
-        inject_failure: test_failure(env.test_fail.as_deref(), number),
-        api_key: hearth::model::key_variable(&config.model)
-            .and_then(|name| std::env::var(name).ok()),
+        api_key: env.api_key(&config.model),
+        hooks: env.hooks.clone(),
     };
-    let report = tick::run(&home, &config, &options, chrono::Utc::now())?;
-    let class = report.class();
+    let report = tick::run(&home, &config, &options, env.clock.now())?;
     for failure in &report.failures {
         tracing::warn!("tick {number}: {}", failure.detail);
     }
-    Ok(ExitCode::from(class.exit_code() as u8))
-}
-
-/// `CLASS` or `CLASS@TICK,TICK…`: the failure class to inject.
-fn test_failure(spec: Option<&str>, number: u64) -> Option<FailureKind> {
-    let spec = spec?;
-    let (class, ticks) = spec.split_once('@').unwrap_or((spec, ""));
-    let applies = ticks.is_empty()
-        || ticks
-            .split(',')
-            .any(|t| t.trim().parse::<u64>() == Ok(number));
-    if !applies {
-        return None;
-    }
-    Some(match class {
-        "context-insufficiency" => FailureKind::Context,
-        "coverage-gap" => FailureKind::UnknownTool,
-        "dispatch-miss" => FailureKind::ToolFailed,
-        "model-limitation" => FailureKind::Model,
-        _ => FailureKind::MalformedCall,
-    })
-}
-
-/// `MS` or `MS@TICK`.
-fn test_delay(spec: Option<&str>, number: u64) -> Option<Duration> {
-    let spec = spec?;
-    let (ms, only) = match spec.split_once('@') {
-        Some((ms, tick)) => (ms, tick.parse::<u64>().ok()),
-        None => (spec, None),
-    };
-    let ms: u64 = ms.parse().ok()?;
-    only.is_none_or(|t| t == number)
-        .then(|| Duration::from_millis(ms))
+    Ok(Exit::Tick(report.class()))
 }

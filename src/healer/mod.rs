@@ -50,6 +50,30 @@ pub enum HealError {
     },
 }
 
+/// Leaves panic by hand (`hearth heal --resume`): the streak and the heal
+/// window are cleared and committed as the operator's act, so `hearth run`
+/// starts again. Returns the panic that was left, if there was one. The
+/// caller holds the run and commit locks.
+pub fn resume(
+    home: &Home,
+    repo: &Repo,
+    state: &mut HealerState,
+    operator: &Identity,
+    now: DateTime<Utc>,
+) -> Result<Option<Panic>, HealError> {
+    let was = state.panic.take();
+    state.streak.clear();
+    state.heals.clear();
+    state.save(home)?;
+    repo.commit(
+        &["state/healer.json"],
+        operator,
+        "heal: resume (by hand)",
+        now,
+    )?;
+    Ok(was)
+}
+
 /// What the healer says after a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

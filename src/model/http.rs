@@ -29,6 +29,7 @@ const RETRY_AFTER_MAX: Duration = Duration::from_secs(60);
 pub struct Http {
     client: Client,
     retry: RetryPolicy,
+    jitter: std::cell::Cell<u64>,
 }
 
 /// What a provider needs to call its API: the client, the full URL, the
@@ -78,7 +79,27 @@ impl Http {
             .connect_timeout(timeout)
             .build()
             .map_err(|e| ModelError::Call(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Http { client, retry })
+        // Seeded per process: several agents behind one proxy spread out,
+        // and a test can seed it to get the same waits every run.
+        Ok(Http::seeded(client, retry, u64::from(std::process::id())))
+    }
+
+    fn seeded(client: Client, retry: RetryPolicy, seed: u64) -> Http {
+        Http {
+            client,
+            retry,
+            jitter: std::cell::Cell::new(seed | 1),
+        }
+    }
+
+    /// The next jitter fraction in [0, 1), by xorshift64.
+    fn next_jitter(&self) -> f64 {
+        let mut x = self.jitter.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.jitter.set(x);
+        (x >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// POSTs `body` as JSON and returns the first successful response,
@@ -128,7 +149,8 @@ impl Http {
             if !retryable || attempt >= self.retry.max_retries {
                 return Err(error.with_attempts(attempt + 1));
             }
-            let wait = wait_hint.unwrap_or_else(|| backoff(self.retry.base, attempt));
+            let wait =
+                wait_hint.unwrap_or_else(|| backoff(self.retry.base, attempt, self.next_jitter()));
             tracing::warn!("{error}; retrying in {} ms", wait.as_millis());
             std::thread::sleep(wait);
             attempt += 1;
@@ -151,16 +173,12 @@ fn retry_after(response: &Response) -> Option<Duration> {
     (wait <= RETRY_AFTER_MAX).then_some(wait)
 }
 
-fn backoff(base: Duration, attempt: u32) -> Duration {
+/// The wait before retry `attempt`: doubling from `base`, capped, less a
+/// jitter of up to a quarter (`fraction` in [0, 1)) so that several agents
+/// behind one proxy do not retry in lockstep.
+fn backoff(base: Duration, attempt: u32, fraction: f64) -> Duration {
     let exp = base.saturating_mul(1 << attempt.min(16)).min(BACKOFF_CAP);
-    // Jitter of up to a quarter, from the clock's low bits: enough to keep
-    // several agents behind one proxy from retrying in lockstep.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let jitter = exp.mul_f64(f64::from(nanos % 1000) / 4000.0);
-    exp.saturating_sub(jitter)
+    exp.saturating_sub(exp.mul_f64(fraction.clamp(0.0, 1.0) / 4.0))
 }
 
 /// The provider's error message from its JSON error body, else the body.
@@ -208,9 +226,25 @@ mod tests {
     #[test]
     fn backoff_doubles_and_is_capped() {
         let base = Duration::from_millis(100);
-        assert!(backoff(base, 0) <= base && backoff(base, 0) >= base * 3 / 4);
-        assert!(backoff(base, 3) <= base * 8);
-        assert!(backoff(base, 30) <= BACKOFF_CAP);
+        assert_eq!(backoff(base, 0, 0.0), base);
+        assert_eq!(backoff(base, 0, 0.999), base - base.mul_f64(0.999 / 4.0));
+        assert_eq!(backoff(base, 3, 0.0), base * 8);
+        assert_eq!(backoff(base, 30, 0.0), BACKOFF_CAP);
+    }
+
+    #[test]
+    fn jitter_is_the_same_for_the_same_seed_and_stays_in_range() {
+        let policy = RetryPolicy {
+            max_retries: 2,
+            base: Duration::from_millis(100),
+        };
+        let a = Http::seeded(Client::new(), policy, 42);
+        let b = Http::seeded(Client::new(), policy, 42);
+        let run = |h: &Http| (0..100).map(|_| h.next_jitter()).collect::<Vec<_>>();
+        let (ra, rb) = (run(&a), run(&b));
+        assert_eq!(ra, rb);
+        assert!(ra.iter().all(|f| (0.0..1.0).contains(f)));
+        assert!(ra.iter().any(|f| *f > 0.5) && ra.iter().any(|f| *f < 0.5));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! blocks and conversation turns, cited as `path:start-end@commit`.
 
 mod analysis;
+pub mod answer;
 pub mod blocks;
 pub mod index;
 mod manifest;

@@ -171,7 +171,9 @@ impl RecallIndex {
         manifest.commit = crate::repo::Repo::open(home.root())
             .ok()
             .and_then(|r| r.head());
-        manifest.updated_at = Some(chrono::Utc::now());
+        // When these files were written, on the filesystem's clock (like an
+        // mtime): the index is a cache, not part of the agent's history.
+        manifest.updated_at = Some(crate::clock::file_time_now().into());
         let json = serde_json::to_vec(&manifest).expect("manifest serialises");
         atomic::write(&self.dir.join("files.json"), &json)?;
         self.reader.reload().map_err(|e| self.err(e))?;

@@ -13,7 +13,7 @@
 //! process is the owner.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use super::RepoError;
 
@@ -100,7 +100,7 @@ fn young(lock: &Path) -> bool {
     std::fs::metadata(lock)
         .and_then(|m| m.modified())
         .ok()
-        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .and_then(|m| crate::clock::file_time_now().duration_since(m).ok())
         .is_some_and(|age| age < STALE_AFTER)
 }
 

@@ -299,10 +299,12 @@ impl Repo {
         if broken.class() != git2::ErrorClass::Index || !file.exists() {
             return Err(self.error(broken));
         }
-        let aside = self
-            .git
-            .path()
-            .join(format!("index.corrupt-{}", chrono::Utc::now().timestamp()));
+        // Named by the filesystem's clock, like the file's own times: a
+        // scan (which has no "now" of the agent's) can find it broken.
+        let stamp = crate::clock::file_time_now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let aside = self.git.path().join(format!("index.corrupt-{stamp}"));
         std::fs::rename(&file, &aside).map_err(|source| RepoError::Io {
             path: file.clone(),
             source,

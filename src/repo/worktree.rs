@@ -398,7 +398,7 @@ fn stat_matches(entry: &IndexEntry, meta: &Metadata) -> bool {
 fn is_recent(meta: &Metadata) -> bool {
     meta.modified()
         .ok()
-        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .and_then(|m| crate::clock::file_time_now().duration_since(m).ok())
         .is_none_or(|age| age < RECENT)
 }
 

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::clock::Clock;
 use crate::config::{Config, ConfigError};
 use crate::healer::{self, state::HealerState, Verdict};
 use crate::home::lock::{CommitLock, LockError, RunLock};
@@ -97,8 +98,8 @@ pub struct RunOptions {
     pub interval: Option<Duration>,
     /// systemd's notify socket, when run under systemd.
     pub notifier: Option<Notifier>,
-    /// The clock.
-    pub now: fn() -> DateTime<Utc>,
+    /// Where "now" comes from (pinned by `HEARTH_NOW`).
+    pub clock: Clock,
 }
 
 /// Why the supervisor returned.
@@ -146,7 +147,8 @@ struct Supervisor<'a> {
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
 pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorError> {
     let _run_lock = RunLock::acquire(home)?;
-    let now = options.now;
+    let clock = options.clock;
+    let now = || clock.now();
     let repo = {
         let _commit_lock = CommitLock::acquire(home)?;
         let cleanup = clean_stale_locks(home.root())?;
@@ -207,8 +209,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     tracing::info!("supervising {}", home.root().display());
     let outcome = sup.main_loop();
     // Whatever happened, hand edits made while we ran are not left behind.
-    let (now, config) = (sup.options.now, &sup.config);
-    if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, now()) {
+    let (clock, config) = (sup.options.clock, &sup.config);
+    if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, clock.now()) {
         tracing::warn!("could not commit hand edits at exit: {e}");
     }
     if let Some(n) = &sup.options.notifier {
@@ -235,7 +237,7 @@ impl Supervisor<'_> {
             }
             // The first tick's lateness is the start-up gap, flared already.
             if done > 0 {
-                let now = (self.options.now)();
+                let now = self.options.clock.now();
                 if let Some(flare) = gap::late_tick(next_due, now, self.interval()) {
                     outbox::post(self.home, &flare, now)?;
                 }
@@ -280,7 +282,12 @@ impl Supervisor<'_> {
     /// a commit that fails (say, the disk is full) is tried again before
     /// the next tick; the supervisor must outlive both.
     fn commit_hand_edits(&mut self) {
-        match commit::commit_hand_edits(self.home, &self.repo, &self.config, (self.options.now)()) {
+        match commit::commit_hand_edits(
+            self.home,
+            &self.repo,
+            &self.config,
+            self.options.clock.now(),
+        ) {
             Ok(done) => {
                 for problem in done.problems {
                     if self.reported.insert(problem.clone()) {
@@ -323,7 +330,7 @@ impl Supervisor<'_> {
                      Fix the file; the next tick picks the fix up."
                 );
                 let flare = Letter::flare("config", "hearth.toml does not parse", body);
-                match outbox::post(self.home, &flare, (self.options.now)()) {
+                match outbox::post(self.home, &flare, self.options.clock.now()) {
                     Ok(rel) => tracing::warn!("flare: {rel}"),
                     Err(e) => tracing::error!("could not write the config flare: {e}"),
                 }
@@ -335,7 +342,8 @@ impl Supervisor<'_> {
     /// Runs one tick to its end and commits it. Returns its record, the
     /// sleep it asked for, and a stop signal received meanwhile.
     fn run_one_tick(&mut self) -> Result<TickEnd, SupervisorError> {
-        let now = self.options.now;
+        let clock = self.options.clock;
+        let now = || clock.now();
         let previous = self.last_tick.clone();
         let number = previous.as_ref().map_or(0, |t| t.tick) + 1;
         let start = now();
@@ -413,7 +421,7 @@ impl Supervisor<'_> {
             &self.repo,
             record.tick,
             &touched,
-            (self.options.now)(),
+            self.options.clock.now(),
         )?;
         ledger::append(&self.home.ticks_path(), record)?;
         self.last_tick = Some(record.clone());
@@ -426,7 +434,7 @@ impl Supervisor<'_> {
             &mut self.healer,
             record,
             &self.config.healer,
-            (self.options.now)(),
+            self.options.clock.now(),
         );
         if record.quiet.is_some() && self.healer.quiet == self.config.healer.quiet_streak {
             self.quiet_flare(record)?;
@@ -437,7 +445,7 @@ impl Supervisor<'_> {
             &self.repo,
             record,
             &touched,
-            (self.options.now)(),
+            self.options.clock.now(),
         )?;
         runtime::clear_tick(self.home);
         Ok(verdict)
@@ -459,7 +467,7 @@ impl Supervisor<'_> {
                 return self.finish_recorded_tick(last);
             }
         }
-        let now = (self.options.now)();
+        let now = self.options.clock.now();
         let last_number = previous.as_ref().map_or(0, |t| t.tick);
         let number = marker
             .as_ref()
@@ -491,7 +499,7 @@ impl Supervisor<'_> {
     /// ledger: counted by the healer unless it was, committed as itself
     /// unless it was, `refs/hearth/good` moved if it exited 0.
     fn finish_recorded_tick(&mut self, record: &TickRecord) -> Result<Verdict, SupervisorError> {
-        let now = (self.options.now)();
+        let now = self.options.clock.now();
         tracing::warn!(
             "tick {} was recorded but not committed before the supervisor stopped; committing it now",
             record.tick

@@ -15,7 +15,7 @@ impl Supervisor<'_> {
     /// Carries out the healer's verdict: a heal, or panic (which ends the
     /// run).
     pub(super) fn act(&mut self, verdict: Verdict) -> Result<Option<RunOutcome>, SupervisorError> {
-        let now = (self.options.now)();
+        let now = self.options.clock.now();
         match verdict {
             Verdict::Fine => Ok(None),
             Verdict::Heal => match healer::plan(self.home, &self.repo, &self.healer) {
@@ -47,7 +47,7 @@ impl Supervisor<'_> {
         );
         let mut flare = Letter::flare("quiet-failure", "ticks succeed but nothing happens", body);
         flare.tick = Some(record.tick);
-        outbox::post(self.home, &flare, (self.options.now)())?;
+        outbox::post(self.home, &flare, self.options.clock.now())?;
         Ok(())
     }
 
@@ -74,7 +74,7 @@ impl Supervisor<'_> {
                 "hearth was not running (the reason is unknown: no clean stop was recorded)".into()
             }
         };
-        let now = (self.options.now)();
+        let now = self.options.clock.now();
         let interval = chrono::Duration::seconds(self.config.tick.interval_s as i64);
         if let Some(mut flare) = gap::at_start_up(last.end, interval, now, why) {
             flare.tick = Some(last.tick);

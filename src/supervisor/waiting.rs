@@ -24,7 +24,7 @@ impl Supervisor<'_> {
     /// `--ticks` runs start at once; otherwise the schedule carries over
     /// from the last recorded tick, so a restart does not tick early.
     pub(super) fn first_due(&self) -> DateTime<Utc> {
-        let now = (self.options.now)();
+        let now = self.options.clock.now();
         if self.options.ticks.is_some() {
             return now;
         }
@@ -56,7 +56,7 @@ impl Supervisor<'_> {
             // whatever waits in the inbox.
             return record.end + chrono::Duration::milliseconds(ms as i64);
         }
-        let now = (self.options.now)();
+        let now = self.options.clock.now();
         let pending = inbox::pending(self.home)
             .map(|p| !p.is_empty())
             .unwrap_or(false);
@@ -74,15 +74,24 @@ impl Supervisor<'_> {
         if self.wake.take_memory_pending() {
             self.update_recall_index();
         }
+        let clock = self.options.clock;
+        // A pinned clock (HEARTH_NOW) does not move, so its wait is kept
+        // in real time: the interval still passes between ticks.
+        let real_deadline =
+            std::time::Instant::now() + (due - clock.now()).to_std().unwrap_or(Duration::ZERO);
         loop {
             if let Some(n) = &self.options.notifier {
                 n.keep_alive();
             }
-            let now = (self.options.now)();
-            if now >= due {
+            let left = if clock.is_pinned() {
+                real_deadline.saturating_duration_since(std::time::Instant::now())
+            } else {
+                (due - clock.now()).to_std().unwrap_or(Duration::ZERO)
+            };
+            if left.is_zero() {
                 return None;
             }
-            let mut timeout = (due - now).to_std().unwrap_or(Duration::ZERO);
+            let mut timeout = left;
             if let Some(every) = self
                 .options
                 .notifier

@@ -13,12 +13,11 @@
 pub mod class;
 pub mod context;
 pub mod healer_note;
+pub mod hooks;
 pub mod ledger;
 pub mod prepare;
 pub mod report;
 pub mod step;
-
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -33,8 +32,9 @@ use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
 use crate::model::{self, Provider, Request, TurnFacts, Usage};
 use crate::tools::{self, ToolContext};
-use class::{Failure, FailureKind};
+use class::Failure;
 use healer_note::HealerNote;
+pub use hooks::TestHooks;
 pub use prepare::{prepare, Prepared};
 use report::TickReport;
 use step::{Call, Limits, Step, Then, Turn};
@@ -59,15 +59,10 @@ pub enum TickError {
 #[derive(Debug, Clone, Default)]
 pub struct TickOptions {
     pub number: u64,
-    /// Test hook: pause this long right after the write-ahead, so tests can
-    /// kill or time out a tick in the middle.
-    pub pause_after_write_ahead: Option<Duration>,
-    /// Test hook: record this failure after the tick's work, so tests can
-    /// drive the healer. Set only from the environment of `hearth tick`,
-    /// which no tool of the agent can reach.
-    pub inject_failure: Option<FailureKind>,
     /// The provider's API key, read from the environment by the caller.
     pub api_key: Option<String>,
+    /// What a test asked of this tick (nothing, outside tests).
+    pub hooks: TestHooks,
 }
 
 /// Runs one tick and returns its final report (also saved for the
@@ -155,7 +150,7 @@ pub fn run(
         report.consumed.push((message.rel.clone(), archived));
     }
     report.save(home)?;
-    if let Some(pause) = options.pause_after_write_ahead {
+    if let Some(pause) = options.hooks.pause_after_write_ahead(options.number) {
         std::thread::sleep(pause);
     }
 
@@ -182,7 +177,7 @@ pub fn run(
         )?,
         Err(e) => report.failures.push(Failure::of_model(&e)),
     }
-    if let Some(kind) = options.inject_failure {
+    if let Some(kind) = options.hooks.failure(options.number) {
         report.failures.push(Failure {
             kind,
             detail: "injected by HEARTH_TEST_FAIL (test hook)".into(),

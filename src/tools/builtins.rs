@@ -10,12 +10,12 @@ use super::{ToolContext, ToolError};
 use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
 use crate::model::ToolSpec;
+use crate::recall::answer::{self, Question, Rerank};
 
 /// How much of a file `read` returns at once.
 const READ_MAX_CHARS: usize = 100_000;
-/// The most blocks one `recall` call returns, and how much of each.
+/// The most blocks one `recall` call returns.
 const RECALL_MAX: usize = 20;
-const RECALL_EXCERPT_CHARS: usize = 1_000;
 const READABLE: &[Area] = &[Area::Memory, Area::State, Area::Outbox];
 const WRITABLE: &[Area] = &[Area::Memory];
 
@@ -297,32 +297,18 @@ fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
 
 /// Lexical order: the model reading the results is its own reranker, so
 /// the tool spends no second model call.
+/// The same answer `hearth recall --no-rerank` gives: a tick already pays
+/// for one model, so the agent's recall is lexical.
 fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError> {
     let k = a.k.unwrap_or(ctx.recall_results).clamp(1, RECALL_MAX);
-    let hits = crate::recall::fresh_index(ctx.home)
-        .and_then(|index| index.search(&a.query, k))
-        .map_err(|e| failed("recall", e))?;
-    if hits.is_empty() {
-        return Ok(format!("nothing in memory matches {:?}", a.query));
-    }
-    let mut out = String::new();
-    for hit in hits {
-        let mut excerpt: String = hit.text.chars().take(RECALL_EXCERPT_CHARS).collect();
-        if excerpt.len() < hit.text.len() {
-            excerpt.push('…');
-        }
-        let heading = if hit.heading.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", hit.heading)
-        };
-        out.push_str(&format!(
-            "[{}]{heading}\n{}\n\n",
-            hit.place(),
-            excerpt.trim_end()
-        ));
-    }
-    Ok(out.trim_end().to_string())
+    let question = Question {
+        query: &a.query,
+        k,
+        candidates: k,
+        rerank: Rerank::Skip("the agent's recall tool does not rerank"),
+    };
+    let answer = answer::answer(ctx.home, &question).map_err(|e| failed("recall", e))?;
+    Ok(answer.render().trim_end().to_string())
 }
 
 /// Refuses a write that would leave a file larger than `[tools]
@@ -424,7 +410,7 @@ mod tests {
         let (_d, home) = setup();
         let mut c = ctx(&home);
         let none = dispatch(&mut c, "recall", &json!({"query": "pelican"})).unwrap();
-        assert!(none.starts_with("nothing in memory matches"), "{none}");
+        assert!(none.starts_with("nothing relevant in memory for"), "{none}");
         dispatch(
             &mut c,
             "write",
@@ -437,8 +423,12 @@ mod tests {
             &json!({"query": "pelicans sandwich", "k": 1}),
         )
         .unwrap();
+        // As `hearth recall --no-rerank` prints it: the same citation.
         assert!(
-            out.starts_with("[memory/birds.md:5-6] Birds\nA pelican\nstole my sandwich."),
+            out.starts_with(
+                "(lexical) 1 result(s) for \"pelicans sandwich\"\n\
+                 1. memory/birds.md:5-6@uncommitted  by uncommitted\n   A pelican\n   stole my sandwich."
+            ),
             "{out}"
         );
         assert!(!out.contains("crow"), "k = 1 returns one block: {out}");

@@ -33,7 +33,7 @@ fn fifo(path: &std::path::Path) {
 }
 
 fn set_old(path: &std::path::Path) {
-    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let old = hearth::clock::file_time_now() - Duration::from_secs(3600);
     let file = std::fs::File::options().write(true).open(path).unwrap();
     file.set_modified(old).unwrap();
 }

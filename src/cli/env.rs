@@ -1,0 +1,97 @@
+//! The environment, read once at start-up into one value; no other code of
+//! hearth reads it. What the library needs from it (the home, the clock,
+//! an API key, systemd's sockets, the test hooks) is handed down from here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hearth::clock::Clock;
+use hearth::config::ModelConfig;
+use hearth::home::{self, Home};
+use hearth::model::{self, ModelError};
+use hearth::tick::TestHooks;
+
+use super::CommandError;
+
+pub struct Env {
+    pub hearth_home: Option<PathBuf>,
+    pub cwd: PathBuf,
+    pub exe: PathBuf,
+    pub notify_socket: Option<String>,
+    pub watchdog_usec: Option<String>,
+    pub watchdog_pid: Option<String>,
+    /// journald's `DEVICE:INODE` of our stderr, when it is connected.
+    pub journal_stream: Option<String>,
+    /// `HEARTH_NOW` (RFC 3339) pins the clock for the whole process.
+    pub clock: Clock,
+    /// `HEARTH_TEST_TICK_DELAY`, `HEARTH_TEST_FAIL`: see [`TestHooks`].
+    pub hooks: TestHooks,
+    /// Every variable, for the API key `[model] api_key_env` names (known
+    /// only once the config is read).
+    vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    pub fn read() -> Result<Env, CommandError> {
+        let vars: BTreeMap<String, String> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        let var = |name: &str| vars.get(name).cloned();
+        let clock = Clock::from_env_value(var("HEARTH_NOW").as_deref()).map_err(|e| {
+            CommandError::new(
+                anyhow::anyhow!(e),
+                Some("unset HEARTH_NOW to use the system clock".into()),
+            )
+        })?;
+        Ok(Env {
+            hearth_home: std::env::var_os("HEARTH_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hearth")),
+            notify_socket: var("NOTIFY_SOCKET"),
+            watchdog_usec: var("WATCHDOG_USEC"),
+            watchdog_pid: var("WATCHDOG_PID"),
+            journal_stream: var("JOURNAL_STREAM"),
+            clock,
+            hooks: TestHooks::parse(
+                var("HEARTH_TEST_TICK_DELAY").as_deref(),
+                var("HEARTH_TEST_FAIL").as_deref(),
+            ),
+            vars,
+        })
+    }
+
+    /// The home directory the user means (it may not exist yet).
+    pub fn home_dir(&self, flag: Option<&Path>) -> Result<PathBuf, CommandError> {
+        Ok(home::resolve(flag, self.hearth_home.as_deref(), &self.cwd)?)
+    }
+
+    /// An existing home.
+    pub fn open_home(&self, flag: Option<&Path>) -> Result<Home, CommandError> {
+        Ok(Home::open(&self.home_dir(flag)?)?)
+    }
+
+    /// The API key for `config`'s provider, if it needs one and it is set.
+    pub fn api_key(&self, config: &ModelConfig) -> Option<String> {
+        let variable = model::key_variable(config)?;
+        self.vars
+            .get(&variable)
+            .filter(|k| !k.trim().is_empty())
+            .cloned()
+    }
+
+    /// A provider that needs a key and has none fails here, at start-up,
+    /// naming the variable, not as a string of failed ticks.
+    pub fn require_key(&self, config: &ModelConfig) -> Result<(), CommandError> {
+        match model::key_variable(config) {
+            Some(variable) if self.api_key(config).is_none() => Err(ModelError::MissingKey {
+                provider: config.provider.as_str(),
+                variable,
+            }
+            .into()),
+            _ => Ok(()),
+        }
+    }
+}
