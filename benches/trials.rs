@@ -9,7 +9,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-#[path = "../tests/reliability/mod.rs"]
+#[path = "../tests/e2e/reliability/mod.rs"]
 mod reliability;
 
 use std::time::Instant;

@@ -4,9 +4,7 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-mod reliability;
-use reliability as trials;
+use super::reliability as trials;
 
 fn passes(table: trials::Table) {
     println!("{}", table.render());

@@ -3,15 +3,13 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::model_server::{anthropic, Answer, ModelServer};
-use common::{finish, TestHome};
+use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::{finish, TestHome};
 
 const KEY: &str = "sk-ant-test-defects";
 

@@ -4,9 +4,7 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
-use common::TestHome;
+use crate::common::TestHome;
 use serde_json::Value;
 
 fn run_failing(home: &TestHome, ticks: &str, fail: &str) -> std::process::Output {
@@ -228,7 +226,7 @@ fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
         || home.log().contains("[flares] exec") && home.log().contains("exit status: 7"),
     );
     assert!(
-        common::finish_after_term(child).success(),
+        crate::common::finish_after_term(child).success(),
         "the loop went on and stopped cleanly"
     );
 

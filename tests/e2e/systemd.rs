@@ -3,12 +3,10 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
 use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
-use common::{finish, signal, TestHome};
+use crate::common::{finish, signal, TestHome};
 
 /// Reads datagrams until `done` says stop or `timeout` passes.
 fn collect(

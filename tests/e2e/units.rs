@@ -4,14 +4,12 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
 fn installed_copy(dir: &Path, source: &str, name: &str) -> std::path::PathBuf {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(source)).unwrap();
-    let text = text.replace("/usr/local/bin/hearth", common::HEARTH);
+    let text = text.replace("/usr/local/bin/hearth", crate::common::HEARTH);
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path

@@ -6,9 +6,9 @@
 
 use serde_json::{json, Value};
 
-use super::super::common::model_server::{anthropic, Answer, ModelServer};
-use super::super::common::TestHome;
 use super::Table;
+use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::TestHome;
 
 pub const KEY: &str = "sk-ant-trial-SECRET-5e1f";
 

@@ -4,11 +4,9 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{finish, signal, TestHome};
+use crate::common::{finish, signal, TestHome};
 
 #[test]
 fn run_ticks_3_creates_the_home_and_commits_each_tick_with_trailers() {

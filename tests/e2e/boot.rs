@@ -3,9 +3,7 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
-use common::TestHome;
+use crate::common::TestHome;
 use serde_json::Value;
 
 fn memory(home: &TestHome, rel: &str, front: &str, body: &str) {

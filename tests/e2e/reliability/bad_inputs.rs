@@ -7,8 +7,8 @@
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::time::Duration;
 
-use super::super::common::TestHome;
 use super::Table;
+use crate::common::TestHome;
 
 /// How a case must end.
 pub enum Expect {

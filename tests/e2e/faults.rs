@@ -3,11 +3,9 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-mod common;
-
 use std::time::Duration;
 
-use common::{finish, signal, TestHome};
+use crate::common::{finish, signal, TestHome};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::common::{finish, signal, TestHome};
+use crate::common::{finish, signal, TestHome};
 
 /// Failures by kind, and what was lost.
 #[derive(Debug, Default)]
@@ -472,7 +472,7 @@ pub fn concurrency(recalls: usize, rounds: usize) -> (Table, Vec<Duration>) {
     } else {
         table.fail("the supervisor died", home.log());
     }
-    let status = super::common::finish_after_term(supervisor);
+    let status = crate::common::finish_after_term(supervisor);
     if !status.success() {
         table.fail("the supervisor's stop", format!("{status:?}"));
     }

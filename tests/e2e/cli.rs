@@ -1,0 +1,154 @@
+//! The edges of a command-line program: a reader that stops early, shell
+//! completions and the man page, a pinned clock, journald's priorities,
+//! and exit statuses from one table.
+
+use std::process::Stdio;
+
+use crate::common::TestHome;
+
+/// Runs `hearth ARGS` with stdout a pipe whose reader is already gone, as
+/// in `hearth status | head -0` when head has exited.
+fn with_closed_stdout(home: &TestHome, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = home.cmd(args);
+    cmd.stdout(writer).stderr(Stdio::piped());
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_reader_that_stops_early_is_a_quiet_success_not_a_panic() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::write(home.file("memory/notes.md"), "the walrus sings\n").unwrap();
+    for args in [
+        &["status"][..],
+        &["context"],
+        &["recall", "walrus"],
+        &["flares", "--all"],
+        &["completions", "bash"],
+    ] {
+        let out = with_closed_stdout(&home, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "hearth {args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "hearth {args:?}: {stderr}");
+        assert!(!stderr.contains("error"), "hearth {args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn completions_and_the_man_page_come_from_the_parser() {
+    let home = TestHome::new();
+    let bash = home.ok(&["completions", "bash"]);
+    assert!(
+        bash.contains("_hearth()") && bash.contains("recall"),
+        "{bash}"
+    );
+    let fish = home.ok(&["completions", "fish"]);
+    assert!(fish.contains("complete -c hearth"), "{fish}");
+    let man = home.ok(&["completions", "man"]);
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH hearth"),
+        "{man}"
+    );
+    assert!(man.contains("recall"), "{man}");
+    let out = home.output(&["completions", "cobol"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hint: name one of bash"));
+}
+
+#[test]
+fn hearth_now_pins_the_clock_of_the_whole_process() {
+    let home = TestHome::new();
+    let pinned = |args: &[&str]| {
+        let out = home
+            .cmd(args)
+            .env("HEARTH_NOW", "2031-05-06T07:08:09Z")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    pinned(&["init"]);
+    pinned(&["say", "hello"]);
+    pinned(&["run", "--ticks", "1"]);
+    let dates = home.git(&["log", "--format=%aI %cI"]);
+    let dates = String::from_utf8_lossy(&dates.stdout);
+    assert_eq!(dates.lines().count(), home.history().len());
+    for line in dates.lines() {
+        assert_eq!(line, "2031-05-06T07:08:09Z 2031-05-06T07:08:09Z");
+    }
+    let tick = &home.ticks()[0];
+    assert_eq!(tick["start"], "2031-05-06T07:08:09Z", "{tick}");
+
+    let out = home
+        .cmd(&["status"])
+        .env("HEARTH_NOW", "yesterday")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("HEARTH_NOW=\"yesterday\" is not an RFC 3339 time"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn under_journald_lines_carry_a_priority_and_no_timestamp_of_their_own() {
+    use std::os::unix::fs::MetadataExt;
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::write(home.file("hearth.toml"), "[recall\n").unwrap();
+    let log = home.path.parent().unwrap().join("journal.log");
+    let run = |journal_stream: Option<String>| {
+        let file = std::fs::File::create(&log).unwrap();
+        let meta = file.metadata().unwrap();
+        let mut cmd = home.cmd(&["recall", "walrus"]);
+        cmd.stderr(file);
+        if let Some(value) = journal_stream {
+            cmd.env(
+                "JOURNAL_STREAM",
+                value
+                    .replace("DEV", &meta.dev().to_string())
+                    .replace("INO", &meta.ino().to_string()),
+            );
+        }
+        assert!(cmd.status().unwrap().success());
+        std::fs::read_to_string(&log).unwrap()
+    };
+    let journal = run(Some("DEV:INO".into()));
+    let warning = journal
+        .lines()
+        .find(|l| l.contains("using the default [recall] settings"));
+    assert!(
+        warning.is_some_and(|l| l.starts_with("<4>") && l.contains("hearth.toml:1:")),
+        "{journal}"
+    );
+    assert!(!journal.contains("WARN"), "{journal}");
+
+    // Another stream's numbers (an inherited variable): plain lines.
+    let plain = run(Some("1:1".into()));
+    let warning = plain
+        .lines()
+        .find(|l| l.contains("using the default [recall] settings"));
+    assert!(
+        warning.is_some_and(|l| l.contains("WARN") && !l.starts_with('<')),
+        "{plain}"
+    );
+}
+
+#[test]
+fn misuse_exits_2_and_errors_exit_1() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let out = home.output(&["flares", "--ack"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hint: `hearth flares` lists the IDs"));
+    let missing = TestHome::new();
+    let out = missing.output(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -1,0 +1,16 @@
+//! End-to-end tests: the `hearth` binary as a user runs it, in a sealed
+//! environment (its own home, no HEARTH_* from outside), against real git,
+//! real child processes and signals, and a model API on 127.0.0.1.
+
+mod boot;
+mod cli;
+mod defects;
+mod faults;
+mod healer;
+mod providers;
+mod recall;
+mod reliability;
+mod run;
+mod systemd;
+mod trials;
+mod units;
