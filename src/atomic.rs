@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, thiserror::Error)]
 #[error("could not write {}: {source}", path.display())]
 pub struct WriteError {
+    /// The file that was to be written (not the temp file).
     pub path: PathBuf,
+    /// What the system said.
     #[source]
     pub source: io::Error,
 }

@@ -1,6 +1,7 @@
 //! `state/budget.json`: spend per UTC day, and the daily limit
 //! (`[budget] daily_usd`). A ledger of hearth's own: committed every tick,
 //! never rewound by a heal, so a failing agent cannot spend the day twice.
+//! The supervisor is its only writer; a tick only reads it.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::atomic;
 use crate::home::Home;
 
+/// The spend ledger.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     /// Dollars spent per UTC day (`YYYY-MM-DD`).
@@ -20,6 +22,7 @@ pub struct Budget {
     pub flared: Option<String>,
 }
 
+/// The UTC day of `t`, as the ledger keys it (`YYYY-MM-DD`).
 pub fn day(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d").to_string()
 }
@@ -43,16 +46,19 @@ impl Budget {
         }
     }
 
+    /// Writes the ledger atomically (the supervisor only).
     pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
         let mut json = serde_json::to_vec_pretty(self).expect("budget serialises");
         json.push(b'\n');
         atomic::write(&path(home), &json)
     }
 
+    /// Dollars spent on `now`'s UTC day.
     pub fn spent(&self, now: DateTime<Utc>) -> f64 {
         self.days.get(&day(now)).copied().unwrap_or(0.0)
     }
 
+    /// Counts `usd` on `at`'s UTC day.
     pub fn add(&mut self, at: DateTime<Utc>, usd: f64) {
         if usd > 0.0 {
             *self.days.entry(day(at)).or_default() += usd;

@@ -38,6 +38,7 @@ impl Clock {
         }
     }
 
+    /// The current time by this clock.
     pub fn now(&self) -> DateTime<Utc> {
         match self {
             #[allow(clippy::disallowed_methods)] // the one place that may

@@ -11,13 +11,17 @@ use serde::{Deserialize, Serialize};
 /// How old an mtime must be before a stamp is trusted.
 const RACY_NS: i128 = 2_000_000_000;
 
+/// What a file looked like when it was last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
+    /// Its length in bytes.
     pub size: u64,
+    /// Its modification time, in nanoseconds since the epoch.
     pub mtime_ns: i128,
 }
 
 impl Stamp {
+    /// The stamp of a file from its metadata.
     pub fn of(meta: &std::fs::Metadata) -> Stamp {
         Stamp {
             size: meta.len(),

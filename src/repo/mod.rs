@@ -119,6 +119,7 @@ pub fn enable_fsync() {
         // SAFETY: git_libgit2_opts with ENABLE_FSYNC_GITDIR takes one int and
         // only sets a global flag; git2's own option setters call it the same
         // way. Called once, before any repository is opened by hearth.
+        #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
         unsafe {
             libgit2_sys::init();
             libgit2_sys::git_libgit2_opts(

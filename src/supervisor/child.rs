@@ -90,6 +90,7 @@ impl TickChild {
             .process_group(0);
         // SAFETY: only async-signal-safe calls (prctl, getppid, _exit)
         // between fork and exec.
+        #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
         unsafe {
             command.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -198,6 +199,7 @@ impl TickChild {
     pub fn signal_group(&self, signal: i32) {
         // SAFETY: kill(2) with a negative pid signals a process group; the
         // group is the child's own (process_group(0) above).
+        #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
         unsafe {
             libc::kill(-self.pgid, signal);
         }

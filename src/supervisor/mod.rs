@@ -425,9 +425,15 @@ impl Supervisor<'_> {
         )?;
         ledger::append(&self.home.ticks_path(), record)?;
         self.last_tick = Some(record.clone());
-        if record.cost_usd > 0.0 {
+        // The supervisor is budget.json's only writer: the spend, and the
+        // day a tick sent the budget flare for.
+        let flared = report.and_then(|r| r.budget_flared.clone());
+        if record.cost_usd > 0.0 || flared.is_some() {
             let mut budget = crate::budget::Budget::load(self.home);
             budget.add(record.end, record.cost_usd);
+            if flared.is_some() {
+                budget.flared = flared;
+            }
             budget.save(self.home)?;
         }
         let verdict = healer::observe(

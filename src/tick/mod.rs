@@ -2,7 +2,7 @@
 //! (DESIGN 3): boot → context → write-ahead of the user turn → model call
 //! with a bounded tool loop → persisted reply → report.
 //!
-//! [`prepare`] assembles the turn without changing anything; [`step`]
+//! [`prepare()`] assembles the turn without changing anything; [`step`]
 //! decides, from plain values, what follows each model turn; this file is
 //! the driver that performs those decisions (model calls, tool dispatch,
 //! persistence).
@@ -78,7 +78,7 @@ pub fn run(
 
     // The day's budget is spent: skip before touching the inbox or the
     // conversation, and say so once per UTC day.
-    let mut budget = Budget::load(home);
+    let budget = Budget::load(home);
     if budget.exhausted(config.budget.daily_usd, now) {
         let reason = format!(
             "the daily budget is spent: ${:.4} of [budget] daily_usd = ${:.2} today (UTC)",
@@ -94,8 +94,7 @@ pub fn run(
             let mut flare = Letter::flare("budget", "the daily budget is spent", body);
             flare.tick = Some(options.number);
             outbox::post(home, &flare, now)?;
-            budget.flared = Some(crate::budget::day(now));
-            budget.save(home)?;
+            report.budget_flared = Some(crate::budget::day(now));
         }
         report.skipped = Some(reason);
         report.save(home)?;

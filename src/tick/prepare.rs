@@ -26,7 +26,7 @@ use crate::tools;
 
 /// Everything the next model call would receive, assembled without
 /// changing anything in the home: what `hearth context` prints, and what
-/// [`run`] then commits to.
+/// [`run`](super::run) then commits to.
 pub struct Prepared {
     pub number: u64,
     pub system: Vec<model::SystemBlock>,

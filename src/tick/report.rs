@@ -47,6 +47,10 @@ pub struct TickReport {
     /// Why the tick was skipped without calling the model (budget spent).
     #[serde(default)]
     pub skipped: Option<String>,
+    /// The UTC day this tick sent the `budget` flare for. The supervisor
+    /// records it in `state/budget.json`, which only it writes.
+    #[serde(default)]
+    pub budget_flared: Option<String>,
 }
 
 impl TickReport {
@@ -64,6 +68,7 @@ impl TickReport {
             reply: String::new(),
             inbox_waiting: 0,
             skipped: None,
+            budget_flared: None,
         }
     }
 

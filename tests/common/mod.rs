@@ -209,6 +209,7 @@ impl TestHome {
 /// Sends `signal` to a child.
 pub fn signal(child: &Child, signal: i32) {
     // SAFETY: kill(2) on our own child's pid.
+    #[allow(unsafe_code)]
     unsafe {
         libc::kill(child.id() as i32, signal);
     }

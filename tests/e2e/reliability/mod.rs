@@ -207,7 +207,10 @@ pub fn crash(trials: usize, seed: u64) -> Table {
         if target != "supervisor" {
             for pid in tick_children(&home) {
                 // SAFETY: kill(2) on a process this test's hearth started.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL)
+                };
             }
         }
         let status = if target == "tick" {
