@@ -241,6 +241,7 @@ impl Repo {
         now: DateTime<Utc>,
     ) -> Result<Committed, RepoError> {
         let mut problems = Vec::new();
+        let scope = worktree::scope_of(pathspecs);
         let (stamp, mut index) = self.open_index(&mut problems)?;
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
         problems.extend(ignore_problems);
@@ -252,12 +253,18 @@ impl Repo {
             ignore: &ignore,
             mode: Mode::Stage,
         }
-        .scan(&worktree::scope_of(pathspecs))
+        .scan(&scope)
         .map_err(|e| self.error(e))?;
         problems.extend(scan.problems);
+        let parent = self.head_commit()?;
+        let head_tree = match &parent {
+            Some(p) => Some(p.tree().map_err(|e| self.error(e))?),
+            None => None,
+        };
+        worktree::unstage_outside(&self.git, &mut index, head_tree.as_ref(), &scope)
+            .map_err(|e| self.error(e))?;
         retry_locked(|| index.write()).map_err(|e| self.error(e))?;
         let tree_id = index.write_tree().map_err(|e| self.error(e))?;
-        let parent = self.head_commit()?;
         let mut done = Committed {
             commit: None,
             paths: scan.changed,

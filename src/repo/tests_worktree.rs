@@ -239,3 +239,41 @@ fn git_sees_a_clean_tree_after_commits_and_deletions() {
     );
     git(dir.path(), &["fsck", "--strict"]);
 }
+
+#[test]
+fn a_scoped_commit_does_not_take_what_a_killed_commit_left_staged() {
+    let (dir, repo) = home();
+    std::fs::create_dir_all(dir.path().join("state")).unwrap();
+    std::fs::write(dir.path().join("state/ticks.jsonl"), "{\"tick\":1}\n").unwrap();
+    // A supervisor staged its tick and was killed before committing.
+    let raw = git2::Repository::open(dir.path()).unwrap();
+    let mut index = raw.index().unwrap();
+    index.add_path(Path::new("state/ticks.jsonl")).unwrap();
+    index.write().unwrap();
+
+    std::fs::create_dir_all(dir.path().join("inbox")).unwrap();
+    std::fs::write(dir.path().join("inbox/m.md"), "hello").unwrap();
+    repo.commit(
+        &["inbox/m.md"],
+        &Identity::hearth(),
+        "say: inbox/m.md",
+        now(),
+    )
+    .unwrap()
+    .expect("the message is committed");
+    let said = git(dir.path(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(said.trim(), "inbox/m.md", "only the message: {said}");
+
+    let tick = repo
+        .commit(
+            &["state"],
+            &Identity::hearth(),
+            "tick 1: exit 0 (ok)",
+            now(),
+        )
+        .unwrap()
+        .expect("the tick's own commit still has its ledger line");
+    let ticked = git(dir.path(), &["show", "--name-only", "--format=", &tick]);
+    assert_eq!(ticked.trim(), "state/ticks.jsonl");
+    assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
+}

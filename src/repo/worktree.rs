@@ -442,3 +442,60 @@ pub fn scope_of(pathspecs: &[&str]) -> Vec<RepoPath> {
         .map(|p| RepoPath(p.trim_end_matches('/').as_bytes().to_vec()))
         .collect()
 }
+
+/// Puts every index entry outside `scope` back as `head` has it, so a scoped
+/// commit holds only its own paths. The index can carry another commit's
+/// staged changes: a supervisor killed between staging a tick and
+/// committing it leaves the tick's `state/` staged, and the operator's next
+/// `hearth say` must not commit them under its own name; the tick's commit
+/// is made when its supervisor recovers. Entries put back are smudged (size
+/// 0), so the next scan reads their files again.
+pub fn unstage_outside(
+    git: &Repository,
+    index: &mut Index,
+    head: Option<&git2::Tree<'_>>,
+    scope: &[RepoPath],
+) -> Result<(), git2::Error> {
+    if scope.iter().any(|s| s.0.is_empty()) {
+        return Ok(());
+    }
+    let in_scope = |p: &[u8]| {
+        scope
+            .iter()
+            .any(|s| p == s.0 || (p.starts_with(&s.0) && p.get(s.0.len()) == Some(&b'/')))
+    };
+    let diff = git.diff_tree_to_index(head, Some(index), None)?;
+    let outside: Vec<Vec<u8>> = diff
+        .deltas()
+        .filter_map(|d| {
+            let file = if d.new_file().path_bytes().is_some() {
+                d.new_file()
+            } else {
+                d.old_file()
+            };
+            file.path_bytes().map(<[u8]>::to_vec)
+        })
+        .filter(|p| !in_scope(p))
+        .collect();
+    for path in outside {
+        let at_head = head.and_then(|t| t.get_path(Path::new(OsStr::from_bytes(&path))).ok());
+        match at_head {
+            Some(entry) => index.add(&IndexEntry {
+                ctime: IndexTime::new(0, 0),
+                mtime: IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: entry.filemode() as u32,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: entry.id(),
+                flags: path.len().min(0xfff) as u16,
+                flags_extended: 0,
+                path,
+            })?,
+            None => index.remove_path(Path::new(OsStr::from_bytes(&path)))?,
+        }
+    }
+    Ok(())
+}
