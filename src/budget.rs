@@ -28,7 +28,7 @@ pub fn day(t: DateTime<Utc>) -> String {
 }
 
 fn path(home: &Home) -> std::path::PathBuf {
-    home.state_dir().join("budget.json")
+    home.budget_path()
 }
 
 impl Budget {

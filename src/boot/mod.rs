@@ -62,8 +62,7 @@ pub struct LayerReport {
     pub warning: bool,
 }
 
-pub const PROMPT: &str = "memory/prompt.md";
-pub const IDENTITY: &str = "memory/identity.md";
+pub use crate::home::layout::rel::{IDENTITY, PROMPT};
 
 /// Assembles the system blocks for `home`.
 pub fn boot(home: &Home, config: &BootConfig) -> Boot {

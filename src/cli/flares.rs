@@ -38,7 +38,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         let _lock = CommitLock::acquire(&home)?;
         let repo = Repo::open(home.root())?;
         repo.commit(
-            &["state/flares_read.json"],
+            &[hearth::home::layout::rel::FLARES_READ],
             &Identity::operator(&config.git),
             &format!("flares: {} marked read", newly.len()),
             env.clock.now(),

@@ -123,7 +123,7 @@ fn is_tick_turn(message: &Message) -> bool {
 }
 
 fn archive_dir(home: &Home) -> PathBuf {
-    home.state_dir().join("archive")
+    home.archive_dir()
 }
 
 fn next_archive_name(home: &Home, now: DateTime<Utc>) -> String {

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::atomic;
 use crate::config::HealerConfig;
+use crate::home::layout::rel;
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
 use crate::mailbox::MailboxError;
@@ -30,7 +31,7 @@ use crate::tick::ledger::TickRecord;
 use state::{FailedTick, HealerState, Panic};
 
 /// What the conversation state is, for a heal: restored from the good commit.
-pub const RESTORED: [&str; 2] = ["state/messages.json", "state/archive"];
+pub const RESTORED: [&str; 2] = [rel::MESSAGES, rel::ARCHIVE];
 
 #[derive(Debug, thiserror::Error)]
 pub enum HealError {

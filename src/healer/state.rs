@@ -76,7 +76,7 @@ impl Default for HealerState {
 }
 
 fn path(home: &Home) -> std::path::PathBuf {
-    home.state_dir().join("healer.json")
+    home.healer_path()
 }
 
 impl HealerState {

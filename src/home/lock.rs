@@ -102,7 +102,7 @@ pub fn supervisor_running(home: &Home) -> bool {
 impl CommitLock {
     /// Waits for the commit lock; commits are short, so waiting is right.
     pub fn acquire(home: &Home) -> Result<CommitLock, LockError> {
-        let path = home.runtime_dir().join("commit.lock");
+        let path = home.commit_lock_path();
         let file = open(&path)?;
         file.lock()
             .map_err(|source| LockError::Io { path, source })?;
@@ -111,7 +111,7 @@ impl CommitLock {
 }
 
 fn run_lock_path(home: &Home) -> PathBuf {
-    home.runtime_dir().join("run.lock")
+    home.run_lock_path()
 }
 
 fn open(path: &Path) -> Result<File, LockError> {

@@ -6,6 +6,7 @@
 //! arguments so the library never reads the environment itself.
 
 mod init;
+pub mod layout;
 pub mod lock;
 mod templates;
 
@@ -68,7 +69,7 @@ pub struct Home {
 }
 
 /// Top-level names the agent's tools may never touch.
-pub const PROTECTED: [&str; 3] = [".git", ".hearth", "hearth.toml"];
+pub const PROTECTED: [&str; 3] = [".git", layout::rel::RUNTIME, layout::rel::CONFIG];
 
 impl Home {
     /// Opens an existing home: `root` must hold a `hearth.toml`.
@@ -94,35 +95,6 @@ impl Home {
     pub fn root(&self) -> &Path {
         &self.root
     }
-    pub fn config_path(&self) -> PathBuf {
-        self.root.join("hearth.toml")
-    }
-    pub fn memory_dir(&self) -> PathBuf {
-        self.root.join("memory")
-    }
-    pub fn state_dir(&self) -> PathBuf {
-        self.root.join("state")
-    }
-    pub fn inbox_dir(&self) -> PathBuf {
-        self.root.join("inbox")
-    }
-    pub fn outbox_dir(&self) -> PathBuf {
-        self.root.join("outbox")
-    }
-    pub fn messages_path(&self) -> PathBuf {
-        self.state_dir().join("messages.json")
-    }
-    pub fn ticks_path(&self) -> PathBuf {
-        self.state_dir().join("ticks.jsonl")
-    }
-    pub fn inbox_archive_dir(&self) -> PathBuf {
-        self.state_dir().join("inbox-archive")
-    }
-    /// `.hearth/`: never committed; locks and runtime files.
-    pub fn runtime_dir(&self) -> PathBuf {
-        self.root.join(".hearth")
-    }
-
     /// `path` relative to the root, with `/` separators, as git and the
     /// ledgers name files.
     pub fn relative(&self, path: &Path) -> String {

@@ -36,7 +36,7 @@ struct ReadMarks {
 }
 
 fn marks_path(home: &Home) -> std::path::PathBuf {
-    home.state_dir().join("flares_read.json")
+    home.flares_read_path()
 }
 
 fn read_marks(home: &Home) -> ReadMarks {

@@ -25,7 +25,7 @@ pub struct ScanCache {
 }
 
 fn path(home: &Home) -> PathBuf {
-    home.runtime_dir().join("core-scan.json")
+    home.core_scan_path()
 }
 
 impl ScanCache {

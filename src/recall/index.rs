@@ -130,7 +130,7 @@ fn schema() -> (Schema, Fields) {
 /// Where the index lives: `.hearth/index/`, runtime state that is never
 /// committed and can always be rebuilt from the files.
 pub(super) fn dir_of(home: &Home) -> PathBuf {
-    home.runtime_dir().join("index")
+    home.index_dir()
 }
 
 impl RecallIndex {

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::IndexError;
+use crate::home::layout::rel as layout;
 use crate::home::Home;
 use crate::stamp::{fnv1a, Stamp};
 
@@ -40,7 +41,7 @@ pub(super) struct IndexLock {
 
 impl IndexLock {
     pub(super) fn take(home: &Home) -> Result<IndexLock, IndexError> {
-        let path = home.runtime_dir().join("index.lock");
+        let path = home.index_lock_path();
         let err = |e: std::io::Error| IndexError::Io {
             path: path.clone(),
             source: e,
@@ -89,7 +90,7 @@ pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, Fi
     let mut files = BTreeMap::new();
     let roots = [
         (home.memory_dir(), "md"),
-        (home.state_dir().join("archive"), "json"),
+        (home.archive_dir(), "json"),
     ];
     for (root, ext) in roots {
         for entry in walkdir::WalkDir::new(&root)
@@ -148,9 +149,10 @@ pub(super) fn stamps_of(
 
 /// Whether the walk of [`source_files`] would index `rel`.
 pub(super) fn indexable(rel: &str) -> bool {
-    let (rest, ext) = if let Some(rest) = rel.strip_prefix("memory/") {
+    let under = |dir: &str| rel.strip_prefix(dir).and_then(|r| r.strip_prefix('/'));
+    let (rest, ext) = if let Some(rest) = under(layout::MEMORY) {
         (rest, "md")
-    } else if let Some(rest) = rel.strip_prefix("state/archive/") {
+    } else if let Some(rest) = under(layout::ARCHIVE) {
         (rest, "json")
     } else {
         return false;

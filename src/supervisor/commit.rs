@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
+use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::repo::{Committed, Identity, Repo, RepoPath};
@@ -14,7 +15,7 @@ use crate::tick::ledger::TickRecord;
 use super::SupervisorError;
 
 /// Everything a tick may change besides the memory files its tools report.
-const TICK_PATHS: [&str; 3] = ["state", "inbox", "outbox"];
+const TICK_PATHS: [&str; 3] = [rel::STATE, rel::INBOX, rel::OUTBOX];
 
 /// Commits whatever changed outside hearth's own writes, as the operator.
 /// What could not be committed (a FIFO, a directory nested too deep) is

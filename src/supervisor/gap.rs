@@ -17,7 +17,7 @@ pub struct LastStop {
 }
 
 fn last_stop_path(home: &Home) -> std::path::PathBuf {
-    home.runtime_dir().join("last-stop.json")
+    home.last_stop_path()
 }
 
 pub fn record_stop(home: &Home, stop: &LastStop) {

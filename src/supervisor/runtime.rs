@@ -35,11 +35,11 @@ pub struct TickInProgress {
 }
 
 fn state_path(home: &Home) -> std::path::PathBuf {
-    home.runtime_dir().join("supervisor.json")
+    home.supervisor_state_path()
 }
 
 fn tick_path(home: &Home) -> std::path::PathBuf {
-    home.runtime_dir().join("tick.json")
+    home.tick_marker_path()
 }
 
 pub fn write_state(home: &Home, state: &SupervisorState) {

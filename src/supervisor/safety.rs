@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::{gap, RunOutcome, Supervisor, SupervisorError};
 use crate::healer::{self, HealError, Verdict};
+use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::mailbox::flares;
 use crate::mailbox::outbox::{self, Letter};
@@ -97,7 +98,7 @@ impl Supervisor<'_> {
         healer::panic(self.home, &mut self.healer, &self.config.healer, now)?;
         let _lock = CommitLock::acquire(self.home)?;
         self.repo.commit(
-            &["state", "outbox"],
+            &[rel::STATE, rel::OUTBOX],
             &crate::repo::Identity::hearth(),
             "panic: healing is exhausted; waiting for a human",
             now,

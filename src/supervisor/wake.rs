@@ -134,7 +134,7 @@ fn watch_memory(
     tx: std::sync::mpsc::Sender<Wake>,
     changes: Arc<Mutex<MemoryChanges>>,
 ) -> Option<notify::RecommendedWatcher> {
-    let dirs = [home.memory_dir(), home.state_dir().join("archive")];
+    let dirs = [home.memory_dir(), home.archive_dir()];
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
         match &event {

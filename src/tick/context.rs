@@ -197,7 +197,8 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     if tier == Tier::Mission {
         if let Some(directive) = input.directive {
             let section = format!(
-                "\n\n<directive path=\"memory/directive.md\">\n{}\n</directive>",
+                "\n\n<directive path=\"{}\">\n{}\n</directive>",
+                crate::home::layout::rel::DIRECTIVE,
                 directive.trim_end()
             );
             parts.insert("directive".to_string(), estimate_tokens(&section));

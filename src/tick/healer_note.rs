@@ -21,7 +21,7 @@ pub struct HealerNote {
 }
 
 fn path(home: &Home) -> std::path::PathBuf {
-    home.state_dir().join("healer_note.json")
+    home.healer_note_path()
 }
 
 impl HealerNote {

@@ -27,6 +27,7 @@ use crate::conversation::archive as history;
 use crate::conversation::store::Conversation;
 use crate::conversation::store::{Broken, ConversationError};
 use crate::conversation::{self as convo, Block, Message, Role};
+use crate::home::layout::rel;
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
@@ -302,7 +303,8 @@ fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), T
         "{}\n\n{restored} The broken file is kept at {kept_at}; nothing was deleted.",
         broken.problem
     );
-    let flare = Letter::flare("state", "state/messages.json did not parse", body);
+    let title = format!("{} did not parse", rel::MESSAGES);
+    let flare = Letter::flare("state", &title, body);
     outbox::post(home, &flare, now)?;
     Ok(())
 }
@@ -320,7 +322,8 @@ fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), 
          was not told about the heal this time. The file was moved to {kept} (nothing was \
          deleted); see `git log -- state/` for the heal itself.\n"
     );
-    let flare = Letter::flare("state", "state/healer_note.json did not parse", body);
+    let title = format!("{} did not parse", rel::HEALER_NOTE);
+    let flare = Letter::flare("state", &title, body);
     outbox::post(home, &flare, now)?;
     Ok(())
 }

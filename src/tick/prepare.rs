@@ -76,7 +76,7 @@ pub fn prepare(
             let archived = history::apply(&mut conversation, &c);
             (c, archived)
         });
-    let directive = std::fs::read_to_string(home.memory_dir().join("directive.md")).ok();
+    let directive = std::fs::read_to_string(home.directive_path()).ok();
     let (healer_note, broken_note) = match HealerNote::read(home) {
         Ok(note) => (note, None),
         Err(problem) => (None, Some(problem)),

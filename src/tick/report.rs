@@ -73,7 +73,7 @@ impl TickReport {
     }
 
     pub fn path(home: &Home) -> PathBuf {
-        home.runtime_dir().join("tick-report.json")
+        home.tick_report_path()
     }
 
     pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {

@@ -9,6 +9,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::home::layout::rel;
 use crate::home::{Home, PROTECTED};
 
 /// A top-level directory a tool may be allowed to reach.
@@ -22,15 +23,15 @@ pub enum Area {
 impl Area {
     fn dir(self) -> &'static str {
         match self {
-            Area::Memory => "memory",
-            Area::State => "state",
-            Area::Outbox => "outbox",
+            Area::Memory => rel::MEMORY,
+            Area::State => rel::STATE,
+            Area::Outbox => rel::OUTBOX,
         }
     }
 }
 
 /// Files inside `memory/` that the agent may read but never write.
-pub const OPERATOR_OWNED: &[&str] = &["memory/prompt.md"];
+pub const OPERATOR_OWNED: &[&str] = &[rel::PROMPT];
 
 /// Why a path was refused (shown to the model as the tool's error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

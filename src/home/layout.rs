@@ -1,0 +1,149 @@
+//! The home as one map (DESIGN §2): every path hearth reads or writes, named
+//! once. [`rel`] holds them as git and the ledgers name them (relative,
+//! `/`-separated); [`Home`]'s methods give them as paths on disk. Nothing
+//! else in hearth spells a path of the home.
+
+use std::path::PathBuf;
+
+use super::Home;
+
+/// The home's paths, relative to its root, as git names them.
+pub mod rel {
+    /// The operator's configuration; never written by the agent.
+    pub const CONFIG: &str = "hearth.toml";
+    /// Markdown memory.
+    pub const MEMORY: &str = "memory";
+    /// The architectural layer: operator-owned, loaded in full every tick.
+    pub const PROMPT: &str = "memory/prompt.md";
+    /// The identity layer the agent curates, loaded in full every tick.
+    pub const IDENTITY: &str = "memory/identity.md";
+    /// What the agent is working on now (read into mission turns).
+    pub const DIRECTIVE: &str = "memory/directive.md";
+    /// The agent's state files.
+    pub const STATE: &str = "state";
+    /// The running conversation the model sees.
+    pub const MESSAGES: &str = "state/messages.json";
+    /// One JSON line per finished tick.
+    pub const TICKS: &str = "state/ticks.jsonl";
+    /// Failure streak, heals, panic.
+    pub const HEALER: &str = "state/healer.json";
+    /// Left by a heal, consumed by the next tick.
+    pub const HEALER_NOTE: &str = "state/healer_note.json";
+    /// Spend per UTC day.
+    pub const BUDGET: &str = "state/budget.json";
+    /// Which flares the operator has read.
+    pub const FLARES_READ: &str = "state/flares_read.json";
+    /// Conversation turns moved out of `messages.json`.
+    pub const ARCHIVE: &str = "state/archive";
+    /// Inbox messages the agent has read.
+    pub const INBOX_ARCHIVE: &str = "state/inbox-archive";
+    /// Operator → agent.
+    pub const INBOX: &str = "inbox";
+    /// Agent → operator: letters and flares.
+    pub const OUTBOX: &str = "outbox";
+    /// Never committed: index, locks, runtime files.
+    pub const RUNTIME: &str = ".hearth";
+}
+
+impl Home {
+    /// `rel` (one of [`rel`]'s, or below one) as a path on disk.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+    /// `hearth.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.path(rel::CONFIG)
+    }
+    /// `memory/`.
+    pub fn memory_dir(&self) -> PathBuf {
+        self.path(rel::MEMORY)
+    }
+    /// `memory/directive.md`.
+    pub fn directive_path(&self) -> PathBuf {
+        self.path(rel::DIRECTIVE)
+    }
+    /// `state/`.
+    pub fn state_dir(&self) -> PathBuf {
+        self.path(rel::STATE)
+    }
+    /// `state/messages.json`.
+    pub fn messages_path(&self) -> PathBuf {
+        self.path(rel::MESSAGES)
+    }
+    /// `state/ticks.jsonl`.
+    pub fn ticks_path(&self) -> PathBuf {
+        self.path(rel::TICKS)
+    }
+    /// `state/healer.json`.
+    pub fn healer_path(&self) -> PathBuf {
+        self.path(rel::HEALER)
+    }
+    /// `state/healer_note.json`.
+    pub fn healer_note_path(&self) -> PathBuf {
+        self.path(rel::HEALER_NOTE)
+    }
+    /// `state/budget.json`.
+    pub fn budget_path(&self) -> PathBuf {
+        self.path(rel::BUDGET)
+    }
+    /// `state/flares_read.json`.
+    pub fn flares_read_path(&self) -> PathBuf {
+        self.path(rel::FLARES_READ)
+    }
+    /// `state/archive/`.
+    pub fn archive_dir(&self) -> PathBuf {
+        self.path(rel::ARCHIVE)
+    }
+    /// `state/inbox-archive/`.
+    pub fn inbox_archive_dir(&self) -> PathBuf {
+        self.path(rel::INBOX_ARCHIVE)
+    }
+    /// `inbox/`.
+    pub fn inbox_dir(&self) -> PathBuf {
+        self.path(rel::INBOX)
+    }
+    /// `outbox/`.
+    pub fn outbox_dir(&self) -> PathBuf {
+        self.path(rel::OUTBOX)
+    }
+    /// `.hearth/`: never committed; locks and runtime files.
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.path(rel::RUNTIME)
+    }
+    /// `.hearth/index/`: the recall index (a cache of the files).
+    pub fn index_dir(&self) -> PathBuf {
+        self.runtime_dir().join("index")
+    }
+    /// `.hearth/index.lock`: held while the index is built or updated.
+    pub fn index_lock_path(&self) -> PathBuf {
+        self.runtime_dir().join("index.lock")
+    }
+    /// `.hearth/run.lock`: one supervisor per home.
+    pub fn run_lock_path(&self) -> PathBuf {
+        self.runtime_dir().join("run.lock")
+    }
+    /// `.hearth/commit.lock`: one committer at a time.
+    pub fn commit_lock_path(&self) -> PathBuf {
+        self.runtime_dir().join("commit.lock")
+    }
+    /// `.hearth/supervisor.json`: what the supervisor is doing, for status.
+    pub fn supervisor_state_path(&self) -> PathBuf {
+        self.runtime_dir().join("supervisor.json")
+    }
+    /// `.hearth/tick.json`: the tick in progress, for crash recovery.
+    pub fn tick_marker_path(&self) -> PathBuf {
+        self.runtime_dir().join("tick.json")
+    }
+    /// `.hearth/tick-report.json`: the running tick's report.
+    pub fn tick_report_path(&self) -> PathBuf {
+        self.runtime_dir().join("tick-report.json")
+    }
+    /// `.hearth/core-scan.json`: the boot's cache of core-memory scans.
+    pub fn core_scan_path(&self) -> PathBuf {
+        self.runtime_dir().join("core-scan.json")
+    }
+    /// `.hearth/last-stop.json`: when and why the supervisor last stopped.
+    pub fn last_stop_path(&self) -> PathBuf {
+        self.runtime_dir().join("last-stop.json")
+    }
+}
