@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile, JsonFileError};
 
 /// The spend ledger.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -27,30 +28,33 @@ pub fn day(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d").to_string()
 }
 
+impl JsonFile for Budget {
+    const VERSION: u32 = 1;
+}
+
 fn path(home: &Home) -> std::path::PathBuf {
     home.budget_path()
 }
 
 impl Budget {
-    /// The ledger; a broken file is logged and counted as no spend (the
-    /// broken bytes stay in git history).
-    pub fn load(home: &Home) -> Budget {
-        match std::fs::read(path(home)) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!(
-                    "state/budget.json does not parse ({e}); counting today's spend from zero"
-                );
-                Budget::default()
-            }),
-            Err(_) => Budget::default(),
-        }
+    /// The ledger (none yet: no spend).
+    pub fn load(home: &Home) -> Result<Budget, JsonFileError> {
+        Ok(json_file::load(&path(home))?.unwrap_or_default())
+    }
+
+    /// The ledger, or no spend when it cannot be read, said in the log (the
+    /// broken bytes stay in git history: the ledger is committed every
+    /// tick). Spend is not a reason to stop the agent.
+    pub fn load_or_empty(home: &Home) -> Budget {
+        Budget::load(home).unwrap_or_else(|e| {
+            tracing::warn!("{e}; counting today's spend from zero");
+            Budget::default()
+        })
     }
 
     /// Writes the ledger atomically (the supervisor only).
     pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
-        let mut json = serde_json::to_vec_pretty(self).expect("budget serialises");
-        json.push(b'\n');
-        atomic::write(&path(home), &json)
+        json_file::save(&path(home), self)
     }
 
     /// Dollars spent on `now`'s UTC day.

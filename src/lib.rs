@@ -22,13 +22,14 @@
 //! | 10 | [`budget`] | the spend ledger |
 //! | 11 | [`home`] | the home's layout (every path of DESIGN §2), discovery, `init`, locks |
 //! | 12 | [`repo`] | every git operation (git2 stays inside this module) |
-//! | 13 | [`config`], [`atomic`], [`stamp`], [`clock`] | `hearth.toml`; the one atomic write; change stamps; the one source of "now" |
+//! | 13 | [`config`], [`atomic`], [`json_file`], [`stamp`], [`clock`] | `hearth.toml`; the one atomic write; hearth's own versioned JSON files; change stamps; the one source of "now" |
 
 #![warn(missing_docs)]
 
 pub mod atomic;
 pub mod budget;
 pub mod clock;
+pub mod json_file;
 pub mod stamp;
 
 // Documented module by module; these still have public items without docs

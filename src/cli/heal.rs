@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let repo = Repo::open(home.root())?;
-    let (mut state, problem) = HealerState::load(&home);
+    let (mut state, problem) = HealerState::load_or_fresh(&home);
     if let Some(problem) = problem {
         tracing::warn!("{problem}");
     }

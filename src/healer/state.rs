@@ -8,9 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile, JsonFileError};
 use crate::tick::class::Class;
-
-const VERSION: u32 = 1;
 
 /// A failed tick in the current streak.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,7 +30,6 @@ pub struct Panic {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealerState {
-    pub version: u32,
     /// Consecutive failed ticks since the last success or heal.
     #[serde(default)]
     pub streak: Vec<FailedTick>,
@@ -62,7 +60,6 @@ pub struct HealerState {
 impl Default for HealerState {
     fn default() -> Self {
         HealerState {
-            version: VERSION,
             streak: Vec::new(),
             successes: 0,
             heals: Vec::new(),
@@ -75,38 +72,39 @@ impl Default for HealerState {
     }
 }
 
+/// `{"version": 1, …}` as before json_file: the format is unchanged.
+impl JsonFile for HealerState {
+    const VERSION: u32 = 1;
+}
+
 fn path(home: &Home) -> std::path::PathBuf {
     home.healer_path()
 }
 
 impl HealerState {
-    /// Reads the ledger. A broken one is reported and replaced by a fresh
-    /// state (its bytes stay in git history): the supervisor must run.
-    pub fn load(home: &Home) -> (HealerState, Option<String>) {
-        let path = path(home);
-        match std::fs::read(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (HealerState::default(), None),
+    /// Reads the ledger (none yet: a fresh one).
+    pub fn load(home: &Home) -> Result<HealerState, JsonFileError> {
+        Ok(json_file::load(&path(home))?.unwrap_or_default())
+    }
+
+    /// The ledger, or a fresh one and the problem when it cannot be read:
+    /// the supervisor must run (the broken bytes stay in git history, as
+    /// the ledger is committed every tick).
+    pub fn load_or_fresh(home: &Home) -> (HealerState, Option<String>) {
+        match HealerState::load(home) {
+            Ok(state) => (state, None),
             Err(e) => (
                 HealerState::default(),
-                Some(format!("{}: {e}", home.relative(&path))),
+                Some(format!(
+                    "{e}; starting a fresh healer ledger (the old one is in git history)"
+                )),
             ),
-            Ok(bytes) => match serde_json::from_slice::<HealerState>(&bytes) {
-                Ok(state) => (state, None),
-                Err(e) => (
-                    HealerState::default(),
-                    Some(format!(
-                        "{}: {e}; starting a fresh healer ledger (the old one is in git history)",
-                        home.relative(&path)
-                    )),
-                ),
-            },
         }
     }
 
+    /// Writes the ledger atomically.
     pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
-        let mut json = serde_json::to_vec_pretty(self).expect("healer state serialises");
-        json.push(b'\n');
-        atomic::write(&path(home), &json)
+        json_file::save(&path(home), self)
     }
 
     /// Heals within the last `window`.

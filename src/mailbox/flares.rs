@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::MailboxError;
-use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile};
 use crate::memory::front_matter;
 
 /// How long a `[flares] exec` command may run.
@@ -39,10 +39,18 @@ fn marks_path(home: &Home) -> std::path::PathBuf {
     home.flares_read_path()
 }
 
+impl JsonFile for ReadMarks {
+    const VERSION: u32 = 1;
+}
+
+/// Which flares are read; none, if the file is missing or broken (then a
+/// flare shows as unread again, which loses nothing, and the log says why).
 fn read_marks(home: &Home) -> ReadMarks {
-    std::fs::read(marks_path(home))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
+    json_file::load(&marks_path(home))
+        .unwrap_or_else(|e| {
+            tracing::warn!("{e}; showing every flare as unread");
+            None
+        })
         .unwrap_or_default()
 }
 
@@ -116,9 +124,7 @@ pub fn ack(home: &Home, ids: &[String]) -> Result<Vec<String>, AckError> {
         .into_iter()
         .filter(|id| marks.read.insert(id.clone()))
         .collect();
-    let mut json = serde_json::to_vec_pretty(&marks).expect("marks serialise");
-    json.push(b'\n');
-    atomic::write(&marks_path(home), &json).map_err(MailboxError::from)?;
+    json_file::save(&marks_path(home), &marks).map_err(MailboxError::from)?;
     Ok(newly)
 }
 

@@ -88,10 +88,7 @@ pub(super) fn read_manifest(dir: &Path) -> Manifest {
 /// racy) keeps its known hash without being read.
 pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, FileStamp> {
     let mut files = BTreeMap::new();
-    let roots = [
-        (home.memory_dir(), "md"),
-        (home.archive_dir(), "json"),
-    ];
+    let roots = [(home.memory_dir(), "md"), (home.archive_dir(), "json")];
     for (root, ext) in roots {
         for entry in walkdir::WalkDir::new(&root)
             .into_iter()

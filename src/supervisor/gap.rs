@@ -5,8 +5,8 @@
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::Letter;
 
 /// How the last supervisor ended, for the next one to explain a gap.
@@ -20,15 +20,24 @@ fn last_stop_path(home: &Home) -> std::path::PathBuf {
     home.last_stop_path()
 }
 
+impl JsonFile for LastStop {
+    const VERSION: u32 = 1;
+}
+
+/// Says why this supervisor stops; a failure costs only the next gap
+/// flare its reason, so it is logged.
 pub fn record_stop(home: &Home, stop: &LastStop) {
-    let json = serde_json::to_vec(stop).expect("serialises");
-    if let Err(e) = atomic::write(&last_stop_path(home), &json) {
+    if let Err(e) = json_file::save(&last_stop_path(home), stop) {
         tracing::warn!("{e}");
     }
 }
 
+/// Why the last supervisor stopped, if it said; a broken file is logged.
 pub fn last_stop(home: &Home) -> Option<LastStop> {
-    serde_json::from_slice(&std::fs::read(last_stop_path(home)).ok()?).ok()
+    json_file::load(&last_stop_path(home)).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        None
+    })
 }
 
 /// A gap is a tick later than its due time by more than one interval (and

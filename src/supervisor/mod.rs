@@ -168,7 +168,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         Repo::open(home.root())?
     };
     let config = Config::load(&home.config_path())?;
-    let (healer, problem) = HealerState::load(home);
+    let (healer, problem) = HealerState::load_or_fresh(home);
     if let Some(problem) = problem {
         tracing::warn!("{problem}");
     }
@@ -373,7 +373,7 @@ impl Supervisor<'_> {
         // Reap anything the tick left running in its group.
         child.signal_group(libc::SIGKILL);
 
-        let report = TickReport::load(self.home).filter(|r| r.tick == number);
+        let report = TickReport::load(self.home, number);
         let class = Class::from_exit(ending.code());
         let record = record_for(
             previous.as_ref(),
@@ -429,7 +429,7 @@ impl Supervisor<'_> {
         // day a tick sent the budget flare for.
         let flared = report.and_then(|r| r.budget_flared.clone());
         if record.cost_usd > 0.0 || flared.is_some() {
-            let mut budget = crate::budget::Budget::load(self.home);
+            let mut budget = crate::budget::Budget::load_or_empty(self.home);
             budget.add(record.end, record.cost_usd);
             if flared.is_some() {
                 budget.flared = flared;
@@ -481,7 +481,7 @@ impl Supervisor<'_> {
             .filter(|n| *n > last_number)
             .unwrap_or(last_number + 1);
         let start = marker.map(|m| m.start).unwrap_or(now);
-        let report = TickReport::load(self.home).filter(|r| r.tick == number);
+        let report = TickReport::load(self.home, number);
         let note = "The supervisor stopped during this tick (killed or lost power); \
                     recorded at the next start-up."
             .to_string();
@@ -510,7 +510,7 @@ impl Supervisor<'_> {
             "tick {} was recorded but not committed before the supervisor stopped; committing it now",
             record.tick
         );
-        let report = TickReport::load(self.home).filter(|r| r.tick == record.tick);
+        let report = TickReport::load(self.home, record.tick);
         let touched = report
             .map(|r| r.effects.touched.clone())
             .unwrap_or_default();

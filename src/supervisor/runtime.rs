@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -42,34 +43,51 @@ fn tick_path(home: &Home) -> std::path::PathBuf {
     home.tick_marker_path()
 }
 
+impl JsonFile for SupervisorState {
+    const VERSION: u32 = 1;
+}
+
+impl JsonFile for TickInProgress {
+    const VERSION: u32 = 1;
+}
+
+/// Says what the supervisor is doing; a failure costs only `hearth
+/// status` its detail, so it is logged.
 pub fn write_state(home: &Home, state: &SupervisorState) {
-    let json = serde_json::to_vec_pretty(state).expect("state serialises");
-    if let Err(e) = atomic::write(&state_path(home), &json) {
+    if let Err(e) = json_file::save(&state_path(home), state) {
         tracing::warn!("{e}");
     }
 }
 
+/// What the supervisor said it is doing; a broken file is logged and read
+/// as nothing said.
 pub fn read_state(home: &Home) -> Option<SupervisorState> {
-    serde_json::from_slice(&std::fs::read(state_path(home)).ok()?).ok()
+    json_file::load(&state_path(home)).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        None
+    })
 }
 
 pub fn clear_state(home: &Home) {
     let _ = std::fs::remove_file(state_path(home));
 }
 
+/// Marks tick `tick` as in progress.
 pub fn mark_tick(home: &Home, tick: &TickInProgress) -> Result<(), atomic::WriteError> {
-    atomic::write(
-        &tick_path(home),
-        &serde_json::to_vec(tick).expect("serialises"),
-    )
+    json_file::save(&tick_path(home), tick)
 }
 
 /// The tick a previous supervisor left unfinished, if any. A marker that
 /// does not parse still means a tick was in progress; its number is then
 /// unknown (`None` inside).
 pub fn unfinished_tick(home: &Home) -> Option<Option<TickInProgress>> {
-    let bytes = std::fs::read(tick_path(home)).ok()?;
-    Some(serde_json::from_slice(&bytes).ok())
+    match json_file::load(&tick_path(home)) {
+        Ok(marker) => marker.map(Some),
+        Err(e) => {
+            tracing::warn!("{e}; the tick in progress is recorded without its number");
+            Some(None)
+        }
+    }
 }
 
 pub fn clear_tick(home: &Home) {

@@ -44,7 +44,7 @@ pub fn status(home: &Home) -> Status {
             home.relative(&ticks_path)
         ));
     }
-    let (healer, healer_problem) = crate::healer::state::HealerState::load(home);
+    let (healer, healer_problem) = crate::healer::state::HealerState::load_or_fresh(home);
     problems.extend(healer_problem);
     // What the next commit would have to leave out: a directory nested too
     // deep, a FIFO, an unreadable file. Logged once by the supervisor;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::class::Class;
 use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile, JsonFileError};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealerNote {
@@ -20,30 +21,25 @@ pub struct HealerNote {
     pub requeued: Vec<String>,
 }
 
+impl JsonFile for HealerNote {
+    const VERSION: u32 = 1;
+}
+
 fn path(home: &Home) -> std::path::PathBuf {
     home.healer_note_path()
 }
 
 impl HealerNote {
+    /// Leaves the note for the next tick (the heal).
     pub fn write(&self, home: &Home) -> Result<(), atomic::WriteError> {
-        let mut json = serde_json::to_vec_pretty(self).expect("note serialises");
-        json.push(b'\n');
-        atomic::write(&path(home), &json)
+        json_file::save(&path(home), self)
     }
 
-    /// The waiting note, if there is one. A note that does not parse is an
-    /// `Err` naming the file and the problem: the tick sets it aside and
-    /// flares ([`HealerNote::set_aside`]) instead of ignoring it for ever.
-    pub fn read(home: &Home) -> Result<Option<HealerNote>, String> {
-        let path = path(home);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", home.relative(&path))),
-        };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", home.relative(&path)))
+    /// The waiting note, if there is one. A note that cannot be read is an
+    /// error naming the file: the tick sets it aside and flares
+    /// ([`HealerNote::set_aside`]) instead of ignoring it for ever.
+    pub fn read(home: &Home) -> Result<Option<HealerNote>, JsonFileError> {
+        json_file::load(&path(home))
     }
 
     /// Moves a broken note aside (`healer_note.json.broken-<time>`, kept

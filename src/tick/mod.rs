@@ -79,7 +79,7 @@ pub fn run(
 
     // The day's budget is spent: skip before touching the inbox or the
     // conversation, and say so once per UTC day.
-    let budget = Budget::load(home);
+    let budget = Budget::load_or_empty(home);
     if budget.exhausted(config.budget.daily_usd, now) {
         let reason = format!(
             "the daily budget is spent: ${:.4} of [budget] daily_usd = ${:.2} today (UTC)",

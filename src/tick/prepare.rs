@@ -79,7 +79,7 @@ pub fn prepare(
     let directive = std::fs::read_to_string(home.directive_path()).ok();
     let (healer_note, broken_note) = match HealerNote::read(home) {
         Ok(note) => (note, None),
-        Err(problem) => (None, Some(problem)),
+        Err(problem) => (None, Some(problem.to_string())),
     };
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,

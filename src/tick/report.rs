@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::class::{classify, Class, Failure};
 use crate::atomic;
 use crate::home::Home;
+use crate::json_file::{self, JsonFile};
 use crate::model::Usage;
 use crate::tools::Effects;
 
@@ -53,6 +54,10 @@ pub struct TickReport {
     pub budget_flared: Option<String>,
 }
 
+impl JsonFile for TickReport {
+    const VERSION: u32 = 1;
+}
+
 impl TickReport {
     pub fn new(tick: u64, started: DateTime<Utc>) -> TickReport {
         TickReport {
@@ -76,15 +81,21 @@ impl TickReport {
         home.tick_report_path()
     }
 
+    /// Writes the report where the supervisor will read it.
     pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
-        let json = serde_json::to_vec_pretty(self).expect("a report serialises");
-        atomic::write(&Self::path(home), &json)
+        json_file::save(&Self::path(home), self)
     }
 
-    /// The report a child left, if it left one that parses.
-    pub fn load(home: &Home) -> Option<TickReport> {
-        let bytes = std::fs::read(Self::path(home)).ok()?;
-        serde_json::from_slice(&bytes).ok()
+    /// The report tick `tick`'s child left. One it did not leave (killed
+    /// first) or left broken is none: the supervisor then records what it
+    /// saw itself, and a broken one is said in the log.
+    pub fn load(home: &Home, tick: u64) -> Option<TickReport> {
+        json_file::load::<TickReport>(&Self::path(home))
+            .unwrap_or_else(|e| {
+                tracing::warn!("{e}; recording tick {tick} without its report");
+                None
+            })
+            .filter(|r| r.tick == tick)
     }
 
     pub fn class(&self) -> Class {
