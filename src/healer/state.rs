@@ -28,7 +28,7 @@ pub struct Panic {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HealerState {
     /// Consecutive failed ticks since the last success or heal.
     #[serde(default)]
@@ -55,21 +55,6 @@ pub struct HealerState {
     /// files written before this field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_tick: Option<u64>,
-}
-
-impl Default for HealerState {
-    fn default() -> Self {
-        HealerState {
-            streak: Vec::new(),
-            successes: 0,
-            heals: Vec::new(),
-            panic_flares: Vec::new(),
-            panic: None,
-            quiet: 0,
-            outages: 0,
-            last_tick: None,
-        }
-    }
 }
 
 /// `{"version": 1, …}` as before json_file: the format is unchanged.
