@@ -38,25 +38,19 @@ pub mod stamp;
 pub mod boot;
 #[allow(missing_docs)]
 pub mod config;
-#[allow(missing_docs)]
 pub mod conversation;
 #[allow(missing_docs)]
 pub mod healer;
 #[allow(missing_docs)]
 pub mod home;
-#[allow(missing_docs)]
 pub mod mailbox;
-#[allow(missing_docs)]
 pub mod memory;
-#[allow(missing_docs)]
 pub mod model;
-#[allow(missing_docs)]
 pub mod recall;
 #[allow(missing_docs)]
 pub mod repo;
 #[allow(missing_docs)]
 pub mod supervisor;
-#[allow(missing_docs)]
 pub mod tick;
 #[allow(missing_docs)]
 pub mod tools;

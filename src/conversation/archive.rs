@@ -26,8 +26,11 @@ pub const POINTER_PREFIX: &str = "[hearth: earlier conversation";
 /// An archive file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Archive {
+    /// The format version ([`super::store::VERSION`]).
     pub version: u32,
+    /// When the turns moved here.
     pub archived_at: DateTime<Utc>,
+    /// The turns, oldest first, as they were in `messages.json`.
     pub messages: Vec<Message>,
 }
 

@@ -12,10 +12,13 @@ pub mod store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The operator's side: the tick's user turn, and tool results.
     User,
+    /// The model.
     Assistant,
 }
 
@@ -23,29 +26,43 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
+    /// Prose.
     Text {
+        /// The text itself.
         text: String,
     },
+    /// A call of one of the agent's tools.
     ToolUse {
+        /// The provider's id for the call, echoed by its result.
         id: String,
+        /// The tool's name.
         name: String,
+        /// Its arguments, as the model wrote them.
         input: Value,
     },
+    /// What a tool call returned.
     ToolResult {
+        /// The id of the call it answers.
         tool_use_id: String,
+        /// The tool's output, or why it did not run.
         content: String,
+        /// Whether the call failed or was refused.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
 }
 
+/// One turn of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who said it.
     pub role: Role,
+    /// What was said, in order.
     pub content: Vec<Block>,
 }
 
 impl Message {
+    /// Its text blocks, joined by newlines.
     pub fn text(&self) -> String {
         texts(&self.content).collect::<Vec<_>>().join("\n")
     }

@@ -14,27 +14,42 @@ use crate::atomic;
 use crate::home::Home;
 use crate::repo::Repo;
 
+/// The format version of `messages.json` and the archives.
 pub const VERSION: u32 = 1;
 
 /// How far back to look for a copy that parses.
 const HISTORY_DEPTH: usize = 200;
 
+/// `state/messages.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
+    /// Its format version ([`VERSION`]).
     pub version: u32,
+    /// The turns the model sees, oldest first.
     pub messages: Vec<Message>,
 }
 
+/// Why the conversation could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ConversationError {
+    /// Written by a newer hearth.
     #[error("{path} has format version {found}; this hearth reads version {VERSION}")]
-    Version { path: String, found: u32 },
+    Version {
+        /// The file, relative to the home.
+        path: String,
+        /// The version in it.
+        found: u32,
+    },
+    /// The file could not be read.
     #[error("{path} could not be read: {source}")]
     Io {
+        /// The file, relative to the home.
         path: String,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// The file could not be written.
     #[error(transparent)]
     Write(#[from] atomic::WriteError),
 }
@@ -93,6 +108,7 @@ impl Conversation {
         ))
     }
 
+    /// An empty conversation of the current version.
     pub fn new() -> Conversation {
         Conversation {
             version: VERSION,
@@ -100,6 +116,7 @@ impl Conversation {
         }
     }
 
+    /// Writes `messages.json` atomically.
     pub fn save(&self, home: &Home) -> Result<(), atomic::WriteError> {
         let mut json = serde_json::to_vec_pretty(self).expect("a conversation serialises");
         json.push(b'\n');

@@ -22,11 +22,17 @@ pub const EXEC_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Flare {
     /// The file name without `.md`: what `--ack` takes.
     pub id: String,
+    /// Where it is, relative to the home.
     pub path: String,
+    /// Its kind (`budget`, `heal`, `panic`, `gap`…).
     pub flare: String,
+    /// When it was posted, as its front matter says.
     pub created: String,
+    /// Its subject line.
     pub subject: String,
+    /// The tick it is about, when there is one.
     pub tick: Option<u64>,
+    /// Whether the operator marked it read.
     pub read: bool,
 }
 
@@ -128,10 +134,13 @@ pub fn ack(home: &Home, ids: &[String]) -> Result<Vec<String>, AckError> {
     Ok(newly)
 }
 
+/// Why flares could not be marked read.
 #[derive(Debug, thiserror::Error)]
 pub enum AckError {
+    /// No flare has these ids.
     #[error("no flare with id {}", .0.join(", "))]
     Unknown(Vec<String>),
+    /// The marks could not be written.
     #[error(transparent)]
     Mailbox(#[from] MailboxError),
 }

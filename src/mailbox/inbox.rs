@@ -22,6 +22,7 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub struct InboxMessage {
     /// Path inside the home, e.g. `inbox/20261121T101500Z-4242.md`.
     pub rel: String,
+    /// Its text (cut at the inbox's size limit, and said so in `notes`).
     pub text: String,
     /// Size of the file in bytes.
     pub size: u64,

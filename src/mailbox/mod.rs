@@ -12,16 +12,22 @@ pub mod outbox;
 
 use std::path::{Path, PathBuf};
 
+/// What can go wrong with the inbox and outbox.
 #[derive(Debug, thiserror::Error)]
 pub enum MailboxError {
+    /// A file could not be read, listed or moved.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// A message could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
+    /// `hearth say` with nothing to say.
     #[error("the message is empty")]
     Empty,
 }

@@ -32,14 +32,20 @@ pub enum Kind {
 /// One outgoing message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Letter {
+    /// A letter or a flare.
     pub kind: Kind,
+    /// Its subject line.
     pub subject: String,
+    /// Its text, markdown.
     pub body: String,
+    /// The tick that wrote it.
     pub tick: Option<u64>,
+    /// The inbox message it answers (`inbox/…md`).
     pub in_reply_to: Option<String>,
 }
 
 impl Letter {
+    /// A flare of `kind`: hearth's message about itself, from hearth.
     pub fn flare(kind: &str, subject: impl Into<String>, body: impl Into<String>) -> Letter {
         Letter {
             kind: Kind::Flare(kind.to_string()),

@@ -10,16 +10,22 @@ use yaml_rust2::{Yaml, YamlLoader};
 /// What the front matter says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FrontMatter {
+    /// `title:`, when given.
     pub title: Option<String>,
+    /// `tags:`.
     pub tags: Vec<String>,
+    /// `core: true`: loaded in full every tick.
     pub core: bool,
+    /// `must_read: true`: the brake requires reading it.
     pub must_read: bool,
 }
 
 /// A front matter problem at a 1-based line of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// The line, 1-based.
     pub line: usize,
+    /// What is wrong, and how to write it instead.
     pub message: String,
 }
 
@@ -28,6 +34,7 @@ pub struct Problem {
 pub struct Split<'a> {
     /// The raw YAML between the fences, when there is front matter.
     pub yaml: Option<&'a str>,
+    /// The text after the front matter.
     pub body: &'a str,
     /// 1-based line where the body starts.
     pub body_line: usize,

@@ -20,9 +20,13 @@ use crate::home::Home;
 pub struct Memory {
     /// Path inside the home, e.g. `memory/core/values.md`.
     pub rel: String,
+    /// Its title: the front matter's, else the first heading, else the file name.
     pub title: String,
+    /// Its tags.
     pub tags: Vec<String>,
+    /// Whether it is a core memory (loaded in full every tick).
     pub core: bool,
+    /// Whether the brake requires reading it.
     pub must_read: bool,
     /// The text after the front matter.
     pub body: String,
@@ -34,8 +38,11 @@ pub struct Memory {
 /// A memory file hearth could not fully use, at a line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MemoryProblem {
+    /// The file, relative to the home.
     pub path: String,
+    /// The line, 1-based.
     pub line: usize,
+    /// What is wrong, and the fix.
     pub message: String,
 }
 

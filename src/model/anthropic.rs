@@ -23,11 +23,13 @@ use crate::conversation::Block;
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 
+/// The Anthropic Messages API, streamed.
 pub struct Anthropic {
     api: Endpoint,
 }
 
 impl Anthropic {
+    /// A provider for `[model]` with `key`.
     pub fn new(config: &ModelConfig, key: String) -> Result<Anthropic, ModelError> {
         Ok(Anthropic {
             api: Endpoint::new(config, key, DEFAULT_BASE_URL, "/v1/messages")?,

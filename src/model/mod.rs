@@ -26,29 +26,38 @@ use crate::conversation::{Block, Message};
 pub struct SystemBlock {
     /// Where the text came from (`memory/prompt.md`), for `hearth context`.
     pub source: String,
+    /// The text, exactly as sent every tick.
     pub text: String,
 }
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// Its name, as the model calls it.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
+    /// The JSON Schema of its arguments.
     pub input_schema: Value,
 }
 
 /// Tokens one call used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Input tokens not read from or written to the cache.
     pub input_tokens: u64,
+    /// Output tokens.
     pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
     #[serde(default)]
     pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
     #[serde(default)]
     pub cache_write_tokens: u64,
 }
 
 impl Usage {
+    /// Adds another call's usage.
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -63,7 +72,9 @@ impl Usage {
 /// provider never needs the inbox's or recall's own types.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnFacts {
+    /// The tick's number.
     pub tick: u64,
+    /// The inbox messages this turn answers, oldest first.
     pub inbox: Vec<InboxFact>,
 }
 
@@ -72,6 +83,7 @@ pub struct TurnFacts {
 pub struct InboxFact {
     /// `inbox/…md`, the name a reply goes `in_reply_to`.
     pub rel: String,
+    /// The message's text.
     pub text: String,
     /// What hearth noticed about the file (cut short, not UTF-8 …).
     pub notes: Vec<String>,
@@ -82,14 +94,21 @@ pub struct InboxFact {
 /// One block recall found: where it is (`memory/x.md:3-9`) and its text.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recalled {
+    /// Where it is: `memory/x.md:3-9`, or an archive turn.
     pub place: String,
+    /// The block's text.
     pub text: String,
 }
 
+/// One model call.
 pub struct Request<'a> {
+    /// The system blocks, in order.
     pub system: &'a [SystemBlock],
+    /// The conversation, the new user turn last.
     pub messages: &'a [Message],
+    /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// The most the answer may use (`[model] max_tokens`).
     pub max_tokens: u32,
     /// The turn's facts; `None` for a call that is not a tick's turn (the
     /// rerank call).
@@ -99,11 +118,14 @@ pub struct Request<'a> {
 /// The assistant's turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
+    /// Its blocks, in order: text and tool calls.
     pub content: Vec<Block>,
+    /// Tokens the call used.
     pub usage: Usage,
 }
 
 impl Reply {
+    /// Its tool calls, in order, as (id, name, input).
     pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.content.iter().filter_map(|b| match b {
             Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
@@ -112,34 +134,54 @@ impl Reply {
     }
 }
 
+/// Why a model call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    /// This build has no such provider.
     #[error("[model] provider = \"{0}\" is not available in this build of hearth")]
     Unavailable(&'static str),
+    /// The provider needs a key the environment does not hold.
     #[error("[model] provider = \"{provider}\" needs an API key in the environment variable {variable}, which is not set")]
     MissingKey {
+        /// The provider's name.
         provider: &'static str,
+        /// The variable that should hold the key.
         variable: String,
     },
+    /// The API answered with an error status.
     #[error("the model API answered HTTP {status} (after {attempts} attempt(s)): {message}")]
     Http {
+        /// The HTTP status.
         status: u16,
+        /// The API's own message.
         message: String,
+        /// How many attempts were made.
         attempts: u32,
     },
+    /// The API could not be reached.
     #[error("cannot reach the model API (after {attempts} attempt(s)): {message}")]
-    Connect { message: String, attempts: u32 },
+    Connect {
+        /// What the connection said.
+        message: String,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+    /// The API did not answer in time.
     #[error("the model API timed out: {0}")]
     Timeout(String),
+    /// The stream broke before it ended.
     #[error("the model's stream broke: {0}")]
     Stream(String),
+    /// A tool call's arguments were not valid JSON.
     #[error("the model sent a malformed tool call: {0}")]
     Malformed(String),
+    /// Anything else.
     #[error("model call failed: {0}")]
     Call(String),
 }
 
 impl ModelError {
+    /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
             ModelError::Unavailable(_) => Some(
@@ -195,6 +237,7 @@ pub fn key_variable(config: &ModelConfig) -> Option<String> {
 
 /// A model the tick can call.
 pub trait Provider {
+    /// The provider's name, for logs.
     fn name(&self) -> &str;
 
     /// One model call. `on_text` receives text as it streams in.

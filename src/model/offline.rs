@@ -12,6 +12,7 @@ use crate::conversation::{estimate_tokens, Block, Role};
 /// How much of a question the reply quotes.
 const QUOTE_CHARS: usize = 2000;
 
+/// The provider of a home with no model configured.
 pub struct Offline;
 
 impl Provider for Offline {

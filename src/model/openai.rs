@@ -20,11 +20,13 @@ use crate::conversation::{self, Block, Message, Role};
 
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// An OpenAI-compatible Chat Completions API, streamed.
 pub struct OpenAi {
     api: Endpoint,
 }
 
 impl OpenAi {
+    /// A provider for `[model]` with `key`.
     pub fn new(config: &ModelConfig, key: String) -> Result<OpenAi, ModelError> {
         Ok(OpenAi {
             api: Endpoint::new(config, key, DEFAULT_BASE_URL, "/chat/completions")?,

@@ -6,19 +6,23 @@
 
 use std::io::{self, BufRead};
 
+/// One server-sent event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Event {
     /// The `event:` field (empty when the server sent none).
     pub event: String,
+    /// Its `data:` lines, joined by newlines.
     pub data: String,
 }
 
+/// The events of a `text/event-stream` body, as they arrive.
 pub struct Events<R> {
     reader: R,
     line: String,
 }
 
 impl<R: BufRead> Events<R> {
+    /// Events read from `reader`.
     pub fn new(reader: R) -> Events<R> {
         Events {
             reader,

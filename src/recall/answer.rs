@@ -18,11 +18,13 @@ pub const EXCERPT_CHARS: usize = 300;
 
 /// What to ask.
 pub struct Question<'a> {
+    /// The words to look for.
     pub query: &'a str,
     /// How many results, at most.
     pub k: usize,
     /// How many lexical candidates the rerank chooses from.
     pub candidates: usize,
+    /// Whether a model reranks.
     pub rerank: Rerank<'a>,
 }
 
@@ -32,18 +34,23 @@ pub enum Rerank<'a> {
     Skip(&'a str),
     /// With the `[rerank]` model of `config` (if it is not offline).
     Model {
+        /// The configuration (`[rerank]`, `[model]`, `[recovery]`).
         config: &'a Config,
+        /// The rerank provider's key, when it needs one.
         api_key: Option<&'a str>,
     },
 }
 
+/// What the memory holds about a question.
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
+    /// The question.
     pub query: String,
     /// `reranked` or `lexical`.
     pub order: &'static str,
     /// Why the lexical order stands, when it does.
     pub lexical_because: Option<String>,
+    /// The blocks, best first.
     pub results: Vec<Found>,
     /// Files the index could not read this time (named, not fatal).
     #[serde(skip)]
@@ -53,17 +60,25 @@ pub struct Answer {
 /// One block of the answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct Found {
+    /// 1 for the best.
     pub rank: usize,
+    /// The file (or archive turn), relative to the home.
     pub path: String,
+    /// First line, 1-based.
     pub start: u64,
+    /// Last line, inclusive.
     pub end: u64,
     /// The commit that last changed these lines, or `uncommitted`.
     pub commit: String,
+    /// `path:start-end@commit`.
     pub citation: String,
     /// `tick N`, `operator`, `hearth` or `uncommitted`.
     pub by: String,
+    /// The nearest heading above the block.
     pub heading: String,
+    /// The block's text, cut at [`EXCERPT_CHARS`].
     pub excerpt: String,
+    /// Its BM25 score.
     pub score: f32,
     /// The reranker's one line on why it is relevant.
     pub note: String,

@@ -5,13 +5,16 @@
 
 use crate::memory::front_matter;
 
+/// A paragraph, list or section of a markdown file: what recall cites.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
     /// First and last line, 1-based, inclusive.
     pub start: usize,
+    /// Last line, 1-based, inclusive.
     pub end: usize,
     /// The nearest heading above, without its `#`s (empty when none).
     pub heading: String,
+    /// The block's text.
     pub text: String,
 }
 

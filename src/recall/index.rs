@@ -24,7 +24,9 @@ use crate::home::Home;
 /// per question.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
+    /// Weight of the heading's terms.
     pub heading: f32,
+    /// Weight of the neighbouring blocks' terms.
     pub context: f32,
 }
 
@@ -47,10 +49,15 @@ pub(super) const VERSION: u32 = 7;
 pub struct Hit {
     /// `memory/x.md` or `state/archive/x.json#turn-N`.
     pub path: String,
+    /// First line, 1-based (0 for a conversation turn).
     pub start: u64,
+    /// Last line, inclusive.
     pub end: u64,
+    /// The nearest heading above the block.
     pub heading: String,
+    /// The block's text.
     pub text: String,
+    /// Its BM25 score.
     pub score: f32,
 }
 
@@ -69,6 +76,7 @@ impl Hit {
 /// What `hearth index` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexStats {
+    /// Where the index lives.
     pub dir: PathBuf,
     /// Files indexed (skipped ones are not counted).
     pub files: usize,
@@ -78,6 +86,7 @@ pub struct IndexStats {
     pub bytes: u64,
     /// HEAD when the index last changed.
     pub commit: Option<String>,
+    /// When it last changed.
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -96,7 +105,9 @@ pub(super) struct Fields {
     pub(super) context: Field,
 }
 
+/// The tantivy index of the home's memory and conversation archives.
 pub struct RecallIndex {
+    /// The field weights searches use.
     pub weights: Weights,
     pub(super) dir: PathBuf,
     pub(super) index: Index,

@@ -20,20 +20,34 @@ pub use update::Reconciled;
 /// What can go wrong with the recall index, for every part of it.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
+    /// A file of the index could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// tantivy failed.
     #[error("the recall index in {}: {message}", dir.display())]
-    Tantivy { dir: PathBuf, message: String },
+    Tantivy {
+        /// The index's directory.
+        dir: PathBuf,
+        /// tantivy's account.
+        message: String,
+    },
+    /// The index was built by another version of hearth.
     #[error("the recall index in {} has format version {found}; this hearth writes {expected}", dir.display())]
     Version {
+        /// The index's directory.
         dir: PathBuf,
+        /// The version it has.
         found: u32,
+        /// The version this hearth writes.
         expected: u32,
     },
+    /// The manifest could not be written.
     #[error(transparent)]
     Write(#[from] atomic::WriteError),
 }

@@ -57,7 +57,9 @@ const MAX_REPLY_TOKENS: u32 = 1024;
 /// What the retry may spend: `[recovery] wall_s` and `extra_tokens`.
 #[derive(Debug, Clone, Copy)]
 pub struct Recovery {
+    /// How long the retry may take, all told.
     pub wall: Duration,
+    /// How many more tokens it may send.
     pub extra_tokens: u64,
 }
 

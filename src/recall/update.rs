@@ -21,7 +21,9 @@ use crate::home::Home;
 /// What a reconcile did.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
 pub struct Reconciled {
+    /// Files (re)indexed.
     pub indexed: usize,
+    /// Files removed from the index.
     pub removed: usize,
     /// Files that could not be indexed, with why (file skipped, others go on).
     pub skipped: Vec<String>,

@@ -8,16 +8,25 @@ use serde::{Deserialize, Serialize};
 use crate::model::ModelError;
 use crate::tools::ToolError;
 
+/// How a tick ended (DESIGN 7's classes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
+    /// Nothing went wrong.
     Ok,
+    /// Not run: the budget is spent or the agent sleeps.
     Skipped,
+    /// The identity or the context could not be assembled.
     ContextInsufficiency,
+    /// The model called a tool that does not exist.
     CoverageGap,
+    /// A tool failed, timed out or was refused.
     DispatchMiss,
+    /// The model API failed, refused or truncated.
     ModelLimitation,
+    /// Malformed calls, or more tool rounds than allowed.
     ContractViolation,
+    /// The tick died: a signal, a panic, the time limit.
     Crash,
 }
 
@@ -52,6 +61,7 @@ impl Class {
         }
     }
 
+    /// The class as DESIGN and the ledger spell it (`contract-violation`).
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Ok => "ok",
@@ -89,9 +99,12 @@ pub enum FailureKind {
     TooManyRounds,
 }
 
+/// One thing that went wrong in a tick.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
+    /// What kind of thing.
     pub kind: FailureKind,
+    /// What happened, in words for the operator.
     pub detail: String,
     /// The provider was unreachable, rate-limited or overloaded: not the
     /// agent's fault, so the healer does not count it.

@@ -19,12 +19,17 @@ use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::mailbox::inbox::InboxMessage;
 use crate::recall::index::Hit;
 
+/// Which context the user turn carries, by the inbox's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
+    /// Only the inbox.
     Plain,
+    /// The recent turns ("what did you say last time?").
     Continuation,
+    /// More turns and the directive ("what are you working on?").
     Mission,
+    /// Recall's results with their citations.
     Knowledge,
 }
 
@@ -104,8 +109,11 @@ fn normalise(text: &str) -> String {
 
 /// What the user turn is made of.
 pub struct TurnInput<'a> {
+    /// The time the turn states.
     pub now: DateTime<Utc>,
+    /// The tick's number.
     pub tick: u64,
+    /// The inbox messages this tick answers.
     pub inbox: &'a [InboxMessage],
     /// The conversation so far (for recent turns).
     pub history: &'a [Message],

@@ -10,8 +10,10 @@ use crate::atomic;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
 
+/// What a heal tells the next tick.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealerNote {
+    /// When the heal ran.
     pub healed_at: DateTime<Utc>,
     /// The commit the conversation was restored from.
     pub restored_from: String,

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use super::class::FailureKind;
 
+/// What tests asked of ticks (see the module's doc).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TestHooks {
     delay: Option<(Duration, Option<u64>)>,

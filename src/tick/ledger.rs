@@ -14,10 +14,13 @@ use serde::{Deserialize, Serialize};
 use super::class::Class;
 use crate::atomic;
 
+/// Tokens a tick used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
+    /// Input tokens, cache reads and writes included.
     #[serde(rename = "in")]
     pub input: u64,
+    /// Output tokens.
     #[serde(rename = "out")]
     pub output: u64,
     /// Input tokens served from the provider's prompt cache.
@@ -35,14 +38,20 @@ fn is_zero(n: &u64) -> bool {
 /// One finished tick.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TickRecord {
+    /// The tick's number, from 1.
     pub tick: u64,
+    /// When it started.
     pub start: DateTime<Utc>,
+    /// When it ended.
     pub end: DateTime<Utc>,
     /// The child's exit code; for a signal, 128 + the signal number.
     pub exit: i32,
+    /// How it ended.
     pub class: Class,
+    /// What it used.
     #[serde(default)]
     pub tokens: Tokens,
+    /// What it cost, at `[budget.prices]`.
     #[serde(default)]
     pub cost_usd: f64,
     /// Estimated tokens per part of the context (system, user turn, …).
@@ -79,12 +88,14 @@ pub struct TickRecord {
 /// What reading the ledger found.
 #[derive(Debug, Default)]
 pub struct Ledger {
+    /// The lines that parse, in order.
     pub records: Vec<TickRecord>,
     /// `(line number, problem)` for each line skipped.
     pub skipped: Vec<(usize, String)>,
 }
 
 impl Ledger {
+    /// Reads the ledger; lines that do not parse are kept aside in `skipped`.
     pub fn read(path: &Path) -> std::io::Result<Ledger> {
         let text = match std::fs::read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
@@ -109,11 +120,13 @@ impl Ledger {
         self.records.iter().map(|r| r.tick).max().unwrap_or(0)
     }
 
+    /// The newest record.
     pub fn last(&self) -> Option<&TickRecord> {
         self.records.iter().max_by_key(|r| r.tick)
     }
 }
 
+/// Appends one record as one line (a torn last line is repaired first).
 pub fn append(path: &Path, record: &TickRecord) -> Result<(), atomic::WriteError> {
     let line = serde_json::to_string(record).expect("a tick record serialises");
     atomic::append_line(path, &line)

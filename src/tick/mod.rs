@@ -40,17 +40,24 @@ pub use prepare::{prepare, Prepared};
 use report::TickReport;
 use step::{Call, Limits, Step, Then, Turn};
 
+/// Why a tick could not run or record itself (not a failure of the agent's).
 #[derive(Debug, thiserror::Error)]
 pub enum TickError {
+    /// `messages.json` could not be read or written.
     #[error(transparent)]
     Conversation(#[from] ConversationError),
+    /// A state file could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
+    /// The inbox or outbox failed.
     #[error(transparent)]
     Mailbox(#[from] crate::mailbox::MailboxError),
+    /// Another file operation failed.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done.
         context: String,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
@@ -59,6 +66,7 @@ pub enum TickError {
 /// How to run one tick.
 #[derive(Debug, Clone, Default)]
 pub struct TickOptions {
+    /// The tick's number.
     pub number: u64,
     /// The provider's API key, read from the environment by the caller.
     pub api_key: Option<String>,

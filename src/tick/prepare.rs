@@ -28,19 +28,26 @@ use crate::tools;
 /// changing anything in the home: what `hearth context` prints, and what
 /// [`run`](super::run) then commits to.
 pub struct Prepared {
+    /// The tick's number.
     pub number: u64,
+    /// The system blocks, byte-stable from tick to tick.
     pub system: Vec<model::SystemBlock>,
     /// The conversation as it will be sent: compacted if it had to be, with
     /// this tick's user turn last.
     pub conversation: Conversation,
+    /// The tools the model may call.
     pub tools: Vec<model::ToolSpec>,
     /// The inbox messages this tick answers, oldest first.
     pub inbox: Vec<InboxMessage>,
     /// For each of them, what recall found (best first).
     pub recall: Vec<Vec<Hit>>,
+    /// Which context the user turn carries.
     pub tier: Tier,
+    /// Estimated tokens per part of the request (prompt, identity, history, inbox…).
     pub tokens_by_part: BTreeMap<String, u64>,
+    /// Memories the brake will require reading.
     pub required_reads: Vec<String>,
+    /// What the boot found wrong with the memory (named, not fatal).
     pub problems: Vec<MemoryProblem>,
     /// `messages.json` did not parse; a committed copy stands in.
     pub broken: Option<Broken>,

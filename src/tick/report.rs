@@ -19,21 +19,29 @@ use crate::json_file::{self, JsonFile};
 use crate::model::Usage;
 use crate::tools::Effects;
 
+/// What a tick did, written as it goes for the supervisor to record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TickReport {
+    /// The tick's number.
     pub tick: u64,
+    /// When it started.
     pub started: DateTime<Utc>,
+    /// What went wrong, in order (the first decides the class).
     #[serde(default)]
     pub failures: Vec<Failure>,
+    /// Tokens used by every model call.
     #[serde(default)]
     pub usage: Usage,
+    /// What they cost.
     #[serde(default)]
     pub cost_usd: f64,
+    /// What the tools changed.
     #[serde(default)]
     pub effects: Effects,
     /// Inbox messages consumed: (where it was, where it is archived).
     #[serde(default)]
     pub consumed: Vec<(String, String)>,
+    /// Estimated tokens per part of the request.
     #[serde(default)]
     pub tokens_by_part: BTreeMap<String, u64>,
     /// Memories the brake will require reading (from boot).
@@ -59,6 +67,7 @@ impl JsonFile for TickReport {
 }
 
 impl TickReport {
+    /// An empty report for tick `tick`.
     pub fn new(tick: u64, started: DateTime<Utc>) -> TickReport {
         TickReport {
             tick,
@@ -77,6 +86,7 @@ impl TickReport {
         }
     }
 
+    /// `.hearth/tick-report.json`.
     pub fn path(home: &Home) -> PathBuf {
         home.tick_report_path()
     }
@@ -98,6 +108,7 @@ impl TickReport {
             .filter(|r| r.tick == tick)
     }
 
+    /// The tick's class, from its failures.
     pub fn class(&self) -> Class {
         if self.skipped.is_some() && self.failures.is_empty() {
             return Class::Skipped;

@@ -14,7 +14,9 @@ use crate::tools::ToolError;
 /// `[tools] max_calls_per_turn`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// `[tick] max_tool_rounds`.
     pub max_tool_rounds: u32,
+    /// `[tools] max_calls_per_turn`.
     pub max_calls_per_turn: usize,
 }
 
@@ -23,7 +25,11 @@ pub struct Limits {
 pub enum Turn {
     /// The model answered; these are the names of the tools it called, in
     /// order (none: it is done).
-    Answered { calls: Vec<String> },
+    /// The model answered.
+    Answered {
+        /// The tools it called, by name, in order.
+        calls: Vec<String>,
+    },
     /// The call failed (after the provider's own retries).
     Failed(Failure),
 }
@@ -31,6 +37,7 @@ pub enum Turn {
 /// What to do with one tool call of the turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Call {
+    /// Run it.
     Run,
     /// Answer it with this error instead of running it. Every call gets a
     /// result, run or not, or the next request would be malformed.
@@ -40,7 +47,9 @@ pub enum Call {
 /// What comes after the calls are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Then {
+    /// Call the model with the results.
     CallAgain,
+    /// The tick's model work is done.
     Stop,
 }
 
@@ -51,6 +60,7 @@ pub struct Decision {
     pub failures: Vec<Failure>,
     /// One entry per tool call of the turn, in the turn's order.
     pub calls: Vec<Call>,
+    /// What follows.
     pub then: Then,
 }
 
@@ -62,6 +72,7 @@ pub struct Step {
 }
 
 impl Step {
+    /// A loop that has run no rounds yet.
     pub fn new(limits: Limits) -> Step {
         Step { limits, rounds: 0 }
     }
