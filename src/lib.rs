@@ -34,14 +34,11 @@ pub mod stamp;
 
 // Documented module by module; these still have public items without docs
 // (the lint is on for the rest of the crate and for everything new).
-#[allow(missing_docs)]
 pub mod boot;
 #[allow(missing_docs)]
 pub mod config;
 pub mod conversation;
-#[allow(missing_docs)]
 pub mod healer;
-#[allow(missing_docs)]
 pub mod home;
 pub mod mailbox;
 pub mod memory;
@@ -52,5 +49,4 @@ pub mod repo;
 #[allow(missing_docs)]
 pub mod supervisor;
 pub mod tick;
-#[allow(missing_docs)]
 pub mod tools;

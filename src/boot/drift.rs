@@ -14,6 +14,7 @@ use crate::config::BootConfig;
 use crate::home::Home;
 use crate::memory::{Memory, MemoryProblem};
 
+/// What kind of drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DriftKind {
@@ -27,25 +28,41 @@ pub enum DriftKind {
     OverBudget,
 }
 
+/// One memory drifting out of the identity layer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Drift {
+    /// The memory, relative to the home.
     pub path: String,
+    /// What kind of drift.
     pub kind: DriftKind,
+    /// What exactly, and the fix.
     pub detail: String,
 }
 
+/// What `hearth audit` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Audit {
+    /// Identity memories rendered in full.
     pub rendered_full: usize,
+    /// Identity memories rendered as titles only.
     pub rendered_as_titles: usize,
+    /// Identity memories cut at `memory_cap_chars`.
     pub truncated: usize,
+    /// Estimated tokens of the system prompt.
     pub estimated_tokens: u64,
+    /// Characters of the identity layer.
     pub identity_chars: usize,
+    /// `[boot] identity_budget_chars`.
     pub budget_chars: usize,
+    /// How much of the budget the layer uses.
     pub budget_percent: f64,
+    /// Memories the brake will require reading.
     pub required_reads: Vec<String>,
+    /// Every drift found.
     pub drift: Vec<Drift>,
+    /// Files that could not be fully used.
     pub problems: Vec<MemoryProblem>,
+    /// How the layer was rendered.
     pub layer: LayerReport,
 }
 

@@ -31,12 +31,14 @@ const WARN_AT: f64 = 0.8;
 /// The assembled boot context and what assembling it found.
 #[derive(Debug, Clone)]
 pub struct Boot {
+    /// The system blocks: the prompt, then the identity layer.
     pub system: Vec<SystemBlock>,
     /// Memories the agent must read before writing (brake): identity
     /// memories pushed out by the budget, and `must_read: true` memories.
     pub required_reads: Vec<String>,
     /// Files that could not be fully used (front matter, unreadable).
     pub problems: Vec<MemoryProblem>,
+    /// How the identity layer was rendered.
     pub layer: LayerReport,
     /// Core memories as parsed, for the audit.
     pub core: Vec<Memory>,
@@ -55,6 +57,7 @@ pub struct LayerReport {
     pub titles: Vec<String>,
     /// Characters of the identity layer block.
     pub identity_chars: usize,
+    /// `[boot] identity_budget_chars`.
     pub budget_chars: usize,
     /// Estimated tokens of all system blocks.
     pub tokens: u64,

@@ -33,19 +33,27 @@ use state::{FailedTick, HealerState, Panic};
 /// What the conversation state is, for a heal: restored from the good commit.
 pub const RESTORED: [&str; 2] = [rel::MESSAGES, rel::ARCHIVE];
 
+/// Why a heal could not be planned or made.
 #[derive(Debug, thiserror::Error)]
 pub enum HealError {
+    /// No tick has succeeded yet, so there is nothing to restore from.
     #[error("no good commit to restore from: no tick has exited 0 yet")]
     NoGoodCommit,
+    /// git failed.
     #[error(transparent)]
     Repo(#[from] RepoError),
+    /// A state file could not be written.
     #[error(transparent)]
     Write(#[from] atomic::WriteError),
+    /// A message could not be put back in the inbox.
     #[error(transparent)]
     Mailbox(#[from] MailboxError),
+    /// Another file operation failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file, relative to the home.
         path: String,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
@@ -78,8 +86,11 @@ pub fn resume(
 /// What the healer says after a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// Nothing to do.
     Fine,
+    /// Heal now: the streak reached `[healer] streak`.
     Heal,
+    /// Stop and wait for a human: healing is exhausted.
     Panic,
 }
 
@@ -146,6 +157,7 @@ pub fn outage_backoff(config: &HealerConfig, n: u32) -> std::time::Duration {
 pub struct HealPlan {
     /// The commit restored from.
     pub restore_from: String,
+    /// The failed ticks of the streak, with their classes.
     pub failed_ticks: Vec<(u64, crate::tick::class::Class)>,
     /// Files rewritten to their content at `restore_from`.
     pub restore: Vec<String>,
@@ -156,6 +168,7 @@ pub struct HealPlan {
 }
 
 impl HealPlan {
+    /// The heal commit's message.
     pub fn commit_message(&self) -> String {
         format!(
             "heal: restore state/ from {} after {} failed ticks",

@@ -14,7 +14,9 @@ use crate::tick::class::Class;
 /// A failed tick in the current streak.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailedTick {
+    /// Its number.
     pub tick: u64,
+    /// How it ended.
     pub class: Class,
     /// Inbox messages it consumed (archived paths), to re-queue on a heal.
     #[serde(default)]
@@ -24,10 +26,13 @@ pub struct FailedTick {
 /// Healing is exhausted: the supervisor stopped for a human.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Panic {
+    /// When healing gave up.
     pub since: DateTime<Utc>,
+    /// Why, in words for the operator.
     pub reason: String,
 }
 
+/// `state/healer.json`: the healer's ledger, never rewound by a heal.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HealerState {
     /// Consecutive failed ticks since the last success or heal.
@@ -42,6 +47,7 @@ pub struct HealerState {
     /// When panic flares were sent.
     #[serde(default)]
     pub panic_flares: Vec<DateTime<Utc>>,
+    /// Set while healing is exhausted (until `hearth heal --resume`).
     #[serde(default)]
     pub panic: Option<Panic>,
     /// Quiet ticks in a row.

@@ -18,7 +18,9 @@ use crate::repo::Repo;
 /// One file layer 1 put back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restored {
+    /// The memory, relative to the home.
     pub path: String,
+    /// What was wrong with the tick's version of it.
     pub problem: String,
     /// Whether a committed version was restored (else the file was removed).
     pub from_commit: bool,

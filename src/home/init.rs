@@ -16,9 +16,13 @@ use crate::repo::{Identity, Repo};
 /// What `init` did.
 #[derive(Debug)]
 pub struct InitReport {
+    /// The home.
     pub home: Home,
+    /// Files written from the templates.
     pub created_files: Vec<String>,
+    /// Whether `git init` ran.
     pub created_repo: bool,
+    /// The first commit, when one was made.
     pub commit: Option<String>,
 }
 

@@ -16,19 +16,30 @@ use std::path::{Path, PathBuf};
 
 use super::Home;
 
+/// A lock another process holds, or that could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// Another process holds it.
     #[error("another hearth supervisor is running on this home (pid {pid}); lock: {}", path.display())]
-    Held { path: PathBuf, pid: String },
+    Held {
+        /// The lock file.
+        path: PathBuf,
+        /// The pid written in it.
+        pid: String,
+    },
+    /// The lock file could not be opened.
     #[error("could not lock {}: {source}", path.display())]
     Io {
+        /// The lock file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
 }
 
 impl LockError {
+    /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
             LockError::Held { pid, .. } => Some(format!(

@@ -17,29 +17,52 @@ pub use init::{init, is_missing_or_empty, InitReport};
 /// Why a directory could not be used as a home.
 #[derive(Debug, thiserror::Error)]
 pub enum HomeError {
+    /// No `--home`, no `$HEARTH_HOME`, and the current directory is no home.
     #[error("no hearth home given, and {} holds no hearth.toml", cwd.display())]
-    NotFound { cwd: PathBuf },
+    NotFound {
+        /// The current directory.
+        cwd: PathBuf,
+    },
+    /// The directory has no `hearth.toml`.
     #[error("{} is not a hearth home: it has no hearth.toml", path.display())]
-    NotAHome { path: PathBuf },
+    NotAHome {
+        /// The directory or file.
+        path: PathBuf,
+    },
+    /// `hearth run` would not initialise a directory that holds other files.
     #[error("{} is not empty and is not a hearth home (no hearth.toml)", path.display())]
-    NotEmpty { path: PathBuf },
+    NotEmpty {
+        /// The directory or file.
+        path: PathBuf,
+    },
+    /// `hearth.toml` is there but is not a file.
     #[error("{} is not a file (a directory or something else stands where the configuration belongs)", path.display())]
-    ConfigNotAFile { path: PathBuf },
+    ConfigNotAFile {
+        /// The directory or file.
+        path: PathBuf,
+    },
+    /// A file operation failed.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// A file could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
+    /// git failed.
     #[error(transparent)]
     Repo(#[from] crate::repo::RepoError),
+    /// The configuration could not be read.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
 }
 
 impl HomeError {
+    /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
             HomeError::NotFound { .. } => Some(
@@ -92,6 +115,7 @@ impl Home {
         })
     }
 
+    /// The home's root directory (absolute).
     pub fn root(&self) -> &Path {
         &self.root
     }

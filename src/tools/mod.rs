@@ -22,14 +22,33 @@ use crate::model::ToolSpec;
 /// arguments a contract violation, a refusal or failure a dispatch miss.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolError {
+    /// No tool has this name.
     #[error("there is no tool named {0}")]
     Unknown(String),
+    /// The arguments do not fit the tool's schema.
     #[error("{tool}: invalid arguments: {message}")]
-    BadInput { tool: String, message: String },
+    BadInput {
+        /// The tool.
+        tool: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The sandbox or a limit refused the call.
     #[error("{tool}: {message}")]
-    Refused { tool: String, message: String },
+    Refused {
+        /// The tool.
+        tool: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The call ran and failed.
     #[error("{tool}: {message}")]
-    Failed { tool: String, message: String },
+    Failed {
+        /// The tool.
+        tool: String,
+        /// What was wrong.
+        message: String,
+    },
 }
 
 /// What the tools changed during one tick.
@@ -53,14 +72,19 @@ impl Effects {
 
 /// What a tool call may see.
 pub struct ToolContext<'a> {
+    /// The home.
     pub home: &'a Home,
+    /// The tick the calls belong to.
     pub tick: u64,
+    /// The tick's "now".
     pub now: DateTime<Utc>,
+    /// `[tick] max_sleep_h`.
     pub max_sleep_h: u64,
     /// How many blocks `recall` returns when the model does not say.
     pub recall_results: usize,
     /// `[tools] max_write_bytes`.
     pub max_write_bytes: u64,
+    /// What the calls changed so far.
     pub effects: Effects,
 }
 

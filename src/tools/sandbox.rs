@@ -15,8 +15,11 @@ use crate::home::{Home, PROTECTED};
 /// A top-level directory a tool may be allowed to reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Area {
+    /// `memory/`.
     Memory,
+    /// `state/`.
     State,
+    /// `outbox/`.
     Outbox,
 }
 
@@ -37,7 +40,9 @@ pub const OPERATOR_OWNED: &[&str] = &[rel::PROMPT];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("path {shown} refused: {reason}")]
 pub struct Refusal {
+    /// The path as the model gave it.
     pub shown: String,
+    /// Why it was refused.
     pub reason: String,
 }
 
