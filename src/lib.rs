@@ -44,9 +44,7 @@ pub mod mailbox;
 pub mod memory;
 pub mod model;
 pub mod recall;
-#[allow(missing_docs)]
 pub mod repo;
-#[allow(missing_docs)]
 pub mod supervisor;
 pub mod tick;
 pub mod tools;

@@ -24,25 +24,52 @@ use crate::config::GitConfig;
 /// The ref that names the last commit of an exit-0 tick.
 pub const GOOD_REF: &str = "refs/hearth/good";
 
+/// What went wrong with git, by what the operator can do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum RepoError {
+    /// The home is not a git repository.
     #[error("{} is not a git repository", path.display())]
-    NotARepo { path: PathBuf },
+    NotARepo {
+        /// The home.
+        path: PathBuf,
+    },
+    /// HEAD cannot be read.
     #[error("the HEAD of the git repository in {} cannot be read: {message}", path.display())]
-    BrokenHead { path: PathBuf, message: String },
+    BrokenHead {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
+    /// Another git holds a lock past the wait.
     #[error("git is locked in {}: {message}", path.display())]
-    Locked { path: PathBuf, message: String },
+    Locked {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
+    /// Any other git error.
     #[error("git error in {}: {message}", path.display())]
-    Git { path: PathBuf, message: String },
+    Git {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
+    /// A file of the repository could not be cleaned up.
     #[error("could not clean {}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
 }
 
 impl RepoError {
+    /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
             RepoError::NotARepo { path } => Some(format!(
@@ -67,11 +94,14 @@ impl RepoError {
 /// Who a commit is by: the agent (`hearth`) or the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
+    /// The author's name.
     pub name: String,
+    /// The author's email.
     pub email: String,
 }
 
 impl Identity {
+    /// hearth itself: ticks, heals, flares.
     pub fn hearth() -> Identity {
         Identity {
             name: "hearth".into(),
@@ -79,6 +109,7 @@ impl Identity {
         }
     }
 
+    /// The operator, as `[git]` names them: hand edits, `say`, `heal --resume`.
     pub fn operator(git: &GitConfig) -> Identity {
         Identity {
             name: git.operator_name.clone(),
@@ -90,8 +121,11 @@ impl Identity {
 /// Who wrote some lines, from git history.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Provenance {
+    /// The commit's short id.
     pub commit: String,
+    /// Its author's name.
     pub author: String,
+    /// The tick that made it, when a tick did.
     pub tick: Option<u64>,
 }
 

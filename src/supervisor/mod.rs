@@ -42,37 +42,58 @@ use runtime::{Phase, SupervisorState, TickInProgress};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
 
+/// Why the supervisor stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum SupervisorError {
+    /// Another supervisor runs on the home, or a lock failed.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// git failed.
     #[error(transparent)]
     Repo(#[from] RepoError),
+    /// `hearth.toml` could not be read at start-up.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A state file could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
+    /// The tick child could not be started.
     #[error("could not start the tick process {}: {source}", exe.display())]
     Spawn {
+        /// The executable it ran.
         exe: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// Healing is exhausted: the supervisor will not run until a human
+    /// runs `hearth heal --resume`.
     #[error("healing is exhausted (since {since}): {reason}")]
-    Panicked { since: String, reason: String },
+    Panicked {
+        /// When healing gave up.
+        since: String,
+        /// Why.
+        reason: String,
+    },
+    /// A heal failed.
     #[error(transparent)]
     Heal(#[from] crate::healer::HealError),
+    /// The inbox or outbox failed.
     #[error(transparent)]
     Mailbox(#[from] crate::mailbox::MailboxError),
+    /// Another operation failed.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done.
         context: String,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
 }
 
 impl SupervisorError {
+    /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
             SupervisorError::Lock(e) => e.hint(),

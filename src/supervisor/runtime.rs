@@ -12,26 +12,39 @@ use crate::atomic;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 
+/// What the supervisor is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
+    /// Starting up: locks, recovery of an interrupted tick.
     Starting,
+    /// A tick child is running.
     Ticking,
+    /// Waiting for the next tick or an inbox message.
     Waiting,
 }
 
+/// `.hearth/supervisor.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SupervisorState {
+    /// The supervisor's process id.
     pub pid: u32,
+    /// When it started.
     pub started: DateTime<Utc>,
+    /// What it is doing.
     pub phase: Phase,
+    /// The tick running, if one is.
     pub tick: Option<u64>,
+    /// When the next tick is due, while waiting.
     pub next_due: Option<DateTime<Utc>>,
 }
 
+/// `.hearth/tick.json`: the tick in progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TickInProgress {
+    /// Its number.
     pub tick: u64,
+    /// When it started.
     pub start: DateTime<Utc>,
 }
 
@@ -68,6 +81,7 @@ pub fn read_state(home: &Home) -> Option<SupervisorState> {
     })
 }
 
+/// Removes `supervisor.json` (the supervisor has stopped).
 pub fn clear_state(home: &Home) {
     let _ = std::fs::remove_file(state_path(home));
 }
@@ -90,6 +104,7 @@ pub fn unfinished_tick(home: &Home) -> Option<Option<TickInProgress>> {
     }
 }
 
+/// Removes the tick marker and the tick's report (the tick is committed).
 pub fn clear_tick(home: &Home) {
     let _ = std::fs::remove_file(tick_path(home));
     let _ = std::fs::remove_file(crate::tick::report::TickReport::path(home));

@@ -9,14 +9,22 @@ use super::runtime::{self, Phase};
 use crate::home::{lock, Home};
 use crate::tick::ledger::{Ledger, TickRecord};
 
+/// What `hearth status` says.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
+    /// The home's root.
     pub home: String,
+    /// Whether a supervisor holds the run lock.
     pub running: bool,
+    /// Its process id.
     pub pid: Option<u32>,
+    /// What it is doing.
     pub phase: Option<Phase>,
+    /// When the next tick is due.
     pub next_due: Option<DateTime<Utc>>,
+    /// The newest tick in the ledger.
     pub last_tick: Option<TickRecord>,
+    /// How many ticks the ledger holds.
     pub ticks_recorded: usize,
     /// Failed ticks in a row now.
     pub failure_streak: usize,
@@ -26,6 +34,7 @@ pub struct Status {
     pub problems: Vec<String>,
 }
 
+/// What a look at the home, without locking it, says.
 pub fn status(home: &Home) -> Status {
     let running = lock::supervisor_running(home);
     let state = runtime::read_state(home).filter(|_| running);

@@ -10,6 +10,7 @@ use std::io;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::time::{Duration, Instant};
 
+/// systemd's notify socket (`sd_notify(3)`), with the watchdog when set.
 pub struct Notifier {
     socket: UnixDatagram,
     addr: SocketAddr,
@@ -54,14 +55,17 @@ impl Notifier {
         }
     }
 
+    /// `READY=1`, with a status line.
     pub fn ready(&self, status: &str) {
         self.send(&format!("READY=1\nSTATUS={status}"));
     }
 
+    /// A status line for `systemctl status`.
     pub fn status(&self, status: &str) {
         self.send(&format!("STATUS={status}"));
     }
 
+    /// `STOPPING=1`.
     pub fn stopping(&self) {
         self.send("STOPPING=1");
     }

@@ -15,6 +15,7 @@ use signal_hook::iterator::{Handle, Signals};
 use crate::home::Home;
 use crate::mailbox::inbox;
 
+/// Why the supervisor's wait ended early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
     /// A file that looks like a message appeared in `inbox/`.
@@ -26,6 +27,7 @@ pub enum Wake {
     Stop(i32),
 }
 
+/// What wakes the supervisor: signals, and file events in the home.
 pub struct Wakeups {
     rx: Receiver<Wake>,
     signals: Handle,
@@ -117,7 +119,9 @@ impl Wakeups {
 /// when an event could not say (an error, an inotify overflow, a flood).
 #[derive(Debug, Default)]
 pub struct MemoryChanges {
+    /// The paths events named.
     pub paths: BTreeSet<PathBuf>,
+    /// Whether to look at everything instead.
     pub rescan: bool,
 }
 
