@@ -27,24 +27,20 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod boot;
 pub mod budget;
 pub mod clock;
-pub mod json_file;
-pub mod stamp;
-
-// Documented module by module; these still have public items without docs
-// (the lint is on for the rest of the crate and for everything new).
-pub mod boot;
-#[allow(missing_docs)]
 pub mod config;
 pub mod conversation;
 pub mod healer;
 pub mod home;
+pub mod json_file;
 pub mod mailbox;
 pub mod memory;
 pub mod model;
 pub mod recall;
 pub mod repo;
+pub mod stamp;
 pub mod supervisor;
 pub mod tick;
 pub mod tools;

@@ -12,24 +12,39 @@ use serde::{Deserialize, Serialize};
 /// A `hearth.toml` that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file could not be read.
     #[error("could not read {}: {source}", path.display())]
     Read {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not valid TOML, or has a key hearth does not know.
     #[error("{}:{line}:{column}: {message}", path.display())]
     Parse {
+        /// The file.
         path: PathBuf,
+        /// The line, 1-based.
         line: usize,
+        /// The column, 1-based.
         column: usize,
+        /// What is wrong (unknown keys list the keys expected).
         message: String,
     },
+    /// A value hearth cannot use.
     #[error("{}: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl ConfigError {
+    /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             ConfigError::Read { .. } => "check the file's permissions".into(),
@@ -41,34 +56,53 @@ impl ConfigError {
     }
 }
 
+/// The whole `hearth.toml`, one field per section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// `[model]`: the provider of the agent's ticks.
     pub model: ModelConfig,
+    /// `[rerank]`: the model that reranks recall's candidates.
     pub rerank: RerankConfig,
+    /// `[tick]`: the schedule and bounds of a tick.
     pub tick: TickConfig,
+    /// `[healer]`: when to heal, when to give up.
     pub healer: HealerConfig,
+    /// `[recovery]`: what a bounded retry may spend.
     pub recovery: RecoveryConfig,
+    /// `[budget]`: the daily spend limit and prices.
     pub budget: BudgetConfig,
+    /// `[boot]`: the identity layer.
     pub boot: BootConfig,
+    /// `[context]`: the conversation's size.
     pub context: ContextConfig,
+    /// `[brake]`: required reading before writing.
     pub brake: BrakeConfig,
+    /// `[recall]`: how many candidates and results.
     pub recall: RecallConfig,
+    /// `[tools]`: bounds on the agent's tools.
     pub tools: ToolsConfig,
+    /// `[git]`: the operator's name, and push.
     pub git: GitConfig,
+    /// `[flares]`: what runs on a new flare.
     pub flares: FlaresConfig,
 }
 
+/// Which model API.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
+    /// No network, no key: answers the inbox itself.
     #[default]
     Offline,
+    /// Anthropic's Messages API.
     Anthropic,
+    /// Any OpenAI-compatible Chat Completions API.
     Openai,
 }
 
 impl ProviderKind {
+    /// The name as `hearth.toml` spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Offline => "offline",
@@ -78,14 +112,21 @@ impl ProviderKind {
     }
 }
 
+/// `[model]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
+    /// Which API (`offline`, `anthropic`, `openai`).
     pub provider: ProviderKind,
+    /// The model's name at that API.
     pub model: String,
+    /// The API's base URL; empty: the provider's own.
     pub base_url: String,
+    /// The variable holding the key; empty: the provider's usual one.
     pub api_key_env: String,
+    /// The most tokens one answer may use.
     pub max_tokens: u32,
+    /// Bound on connecting, the first byte, and each read of a stream.
     pub timeout_s: u64,
     /// Retries of a failed call (429, 5xx, 529, connection errors).
     pub max_retries: u32,
@@ -112,16 +153,23 @@ impl Default for ModelConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RerankConfig {
+    /// The rerank provider; none: `[model]`'s.
     pub provider: Option<ProviderKind>,
+    /// The rerank model; empty: `[model]`'s.
     pub model: String,
 }
 
+/// `[tick]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TickConfig {
+    /// Seconds between ticks (an inbox message wakes the agent at once).
     pub interval_s: u64,
+    /// A tick running longer is killed and counted as a crash.
     pub timeout_s: u64,
+    /// Rounds of tool calls one tick may make.
     pub max_tool_rounds: u32,
+    /// Cap on the agent's own `sleep`, in hours.
     pub max_sleep_h: u64,
 }
 
@@ -136,17 +184,24 @@ impl Default for TickConfig {
     }
 }
 
+/// `[healer]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HealerConfig {
+    /// Failed ticks in a row before a heal.
     pub streak: u32,
+    /// Heals allowed within `window_h` before panic.
     pub max_heals: u32,
+    /// The window heals are counted in, in hours.
     pub window_h: u64,
+    /// Minutes between panic flares.
     pub panic_flare_interval_min: u64,
+    /// Quiet ticks in a row before a `quiet` flare.
     pub quiet_streak: u32,
     /// After a provider outage, the first wait before the next try; it
     /// doubles per outage in a row up to `outage_backoff_max_ms`.
     pub outage_backoff_ms: u64,
+    /// The longest wait after outages in a row.
     pub outage_backoff_max_ms: u64,
 }
 
@@ -164,10 +219,13 @@ impl Default for HealerConfig {
     }
 }
 
+/// `[recovery]`: the bounded retry of DESIGN 7.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecoveryConfig {
+    /// Wall-clock seconds the retry may take.
     pub wall_s: u64,
+    /// Tokens the retry may add.
     pub extra_tokens: u64,
 }
 
@@ -180,11 +238,13 @@ impl Default for RecoveryConfig {
     }
 }
 
+/// `[budget]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
     /// 0 means no limit.
     pub daily_usd: f64,
+    /// Prices by model name (`[budget.prices."claude-sonnet-4-5"]`).
     pub prices: BTreeMap<String, Price>,
 }
 
@@ -201,17 +261,25 @@ impl Default for BudgetConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Price {
+    /// Dollars per million input tokens.
     pub input_per_mtok: f64,
+    /// Dollars per million output tokens.
     pub output_per_mtok: f64,
+    /// Per million cache reads; none: a tenth of the input price.
     pub cache_read_per_mtok: Option<f64>,
+    /// Per million cache writes; none: 1.25 times the input price.
     pub cache_write_per_mtok: Option<f64>,
 }
 
+/// `[boot]`: the identity layer (DESIGN 4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BootConfig {
+    /// Tags that make a memory part of the identity layer.
     pub identity_tags: Vec<String>,
+    /// The most characters of one identity memory.
     pub memory_cap_chars: usize,
+    /// The most characters of the whole identity layer.
     pub identity_budget_chars: usize,
 }
 
@@ -242,26 +310,36 @@ impl Default for ContextConfig {
     }
 }
 
+/// What the brake does (DESIGN 8).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BrakeMode {
+    /// Nothing.
     Off,
+    /// Log writes made before the required reads.
     #[default]
     Warn,
+    /// Refuse them.
     Enforce,
 }
 
+/// `[brake]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BrakeConfig {
+    /// Off, warn or enforce.
     pub mode: BrakeMode,
+    /// Memories the operator requires reading before any write.
     pub must_read: Vec<String>,
 }
 
+/// `[recall]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecallConfig {
+    /// Lexical candidates the rerank chooses from.
     pub candidates: usize,
+    /// Results shown.
     pub results: usize,
 }
 
@@ -294,11 +372,15 @@ impl Default for ToolsConfig {
     }
 }
 
+/// `[git]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GitConfig {
+    /// The operator's name on their commits.
     pub operator_name: String,
+    /// The operator's email on their commits.
     pub operator_email: String,
+    /// Push each commit off the box.
     pub push: bool,
 }
 
@@ -312,6 +394,7 @@ impl Default for GitConfig {
     }
 }
 
+/// `[flares]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FlaresConfig {
