@@ -24,7 +24,6 @@
 //! | 12 | [`repo`] | every git operation (git2 stays inside this module) |
 //! | 13 | [`config`], [`atomic`], [`json_file`], [`stamp`], [`clock`] | `hearth.toml`; the one atomic write; hearth's own versioned JSON files; change stamps; the one source of "now" |
 
-
 pub mod atomic;
 pub mod boot;
 pub mod budget;

@@ -1,0 +1,150 @@
+//! Reading the home's history: the last good commit (`refs/hearth/good`,
+//! or a walk back for an exit-0 tick), a file as a commit had it, and who
+//! last changed some lines (`git blame`, for recall's citations).
+
+use std::path::Path;
+
+use git2::Oid;
+
+use super::{Provenance, Repo, RepoError, GOOD_REF};
+
+impl Repo {
+    /// Points `refs/hearth/good` at `commit`.
+    pub fn set_good(&self, commit: &str) -> Result<(), RepoError> {
+        let oid = Oid::from_str(commit).map_err(|e| self.error(e))?;
+        self.git
+            .reference(GOOD_REF, oid, true, "hearth: tick exited 0")
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// The commit `refs/hearth/good` names, if any.
+    pub fn good(&self) -> Option<String> {
+        self.git
+            .refname_to_id(GOOD_REF)
+            .ok()
+            .map(|oid| oid.to_string())
+    }
+
+    /// The last good commit: `refs/hearth/good` (O(1)), else the newest
+    /// commit on HEAD's first-parent line whose trailers say `Hearth-Exit: 0`.
+    pub fn last_good(&self) -> Result<Option<String>, RepoError> {
+        if let Some(good) = self.good() {
+            return Ok(Some(good));
+        }
+        let Some(mut commit) = self.head_commit()? else {
+            return Ok(None);
+        };
+        loop {
+            let message = commit.message().unwrap_or("");
+            if message.starts_with("tick ") && message.contains("\nHearth-Exit: 0\n") {
+                return Ok(Some(commit.id().to_string()));
+            }
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+
+    /// Every file at or under `rel` in `commit`, as (path, bytes).
+    pub fn files_at(&self, commit: &str, rel: &str) -> Result<Vec<(String, Vec<u8>)>, RepoError> {
+        let oid = Oid::from_str(commit).map_err(|e| self.error(e))?;
+        let tree = self
+            .git
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| self.error(e))?;
+        let Ok(entry) = tree.get_path(Path::new(rel)) else {
+            return Ok(Vec::new());
+        };
+        let object = entry.to_object(&self.git).map_err(|e| self.error(e))?;
+        if let Some(blob) = object.as_blob() {
+            return Ok(vec![(rel.to_string(), blob.content().to_vec())]);
+        }
+        let Some(subtree) = object.as_tree() else {
+            return Ok(Vec::new());
+        };
+        let mut files = Vec::new();
+        subtree
+            .walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+                if let Some(blob) = entry
+                    .to_object(&self.git)
+                    .ok()
+                    .and_then(|o| o.into_blob().ok())
+                {
+                    let name = entry.name().unwrap_or("");
+                    files.push((format!("{rel}/{dir}{name}"), blob.content().to_vec()));
+                }
+                git2::TreeWalkResult::Ok
+            })
+            .map_err(|e| self.error(e))?;
+        Ok(files)
+    }
+
+    /// Who last changed lines `start..=end` of `rel` at HEAD: the newest
+    /// commit among the blame hunks, as (short id, author, tick number when
+    /// it was a tick's commit). `None` when the lines are not committed.
+    pub fn provenance(&self, rel: &str, start: usize, end: usize) -> Option<Provenance> {
+        let mut opts = git2::BlameOptions::new();
+        opts.min_line(start.max(1)).max_line(end.max(start).max(1));
+        let blame = self.git.blame_file(Path::new(rel), Some(&mut opts)).ok()?;
+        let newest = blame
+            .iter()
+            .filter_map(|hunk| self.git.find_commit(hunk.final_commit_id()).ok())
+            .max_by_key(|c| c.time().seconds())?;
+        let message = newest.message().unwrap_or("");
+        let tick = message
+            .lines()
+            .find_map(|l| l.strip_prefix("Hearth-Tick: "))
+            .and_then(|n| n.trim().parse().ok());
+        let author = newest.author().name().unwrap_or("").to_string();
+        Some(Provenance {
+            commit: newest.id().to_string()[..7].to_string(),
+            author,
+            tick,
+        })
+    }
+
+    /// The newest committed version of `rel` (walking first parents back
+    /// from HEAD, at most `depth` commits) that `accept` takes, with the
+    /// short id of the commit it was found in. A broken file may itself have
+    /// been committed (say, as a hand edit), so HEAD alone is not enough.
+    pub fn last_good_version(
+        &self,
+        rel: &str,
+        depth: usize,
+        accept: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<(Vec<u8>, String)>, RepoError> {
+        let Some(mut commit) = self.head_commit()? else {
+            return Ok(None);
+        };
+        let mut last_seen = None;
+        for _ in 0..depth {
+            let tree = commit.tree().map_err(|e| self.error(e))?;
+            if let Ok(entry) = tree.get_path(Path::new(rel)) {
+                if last_seen != Some(entry.id()) {
+                    last_seen = Some(entry.id());
+                    if let Ok(blob) = self.git.find_blob(entry.id()) {
+                        if accept(blob.content()) {
+                            let short = commit.id().to_string()[..7].to_string();
+                            return Ok(Some((blob.content().to_vec(), short)));
+                        }
+                    }
+                }
+            }
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => break,
+            }
+        }
+        Ok(None)
+    }
+
+    /// The message of `commit`, if it exists.
+    pub fn message(&self, commit: &str) -> Option<String> {
+        let oid = Oid::from_str(commit).ok()?;
+        let commit = self.git.find_commit(oid).ok()?;
+        commit.message().map(str::to_string)
+    }
+}
