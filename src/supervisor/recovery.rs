@@ -1,0 +1,91 @@
+//! Start-up after a supervisor that died mid-tick (`kill -9`, power loss):
+//! the interrupted tick is recorded as a crash, or, when it was recorded
+//! but not committed, finished as itself.
+
+use super::commit;
+use super::record::record_for;
+use super::runtime;
+use super::{Supervisor, SupervisorError};
+use crate::healer::{self, Verdict};
+use crate::tick::class::Class;
+use crate::tick::ledger::TickRecord;
+use crate::tick::report::TickReport;
+
+impl Supervisor<'_> {
+    /// A previous supervisor died during a tick (`kill -9`, power loss).
+    /// If it died before recording the tick, the tick is recorded as a
+    /// crash; if it had recorded it already (the ledger's last line is that
+    /// tick), what was left undone is finished instead: the tick's own
+    /// commit, the good ref, the healer's count. Either way before anything
+    /// else touches the home.
+    pub(super) fn recover_unfinished_tick(&mut self) -> Result<Verdict, SupervisorError> {
+        let Some(marker) = runtime::unfinished_tick(self.home) else {
+            return Ok(Verdict::Fine);
+        };
+        let previous = self.last_tick.clone();
+        if let (Some(m), Some(last)) = (&marker, &previous) {
+            if m.tick == last.tick {
+                return self.finish_recorded_tick(last);
+            }
+        }
+        let now = self.options.clock.now();
+        let last_number = previous.as_ref().map_or(0, |t| t.tick);
+        let number = marker
+            .as_ref()
+            .map(|m| m.tick)
+            .filter(|n| *n > last_number)
+            .unwrap_or(last_number + 1);
+        let start = marker.map(|m| m.start).unwrap_or(now);
+        let report = TickReport::load(self.home, number);
+        let note = "The supervisor stopped during this tick (killed or lost power); \
+                    recorded at the next start-up."
+            .to_string();
+        let record = record_for(
+            previous.as_ref(),
+            number,
+            start,
+            now,
+            137,
+            Class::Crash,
+            report.as_ref(),
+            Some(note),
+        );
+        tracing::warn!(
+            "tick {number} was interrupted by the supervisor's death; recording it as a crash"
+        );
+        self.finish_tick(&record, report.as_ref())
+    }
+
+    /// The rest of [`Supervisor::finish_tick`] for a tick already in the
+    /// ledger: counted by the healer unless it was, committed as itself
+    /// unless it was, `refs/hearth/good` moved if it exited 0.
+    fn finish_recorded_tick(&mut self, record: &TickRecord) -> Result<Verdict, SupervisorError> {
+        let now = self.options.clock.now();
+        tracing::warn!(
+            "tick {} was recorded but not committed before the supervisor stopped; committing it now",
+            record.tick
+        );
+        let report = TickReport::load(self.home, record.tick);
+        let touched = report
+            .map(|r| r.effects.touched.clone())
+            .unwrap_or_default();
+        let counted = self.healer.last_tick.is_none_or(|t| t >= record.tick);
+        let verdict = if counted {
+            Verdict::Fine
+        } else {
+            let verdict = healer::observe(&mut self.healer, record, &self.config.healer, now);
+            if record.quiet.is_some() && self.healer.quiet == self.config.healer.quiet_streak {
+                self.quiet_flare(record)?;
+            }
+            self.healer.save(self.home)?;
+            verdict
+        };
+        let id = commit::commit_tick(self.home, &self.repo, record, &touched, now)?;
+        if id.is_none() && record.exit == 0 {
+            // Committed before the kill; the good ref may not have moved.
+            commit::mark_good_if_head_is(&self.repo, record.tick)?;
+        }
+        runtime::clear_tick(self.home);
+        Ok(verdict)
+    }
+}
