@@ -75,7 +75,13 @@ impl TestHome {
 
     /// Runs and asserts exit 0; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.output(args);
+        let out = self.ok_with_env(args, &[]);
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs with `vars` added to the sealed environment and asserts exit 0.
+    pub fn ok_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let out = self.cmd(args).envs(vars.iter().copied()).output().unwrap();
         assert!(
             out.status.success(),
             "hearth {args:?} failed: {:?}\nstdout: {}\nstderr: {}",
@@ -83,7 +89,7 @@ impl TestHome {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8(out.stdout).unwrap()
+        out
     }
 
     /// Starts hearth in the background, its stderr going to [`Self::log`]

@@ -60,18 +60,7 @@ fn completions_and_the_man_page_come_from_the_parser() {
 #[test]
 fn hearth_now_pins_the_clock_of_the_whole_process() {
     let home = TestHome::new();
-    let pinned = |args: &[&str]| {
-        let out = home
-            .cmd(args)
-            .env("HEARTH_NOW", "2031-05-06T07:08:09Z")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let pinned = |args: &[&str]| home.ok_with_env(args, &[("HEARTH_NOW", "2031-05-06T07:08:09Z")]);
     pinned(&["init"]);
     pinned(&["say", "hello"]);
     pinned(&["run", "--ticks", "1"]);

@@ -27,17 +27,7 @@ fn answer(text: &str) -> Answer {
 
 /// Runs hearth with the model's key in the environment; it must succeed.
 fn with_key(home: &TestHome, args: &[&str]) -> std::process::Output {
-    let out = home
-        .cmd(args)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    home.ok_with_env(args, &[("ANTHROPIC_API_KEY", "sk-test")])
 }
 
 fn recall_with_key(home: &TestHome, query: &str) -> (Value, Duration) {
