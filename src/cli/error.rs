@@ -109,6 +109,7 @@ with_hint!(
     hearth::repo::RepoError,
     hearth::config::ConfigError,
     hearth::model::ModelError,
+    hearth::json_file::JsonFileError,
 );
 
 macro_rules! without_hint {
