@@ -168,6 +168,13 @@ struct Supervisor<'a> {
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
 pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorError> {
+    // Listen first: a SIGTERM that arrives while the start-up below runs
+    // (lock cleanup, recovery) is a stop request to honour with exit 0,
+    // not the default action that kills the process mid-way.
+    let wake = Wakeups::start(home).map_err(|source| SupervisorError::Io {
+        context: "could not listen for signals and inbox messages".into(),
+        source,
+    })?;
     let _run_lock = RunLock::acquire(home)?;
     let clock = options.clock;
     let now = || clock.now();
@@ -200,10 +207,6 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             reason: panic.reason.clone(),
         });
     }
-    let wake = Wakeups::start(home).map_err(|source| SupervisorError::Io {
-        context: "could not listen for signals and inbox messages".into(),
-        source,
-    })?;
     let mut sup = Supervisor {
         home,
         repo,
@@ -321,7 +324,7 @@ impl Supervisor<'_> {
         }
     }
 
-    fn stop_requested(&self) -> Option<i32> {
+    pub(super) fn stop_requested(&self) -> Option<i32> {
         match self.wake.drain_inbox() {
             Some(Wake::Stop(signal)) => Some(signal),
             _ => None,

@@ -89,7 +89,10 @@ impl Supervisor<'_> {
                 (due - clock.now()).to_std().unwrap_or(Duration::ZERO)
             };
             if left.is_zero() {
-                return None;
+                // Due: a stop request that came in meanwhile (even during
+                // start-up) still wins over the tick. Inbox events are
+                // dropped: the tick reads the inbox now.
+                return self.stop_requested();
             }
             let mut timeout = left;
             if let Some(every) = self
