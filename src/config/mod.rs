@@ -128,6 +128,14 @@ pub struct ModelConfig {
     pub max_tokens: u32,
     /// Bound on connecting, the first byte, and each read of a stream.
     pub timeout_s: u64,
+    /// Anthropic extended thinking's token budget; 0: off.
+    pub thinking_tokens: u32,
+    /// The request field for the answer's token limit: `max_tokens` or
+    /// `max_completion_tokens`; empty: by the model's name (OpenAI's
+    /// reasoning models, `o1`, `o3`, `o4`, `gpt-5`…, take the second).
+    pub max_tokens_field: String,
+    /// A model that gets one try when `model` refuses; empty: none.
+    pub fallback_model: String,
     /// Retries of a failed call (429, 5xx, 529, connection errors).
     pub max_retries: u32,
     /// First wait between retries; doubles each time (capped at 8 s).
@@ -143,6 +151,9 @@ impl Default for ModelConfig {
             api_key_env: String::new(),
             max_tokens: 4096,
             timeout_s: 120,
+            thinking_tokens: 0,
+            max_tokens_field: String::new(),
+            fallback_model: String::new(),
             max_retries: 2,
             retry_base_ms: 500,
         }

@@ -40,6 +40,20 @@ pub enum Block {
         /// Its arguments, as the model wrote them.
         input: Value,
     },
+    /// The model's extended thinking (Anthropic), kept with its signature
+    /// and sent back unchanged in tool rounds, as the API requires; never
+    /// shown as the answer.
+    Thinking {
+        /// The thinking text.
+        thinking: String,
+        /// The API's signature over it.
+        signature: String,
+    },
+    /// Thinking the API encrypted; kept and sent back as it came.
+    RedactedThinking {
+        /// The encrypted thinking.
+        data: String,
+    },
     /// What a tool call returned.
     ToolResult {
         /// The id of the call it answers.

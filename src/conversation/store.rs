@@ -140,12 +140,37 @@ fn parse(bytes: &[u8]) -> Result<Conversation, String> {
     serde_json::from_slice(bytes).map_err(|e| e.to_string())
 }
 
-fn check_version(c: Conversation, rel: &str) -> Result<Conversation, ConversationError> {
+fn check_version(mut c: Conversation, rel: &str) -> Result<Conversation, ConversationError> {
     if c.version != VERSION {
         return Err(ConversationError::Version {
             path: rel.to_string(),
             found: c.version,
         });
     }
+    let dropped = c.drop_empty_turns();
+    if dropped > 0 {
+        tracing::warn!(
+            "{rel}: dropped {dropped} turn(s) with nothing in them (the API refuses to be sent one)"
+        );
+    }
     Ok(c)
+}
+
+impl Conversation {
+    /// Removes turns with no text, tool call or tool result: an older
+    /// hearth kept a refusal or a thinking-only answer as `content: []`,
+    /// which every later request would carry and the API answers with 400
+    /// (and a heal would restore it from the good commit). Returns how
+    /// many went.
+    pub fn drop_empty_turns(&mut self) -> usize {
+        let before = self.messages.len();
+        self.messages.retain(|m| {
+            m.content.iter().any(|b| match b {
+                super::Block::Text { text } => !text.is_empty(),
+                super::Block::ToolUse { .. } | super::Block::ToolResult { .. } => true,
+                super::Block::Thinking { .. } | super::Block::RedactedThinking { .. } => false,
+            })
+        });
+        before - self.messages.len()
+    }
 }

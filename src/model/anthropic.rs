@@ -16,9 +16,9 @@ use serde_json::{json, Value};
 
 use super::http::Endpoint;
 use super::sse::Events;
-use super::{ModelError, Provider, Reply, Request, Usage};
+use super::{ModelError, Provider, Reply, Request, Stop, SystemBlock, Usage};
 use crate::config::ModelConfig;
-use crate::conversation::Block;
+use crate::conversation::{self, Block};
 
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
@@ -26,6 +26,8 @@ const API_VERSION: &str = "2023-06-01";
 /// The Anthropic Messages API, streamed.
 pub struct Anthropic {
     api: Endpoint,
+    /// `[model] thinking_tokens`: extended thinking's budget (0: off).
+    thinking_tokens: u32,
 }
 
 impl Anthropic {
@@ -33,39 +35,71 @@ impl Anthropic {
     pub fn new(config: &ModelConfig, key: String) -> Result<Anthropic, ModelError> {
         Ok(Anthropic {
             api: Endpoint::new(config, key, DEFAULT_BASE_URL, "/v1/messages")?,
+            thinking_tokens: config.thinking_tokens,
         })
     }
 }
 
 /// The Messages API request body for `request`.
-fn body(model: &str, request: &Request<'_>) -> Value {
-    let last = request.system.len().saturating_sub(1);
-    let system: Vec<Value> = request
+fn body(model: &str, thinking_tokens: u32, request: &Request<'_>) -> Value {
+    let system: Vec<&SystemBlock> = request
         .system
         .iter()
+        .filter(|b| !b.text.is_empty())
+        .collect();
+    let system: Vec<Value> = system
+        .iter()
         .enumerate()
-        .filter(|(_, b)| !b.text.is_empty())
         .map(|(i, b)| {
             let mut block = json!({"type": "text", "text": b.text});
-            if i == last {
+            // The prompt and identity are byte-stable from tick to tick:
+            // one breakpoint after the last of them caches them all.
+            if i + 1 == system.len() {
                 block["cache_control"] = json!({"type": "ephemeral"});
             }
             block
         })
         .collect();
-    let tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-        .collect();
-    json!({
+    let mut messages = serde_json::to_value(request.messages).expect("messages serialise");
+    // In a round of tool calls, a second breakpoint on the newest message
+    // lets the next round read the whole conversation from the cache.
+    let in_tool_round = request.messages.last().is_some_and(|m| {
+        m.content
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult { .. }))
+    });
+    if in_tool_round {
+        if let Some(block) = messages
+            .as_array_mut()
+            .and_then(|m| m.last_mut())
+            .and_then(|m| m["content"].as_array_mut())
+            .and_then(|c| c.last_mut())
+        {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+    }
+    let mut body = json!({
         "model": model,
         "max_tokens": request.max_tokens,
         "stream": true,
         "system": system,
-        "messages": request.messages,
-        "tools": tools,
-    })
+        "messages": messages,
+    });
+    // The API refuses an empty tool list from some gateways; none is no key.
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    if thinking_tokens > 0 {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": thinking_tokens});
+        // The answer's limit must leave room above the thinking budget.
+        body["max_tokens"] = json!(request.max_tokens.max(thinking_tokens + 1024));
+    }
+    body
 }
 
 impl Provider for Anthropic {
@@ -78,16 +112,19 @@ impl Provider for Anthropic {
         request: &Request<'_>,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Reply, ModelError> {
-        let body = body(&self.api.model, request);
-        let response = self.api.http.post(
+        let body = body(&self.api.model, self.thinking_tokens, request);
+        self.api.http.post(
             &self.api.url,
             &[
                 ("x-api-key", self.api.key.as_str()),
                 ("anthropic-version", API_VERSION),
             ],
             &body,
-        )?;
-        read_stream(BufReader::new(response), on_text)
+            |response| {
+                super::expect_event_stream(&response)?;
+                read_stream(BufReader::new(response), on_text)
+            },
+        )
     }
 }
 
@@ -99,6 +136,17 @@ enum Partial {
         name: String,
         json: String,
     },
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// A tool call whose arguments stopped mid-way (cut by the token
+    /// limit, or malformed): which of the two, `message_delta` says.
+    Cut {
+        name: String,
+        json: String,
+        error: String,
+    },
     Done(Block),
 }
 
@@ -109,6 +157,7 @@ pub fn read_stream(
 ) -> Result<Reply, ModelError> {
     let mut blocks: BTreeMap<u64, Partial> = BTreeMap::new();
     let mut usage = Usage::default();
+    let mut stop_reason: Option<String> = None;
     for event in Events::new(reader) {
         let event = event.map_err(super::stream_error)?;
         let data: Value = match serde_json::from_str(&event.data) {
@@ -123,86 +172,92 @@ pub fn read_stream(
         };
         let index = data["index"].as_u64().unwrap_or(0);
         match kind.as_str() {
-            "message_start" => {
-                let u = &data["message"]["usage"];
-                usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
-                usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
-                usage.cache_read_tokens = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
-                usage.cache_write_tokens = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
-            }
+            "message_start" => read_usage(&data["message"]["usage"], &mut usage),
             "content_block_start" => {
                 let block = &data["content_block"];
+                let text = |key: &str| block[key].as_str().unwrap_or("").to_string();
                 let partial = match block["type"].as_str() {
                     Some("tool_use") => Partial::Tool {
-                        id: block["id"].as_str().unwrap_or("").to_string(),
-                        name: block["name"].as_str().unwrap_or("").to_string(),
+                        id: text("id"),
+                        name: text("name"),
                         json: String::new(),
                     },
-                    _ => Partial::Text(block["text"].as_str().unwrap_or("").to_string()),
+                    Some("thinking") => Partial::Thinking {
+                        thinking: text("thinking"),
+                        signature: text("signature"),
+                    },
+                    Some("redacted_thinking") => {
+                        Partial::Done(Block::RedactedThinking { data: text("data") })
+                    }
+                    Some("text") | None => Partial::Text(text("text")),
+                    // Server tools' blocks: not ours to keep or send back.
+                    Some(_) => continue,
                 };
                 blocks.insert(index, partial);
             }
             "content_block_delta" => {
                 let delta = &data["delta"];
+                let piece = |key: &str| delta[key].as_str().unwrap_or("");
                 match (blocks.get_mut(&index), delta["type"].as_str()) {
                     (Some(Partial::Text(text)), Some("text_delta")) => {
-                        let piece = delta["text"].as_str().unwrap_or("");
-                        on_text(piece);
-                        text.push_str(piece);
+                        on_text(piece("text"));
+                        text.push_str(piece("text"));
                     }
                     (Some(Partial::Tool { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(delta["partial_json"].as_str().unwrap_or(""));
+                        json.push_str(piece("partial_json"));
+                    }
+                    (Some(Partial::Thinking { thinking, .. }), Some("thinking_delta")) => {
+                        thinking.push_str(piece("thinking"));
+                    }
+                    (Some(Partial::Thinking { signature, .. }), Some("signature_delta")) => {
+                        signature.push_str(piece("signature"));
                     }
                     _ => {}
                 }
             }
             "content_block_stop" => {
                 let done = match blocks.remove(&index) {
-                    Some(Partial::Text(text)) => Block::Text { text },
-                    Some(Partial::Tool { id, name, json }) => {
-                        let input = if json.trim().is_empty() {
-                            json!({})
-                        } else {
-                            serde_json::from_str(&json).map_err(|e| {
-                                ModelError::Malformed(format!(
-                                    "the arguments of tool call {name} are not JSON ({e}): {}",
-                                    json.chars().take(200).collect::<String>()
-                                ))
-                            })?
-                        };
-                        Block::ToolUse { id, name, input }
+                    Some(Partial::Text(text)) => Partial::Done(Block::Text { text }),
+                    Some(Partial::Thinking {
+                        thinking,
+                        signature,
+                    }) => Partial::Done(Block::Thinking {
+                        thinking,
+                        signature,
+                    }),
+                    Some(Partial::Tool { id, name, json }) if json.trim().is_empty() => {
+                        Partial::Done(Block::ToolUse {
+                            id,
+                            name,
+                            input: json!({}),
+                        })
                     }
-                    Some(done @ Partial::Done(_)) => match done {
-                        Partial::Done(block) => block,
-                        _ => unreachable!(),
+                    Some(Partial::Tool { id, name, json }) => match serde_json::from_str(&json) {
+                        Ok(input) => Partial::Done(Block::ToolUse { id, name, input }),
+                        Err(e) => Partial::Cut {
+                            name,
+                            json,
+                            error: e.to_string(),
+                        },
                     },
+                    Some(other) => other,
                     None => continue,
                 };
-                blocks.insert(index, Partial::Done(done));
+                blocks.insert(index, done);
             }
             "message_delta" => {
-                if let Some(out) = data["usage"]["output_tokens"].as_u64() {
-                    usage.output_tokens = out;
+                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                    stop_reason = Some(reason.to_string());
                 }
+                // Its counts are cumulative: they replace message_start's
+                // (a gateway may send 0 there and the real count here).
+                read_usage(&data["usage"], &mut usage);
             }
-            "message_stop" => {
-                let content = blocks
-                    .into_values()
-                    .filter_map(|p| match p {
-                        Partial::Done(block) => Some(block),
-                        Partial::Text(text) => Some(Block::Text { text }),
-                        Partial::Tool { .. } => None,
-                    })
-                    .filter(|b| !matches!(b, Block::Text { text } if text.is_empty()))
-                    .collect();
-                return Ok(Reply { content, usage });
-            }
+            "message_stop" => return finish(blocks, usage, stop_reason),
             "error" => {
                 let message = data["error"]["message"].as_str().unwrap_or("unknown error");
                 let kind = data["error"]["type"].as_str().unwrap_or("error");
-                return Err(ModelError::Stream(format!(
-                    "the API sent an error event ({kind}): {message}"
-                )));
+                return Err(error_event(kind, message));
             }
             _ => {}
         }
@@ -210,6 +265,88 @@ pub fn read_stream(
     Err(ModelError::Stream(
         "the stream ended before message_stop: the reply is incomplete".into(),
     ))
+}
+
+/// The reply `message_stop` closes.
+fn finish(
+    blocks: BTreeMap<u64, Partial>,
+    usage: Usage,
+    stop_reason: Option<String>,
+) -> Result<Reply, ModelError> {
+    let stop = stop_reason.as_deref().map_or(Stop::Complete, Stop::of);
+    let mut content = Vec::new();
+    for partial in blocks.into_values() {
+        match partial {
+            Partial::Done(block) => content.push(block),
+            Partial::Text(text) => content.push(Block::Text { text }),
+            // Cut by the token limit: the step decides what to do about
+            // the truncated turn; it is never a call with half its input.
+            Partial::Cut { .. } | Partial::Tool { .. } if stop == Stop::Truncated => {}
+            Partial::Cut { name, json, error } => {
+                return Err(ModelError::Malformed(format!(
+                    "the arguments of tool call {name} are not JSON ({error}): {}",
+                    json.chars().take(200).collect::<String>()
+                )))
+            }
+            Partial::Tool { name, .. } => {
+                return Err(ModelError::Stream(format!(
+                    "tool call {name} never ended: the reply is incomplete"
+                )))
+            }
+            Partial::Thinking {
+                thinking,
+                signature,
+            } => content.push(Block::Thinking {
+                thinking,
+                signature,
+            }),
+        }
+    }
+    content.retain(|b| !matches!(b, Block::Text { text } if text.is_empty()));
+    let refusal = (stop == Stop::Refused).then(|| conversation::texts(&content).collect());
+    Ok(Reply {
+        content,
+        usage,
+        stop,
+        stop_reason,
+        refusal,
+    })
+}
+
+/// Usage counts present in `u` replace those in `usage`.
+fn read_usage(u: &Value, usage: &mut Usage) {
+    let set = |key: &str, field: &mut u64| {
+        if let Some(n) = u[key].as_u64() {
+            *field = n;
+        }
+    };
+    set("input_tokens", &mut usage.input_tokens);
+    set("output_tokens", &mut usage.output_tokens);
+    set("cache_read_input_tokens", &mut usage.cache_read_tokens);
+    set("cache_creation_input_tokens", &mut usage.cache_write_tokens);
+}
+
+/// An `error` event, which can arrive after HTTP 200: the status it stands
+/// for, so an `overloaded_error` is retried and counted as an outage like
+/// the 529 it would have been.
+fn error_event(kind: &str, message: &str) -> ModelError {
+    let status = match kind {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "api_error" => 500,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
+        _ => return ModelError::Stream(format!("the API sent an error event ({kind}): {message}")),
+    };
+    ModelError::Http {
+        status,
+        message: format!("an error event after the stream began ({kind}): {message}"),
+        attempts: 1,
+    }
 }
 
 #[cfg(test)]

@@ -102,14 +102,17 @@ impl Http {
         (x >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// POSTs `body` as JSON and returns the first successful response,
-    /// retrying what is worth retrying.
-    pub fn post(
+    /// POSTs `body` as JSON and reads the first successful response with
+    /// `read`, retrying what is worth retrying: an error status before the
+    /// body, and a server-side error the body reports after a 200 (an
+    /// `overloaded_error` event is a 529 that arrived late).
+    pub fn post<T>(
         &self,
         url: &str,
         headers: &[(&str, &str)],
         body: &Value,
-    ) -> Result<Response, ModelError> {
+        mut read: impl FnMut(Response) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
         let mut attempt = 0;
         loop {
             let mut request = self.client.post(url).json(body);
@@ -117,7 +120,13 @@ impl Http {
                 request = request.header(*name, *value);
             }
             let (retryable, wait_hint, error) = match request.send() {
-                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) if response.status().is_success() => match read(response) {
+                    Ok(value) => return Ok(value),
+                    Err(e @ ModelError::Http { status, .. }) => {
+                        (matches!(status, 408 | 409 | 429 | 500..=599), None, e)
+                    }
+                    Err(e) => return Err(e),
+                },
                 Ok(response) => {
                     let status = response.status().as_u16();
                     let wait_hint = retry_after(&response);

@@ -116,12 +116,51 @@ pub struct Request<'a> {
 }
 
 /// The assistant's turn.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
     /// Its blocks, in order: text and tool calls.
     pub content: Vec<Block>,
     /// Tokens the call used.
     pub usage: Usage,
+    /// Why the model stopped, by what it means for the tick.
+    pub stop: Stop,
+    /// The stop reason as the provider gave it (`end_turn`, `max_tokens`,
+    /// `length`, `refusal`, …), for the ledger.
+    pub stop_reason: Option<String>,
+    /// What the model said when it refused (kept for the operator, never
+    /// stored as an answer).
+    pub refusal: Option<String>,
+}
+
+/// Why a model stopped, sorted by what the tick must do about it (DESIGN 6:
+/// a truncated answer is an error, never a silent partial answer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stop {
+    /// The turn is whole: Anthropic `end_turn`, `tool_use`,
+    /// `stop_sequence`; OpenAI `stop`, `tool_calls`.
+    #[default]
+    Complete,
+    /// The output was cut: the token limit (`max_tokens`, `length`) or the
+    /// context window (`model_context_window_exceeded`).
+    Truncated,
+    /// The model declined: Anthropic `refusal`; OpenAI `delta.refusal` or
+    /// `content_filter`.
+    Refused,
+    /// The server paused a long turn (`pause_turn`): send it back as it is
+    /// and the model continues.
+    Paused,
+}
+
+impl Stop {
+    /// Anthropic's `stop_reason`, or OpenAI's `finish_reason`.
+    pub fn of(reason: &str) -> Stop {
+        match reason {
+            "max_tokens" | "length" | "model_context_window_exceeded" => Stop::Truncated,
+            "refusal" | "content_filter" => Stop::Refused,
+            "pause_turn" => Stop::Paused,
+            _ => Stop::Complete,
+        }
+    }
 }
 
 impl Reply {
@@ -268,6 +307,24 @@ pub fn provider_for(
         ProviderKind::Anthropic => Ok(Box::new(anthropic::Anthropic::new(config, key()?)?)),
         ProviderKind::Openai => Ok(Box::new(openai::OpenAi::new(config, key()?)?)),
     }
+}
+
+/// A 200 whose body is not an event stream (a gateway that ignored
+/// `"stream": true`, a proxy's HTML page) is said plainly, not read as a
+/// stream that ended early.
+fn expect_event_stream(response: &reqwest::blocking::Response) -> Result<(), ModelError> {
+    let kind = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if kind.is_empty() || kind.starts_with("text/event-stream") {
+        return Ok(());
+    }
+    Err(ModelError::Stream(format!(
+        "the API answered 200 with {kind}, not the event stream (text/event-stream) \
+         that was asked for; is [model] base_url an API that streams?"
+    )))
 }
 
 /// A read error in a streamed body: a stall past `[model] timeout_s`, or a

@@ -70,18 +70,26 @@ impl Provider for Offline {
                 m.content.iter().map(|b| match b {
                     Block::Text { text } => text.as_str(),
                     Block::ToolResult { content, .. } => content.as_str(),
-                    Block::ToolUse { .. } => "",
+                    Block::ToolUse { .. }
+                    | Block::Thinking { .. }
+                    | Block::RedactedThinking { .. } => "",
                 })
             }))
             .collect();
         let output = serde_json::to_string(&content).unwrap_or_default();
         Ok(Reply {
+            stop_reason: Some(if answering_tools || facts.inbox.is_empty() {
+                "end_turn".into()
+            } else {
+                "tool_use".into()
+            }),
             content,
             usage: Usage {
                 input_tokens: estimate_tokens(&input),
                 output_tokens: estimate_tokens(&output),
                 ..Usage::default()
             },
+            ..Reply::default()
         })
     }
 }

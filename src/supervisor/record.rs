@@ -64,6 +64,10 @@ pub(super) fn record_for(
         outage,
         interrupted: false,
         backoff_ms: None,
+        stop_reason: report.and_then(|r| r.stop_reason.clone()),
+        refusal: report
+            .and_then(|r| r.refusals.first())
+            .map(|text| text.chars().take(500).collect()),
         note: note
             .or(failures)
             .or_else(|| report.and_then(|r| r.skipped.clone())),

@@ -83,6 +83,13 @@ pub struct TickRecord {
     /// Why the tick failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How the model stopped, as the provider said, when the answer was
+    /// not whole (`max_tokens`, `length`, `refusal`, `pause_turn`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// What the model said when it refused (at most 500 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 /// What reading the ledger found.
@@ -154,6 +161,8 @@ mod tests {
             quiet: None,
             outage: false,
             interrupted: false,
+            stop_reason: None,
+            refusal: None,
             backoff_ms: None,
             note: None,
         }

@@ -172,8 +172,9 @@ pub fn run(
         effects: Default::default(),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
-        Ok(mut provider) => tool_loop(
-            provider.as_mut(),
+        Ok(provider) => tool_loop(
+            provider,
+            options.api_key.as_deref(),
             config,
             &system,
             &specs,
@@ -209,11 +210,13 @@ pub fn run(
 }
 
 /// Drives the agent step: calls the model, performs what [`Step`] decides
-/// (dispatch, refusals), and persists each turn as it happens, so a tick
-/// killed at any point leaves a conversation that is valid up to there.
+/// (dispatch, refusals, a retry with more room, the fallback model), and
+/// persists each kept turn as it happens, so a tick killed at any point
+/// leaves a conversation that is valid up to there.
 #[allow(clippy::too_many_arguments)]
 fn tool_loop(
-    provider: &mut dyn Provider,
+    mut provider: Box<dyn Provider>,
+    api_key: Option<&str>,
     config: &Config,
     system: &[model::SystemBlock],
     specs: &[model::ToolSpec],
@@ -226,13 +229,17 @@ fn tool_loop(
     let mut step = Step::new(Limits {
         max_tool_rounds: config.tick.max_tool_rounds,
         max_calls_per_turn: config.tools.max_calls_per_turn,
+        max_tokens: config.model.max_tokens,
+        extra_tokens: u32::try_from(config.recovery.extra_tokens).unwrap_or(u32::MAX),
+        fallback: !config.model.fallback_model.is_empty(),
     });
+    let mut max_tokens = config.model.max_tokens;
     loop {
         let request = Request {
             system,
             messages: &conversation.messages,
             tools: specs,
-            max_tokens: config.model.max_tokens,
+            max_tokens,
             facts: Some(facts),
         };
         let reply = match provider.complete(&request, &mut |text| tracing::debug!("model: {text}"))
@@ -246,57 +253,108 @@ fn tool_loop(
             }
         };
         report.usage.add(reply.usage);
-        for text in convo::texts(&reply.content) {
-            report.reply.push_str(text);
-            report.reply.push('\n');
+        if reply.stop != model::Stop::Complete {
+            tracing::warn!(
+                "the model stopped: {}",
+                reply.stop_reason.as_deref().unwrap_or("?")
+            );
+            report.stop_reason = reply.stop_reason.clone();
+        }
+        if let Some(refusal) = &reply.refusal {
+            report.refusals.push(refusal.clone());
         }
         let calls: Vec<(String, String, serde_json::Value)> = reply
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
             .collect();
+        let said_something = !calls.is_empty() || convo::texts(&reply.content).next().is_some();
+        let decision = step.next(Turn::Answered {
+            calls: calls.iter().map(|(_, name, _)| name.clone()).collect(),
+            stop: reply.stop,
+            stop_reason: reply.stop_reason.clone(),
+            said_something,
+        });
+        report.failures.extend(decision.failures);
+        match decision.then {
+            Then::Retry { max_tokens: more } => {
+                tracing::warn!("asking again with max_tokens = {more}");
+                max_tokens = more;
+                continue;
+            }
+            Then::Fallback => {
+                let mut fallback = config.model.clone();
+                fallback.model = config.model.fallback_model.clone();
+                tracing::warn!("asking the fallback model {}", fallback.model);
+                match model::provider_for(&fallback, api_key) {
+                    Ok(p) => provider = p,
+                    Err(e) => {
+                        report.failures.push(Failure::of_model(&e));
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
+            Then::CallAgain | Then::Stop => {}
+        }
+        if !decision.keep {
+            return Ok(());
+        }
+        for text in convo::texts(&reply.content) {
+            report.reply.push_str(text);
+            report.reply.push('\n');
+        }
         conversation.messages.push(Message {
             role: Role::Assistant,
             content: reply.content,
         });
         conversation.save(home)?;
-        let decision = step.next(Turn::Answered {
-            calls: calls.iter().map(|(_, name, _)| name.clone()).collect(),
-        });
-        report.failures.extend(decision.failures);
-        if calls.is_empty() {
-            return Ok(());
+        if !calls.is_empty() {
+            answer_calls(calls, decision.calls, conversation, tool_ctx, report, home)?;
         }
-        let mut results = Vec::new();
-        for ((id, name, input), call) in calls.into_iter().zip(decision.calls) {
-            let (content, is_error) = match call {
-                Call::Refuse(why) => (why, true),
-                Call::Run => {
-                    let (content, is_error, failure) =
-                        step::answer(tools::dispatch(tool_ctx, &name, &input));
-                    if let Some(failure) = failure {
-                        tracing::warn!("tool call failed: {}", failure.detail);
-                        report.failures.push(failure);
-                    }
-                    (content, is_error)
-                }
-            };
-            results.push(Block::ToolResult {
-                tool_use_id: id,
-                content,
-                is_error,
-            });
-        }
-        conversation.messages.push(Message {
-            role: Role::User,
-            content: results,
-        });
-        conversation.save(home)?;
-        report.effects = tool_ctx.effects.clone();
-        report.save(home)?;
         if decision.then == Then::Stop {
             return Ok(());
         }
     }
+}
+
+/// Runs or refuses each call as decided, and keeps their results as one
+/// user turn: every call gets a result, or the next request is malformed.
+fn answer_calls(
+    calls: Vec<(String, String, serde_json::Value)>,
+    decided: Vec<Call>,
+    conversation: &mut Conversation,
+    tool_ctx: &mut ToolContext<'_>,
+    report: &mut TickReport,
+    home: &Home,
+) -> Result<(), TickError> {
+    let mut results = Vec::new();
+    for ((id, name, input), call) in calls.into_iter().zip(decided) {
+        let (content, is_error) = match call {
+            Call::Refuse(why) => (why, true),
+            Call::Run => {
+                let (content, is_error, failure) =
+                    step::answer(tools::dispatch(tool_ctx, &name, &input));
+                if let Some(failure) = failure {
+                    tracing::warn!("tool call failed: {}", failure.detail);
+                    report.failures.push(failure);
+                }
+                (content, is_error)
+            }
+        };
+        results.push(Block::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error,
+        });
+    }
+    conversation.messages.push(Message {
+        role: Role::User,
+        content: results,
+    });
+    conversation.save(home)?;
+    report.effects = tool_ctx.effects.clone();
+    report.save(home)?;
+    Ok(())
 }
 
 /// Keeps a broken `messages.json` beside the restored one and flares.

@@ -60,6 +60,14 @@ pub struct TickReport {
     /// records it in `state/budget.json`, which only it writes.
     #[serde(default)]
     pub budget_flared: Option<String>,
+    /// How the last model call stopped, as the provider said, when it was
+    /// not a whole answer (`max_tokens`, `length`, `refusal`, …).
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// What the model said when it refused, for the operator (never kept
+    /// in the conversation).
+    #[serde(default)]
+    pub refusals: Vec<String>,
 }
 
 impl JsonFile for TickReport {
@@ -83,6 +91,8 @@ impl TickReport {
             inbox_waiting: 0,
             skipped: None,
             budget_flared: None,
+            stop_reason: None,
+            refusals: Vec::new(),
         }
     }
 

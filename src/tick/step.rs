@@ -3,11 +3,18 @@
 //! the call), [`Step::next`] says which calls to run, which to answer with a
 //! refusal, which failures to record, and whether to call the model again.
 //! It touches no file, no network and no clock, so round limits, per-turn
-//! caps and failure classes are tested here with plain values; the tick's
-//! driver (`tick/mod.rs`) performs what it decides. The brake's refusals
-//! will be decisions of this step too.
+//! caps, stop reasons and failure classes are tested here with plain
+//! values; the tick's driver (`tick/mod.rs`) performs what it decides. The
+//! brake's refusals will be decisions of this step too.
+//!
+//! How a turn stopped matters as much as what it holds (DESIGN 6): a turn
+//! cut by the token limit is never kept as a whole answer (one retry with
+//! `[recovery] extra_tokens` more, then a model-limitation); a refusal is
+//! recorded, not kept, and `[model] fallback_model` gets one try; a paused
+//! turn is sent back to continue; a turn with nothing in it is never kept.
 
 use super::class::{Failure, FailureKind};
+use crate::model::Stop;
 use crate::tools::ToolError;
 
 /// The limits a tick's tool loop keeps (`[tick] max_tool_rounds`,
@@ -18,6 +25,12 @@ pub struct Limits {
     pub max_tool_rounds: u32,
     /// `[tools] max_calls_per_turn`.
     pub max_calls_per_turn: usize,
+    /// `[model] max_tokens`: the answer's limit on the first call.
+    pub max_tokens: u32,
+    /// `[recovery] extra_tokens`: what a retry of a cut answer may add.
+    pub extra_tokens: u32,
+    /// Whether `[model] fallback_model` is set.
+    pub fallback: bool,
 }
 
 /// A model turn, as the step needs to know it.
@@ -29,6 +42,12 @@ pub enum Turn {
     Answered {
         /// The tools it called, by name, in order.
         calls: Vec<String>,
+        /// Why it stopped.
+        stop: Stop,
+        /// The stop reason as the provider gave it.
+        stop_reason: Option<String>,
+        /// Whether the turn holds any text or tool call.
+        said_something: bool,
     },
     /// The call failed (after the provider's own retries).
     Failed(Failure),
@@ -51,6 +70,13 @@ pub enum Then {
     CallAgain,
     /// The tick's model work is done.
     Stop,
+    /// Ask again, the turn dropped, with this limit for the answer.
+    Retry {
+        /// The new limit.
+        max_tokens: u32,
+    },
+    /// Ask again, the turn dropped, of `[model] fallback_model`.
+    Fallback,
 }
 
 /// The step's decision for one turn.
@@ -58,6 +84,8 @@ pub enum Then {
 pub struct Decision {
     /// To record on the tick, in order (the first decides its class).
     pub failures: Vec<Failure>,
+    /// Whether the turn is kept in the conversation (and sent back).
+    pub keep: bool,
     /// One entry per tool call of the turn, in the turn's order.
     pub calls: Vec<Call>,
     /// What follows.
@@ -69,12 +97,19 @@ pub struct Decision {
 pub struct Step {
     limits: Limits,
     rounds: u32,
+    retried_cut: bool,
+    tried_fallback: bool,
 }
 
 impl Step {
     /// A loop that has run no rounds yet.
     pub fn new(limits: Limits) -> Step {
-        Step { limits, rounds: 0 }
+        Step {
+            limits,
+            rounds: 0,
+            retried_cut: false,
+            tried_fallback: false,
+        }
     }
 
     /// Rounds of tool calls answered so far.
@@ -84,14 +119,71 @@ impl Step {
 
     /// Decides what follows `turn`.
     pub fn next(&mut self, turn: Turn) -> Decision {
-        let calls = match turn {
+        let (calls, stop_kind, reason, said_something) = match turn {
             Turn::Failed(failure) => return stop(vec![failure], Vec::new()),
-            Turn::Answered { calls } if calls.is_empty() => return stop(Vec::new(), Vec::new()),
-            Turn::Answered { calls } => calls,
+            Turn::Answered {
+                calls,
+                stop,
+                stop_reason,
+                said_something,
+            } => (calls, stop, stop_reason, said_something),
         };
+        let reason = reason.unwrap_or_else(|| format!("{stop_kind:?}").to_lowercase());
+        match stop_kind {
+            Stop::Truncated if !self.retried_cut => {
+                self.retried_cut = true;
+                return again(Then::Retry {
+                    max_tokens: self
+                        .limits
+                        .max_tokens
+                        .saturating_add(self.limits.extra_tokens),
+                });
+            }
+            Stop::Truncated => {
+                return stop(
+                    vec![model_failure(format!(
+                        "the model's answer was cut (stop reason: {reason}) even with \
+                         [recovery] extra_tokens = {} more; nothing of it was kept",
+                        self.limits.extra_tokens
+                    ))],
+                    Vec::new(),
+                )
+            }
+            Stop::Refused if self.limits.fallback && !self.tried_fallback => {
+                self.tried_fallback = true;
+                return again(Then::Fallback);
+            }
+            Stop::Refused => {
+                return stop(
+                    vec![model_failure(format!(
+                        "the model refused (stop reason: {reason}); its words are in the \
+                         tick's report, not in the conversation"
+                    ))],
+                    Vec::new(),
+                )
+            }
+            Stop::Paused if self.rounds < self.limits.max_tool_rounds && said_something => {
+                self.rounds += 1;
+                return Decision {
+                    failures: Vec::new(),
+                    keep: true,
+                    calls: Vec::new(),
+                    then: Then::CallAgain,
+                };
+            }
+            Stop::Paused | Stop::Complete => {}
+        }
+        if calls.is_empty() {
+            let mut done = stop(Vec::new(), Vec::new());
+            // An empty turn would be refused by the API when sent back,
+            // and a heal would restore it: it is never kept.
+            done.keep = said_something;
+            return done;
+        }
         let Limits {
             max_tool_rounds,
             max_calls_per_turn: cap,
+            ..
         } = self.limits;
         if self.rounds >= max_tool_rounds {
             let failure = Failure {
@@ -107,7 +199,9 @@ impl Step {
                 .map(|_| Call::Refuse("not run: this tick's tool-round limit was reached".into()))
                 .collect();
             self.rounds += 1;
-            return stop(vec![failure], refused);
+            let mut done = stop(vec![failure], refused);
+            done.keep = true;
+            return done;
         }
         self.rounds += 1;
         let mut failures = Vec::new();
@@ -135,17 +229,38 @@ impl Step {
             .collect();
         Decision {
             failures,
+            keep: true,
             calls,
             then: Then::CallAgain,
         }
     }
 }
 
+/// Stop after this turn; it is not kept (callers that keep it say so).
 fn stop(failures: Vec<Failure>, calls: Vec<Call>) -> Decision {
     Decision {
         failures,
+        keep: false,
         calls,
         then: Then::Stop,
+    }
+}
+
+/// Drop this turn and ask again.
+fn again(then: Then) -> Decision {
+    Decision {
+        failures: Vec::new(),
+        keep: false,
+        calls: Vec::new(),
+        then,
+    }
+}
+
+fn model_failure(detail: String) -> Failure {
+    Failure {
+        kind: FailureKind::Model,
+        detail,
+        outage: false,
     }
 }
 
@@ -166,19 +281,85 @@ mod tests {
         Step::new(Limits {
             max_tool_rounds: rounds,
             max_calls_per_turn: cap,
+            max_tokens: 1000,
+            extra_tokens: 500,
+            fallback: false,
         })
     }
 
     fn answered(names: &[&str]) -> Turn {
         Turn::Answered {
             calls: names.iter().map(|n| n.to_string()).collect(),
+            stop: Stop::Complete,
+            stop_reason: Some("end_turn".into()),
+            said_something: true,
+        }
+    }
+
+    fn stopped(stop: Stop, reason: &str, calls: &[&str]) -> Turn {
+        Turn::Answered {
+            calls: calls.iter().map(|n| n.to_string()).collect(),
+            stop,
+            stop_reason: Some(reason.into()),
+            said_something: true,
         }
     }
 
     #[test]
-    fn a_turn_without_tool_calls_ends_the_tick_cleanly() {
+    fn a_turn_without_tool_calls_ends_the_tick_cleanly_and_is_kept() {
         let decision = step(3, 8).next(answered(&[]));
-        assert_eq!(decision, stop(vec![], vec![]));
+        assert_eq!(decision.then, Then::Stop);
+        assert!(decision.keep && decision.failures.is_empty());
+    }
+
+    #[test]
+    fn an_empty_turn_is_never_kept() {
+        let empty = Turn::Answered {
+            calls: vec![],
+            stop: Stop::Complete,
+            stop_reason: Some("end_turn".into()),
+            said_something: false,
+        };
+        let decision = step(3, 8).next(empty);
+        assert_eq!((decision.keep, decision.then), (false, Then::Stop));
+        assert!(decision.failures.is_empty());
+    }
+
+    #[test]
+    fn a_cut_answer_is_retried_once_with_more_room_then_fails_naming_the_stop_reason() {
+        let mut s = step(3, 8);
+        let first = s.next(stopped(Stop::Truncated, "max_tokens", &["write"]));
+        assert_eq!(first.then, Then::Retry { max_tokens: 1500 });
+        assert!(!first.keep, "a cut turn is never kept");
+        assert!(first.calls.is_empty(), "a cut tool call never runs");
+        let second = s.next(stopped(Stop::Truncated, "length", &[]));
+        assert_eq!((second.keep, second.then), (false, Then::Stop));
+        assert_eq!(second.failures[0].kind, FailureKind::Model);
+        assert!(second.failures[0].detail.contains("stop reason: length"));
+    }
+
+    #[test]
+    fn a_refusal_is_a_model_limitation_and_the_fallback_gets_one_try() {
+        let refused = || stopped(Stop::Refused, "refusal", &[]);
+        let decision = step(3, 8).next(refused());
+        assert!(!decision.keep);
+        assert_eq!(decision.failures[0].kind, FailureKind::Model);
+        assert!(decision.failures[0].detail.contains("refusal"));
+
+        let mut s = Step::new(Limits {
+            fallback: true,
+            ..step(3, 8).limits
+        });
+        assert_eq!(s.next(refused()).then, Then::Fallback);
+        let last = s.next(refused());
+        assert_eq!(last.then, Then::Stop);
+        assert_eq!(last.failures.len(), 1);
+    }
+
+    #[test]
+    fn a_paused_turn_is_kept_and_sent_back_to_continue() {
+        let decision = step(3, 8).next(stopped(Stop::Paused, "pause_turn", &[]));
+        assert_eq!((decision.keep, decision.then), (true, Then::CallAgain));
     }
 
     #[test]

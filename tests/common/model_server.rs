@@ -147,7 +147,7 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
 pub mod anthropic {
     use serde_json::json;
 
-    fn event(name: &str, data: serde_json::Value) -> String {
+    pub fn event(name: &str, data: serde_json::Value) -> String {
         format!("event: {name}\ndata: {data}\n\n")
     }
 
@@ -214,7 +214,7 @@ pub mod anthropic {
 pub mod openai {
     use serde_json::json;
 
-    fn chunk(v: serde_json::Value) -> String {
+    pub fn chunk(v: serde_json::Value) -> String {
         format!("data: {v}\n\n")
     }
 
