@@ -2,14 +2,14 @@
 
 use super::*;
 
-fn openai_home(server: &ModelServer) -> TestHome {
+pub(super) fn openai_home(server: &ModelServer, model: &str) -> TestHome {
     TestHome::with_config(&format!(
-        "[model]\nprovider = \"openai\"\nmodel = \"llama3.1\"\nbase_url = \"{}/v1\"\napi_key_env = \"OLLAMA_KEY\"\ntimeout_s = 2\nmax_retries = 1\nretry_base_ms = 10\n[budget.prices.\"llama3.1\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n",
+        "[model]\nprovider = \"openai\"\nmodel = \"{model}\"\nbase_url = \"{}/v1\"\napi_key_env = \"OLLAMA_KEY\"\ntimeout_s = 2\nmax_retries = 1\nretry_base_ms = 10\n[budget.prices.\"{model}\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n",
         server.url
     ))
 }
 
-fn run_openai(home: &TestHome) -> std::process::Output {
+pub(super) fn run_openai(home: &TestHome) -> std::process::Output {
     home.cmd(&["run", "--ticks", "1"])
         .env("OLLAMA_KEY", KEY)
         .output()
@@ -32,7 +32,7 @@ fn a_full_openai_compatible_tick_with_a_fragmented_tool_call() {
         )),
         stream(openai::completion("Done.", &[], 600, 5)),
     ]);
-    let home = openai_home(&server);
+    let home = openai_home(&server, "llama3.1");
     home.ok(&["say", "say hello"]);
     let out = run_openai(&home);
     assert!(
@@ -71,7 +71,7 @@ fn an_openai_stream_without_done_is_model_limitation() {
     let mut events = openai::completion("cut", &[], 5, 1);
     events.pop();
     let server = ModelServer::start(vec![stream(events)]);
-    let home = openai_home(&server);
+    let home = openai_home(&server, "llama3.1");
     assert!(run_openai(&home).status.success());
     assert_eq!(home.ticks()[0]["class"], "model-limitation");
 }
