@@ -385,5 +385,6 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
 mod openai;
 mod signals;
 mod stops;
+mod usage;
 
 use openai::{openai_home, run_openai};
