@@ -416,4 +416,42 @@ mod tests {
             Err(ModelError::Stream(_))
         ));
     }
+
+    #[test]
+    fn an_error_chunk_of_a_server_side_kind_stands_for_its_status() {
+        let chunk = |e: &str| format!("data: {{\"error\": {e}}}\n\n");
+        let overloaded =
+            chunk(r#"{"message": "The server is overloaded", "type": "server_error"}"#);
+        let err = read_stream(overloaded.as_bytes(), &mut |_| {}).unwrap_err();
+        assert!(matches!(err, ModelError::Http { status: 500, .. }), "{err}");
+        assert!(err.is_outage());
+        let limited = chunk(r#"{"message": "slow down", "code": "rate_limit_exceeded"}"#);
+        let err = read_stream(limited.as_bytes(), &mut |_| {}).unwrap_err();
+        assert!(matches!(err, ModelError::Http { status: 429, .. }), "{err}");
+        let bad = chunk(r#"{"message": "bad schema", "type": "invalid_request_error"}"#);
+        let err = read_stream(bad.as_bytes(), &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(err, ModelError::Stream(_)) && !err.is_outage(),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_token_limit_field_follows_the_model_family() {
+        let field = |model: &str, set: &str| {
+            max_tokens_field(&ModelConfig {
+                model: model.into(),
+                max_tokens_field: set.into(),
+                ..ModelConfig::default()
+            })
+        };
+        assert_eq!(field("o4-mini", ""), "max_completion_tokens");
+        assert_eq!(field("gpt-5", ""), "max_completion_tokens");
+        assert_eq!(field("gpt-5-nano-2025-08-07", ""), "max_completion_tokens");
+        assert_eq!(field("openrouter/o3", ""), "max_completion_tokens");
+        assert_eq!(field("gpt-4o", ""), "max_tokens");
+        assert_eq!(field("o1x", ""), "max_tokens");
+        assert_eq!(field("qwen3:8b", ""), "max_tokens");
+        assert_eq!(field("o3", "max_tokens"), "max_tokens");
+    }
 }

@@ -434,3 +434,52 @@ fn cache_breakpoints_sit_on_the_last_system_block_and_the_newest_message_in_tool
     assert_eq!(newest["type"], "tool_result");
     assert_eq!(newest["cache_control"]["type"], "ephemeral", "{newest}");
 }
+
+#[test]
+fn a_paused_turn_is_sent_back_and_the_model_continues() {
+    let server = ModelServer::start(vec![
+        message(
+            text_block(0, "Searching…"),
+            "pause_turn",
+            usage(100, 1),
+            usage(100, 5),
+        ),
+        message(
+            text_block(0, "Found it."),
+            "end_turn",
+            usage(120, 1),
+            usage(120, 3),
+        ),
+    ]);
+    let home = home_for(&server, "");
+    home.ok(&["say", "find it"]);
+    run(&home, "1");
+    assert_eq!(home.ticks()[0]["class"], "ok");
+    let requests = server.received();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(sent.last().unwrap()["role"], "assistant");
+    assert_eq!(sent.last().unwrap()["content"][0]["text"], "Searching…");
+    let turns = assistant_turns(&home);
+    assert_eq!(turns.len(), 2);
+}
+
+#[test]
+fn a_200_that_is_not_an_event_stream_says_so() {
+    let server = ModelServer::start(vec![status(
+        200,
+        &[],
+        json!({"id": "msg_1", "type": "message", "content": []}).to_string(),
+    )]);
+    let home = home_for(&server, "");
+    home.ok(&["say", "hi"]);
+    let out = run(&home, "1");
+    let tick = &home.ticks()[0];
+    assert_eq!(tick["class"], "model-limitation", "{tick}");
+    let note = tick["note"].as_str().unwrap_or("");
+    assert!(
+        note.contains("not the event stream"),
+        "{note} / {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
