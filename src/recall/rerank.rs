@@ -48,6 +48,8 @@ pub fn rerank_config(config: &Config) -> crate::config::ModelConfig {
     m.timeout_s = config.recovery.wall_s.max(1);
     m.max_retries = 0;
     m.max_tokens = MAX_REPLY_TOKENS;
+    // A ranking needs no extended thinking, and pays for none.
+    m.thinking_tokens = 0;
     m
 }
 
