@@ -281,7 +281,7 @@ fn finish(
             Partial::Text(text) => content.push(Block::Text { text }),
             // Cut by the token limit: the step decides what to do about
             // the truncated turn; it is never a call with half its input.
-            Partial::Cut { .. } | Partial::Tool { .. } if stop == Stop::Truncated => {}
+            Partial::Cut { .. } | Partial::Tool { .. } if stop.is_cut() => {}
             Partial::Cut { name, json, error } => {
                 return Err(ModelError::Malformed(format!(
                     "the arguments of tool call {name} are not JSON ({error}): {}",

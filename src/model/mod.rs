@@ -140,9 +140,12 @@ pub enum Stop {
     /// `stop_sequence`; OpenAI `stop`, `tool_calls`.
     #[default]
     Complete,
-    /// The output was cut: the token limit (`max_tokens`, `length`) or the
-    /// context window (`model_context_window_exceeded`).
+    /// The output was cut by the token limit (`max_tokens`, `length`).
     Truncated,
+    /// The output was cut because the context window was full
+    /// (`model_context_window_exceeded`): a truncation whose remedy is a
+    /// shorter conversation, not a higher limit.
+    Overflowed,
     /// The model declined: Anthropic `refusal`; OpenAI `delta.refusal` or
     /// `content_filter`.
     Refused,
@@ -155,11 +158,18 @@ impl Stop {
     /// Anthropic's `stop_reason`, or OpenAI's `finish_reason`.
     pub fn of(reason: &str) -> Stop {
         match reason {
-            "max_tokens" | "length" | "model_context_window_exceeded" => Stop::Truncated,
+            "max_tokens" | "length" => Stop::Truncated,
+            "model_context_window_exceeded" => Stop::Overflowed,
             "refusal" | "content_filter" => Stop::Refused,
             "pause_turn" => Stop::Paused,
             _ => Stop::Complete,
         }
+    }
+
+    /// Whether the output was cut short (by the token limit or the context
+    /// window), so a tool call it holds may be missing half its input.
+    pub fn is_cut(self) -> bool {
+        matches!(self, Stop::Truncated | Stop::Overflowed)
     }
 }
 
@@ -249,6 +259,33 @@ impl ModelError {
             },
             other => other,
         }
+    }
+
+    /// The request did not fit the model's context window, as the servers
+    /// say it: Anthropic "prompt is too long: N tokens > M maximum" (400) or
+    /// `request_too_large` (413); OpenAI and vLLM "maximum context length"
+    /// (`context_length_exceeded`); Ollama and llama.cpp "context length" /
+    /// "context size". The remedy is a shorter conversation.
+    pub fn is_context_overflow(&self) -> bool {
+        let ModelError::Http {
+            status, message, ..
+        } = self
+        else {
+            return false;
+        };
+        let lower = message.to_lowercase();
+        *status == 413
+            || (*status == 400
+                && [
+                    "prompt is too long",
+                    "maximum context length",
+                    "context_length_exceeded",
+                    "context length",
+                    "context size",
+                    "context window",
+                ]
+                .iter()
+                .any(|w| lower.contains(w)))
     }
 
     /// The provider was unreachable, rate-limited or overloaded: not the

@@ -281,7 +281,7 @@ fn finish(
                 Ok(input) => input,
                 // Cut by the token limit: the step decides about the
                 // truncated turn; it is never a call with half its input.
-                Err(_) if stop == Stop::Truncated => continue,
+                Err(_) if stop.is_cut() => continue,
                 Err(e) => {
                     return Err(ModelError::Malformed(format!(
                         "the arguments of tool call {} are not JSON ({e}): {}",

@@ -119,6 +119,7 @@ impl Failure {
     pub fn of_model(e: &ModelError) -> Failure {
         let kind = match e {
             ModelError::Malformed(_) => FailureKind::MalformedCall,
+            e if e.is_context_overflow() => FailureKind::Context,
             _ => FailureKind::Model,
         };
         Failure {

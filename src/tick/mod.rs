@@ -33,7 +33,7 @@ use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
 use crate::model::{self, Provider, Request, TurnFacts, Usage};
 use crate::tools::{self, ToolContext};
-use class::Failure;
+use class::{Failure, FailureKind};
 use healer_note::HealerNote;
 pub use hooks::TestHooks;
 pub use prepare::{prepare, Prepared};
@@ -249,6 +249,13 @@ fn tool_loop(
                 tracing::error!("{e}");
                 let decision = step.next(Turn::Failed(Failure::of_model(&e)));
                 report.failures.extend(decision.failures);
+                if decision.then == Then::Shrink {
+                    if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
+                        report.failures.push(failure);
+                        return Ok(());
+                    }
+                    continue;
+                }
                 return Ok(());
             }
         };
@@ -294,6 +301,13 @@ fn tool_loop(
                 }
                 continue;
             }
+            Then::Shrink => {
+                if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
+                    report.failures.push(failure);
+                    return Ok(());
+                }
+                continue;
+            }
             Then::CallAgain | Then::Stop => {}
         }
         if !decision.keep {
@@ -315,6 +329,41 @@ fn tool_loop(
             return Ok(());
         }
     }
+}
+
+/// The reduced-context recovery: archives the conversation's oldest turns
+/// until at most half of it stays (nothing is lost: the archive is
+/// recallable and committed with the tick), or says why it cannot.
+fn shrink(
+    conversation: &mut Conversation,
+    home: &Home,
+    now: DateTime<Utc>,
+) -> Result<Option<Failure>, TickError> {
+    let total: u64 = conversation
+        .messages
+        .iter()
+        .map(history::message_tokens)
+        .sum();
+    let Some(compaction) = history::plan(home, conversation, total / 2, now) else {
+        return Ok(Some(Failure {
+            kind: FailureKind::Context,
+            detail: format!(
+                "the conversation (about {total} tokens) does not fit the model's context \
+                 window, and this tick's own turn is all that is left of it; lower \
+                 [context] history_tokens or shorten the identity files"
+            ),
+            outage: false,
+        }));
+    };
+    let archived = history::apply(conversation, &compaction);
+    history::write_archive(home, &compaction, archived, now)?;
+    conversation.save(home)?;
+    tracing::warn!(
+        "the context window was full: moved {} old messages to {} and asking again",
+        compaction.count,
+        compaction.archive
+    );
+    Ok(None)
 }
 
 /// Runs or refuses each call as decided, and keeps their results as one

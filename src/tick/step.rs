@@ -12,6 +12,11 @@
 //! `[recovery] extra_tokens` more, then a model-limitation); a refusal is
 //! recorded, not kept, and `[model] fallback_model` gets one try; a paused
 //! turn is sent back to continue; a turn with nothing in it is never kept.
+//! A conversation too long for the model's context window (the stop reason
+//! `model_context_window_exceeded`, or the API's 400 saying so) gets one
+//! bounded recovery with reduced context: the oldest turns are archived
+//! (recallable, nothing lost) and the model is asked again; if that is not
+//! enough the tick is a context-insufficiency.
 
 use super::class::{Failure, FailureKind};
 use crate::model::Stop;
@@ -77,6 +82,9 @@ pub enum Then {
     },
     /// Ask again, the turn dropped, of `[model] fallback_model`.
     Fallback,
+    /// Archive the conversation's oldest turns down to at most half of it
+    /// and ask again, the turn dropped (reduced context).
+    Shrink,
 }
 
 /// The step's decision for one turn.
@@ -99,6 +107,7 @@ pub struct Step {
     rounds: u32,
     retried_cut: bool,
     tried_fallback: bool,
+    shrunk: bool,
 }
 
 impl Step {
@@ -109,6 +118,7 @@ impl Step {
             rounds: 0,
             retried_cut: false,
             tried_fallback: false,
+            shrunk: false,
         }
     }
 
@@ -120,6 +130,10 @@ impl Step {
     /// Decides what follows `turn`.
     pub fn next(&mut self, turn: Turn) -> Decision {
         let (calls, stop_kind, reason, said_something) = match turn {
+            Turn::Failed(failure) if failure.kind == FailureKind::Context && !self.shrunk => {
+                self.shrunk = true;
+                return again(Then::Shrink);
+            }
             Turn::Failed(failure) => return stop(vec![failure], Vec::new()),
             Turn::Answered {
                 calls,
@@ -146,6 +160,23 @@ impl Step {
                          [recovery] extra_tokens = {} more; nothing of it was kept",
                         self.limits.extra_tokens
                     ))],
+                    Vec::new(),
+                )
+            }
+            Stop::Overflowed if !self.shrunk => {
+                self.shrunk = true;
+                return again(Then::Shrink);
+            }
+            Stop::Overflowed => {
+                return stop(
+                    vec![Failure {
+                        kind: FailureKind::Context,
+                        detail: format!(
+                            "the conversation did not fit the model's context window \
+                             (stop reason: {reason}), even after its oldest turns were archived"
+                        ),
+                        outage: false,
+                    }],
                     Vec::new(),
                 )
             }
@@ -336,6 +367,39 @@ mod tests {
         assert_eq!((second.keep, second.then), (false, Then::Stop));
         assert_eq!(second.failures[0].kind, FailureKind::Model);
         assert!(second.failures[0].detail.contains("stop reason: length"));
+    }
+
+    #[test]
+    fn a_full_context_window_archives_old_turns_once_then_is_a_context_insufficiency() {
+        let mut s = step(3, 8);
+        let first = s.next(stopped(
+            Stop::Overflowed,
+            "model_context_window_exceeded",
+            &["write"],
+        ));
+        assert_eq!(first.then, Then::Shrink);
+        assert!(!first.keep && first.calls.is_empty() && first.failures.is_empty());
+        let second = s.next(stopped(
+            Stop::Overflowed,
+            "model_context_window_exceeded",
+            &[],
+        ));
+        assert_eq!((second.keep, second.then), (false, Then::Stop));
+        assert_eq!(second.failures[0].kind, FailureKind::Context);
+        assert!(second.failures[0]
+            .detail
+            .contains("model_context_window_exceeded"));
+
+        // The API's 400 ("prompt is too long") takes the same road.
+        let too_long = Failure {
+            kind: FailureKind::Context,
+            detail: "prompt is too long".into(),
+            outage: false,
+        };
+        let mut s = step(3, 8);
+        assert_eq!(s.next(Turn::Failed(too_long.clone())).then, Then::Shrink);
+        let last = s.next(Turn::Failed(too_long.clone()));
+        assert_eq!(last, stop(vec![too_long], vec![]));
     }
 
     #[test]

@@ -383,6 +383,7 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
 }
 
 mod openai;
+mod overflow;
 mod signals;
 mod stops;
 mod usage;
