@@ -21,7 +21,25 @@ pub struct Budget {
     /// The last UTC day a `budget` flare was sent for.
     #[serde(default)]
     pub flared: Option<String>,
+    /// The spend of the last hour, tick by tick: the burn rate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent: Vec<Spend>,
+    /// The last UTC day a burn-rate warning was sent for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warned: Option<String>,
 }
+
+/// One tick's spend, when it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spend {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Dollars.
+    pub usd: f64,
+}
+
+/// The window the burn rate is measured over.
+const BURN_WINDOW: chrono::Duration = chrono::Duration::hours(1);
 
 /// The UTC day of `t`, as the ledger keys it (`YYYY-MM-DD`).
 pub fn day(t: DateTime<Utc>) -> String {
@@ -62,11 +80,40 @@ impl Budget {
         self.days.get(&day(now)).copied().unwrap_or(0.0)
     }
 
-    /// Counts `usd` on `at`'s UTC day.
+    /// Counts `usd` on `at`'s UTC day (and in the last hour's burn).
     pub fn add(&mut self, at: DateTime<Utc>, usd: f64) {
         if usd > 0.0 {
             *self.days.entry(day(at)).or_default() += usd;
+            self.recent.retain(|s| at - s.at < BURN_WINDOW);
+            self.recent.push(Spend { at, usd });
         }
+    }
+
+    /// When the spend of the last hour, kept up, would cross `daily_usd`
+    /// (0: no limit), if that is before `now`'s UTC day ends and the limit
+    /// is not reached yet: the moment to warn, before the stop.
+    pub fn runs_out_at(&self, daily_usd: f64, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let spent = self.spent(now);
+        if daily_usd <= 0.0 || spent >= daily_usd {
+            return None;
+        }
+        let last_hour: f64 = self
+            .recent
+            .iter()
+            .filter(|s| now - s.at < BURN_WINDOW && s.at <= now)
+            .map(|s| s.usd)
+            .sum();
+        if last_hour <= 0.0 {
+            return None;
+        }
+        let per_second = last_hour / BURN_WINDOW.num_seconds() as f64;
+        let seconds = ((daily_usd - spent) / per_second).ceil() as i64;
+        let at = now + chrono::Duration::seconds(seconds);
+        let day_ends = (now.date_naive() + chrono::Days::new(1))
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc();
+        (at < day_ends).then_some(at)
     }
 
     /// Whether `daily_usd` (0: no limit) is spent for `now`'s UTC day.
@@ -88,5 +135,26 @@ mod tests {
         assert!(b.exhausted(10.0, t));
         assert!(!b.exhausted(0.0, t), "0 means no limit");
         assert!(!b.exhausted(10.0, t + chrono::Duration::days(1)));
+    }
+
+    #[test]
+    fn the_last_hours_burn_warns_when_it_would_cross_the_limit_today() {
+        // 06:00 UTC: $1 in the last hour is $18 more by midnight.
+        let morning = DateTime::parse_from_rfc3339("2026-11-23T06:00:00Z")
+            .unwrap()
+            .to_utc();
+        let mut b = Budget::default();
+        b.add(morning - chrono::Duration::minutes(30), 1.0);
+        let at = b.runs_out_at(10.0, morning).expect("warned");
+        assert_eq!(at, morning + chrono::Duration::hours(9));
+        assert_eq!(b.runs_out_at(30.0, morning), None, "it fits the day");
+        assert_eq!(b.runs_out_at(0.0, morning), None, "no limit");
+        // Two hours later the burn has stopped.
+        assert_eq!(
+            b.runs_out_at(10.0, morning + chrono::Duration::hours(2)),
+            None
+        );
+        b.add(morning, 9.0);
+        assert_eq!(b.runs_out_at(10.0, morning), None, "spent: the stop speaks");
     }
 }

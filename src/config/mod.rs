@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod prices;
+
 /// A `hearth.toml` that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -49,7 +51,7 @@ impl ConfigError {
         Some(match self {
             ConfigError::Read { .. } => "check the file's permissions".into(),
             ConfigError::Parse { path, .. } | ConfigError::Invalid { path, .. } => format!(
-                "fix {} (every key is optional; the reference is supervisor/hearth.toml)",
+                "fix {} (every key is optional; the README's Configuration section lists them)",
                 path.display()
             ),
         })
@@ -467,7 +469,34 @@ impl Config {
         if self.budget.daily_usd < 0.0 || !self.budget.daily_usd.is_finite() {
             return Err("[budget] daily_usd must be 0 (no limit) or more".into());
         }
+        if self.budget.daily_usd > 0.0
+            && self.model.provider != ProviderKind::Offline
+            && self.price().is_none()
+        {
+            return Err(format!(
+                "hearth does not know the price of the model \"{model}\", so [budget] daily_usd \
+                 cannot bound its spend; add its price per million tokens:\n\n    \
+                 [budget.prices.\"{model}\"]\n    input_per_mtok = …\n    output_per_mtok = …\n\n\
+                 or set [budget] daily_usd = 0 to run it without a limit",
+                model = self.model.model
+            ));
+        }
         Ok(())
+    }
+
+    /// What the agent's model costs: `[budget.prices."MODEL"]`, else the
+    /// shipped table, else nothing for the offline model or one served on
+    /// this host (a loopback `base_url`). `None`: unknown.
+    pub fn price(&self) -> Option<Price> {
+        if let Some(price) = self.budget.prices.get(&self.model.model) {
+            return Some(price.clone());
+        }
+        if let Some(price) = prices::shipped(&self.model.model) {
+            return Some(price);
+        }
+        let free = self.model.provider == ProviderKind::Offline
+            || prices::is_loopback(&self.model.base_url);
+        free.then(Price::default)
     }
 }
 

@@ -237,13 +237,8 @@ pub fn apply(
         })?;
     }
     let mut requeued = Vec::new();
-    for (archived, target) in &plan.requeue {
-        let target = std::path::Path::new(target);
-        let stem = target.file_stem().unwrap_or_default().to_string_lossy();
-        let ext = target.extension().unwrap_or_default().to_string_lossy();
-        let to = crate::mailbox::unique_path(&home.inbox_dir(), &stem, &ext);
-        atomic::rename(&home.root().join(archived), &to)?;
-        requeued.push(home.relative(&to));
+    for (archived, _) in &plan.requeue {
+        requeued.extend(crate::mailbox::inbox::requeue(home, archived)?);
     }
     HealerNote {
         healed_at: now,

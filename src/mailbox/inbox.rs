@@ -133,6 +133,22 @@ pub fn archive(home: &Home, rel: &str) -> Result<String, MailboxError> {
     Ok(home.relative(&to))
 }
 
+/// Puts a consumed message back in `inbox/` (a tick that never answered
+/// it: an outage, a crash, a heal), under a fresh name if its old one was
+/// taken meanwhile. Returns its path in the inbox, or `None` when it is no
+/// longer in the archive (given back already).
+pub fn requeue(home: &Home, archived: &str) -> Result<Option<String>, MailboxError> {
+    let from = home.root().join(archived);
+    if !from.is_file() {
+        return Ok(None);
+    }
+    let name = archived.rsplit('/').next().unwrap_or(archived);
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((name, "md"));
+    let to = unique_path(&home.inbox_dir(), stem, ext);
+    atomic::rename(&from, &to)?;
+    Ok(Some(home.relative(&to)))
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {

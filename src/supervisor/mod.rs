@@ -16,6 +16,7 @@ mod record;
 mod recovery;
 pub mod runtime;
 mod safety;
+mod signals;
 pub mod status;
 pub mod systemd;
 mod waiting;
@@ -416,6 +417,7 @@ impl Supervisor<'_> {
             let wait = healer::outage_backoff(&self.config.healer, self.healer.outages + 1);
             record.backoff_ms = Some(wait.as_millis() as u64);
         }
+        record::give_back_messages(self.home, &mut record, report.as_ref())?;
         let verdict = self.finish_tick(&record, report.as_ref())?;
         tracing::info!(
             "tick {number}: exit {} ({})",
@@ -450,17 +452,7 @@ impl Supervisor<'_> {
         )?;
         ledger::append(&self.home.ticks_path(), record)?;
         self.last_tick = Some(record.clone());
-        // The supervisor is budget.json's only writer: the spend, and the
-        // day a tick sent the budget flare for.
-        let flared = report.and_then(|r| r.budget_flared.clone());
-        if record.cost_usd > 0.0 || flared.is_some() {
-            let mut budget = crate::budget::Budget::load_or_empty(self.home);
-            budget.add(record.end, record.cost_usd);
-            if flared.is_some() {
-                budget.flared = flared;
-            }
-            budget.save(self.home)?;
-        }
+        self.record_spend(record, report)?;
         let verdict = healer::observe(
             &mut self.healer,
             record,

@@ -1,9 +1,12 @@
 //! The ledger line of one tick, built from how the child ended and what
-//! its report says.
+//! its report says; and the inbox messages a tick that never finished gives
+//! back.
 
 use chrono::{DateTime, Utc};
 
 use crate::healer;
+use crate::home::Home;
+use crate::mailbox::{inbox, MailboxError};
 use crate::tick::class::Class;
 use crate::tick::ledger::{TickRecord, Tokens};
 use crate::tick::report::TickReport;
@@ -72,4 +75,28 @@ pub(super) fn record_for(
             .or(failures)
             .or_else(|| report.and_then(|r| r.skipped.clone())),
     }
+}
+
+/// A tick that crashed, ran out of time or was stopped by a signal did not
+/// finish answering what it read: its inbox messages go back to `inbox/`,
+/// presented again as new to the next tick, and leave its ledger line (so
+/// a heal does not give them back twice).
+pub(super) fn give_back_messages(
+    home: &Home,
+    record: &mut TickRecord,
+    report: Option<&TickReport>,
+) -> Result<(), MailboxError> {
+    if record.class != Class::Crash && !record.interrupted {
+        return Ok(());
+    }
+    for (_, archived) in report.map(|r| r.consumed.as_slice()).unwrap_or_default() {
+        if let Some(back) = inbox::requeue(home, archived)? {
+            tracing::warn!(
+                "tick {} did not finish: {back} is back in the inbox",
+                record.tick
+            );
+        }
+    }
+    record.inbox.clear();
+    Ok(())
 }

@@ -40,7 +40,7 @@ impl Supervisor<'_> {
         let note = "The supervisor stopped during this tick (killed or lost power); \
                     recorded at the next start-up."
             .to_string();
-        let record = record_for(
+        let mut record = record_for(
             previous.as_ref(),
             number,
             start,
@@ -53,6 +53,7 @@ impl Supervisor<'_> {
         tracing::warn!(
             "tick {number} was interrupted by the supervisor's death; recording it as a crash"
         );
+        super::record::give_back_messages(self.home, &mut record, report.as_ref())?;
         self.finish_tick(&record, report.as_ref())
     }
 

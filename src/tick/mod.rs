@@ -150,6 +150,7 @@ pub fn run(
     // only then do the messages leave the inbox and the healer's note go
     // (it is in the conversation now: consumed once, even if we fail).
     conversation.save(home)?;
+    let asked = conversation.messages.len();
     if healer_note.is_some() {
         HealerNote::consume(home);
     }
@@ -194,17 +195,13 @@ pub fn run(
         });
     }
     report.effects = tool_ctx.effects;
-    let price = config.budget.prices.get(&config.model.model);
-    if price.is_none()
-        && report.usage.input_tokens + report.usage.output_tokens > 0
-        && config.model.provider != crate::config::ProviderKind::Offline
-    {
-        tracing::warn!(
-            "no [budget.prices.\"{}\"] entry: this model's spend is counted as $0",
-            config.model.model
-        );
+    if unanswered_for_an_outage(&report, conversation.messages.len() == asked) {
+        give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;
     }
-    report.cost_usd = cost_usd(&report.usage, price);
+    // Config validation refused an unknown price with a daily limit, so
+    // `None` here means no limit was asked for.
+    let price = config.price();
+    report.cost_usd = cost_usd(&report.usage, price.as_ref());
     report.save(home)?;
     Ok(report)
 }
@@ -329,6 +326,40 @@ fn tool_loop(
             return Ok(());
         }
     }
+}
+
+/// Whether the model was never reached (an outage on the first call, after
+/// the provider's retries), so nothing of the tick happened but the asking.
+fn unanswered_for_an_outage(report: &TickReport, nothing_kept: bool) -> bool {
+    nothing_kept
+        && !report.failures.is_empty()
+        && report.failures.iter().all(|f| f.outage)
+        && report.effects.touched.is_empty()
+        && report.effects.sent.is_empty()
+}
+
+/// Undoes the asking of a tick the model never answered: its user turn
+/// leaves `messages.json` (no empty turns piling up through an outage), its
+/// inbox messages go back to `inbox/` and the healer's note back to
+/// `state/`, so the next tick presents them again, as new.
+fn give_back(
+    home: &Home,
+    conversation: &mut Conversation,
+    healer_note: Option<&HealerNote>,
+    report: &mut TickReport,
+) -> Result<(), TickError> {
+    conversation.messages.pop();
+    conversation.save(home)?;
+    for (_, archived) in std::mem::take(&mut report.consumed) {
+        if let Some(back) = inbox::requeue(home, &archived)? {
+            tracing::info!("the model was not reached: {back} waits for the next tick");
+        }
+    }
+    if let Some(note) = healer_note {
+        note.write(home)?;
+    }
+    report.save(home)?;
+    Ok(())
 }
 
 /// The reduced-context recovery: archives the conversation's oldest turns

@@ -88,14 +88,16 @@ fn kill_9_of_the_supervisor_mid_tick_loses_nothing_and_the_next_run_records_the_
     assert_eq!(ticks[1]["class"], "ok");
     let log = home.history();
     assert_eq!(log[1].summary, "tick 1: exit 137 (crash)");
-    assert!(
-        log[1]
-            .files
-            .iter()
-            .any(|f| f.starts_with("state/inbox-archive/")),
-        "{:?}",
-        log[1].files
+    // The crashed tick never answered: its message went back to the inbox
+    // and the next tick read it as new.
+    assert!(ticks[0].get("inbox").is_none(), "{}", ticks[0]);
+    assert_eq!(
+        ticks[1]["inbox"].as_array().unwrap().len(),
+        1,
+        "{}",
+        ticks[1]
     );
+    assert!(home.list("inbox").is_empty());
     assert!(home
         .read("state/messages.json")
         .contains("remember the word ember"));

@@ -233,10 +233,17 @@ fn repeated_500s_exhaust_the_retries_as_model_limitation() {
         tick["note"].as_str().unwrap().contains("HTTP 500"),
         "{tick}"
     );
+    // An outage: the model was never reached, so nothing was asked.
     assert!(
-        home.read("state/messages.json").contains("hello"),
-        "the question stays written ahead"
+        !home.read("state/messages.json").contains("hello"),
+        "no user turn is left behind by an outage"
     );
+    assert_eq!(
+        home.list("inbox").len(),
+        1,
+        "the message waits for the next tick"
+    );
+    assert!(tick.get("inbox").is_none(), "{tick}");
 }
 
 #[test]
@@ -374,7 +381,8 @@ fn more_tool_rounds_than_allowed_is_a_contract_violation() {
 
 #[test]
 fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
-    let home = TestHome::with_config("[model]\nprovider = \"anthropic\"\nmodel = \"m\"\n");
+    let home =
+        TestHome::with_config("[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n");
     let out = home.output(&["run", "--ticks", "1"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -38,10 +38,16 @@ fn past_the_daily_budget_ticks_are_skipped_with_exit_3_and_one_flare() {
         .into_iter()
         .filter(|n| n.contains("flare-budget"))
         .collect();
-    assert_eq!(flares.len(), 1, "one budget flare per day");
-    assert!(home
-        .read(&format!("outbox/{}", flares[0]))
-        .contains("daily_usd"));
+    // $1 in the last hour of a $1.50 day: warned after tick 1, stopped at
+    // tick 3; one flare each.
+    assert_eq!(flares.len(), 2, "{flares:?}");
+    let texts: Vec<String> = flares
+        .iter()
+        .map(|f| home.read(&format!("outbox/{f}")))
+        .collect();
+    assert!(texts[0].contains("will run out today"), "{}", texts[0]);
+    assert!(texts[1].contains("daily_usd"), "{}", texts[1]);
+    assert!(!texts[1].contains("will run out today"), "{}", texts[1]);
     assert_eq!(home.history()[0].summary, "tick 4: exit 3 (skipped)");
 }
 

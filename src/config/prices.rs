@@ -1,0 +1,145 @@
+//! The prices hearth ships, so that `[budget] daily_usd` bounds the spend of
+//! a real model out of the box (DESIGN 6). Dollars per million tokens, as
+//! the providers' pricing pages list them (Anthropic: "Model pricing", 5-minute
+//! cache writes; OpenAI: "Pricing", standard tier, where a cache write costs
+//! what an input token does). The README dates the table. A
+//! `[budget.prices."MODEL"]` entry always wins over it.
+//!
+//! Names are matched as the APIs and gateways spell them: a provider prefix
+//! (`anthropic/`, `openai/`) and a date suffix (`-20250929`, `-2024-08-06`)
+//! or `-latest` are dropped, then the name must match an entry exactly, so
+//! `gpt-4o-mini` is never priced as `gpt-4o`.
+
+use super::Price;
+
+/// (model, input, cache write, cache read, output), per million tokens.
+const TABLE: &[(&str, f64, f64, f64, f64)] = &[
+    // Anthropic.
+    ("claude-opus-4-8", 5.0, 6.25, 0.50, 25.0),
+    ("claude-opus-4-7", 5.0, 6.25, 0.50, 25.0),
+    ("claude-opus-4-6", 5.0, 6.25, 0.50, 25.0),
+    ("claude-opus-4-5", 5.0, 6.25, 0.50, 25.0),
+    ("claude-opus-4-1", 15.0, 18.75, 1.50, 75.0),
+    ("claude-opus-4", 15.0, 18.75, 1.50, 75.0),
+    ("claude-opus-4-0", 15.0, 18.75, 1.50, 75.0),
+    ("claude-sonnet-4-6", 3.0, 3.75, 0.30, 15.0),
+    ("claude-sonnet-4-5", 3.0, 3.75, 0.30, 15.0),
+    ("claude-sonnet-4", 3.0, 3.75, 0.30, 15.0),
+    ("claude-sonnet-4-0", 3.0, 3.75, 0.30, 15.0),
+    ("claude-3-7-sonnet", 3.0, 3.75, 0.30, 15.0),
+    ("claude-3-5-sonnet", 3.0, 3.75, 0.30, 15.0),
+    ("claude-haiku-4-5", 1.0, 1.25, 0.10, 5.0),
+    ("claude-3-5-haiku", 0.80, 1.0, 0.08, 4.0),
+    ("claude-3-haiku", 0.25, 0.30, 0.03, 1.25),
+    ("claude-3-opus", 15.0, 18.75, 1.50, 75.0),
+    // OpenAI.
+    ("gpt-5", 1.25, 1.25, 0.125, 10.0),
+    ("gpt-5-mini", 0.25, 0.25, 0.025, 2.0),
+    ("gpt-5-nano", 0.05, 0.05, 0.005, 0.40),
+    ("gpt-4.1", 2.0, 2.0, 0.50, 8.0),
+    ("gpt-4.1-mini", 0.40, 0.40, 0.10, 1.60),
+    ("gpt-4.1-nano", 0.10, 0.10, 0.025, 0.40),
+    ("gpt-4o", 2.50, 2.50, 1.25, 10.0),
+    ("gpt-4o-mini", 0.15, 0.15, 0.075, 0.60),
+    ("o1", 15.0, 15.0, 7.50, 60.0),
+    ("o3", 2.0, 2.0, 0.50, 8.0),
+    ("o3-mini", 1.10, 1.10, 0.55, 4.40),
+    ("o4-mini", 1.10, 1.10, 0.275, 4.40),
+];
+
+/// The shipped price of `model`, if hearth knows it.
+pub fn shipped(model: &str) -> Option<Price> {
+    let name = canonical(model);
+    TABLE
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .map(|&(_, input, write, read, output)| Price {
+            input_per_mtok: input,
+            output_per_mtok: output,
+            cache_read_per_mtok: Some(read),
+            cache_write_per_mtok: Some(write),
+        })
+}
+
+/// The model's name without a provider prefix, a date suffix or `-latest`.
+fn canonical(model: &str) -> String {
+    let lower = model.trim().to_ascii_lowercase();
+    let mut name = lower.rsplit('/').next().unwrap_or("").to_string();
+    if let Some(rest) = name.strip_suffix("-latest") {
+        name = rest.to_string();
+    }
+    // -YYYYMMDD
+    if let Some((head, tail)) = name.rsplit_once('-') {
+        if tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()) {
+            name = head.to_string();
+        }
+    }
+    // -YYYY-MM-DD
+    let parts: Vec<&str> = name.rsplitn(4, '-').collect();
+    if parts.len() == 4
+        && [4, 2, 2]
+            .iter()
+            .zip([parts[2], parts[1], parts[0]])
+            .all(|(len, p)| p.len() == *len && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        name = parts[3].to_string();
+    }
+    name
+}
+
+/// Whether `base_url` names this host (Ollama, llama.cpp or vLLM served
+/// locally): such a model costs nothing unless it is priced.
+pub fn is_loopback(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url.trim()) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_matched_as_apis_and_gateways_spell_them() {
+        let sonnet = shipped("claude-sonnet-4-5-20250929").unwrap();
+        assert_eq!(sonnet.input_per_mtok, 3.0);
+        assert_eq!(shipped("anthropic/claude-sonnet-4-5"), Some(sonnet));
+        assert_eq!(shipped("gpt-4o-2024-08-06").unwrap().output_per_mtok, 10.0);
+        assert_eq!(shipped("gpt-4o-mini").unwrap().output_per_mtok, 0.60);
+        assert_eq!(shipped("openai/o4-mini").unwrap().input_per_mtok, 1.10);
+        assert_eq!(
+            shipped("claude-3-5-haiku-latest").unwrap().input_per_mtok,
+            0.80
+        );
+        assert_eq!(shipped("claude-test"), None);
+        assert_eq!(shipped("llama3.1:8b"), None);
+    }
+
+    #[test]
+    fn only_this_host_is_loopback() {
+        for url in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080",
+            "http://[::1]:8000/v1",
+            "http://127.1.2.3",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.5:11434",
+            "",
+            "nonsense",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
+}
