@@ -16,7 +16,7 @@ pub struct Args {
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
-    let status = status::status(&home);
+    let status = status::status(&home, env.clock.now());
     if args.json {
         outln!(
             "{}",
@@ -67,6 +67,33 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             panic.reason
         );
         outln!("            fix the cause, then `hearth heal --resume` and start hearth again");
+    }
+    match status.daily_usd {
+        Some(cap) if cap > 0.0 => outln!(
+            "spend:      ${:.2} today (UTC) of [budget] daily_usd = ${cap:.2}",
+            status.spent_today_usd
+        ),
+        _ => outln!("spend:      ${:.2} today (UTC), no daily limit", status.spent_today_usd),
+    }
+    if let Some(o) = &status.outage {
+        outln!(
+            "OUTAGE:     the model API has failed since {} ({} ticks): {}",
+            o.since.to_rfc3339_opts(SecondsFormat::Secs, true),
+            o.ticks,
+            o.last_error
+        );
+    }
+    if let Some(e) = &status.config_error {
+        outln!("CONFIG:     {e}");
+    }
+    if !status.unread_flares.is_empty() {
+        outln!(
+            "flares:     {} unread (`hearth flares`; `hearth flares --ack --all` marks them read)",
+            status.unread_flares.len()
+        );
+        for f in status.unread_flares.iter().take(5) {
+            outln!("            {} {}: {}", f.created, f.flare, f.subject);
+        }
     }
     for problem in &status.problems {
         outln!("problem:    {problem}");

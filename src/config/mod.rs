@@ -216,6 +216,9 @@ pub struct HealerConfig {
     pub outage_backoff_ms: u64,
     /// The longest wait after outages in a row.
     pub outage_backoff_max_ms: u64,
+    /// Minutes the model API may be unreachable, rate-limited or
+    /// overloaded before one `outage` flare says so.
+    pub outage_flare_min: u64,
 }
 
 impl Default for HealerConfig {
@@ -228,6 +231,7 @@ impl Default for HealerConfig {
             quiet_streak: 3,
             outage_backoff_ms: 10_000,
             outage_backoff_max_ms: 300_000,
+            outage_flare_min: 30,
         }
     }
 }

@@ -12,6 +12,7 @@
 //! healing stops; a `panic` flare (rate-limited) and the supervisor exits 2
 //! so systemd leaves it stopped until a human acts.
 
+pub mod outage;
 pub mod quiet;
 pub mod state;
 pub mod validate;

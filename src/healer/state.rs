@@ -56,6 +56,13 @@ pub struct HealerState {
     /// Provider outages in a row (for the backoff).
     #[serde(default)]
     pub outages: u32,
+    /// The outage in progress, while the model API cannot be reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<super::outage::Outage>,
+    /// The setting error last flared (a refused key, a wrong address), so
+    /// it is flared once, not every tick; cleared when the model answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misconfigured: Option<String>,
     /// The last tick counted in. A supervisor killed after recording a tick
     /// but before clearing its marker must not count it twice (absent in
     /// files written before this field existed).

@@ -18,7 +18,7 @@ pub use init::{init, is_missing_or_empty, InitReport};
 #[derive(Debug, thiserror::Error)]
 pub enum HomeError {
     /// No `--home`, no `$HEARTH_HOME`, and the current directory is no home.
-    #[error("no hearth home given, and {} holds no hearth.toml", cwd.display())]
+    #[error("no hearth home given, and neither {} nor a directory above it holds a hearth.toml", cwd.display())]
     NotFound {
         /// The current directory.
         cwd: PathBuf,
@@ -136,8 +136,10 @@ pub fn resolve(flag: Option<&Path>, env: Option<&Path>, cwd: &Path) -> Result<Pa
     if let Some(dir) = flag.or(env).filter(|p| !p.as_os_str().is_empty()) {
         return Ok(dir.to_path_buf());
     }
-    if cwd.join("hearth.toml").is_file() {
-        return Ok(cwd.to_path_buf());
+    // As git finds its repository: the nearest directory up from here
+    // that holds a `hearth.toml` (from `memory/notes/`, the home).
+    if let Some(home) = cwd.ancestors().find(|dir| dir.join("hearth.toml").is_file()) {
+        return Ok(home.to_path_buf());
     }
     Err(HomeError::NotFound {
         cwd: cwd.to_path_buf(),
@@ -154,6 +156,18 @@ fn absolute(path: &Path) -> Result<PathBuf, HomeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_home_is_found_from_any_directory_inside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
+        let deep = dir.path().join("memory/notes");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(resolve(None, None, &deep).unwrap(), dir.path());
+        assert_eq!(resolve(None, None, dir.path()).unwrap(), dir.path());
+        let outside = tempfile::tempdir().unwrap();
+        assert!(resolve(None, None, outside.path()).is_err());
+    }
 
     #[test]
     fn flag_wins_over_env_and_cwd() {

@@ -261,6 +261,29 @@ impl ModelError {
         }
     }
 
+    /// What the operator must fix when the error is a setting, not the
+    /// agent or an outage: a key the API refuses (401, 403), an address or
+    /// model it does not have (404), a key missing from the environment.
+    pub fn fix(&self) -> Option<String> {
+        match self {
+            ModelError::Http { status: 401 | 403, .. } => Some(
+                "the API refused the key: check the key in the environment variable named by \
+                 [model] api_key_env (or the provider's usual one) and that it may use this model"
+                    .into(),
+            ),
+            ModelError::Http { status: 404, .. } => Some(
+                "the API has no such address or model: check [model] base_url and [model] model \
+                 in hearth.toml"
+                    .into(),
+            ),
+            ModelError::MissingKey { variable, .. } => Some(format!(
+                "set {variable} in the supervisor's environment (for systemd: an \
+                 EnvironmentFile= line in the unit), then restart it"
+            )),
+            _ => None,
+        }
+    }
+
     /// The request did not fit the model's context window, as the servers
     /// say it: Anthropic "prompt is too long: N tokens > M maximum" (400) or
     /// `request_too_large` (413); OpenAI and vLLM "maximum context length"

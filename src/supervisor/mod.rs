@@ -462,6 +462,7 @@ impl Supervisor<'_> {
         if record.quiet.is_some() && self.healer.quiet == self.config.healer.quiet_streak {
             self.quiet_flare(record)?;
         }
+        self.speak_of_the_model_api(record, report)?;
         self.healer.save(self.home)?;
         commit::commit_tick(
             self.home,

@@ -1,11 +1,13 @@
 //! The signals an operator relies on while nobody watches: what the agent
 //! spends (the day's total, and a warning when the last hour's rate would
-//! reach `[budget] daily_usd` before the day ends).
+//! reach `[budget] daily_usd` before the day ends), an outage that lasts,
+//! and a setting the model API refuses (flared at once, with the fix).
 
 use chrono::{DateTime, Utc};
 
 use super::{Supervisor, SupervisorError};
 use crate::budget::{self, Budget};
+use crate::healer::outage::{self, Event};
 use crate::mailbox::outbox::{self, Letter};
 use crate::tick::ledger::TickRecord;
 use crate::tick::report::TickReport;
@@ -56,6 +58,64 @@ impl Supervisor<'_> {
         let flare = Letter::flare("budget", "the daily budget will run out today", body);
         outbox::post(self.home, &flare, now)?;
         budget.warned = Some(today);
+        Ok(())
+    }
+
+    /// After the healer counted `record`: one `outage` flare when the model
+    /// API has failed for `[healer] outage_flare_min`, one log line when it
+    /// is back; and one `model` flare, at once, for a setting it refuses.
+    pub(super) fn speak_of_the_model_api(
+        &mut self,
+        record: &TickRecord,
+        report: Option<&TickReport>,
+    ) -> Result<(), SupervisorError> {
+        let now = self.options.clock.now();
+        let after = chrono::Duration::minutes(self.config.healer.outage_flare_min as i64);
+        match outage::track(&mut self.healer.outage, record, after, now) {
+            Event::Quiet => {}
+            Event::Flare(o) => {
+                let body = format!(
+                    "The model API has not answered since {} ({} ticks). The last error:\n\n    \
+                     {}\n\nNothing is lost: inbox messages wait in inbox/ and are answered when \
+                     it is back, and these ticks do not count toward a heal. If it lasts, check \
+                     the provider's status page, the network, and [model] base_url.",
+                    o.since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    o.ticks,
+                    o.last_error
+                );
+                let mut flare = Letter::flare("outage", "the model API is unreachable", body);
+                flare.tick = Some(record.tick);
+                let rel = outbox::post(self.home, &flare, now)?;
+                tracing::error!("flare: {rel}");
+            }
+            Event::Over(o) => tracing::warn!(
+                "the model API answers again, after an outage since {} ({} failed ticks)",
+                o.since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                o.ticks
+            ),
+        }
+        let fix = report.and_then(|r| r.failures.iter().find(|f| f.fix.is_some()));
+        match fix {
+            Some(f) if self.healer.misconfigured.as_deref() != Some(f.detail.as_str()) => {
+                let body = format!(
+                    "Tick {} could not use the model:\n\n    {}\n\nThis is a setting, not an \
+                     outage, and heals will not fix it. To fix: {}.",
+                    record.tick,
+                    f.detail,
+                    f.fix.as_deref().unwrap_or_default()
+                );
+                let mut flare = Letter::flare("model", "the model API refuses hearth's settings", body);
+                flare.tick = Some(record.tick);
+                let rel = outbox::post(self.home, &flare, now)?;
+                tracing::error!("flare: {rel}");
+                self.healer.misconfigured = Some(f.detail.clone());
+            }
+            Some(_) => {}
+            None if record.class == crate::tick::class::Class::Ok => {
+                self.healer.misconfigured = None;
+            }
+            None => {}
+        }
         Ok(())
     }
 }

@@ -32,10 +32,20 @@ pub struct Status {
     pub panic: Option<crate::healer::state::Panic>,
     /// Problems met while reading state (named by file and line).
     pub problems: Vec<String>,
+    /// Dollars spent today (UTC).
+    pub spent_today_usd: f64,
+    /// `[budget] daily_usd` (0: no limit).
+    pub daily_usd: Option<f64>,
+    /// The model API outage in progress, if any.
+    pub outage: Option<crate::healer::outage::Outage>,
+    /// Flares the operator has not marked read, newest first.
+    pub unread_flares: Vec<crate::mailbox::flares::Flare>,
+    /// `hearth.toml`, when it does not load: the error and what to do.
+    pub config_error: Option<String>,
 }
 
-/// What a look at the home, without locking it, says.
-pub fn status(home: &Home) -> Status {
+/// What a look at the home at `now`, without locking it, says.
+pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let running = lock::supervisor_running(home);
     let state = runtime::read_state(home).filter(|_| running);
     let mut problems = Vec::new();
@@ -62,7 +72,26 @@ pub fn status(home: &Home) -> Status {
         Ok(scan) => problems.extend(scan.problems),
         Err(e) => problems.push(e.to_string()),
     }
+    let (daily_usd, config_error) = match crate::config::Config::load(&home.config_path()) {
+        Ok(config) => (Some(config.budget.daily_usd), None),
+        Err(e) => {
+            let hint = e.hint().map(|h| format!(" — {h}")).unwrap_or_default();
+            (None, Some(format!("{e}{hint}")))
+        }
+    };
+    let budget = crate::budget::Budget::load(home).unwrap_or_else(|e| {
+        problems.push(e.to_string());
+        Default::default()
+    });
     Status {
+        spent_today_usd: budget.spent(now),
+        daily_usd,
+        outage: healer.outage.clone(),
+        unread_flares: crate::mailbox::flares::list(home)
+            .into_iter()
+            .filter(|f| !f.read)
+            .collect(),
+        config_error,
         failure_streak: healer.streak.len(),
         panic: healer.panic,
         home: home.root().display().to_string(),

@@ -110,6 +110,11 @@ pub struct Failure {
     /// agent's fault, so the healer does not count it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outage: bool,
+    /// Set when the failure is the operator's setting, not the agent or the
+    /// provider (a bad key, a wrong `base_url` or model name): what to fix.
+    /// Flared at once; no number of heals would help.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 impl Failure {
@@ -126,6 +131,7 @@ impl Failure {
             kind,
             detail: e.to_string(),
             outage: e.is_outage(),
+            fix: e.fix(),
         }
     }
 
@@ -140,6 +146,7 @@ impl Failure {
             kind,
             detail: e.to_string(),
             outage: false,
+            fix: None,
         }
     }
 }
@@ -185,6 +192,7 @@ mod tests {
             kind,
             detail: String::new(),
             outage: false,
+            fix: None,
         };
         assert_eq!(classify(&[]), Class::Ok);
         assert_eq!(

@@ -192,6 +192,7 @@ pub fn run(
             kind,
             detail: "injected by HEARTH_TEST_FAIL (test hook)".into(),
             outage: false,
+            fix: None,
         });
     }
     report.effects = tool_ctx.effects;
@@ -384,6 +385,7 @@ fn shrink(
                  [context] history_tokens or shorten the identity files"
             ),
             outage: false,
+            fix: None,
         }));
     };
     let archived = history::apply(conversation, &compaction);

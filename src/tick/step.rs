@@ -176,6 +176,7 @@ impl Step {
                              (stop reason: {reason}), even after its oldest turns were archived"
                         ),
                         outage: false,
+                        fix: None,
                     }],
                     Vec::new(),
                 )
@@ -224,6 +225,7 @@ impl Step {
                     self.rounds
                 ),
                 outage: false,
+                fix: None,
             };
             let refused = calls
                 .iter()
@@ -245,6 +247,7 @@ impl Step {
                     calls.len()
                 ),
                 outage: false,
+                fix: None,
             });
         }
         let calls = (0..calls.len())
@@ -292,6 +295,7 @@ fn model_failure(detail: String) -> Failure {
         kind: FailureKind::Model,
         detail,
         outage: false,
+        fix: None,
     }
 }
 
@@ -395,6 +399,7 @@ mod tests {
             kind: FailureKind::Context,
             detail: "prompt is too long".into(),
             outage: false,
+            fix: None,
         };
         let mut s = step(3, 8);
         assert_eq!(s.next(Turn::Failed(too_long.clone())).then, Then::Shrink);
@@ -472,6 +477,7 @@ mod tests {
             kind: FailureKind::Model,
             detail: "HTTP 529".into(),
             outage: true,
+            fix: None,
         };
         let decision = step(3, 8).next(Turn::Failed(failure.clone()));
         assert_eq!(decision, stop(vec![failure], vec![]));
