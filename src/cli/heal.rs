@@ -20,6 +20,9 @@ pub struct Args {
     /// Print JSON (with --dry-run).
     #[arg(long)]
     json: bool,
+    /// Heal even though no tick has failed (it spends one of the window's heals).
+    #[arg(long, conflicts_with_all = ["resume", "dry_run"])]
+    force: bool,
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
@@ -74,6 +77,16 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         }
         outln!("start the supervisor again: `hearth run` (or `systemctl start hearth`)");
         return Ok(Exit::Success);
+    }
+    if state.streak.is_empty() && !args.force {
+        return Err(CommandError::new(
+            anyhow::anyhow!("nothing to heal: no tick has failed since the last success or heal"),
+            Some(
+                "`hearth heal --dry-run` shows what a heal would restore; `hearth heal --force` \
+                 heals anyway (it counts toward [healer] max_heals)"
+                    .into(),
+            ),
+        ));
     }
     let plan = healer::plan(&home, &repo, &state)?;
     let commit = healer::apply(&home, &repo, &mut state, &plan, now)?;

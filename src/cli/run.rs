@@ -31,6 +31,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         home::HomeError::NotAHome { path } => home::HomeError::NotEmpty { path },
         other => other,
     })?;
+    // Panic first: systemd's RestartPreventExitStatus=2 must hold the unit
+    // whatever else is wrong (a missing key, a broken hearth.toml).
+    refuse_if_panicked(&home)?;
     env.require_key(&hearth::config::Config::load(&home.config_path())?.model)?;
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
         Notifier::new(
@@ -54,4 +57,18 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         RunOutcome::Panic => Exit::Panic,
         _ => Exit::Success,
     })
+}
+
+/// Healing is exhausted and no human has said `hearth heal --resume` yet:
+/// exit 2 before any other check.
+pub(super) fn refuse_if_panicked(home: &Home) -> Result<(), CommandError> {
+    let (healer, _) = hearth::healer::state::HealerState::load_or_fresh(home);
+    match healer.panic {
+        Some(panic) => Err(supervisor::SupervisorError::Panicked {
+            since: panic.since.to_rfc3339(),
+            reason: panic.reason,
+        }
+        .into()),
+        None => Ok(()),
+    }
 }

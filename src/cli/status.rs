@@ -73,7 +73,10 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             "spend:      ${:.2} today (UTC) of [budget] daily_usd = ${cap:.2}",
             status.spent_today_usd
         ),
-        _ => outln!("spend:      ${:.2} today (UTC), no daily limit", status.spent_today_usd),
+        _ => outln!(
+            "spend:      ${:.2} today (UTC), no daily limit",
+            status.spent_today_usd
+        ),
     }
     if let Some(o) = &status.outage {
         outln!(

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use hearth::config::Config;
 use hearth::supervisor::{self, RunOptions};
+use hearth::tick::ledger::Ledger;
 use hearth::tick::{self, TickOptions};
 
 use super::{CommandError, Env, Exit};
@@ -23,6 +24,7 @@ pub struct Args {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     if !args.supervised {
+        super::run::refuse_if_panicked(&home)?;
         env.require_key(&Config::load(&home.config_path())?.model)?;
         let options = RunOptions {
             exe: env.exe.clone(),
@@ -32,9 +34,14 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             clock: env.clock,
         };
         let outcome = supervisor::run(&home, options)?;
-        return Ok(match outcome {
-            supervisor::RunOutcome::Panic => Exit::Panic,
-            _ => Exit::Success,
+        // The tick's own code (0, 3, 11–15, crash), as the ledger has it.
+        let last = Ledger::read(&home.ticks_path())
+            .ok()
+            .and_then(|l| l.last().cloned());
+        return Ok(match (outcome, last) {
+            (supervisor::RunOutcome::Panic, _) => Exit::Panic,
+            (supervisor::RunOutcome::Stopped(_), _) | (_, None) => Exit::Success,
+            (_, Some(record)) => Exit::Tick(record.class),
         });
     }
 

@@ -60,7 +60,8 @@ pub fn track(
         }
         return Event::Quiet;
     }
-    let reached_the_model = !record.interrupted && !matches!(record.class, Class::Crash | Class::Skipped);
+    let reached_the_model =
+        !record.interrupted && !matches!(record.class, Class::Crash | Class::Skipped);
     match current.take() {
         Some(outage) if reached_the_model => Event::Over(outage),
         other => {
@@ -94,7 +95,12 @@ mod tests {
         let mut events = Vec::new();
         for n in 0..9 {
             let record = tick(n + 1, n as i64 * 5, true, "model-limitation");
-            events.push(track(&mut current, &record, Duration::minutes(30), at(n as i64 * 5)));
+            events.push(track(
+                &mut current,
+                &record,
+                Duration::minutes(30),
+                at(n as i64 * 5),
+            ));
         }
         let flares: Vec<_> = events
             .iter()
@@ -108,8 +114,21 @@ mod tests {
         assert_eq!(flares[0].last_error, "HTTP 529 at minute 30");
 
         // A crash says nothing about the API; an answered tick ends it.
-        assert_eq!(track(&mut current, &tick(10, 45, false, "crash"), Duration::minutes(30), at(45)), Event::Quiet);
-        match track(&mut current, &tick(11, 50, false, "ok"), Duration::minutes(30), at(50)) {
+        assert_eq!(
+            track(
+                &mut current,
+                &tick(10, 45, false, "crash"),
+                Duration::minutes(30),
+                at(45)
+            ),
+            Event::Quiet
+        );
+        match track(
+            &mut current,
+            &tick(11, 50, false, "ok"),
+            Duration::minutes(30),
+            at(50),
+        ) {
             Event::Over(o) => assert_eq!((o.since, o.ticks, o.flared), (at(0), 9, true)),
             other => panic!("{other:?}"),
         }
@@ -120,8 +139,16 @@ mod tests {
     fn a_short_outage_is_never_flared() {
         let mut current = None;
         let first = tick(1, 0, true, "model-limitation");
-        assert_eq!(track(&mut current, &first, Duration::minutes(30), at(0)), Event::Quiet);
-        let over = track(&mut current, &tick(2, 5, false, "ok"), Duration::minutes(30), at(5));
+        assert_eq!(
+            track(&mut current, &first, Duration::minutes(30), at(0)),
+            Event::Quiet
+        );
+        let over = track(
+            &mut current,
+            &tick(2, 5, false, "ok"),
+            Duration::minutes(30),
+            at(5),
+        );
         assert!(matches!(over, Event::Over(Outage { flared: false, .. })));
     }
 }

@@ -1,29 +1,41 @@
-//! Quiet failures: ticks that exit 0 yet do nothing useful. A tick is
-//! *quiet* when the operator was waiting (inbox messages were given to it)
-//! and it either repeated its previous reply word for word (after
-//! normalising case, digits and spacing) or changed nothing at all. Idle
-//! ticks with an empty inbox are never quiet: saying "nothing to do" again
-//! is the right answer then.
+//! Quiet failures: ticks that exit 0 yet do not do their job (DESIGN 7). A
+//! tick is *quiet* when it exits 0 and either
+//! - inbox messages were waiting and nothing addressed them: no `send`, no
+//!   memory change, no reply text at all; or
+//! - it did exactly what the tick before it did: the same tool calls with
+//!   the same arguments and the same reply (after normalising case, digits
+//!   and spacing), while the inbox waited.
+//!
+//! Four different `send` replies that each end "Done." are four answers,
+//! not a loop: what a tick *did* is its actions and its words together.
+//! Idle ticks with an empty inbox are never quiet: saying "nothing to do"
+//! again is the right answer then.
 
 use crate::stamp::fnv1a;
 use crate::tick::ledger::TickRecord;
 use crate::tick::report::TickReport;
 
-/// The fingerprint of `reply`, and why the tick is quiet, if it is.
+/// The fingerprint of what the tick did, and why it is quiet, if it is.
 pub fn assess(previous: Option<&TickRecord>, report: &TickReport) -> (Option<u64>, Option<String>) {
-    let normal = normalise(&report.reply);
-    let fingerprint = (!normal.is_empty()).then(|| fnv1a(normal.as_bytes()));
+    let reply = normalise(&report.reply);
+    let mut did = reply.clone();
+    for action in &report.actions {
+        did.push('\n');
+        did.push_str(action);
+    }
+    let fingerprint = (!did.is_empty()).then(|| fnv1a(did.as_bytes()));
     if report.inbox_waiting == 0 || !report.failures.is_empty() {
         return (fingerprint, None);
     }
-    let changed_nothing = report.effects.touched.is_empty() && report.effects.sent.is_empty();
+    let addressed =
+        !report.effects.touched.is_empty() || !report.effects.sent.is_empty() || !reply.is_empty();
     let repeated =
         fingerprint.is_some() && previous.and_then(|p| p.reply_fingerprint) == fingerprint;
     let reason = if repeated {
-        Some("repeated the previous reply while the inbox waited".to_string())
-    } else if changed_nothing {
+        Some("did exactly what the previous tick did (same calls, same reply) while the inbox waited".to_string())
+    } else if !addressed {
         Some(format!(
-            "changed nothing while {} inbox message(s) waited",
+            "neither replied nor acted while {} inbox message(s) waited",
             report.inbox_waiting
         ))
     } else {
@@ -47,35 +59,52 @@ mod tests {
     use super::*;
     use chrono::DateTime;
 
-    fn report(reply: &str, inbox: usize, sent: bool) -> TickReport {
+    fn report(reply: &str, inbox: usize, send: Option<&str>) -> TickReport {
         let mut r = TickReport::new(2, DateTime::from_timestamp(0, 0).unwrap());
         r.reply = reply.into();
         r.inbox_waiting = inbox;
-        if sent {
+        if let Some(body) = send {
             r.effects.sent.push("outbox/x.md".into());
+            r.actions.push(format!("send {{\"body\":\"{body}\"}}"));
         }
         r
     }
 
-    #[test]
-    fn a_repeated_reply_while_the_inbox_waits_is_quiet() {
-        let first = report("I will look into it (tick 4).", 1, true);
-        let (fp, quiet) = assess(None, &first);
-        assert_eq!(quiet, None);
-        let record = TickRecord {
-            reply_fingerprint: fp,
+    fn recorded(fingerprint: Option<u64>) -> TickRecord {
+        TickRecord {
+            reply_fingerprint: fingerprint,
             ..serde_json::from_str(r#"{"tick":4,"start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z","exit":0,"class":"ok"}"#).unwrap()
-        };
-        let again = report("I will  look into it (tick 5).", 1, true);
-        let (_, quiet) = assess(Some(&record), &again);
-        assert!(quiet.unwrap().contains("repeated"));
+        }
     }
 
     #[test]
-    fn doing_nothing_while_the_inbox_waits_is_quiet_but_idling_is_not() {
-        let (_, quiet) = assess(None, &report("hmm", 2, false));
-        assert!(quiet.unwrap().contains("changed nothing while 2"));
-        let (_, quiet) = assess(None, &report("nothing to do", 0, false));
+    fn the_same_calls_and_reply_again_while_the_inbox_waits_is_quiet() {
+        let (fp, quiet) = assess(None, &report("Done.", 1, Some("I looked into it")));
+        assert_eq!(quiet, None);
+        let (_, quiet) = assess(
+            Some(&recorded(fp)),
+            &report("Done.", 1, Some("I looked into it")),
+        );
+        assert!(quiet.unwrap().contains("same calls"));
+    }
+
+    #[test]
+    fn different_answers_that_end_alike_are_not_quiet() {
+        let (fp, _) = assess(None, &report("Done.", 1, Some("The capital is Paris.")));
+        let (_, quiet) = assess(
+            Some(&recorded(fp)),
+            &report("Done.", 1, Some("It rained 3 mm.")),
+        );
+        assert_eq!(quiet, None);
+    }
+
+    #[test]
+    fn saying_and_doing_nothing_while_the_inbox_waits_is_quiet_but_idling_is_not() {
+        let (_, quiet) = assess(None, &report("", 2, None));
+        assert!(quiet.unwrap().contains("while 2"));
+        let (_, quiet) = assess(None, &report("I will think about it.", 2, None));
+        assert_eq!(quiet, None, "a reply addresses the message");
+        let (_, quiet) = assess(None, &report("", 0, None));
         assert_eq!(quiet, None);
     }
 }

@@ -138,7 +138,10 @@ pub fn resolve(flag: Option<&Path>, env: Option<&Path>, cwd: &Path) -> Result<Pa
     }
     // As git finds its repository: the nearest directory up from here
     // that holds a `hearth.toml` (from `memory/notes/`, the home).
-    if let Some(home) = cwd.ancestors().find(|dir| dir.join("hearth.toml").is_file()) {
+    if let Some(home) = cwd
+        .ancestors()
+        .find(|dir| dir.join("hearth.toml").is_file())
+    {
         return Ok(home.to_path_buf());
     }
     Err(HomeError::NotFound {
@@ -154,6 +157,7 @@ fn absolute(path: &Path) -> Result<PathBuf, HomeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 

@@ -266,7 +266,9 @@ impl ModelError {
     /// model it does not have (404), a key missing from the environment.
     pub fn fix(&self) -> Option<String> {
         match self {
-            ModelError::Http { status: 401 | 403, .. } => Some(
+            ModelError::Http {
+                status: 401 | 403, ..
+            } => Some(
                 "the API refused the key: check the key in the environment variable named by \
                  [model] api_key_env (or the provider's usual one) and that it may use this model"
                     .into(),

@@ -104,7 +104,8 @@ impl Supervisor<'_> {
                     f.detail,
                     f.fix.as_deref().unwrap_or_default()
                 );
-                let mut flare = Letter::flare("model", "the model API refuses hearth's settings", body);
+                let mut flare =
+                    Letter::flare("model", "the model API refuses hearth's settings", body);
                 flare.tick = Some(record.tick);
                 let rel = outbox::post(self.home, &flare, now)?;
                 tracing::error!("flare: {rel}");

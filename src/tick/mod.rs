@@ -411,6 +411,7 @@ fn answer_calls(
 ) -> Result<(), TickError> {
     let mut results = Vec::new();
     for ((id, name, input), call) in calls.into_iter().zip(decided) {
+        report.actions.push(format!("{name} {input}"));
         let (content, is_error) = match call {
             Call::Refuse(why) => (why, true),
             Call::Run => {

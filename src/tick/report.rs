@@ -68,6 +68,10 @@ pub struct TickReport {
     /// in the conversation).
     #[serde(default)]
     pub refusals: Vec<String>,
+    /// Each tool call the model made, as `name` and its arguments (JSON):
+    /// with the reply, what the tick *did*, for quiet-failure detection.
+    #[serde(default)]
+    pub actions: Vec<String>,
 }
 
 impl JsonFile for TickReport {
@@ -93,6 +97,7 @@ impl TickReport {
             budget_flared: None,
             stop_reason: None,
             refusals: Vec::new(),
+            actions: Vec::new(),
         }
     }
 

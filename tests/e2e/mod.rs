@@ -13,4 +13,5 @@ mod reliability;
 mod run;
 mod systemd;
 mod trials;
+mod truths;
 mod units;

@@ -391,8 +391,10 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
 }
 
 mod openai;
+mod outages;
 mod overflow;
 mod signals;
+mod spend;
 mod stops;
 mod usage;
 

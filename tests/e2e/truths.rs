@@ -1,0 +1,151 @@
+//! The command line tells the truth: `hearth tick` exits with its tick's
+//! class, a panicked home exits 2 before anything else, `hearth heal`
+//! refuses when nothing failed, the quick start raises no false alarm, and
+//! the home is found from any directory inside it.
+
+use std::time::Duration;
+
+use crate::common::TestHome;
+
+#[test]
+fn hearth_tick_exits_with_the_class_of_its_tick() {
+    let home = TestHome::with_config("");
+    for (class, code) in [
+        ("context-insufficiency", 11),
+        ("coverage-gap", 12),
+        ("dispatch-miss", 13),
+        ("model-limitation", 14),
+        ("contract-violation", 15),
+    ] {
+        let out = home
+            .cmd(&["tick"])
+            .env("HEARTH_TEST_FAIL", class)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{class}");
+        assert_eq!(home.ticks().last().unwrap()["class"], class);
+        // Keep the healer from healing in between.
+        home.ok(&["heal", "--resume"]);
+    }
+    assert_eq!(home.output(&["tick"]).status.code(), Some(0));
+}
+
+#[test]
+fn after_a_panic_a_restart_exits_2_before_any_other_check() {
+    let home = TestHome::with_config("[healer]\nstreak = 1\nmax_heals = 0\n");
+    let out = home
+        .cmd(&["run", "--ticks", "1"])
+        .env("HEARTH_TEST_FAIL", "contract-violation")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "healing exhausted");
+
+    // Now the key is missing too: panic still speaks first, so systemd's
+    // RestartPreventExitStatus=2 holds the unit.
+    std::fs::write(
+        home.file("hearth.toml"),
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n[healer]\nstreak = 1\nmax_heals = 0\n",
+    )
+    .unwrap();
+    for cmd in [&["run"][..], &["tick"][..]] {
+        let out = home.output(cmd);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("heal --resume"));
+    }
+}
+
+#[test]
+fn heal_refuses_when_nothing_failed_unless_forced() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let out = home.output(&["heal"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to heal"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert!(home
+        .list("outbox")
+        .iter()
+        .all(|n| !n.contains("flare-heal")));
+    home.ok(&["heal", "--force"]);
+    assert!(home.list("outbox").iter().any(|n| n.contains("flare-heal")));
+}
+
+#[test]
+fn the_offline_quick_start_with_ten_messages_raises_no_flare() {
+    let home = TestHome::with_config("");
+    for n in 0..10 {
+        home.ok(&[
+            "say",
+            &format!("question {n}: what do you know about topic {n}?"),
+        ]);
+        home.ok(&["run", "--ticks", "1"]);
+    }
+    let ticks = home.ticks();
+    assert_eq!(ticks.len(), 10);
+    assert!(ticks.iter().all(|t| t.get("quiet").is_none()), "{ticks:?}");
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("-flare-"))
+        .collect();
+    assert!(flares.is_empty(), "{flares:?}");
+    assert!(home
+        .ok(&["status"])
+        .lines()
+        .all(|l| !l.starts_with("flares:")));
+}
+
+#[test]
+fn the_home_is_found_from_a_directory_inside_it_and_status_shows_unread_flares() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let deep = home.file("memory/notes");
+    std::fs::create_dir_all(&deep).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("status")
+        .current_dir(&deep)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("home:       {}", home.path.display())),
+        "{text}"
+    );
+
+    // A hand-broken hearth.toml and a flare: both in status.
+    std::fs::write(home.file("hearth.toml"), "[tick\n").unwrap();
+    home.ok(&["say", "hi"]);
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("CONFIG:") && status.contains("hearth.toml:1"),
+        "{status}"
+    );
+    std::fs::write(home.file("hearth.toml"), "").unwrap();
+    let supervisor = home.spawn(&["run", "--interval", "3600"]);
+    home.wait_for(Duration::from_secs(10), "the supervisor to start", || {
+        home.log().contains("supervising")
+    });
+    std::fs::write(home.file("hearth.toml"), "[tick\n").unwrap();
+    home.ok(&["say", "wake up"]);
+    home.wait_for(Duration::from_secs(10), "the config flare", || {
+        home.list("outbox")
+            .iter()
+            .any(|n| n.contains("flare-config"))
+    });
+    crate::common::finish_after_term(supervisor);
+    let status = home.ok(&["status"]);
+    assert!(status.contains("flares:     1 unread"), "{status}");
+}
