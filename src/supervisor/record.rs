@@ -71,6 +71,7 @@ pub(super) fn record_for(
         refusal: report
             .and_then(|r| r.refusals.first())
             .map(|text| text.chars().take(500).collect()),
+        recoveries: report.map(|r| r.recoveries.clone()).unwrap_or_default(),
         note: note
             .or(failures)
             .or_else(|| report.and_then(|r| r.skipped.clone())),

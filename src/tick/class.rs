@@ -117,6 +117,31 @@ pub struct Failure {
     pub fix: Option<String>,
 }
 
+/// One bounded recovery a tick tried before failing (DESIGN 7), as its
+/// ledger line records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// What was tried: `retry with more tokens`, `fallback model`,
+    /// `reduced context`, `malformed call returned to the model`,
+    /// `tool error returned to the model`.
+    pub strategy: String,
+    /// What it was about (the tool error, the fallback's name…).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// Tokens it was allowed beyond `[model] max_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub extra_tokens: u32,
+    /// Wall-clock milliseconds from the attempt to the tick's end.
+    #[serde(default)]
+    pub wall_ms: u64,
+    /// `recovered` (the tick ended well) or `failed`.
+    pub outcome: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl Failure {
     /// A failed model call as the tick records it: a malformed tool call is
     /// the model breaking the contract, anything else is the model failing

@@ -90,6 +90,9 @@ pub struct TickRecord {
     /// What the model said when it refused (at most 500 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
+    /// The recoveries the tick tried before it ended, with their outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recoveries: Vec<super::class::Recovery>,
 }
 
 /// What reading the ledger found.
@@ -163,6 +166,7 @@ mod tests {
             interrupted: false,
             stop_reason: None,
             refusal: None,
+            recoveries: Vec::new(),
             backoff_ms: None,
             note: None,
         }

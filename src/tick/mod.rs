@@ -12,6 +12,7 @@
 
 pub mod class;
 pub mod context;
+mod driver;
 pub mod healer_note;
 pub mod hooks;
 pub mod ledger;
@@ -26,19 +27,17 @@ use crate::config::{Config, Price};
 use crate::conversation::archive as history;
 use crate::conversation::store::Conversation;
 use crate::conversation::store::{Broken, ConversationError};
-use crate::conversation::{self as convo, Block, Message, Role};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
-use crate::model::{self, Provider, Request, TurnFacts, Usage};
-use crate::tools::{self, ToolContext};
-use class::{Failure, FailureKind};
+use crate::model::{self, Usage};
+use crate::tools::ToolContext;
+use class::Failure;
 use healer_note::HealerNote;
 pub use hooks::TestHooks;
 pub use prepare::{prepare, Prepared};
 use report::TickReport;
-use step::{Call, Limits, Step, Then, Turn};
 
 /// Why a tick could not run or record itself (not a failure of the agent's).
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +172,7 @@ pub fn run(
         effects: Default::default(),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
-        Ok(provider) => tool_loop(
+        Ok(provider) => driver::tool_loop(
             provider,
             options.api_key.as_deref(),
             config,
@@ -207,128 +206,6 @@ pub fn run(
     Ok(report)
 }
 
-/// Drives the agent step: calls the model, performs what [`Step`] decides
-/// (dispatch, refusals, a retry with more room, the fallback model), and
-/// persists each kept turn as it happens, so a tick killed at any point
-/// leaves a conversation that is valid up to there.
-#[allow(clippy::too_many_arguments)]
-fn tool_loop(
-    mut provider: Box<dyn Provider>,
-    api_key: Option<&str>,
-    config: &Config,
-    system: &[model::SystemBlock],
-    specs: &[model::ToolSpec],
-    facts: &TurnFacts,
-    conversation: &mut Conversation,
-    tool_ctx: &mut ToolContext<'_>,
-    report: &mut TickReport,
-    home: &Home,
-) -> Result<(), TickError> {
-    let mut step = Step::new(Limits {
-        max_tool_rounds: config.tick.max_tool_rounds,
-        max_calls_per_turn: config.tools.max_calls_per_turn,
-        max_tokens: config.model.max_tokens,
-        extra_tokens: u32::try_from(config.recovery.extra_tokens).unwrap_or(u32::MAX),
-        fallback: !config.model.fallback_model.is_empty(),
-    });
-    let mut max_tokens = config.model.max_tokens;
-    loop {
-        let request = Request {
-            system,
-            messages: &conversation.messages,
-            tools: specs,
-            max_tokens,
-            facts: Some(facts),
-        };
-        let reply = match provider.complete(&request, &mut |text| tracing::debug!("model: {text}"))
-        {
-            Ok(reply) => reply,
-            Err(e) => {
-                tracing::error!("{e}");
-                let decision = step.next(Turn::Failed(Failure::of_model(&e)));
-                report.failures.extend(decision.failures);
-                if decision.then == Then::Shrink {
-                    if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
-                        report.failures.push(failure);
-                        return Ok(());
-                    }
-                    continue;
-                }
-                return Ok(());
-            }
-        };
-        report.usage.add(reply.usage);
-        if reply.stop != model::Stop::Complete {
-            tracing::warn!(
-                "the model stopped: {}",
-                reply.stop_reason.as_deref().unwrap_or("?")
-            );
-            report.stop_reason = reply.stop_reason.clone();
-        }
-        if let Some(refusal) = &reply.refusal {
-            report.refusals.push(refusal.clone());
-        }
-        let calls: Vec<(String, String, serde_json::Value)> = reply
-            .tool_uses()
-            .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
-            .collect();
-        let said_something = !calls.is_empty() || convo::texts(&reply.content).next().is_some();
-        let decision = step.next(Turn::Answered {
-            calls: calls.iter().map(|(_, name, _)| name.clone()).collect(),
-            stop: reply.stop,
-            stop_reason: reply.stop_reason.clone(),
-            said_something,
-        });
-        report.failures.extend(decision.failures);
-        match decision.then {
-            Then::Retry { max_tokens: more } => {
-                tracing::warn!("asking again with max_tokens = {more}");
-                max_tokens = more;
-                continue;
-            }
-            Then::Fallback => {
-                let mut fallback = config.model.clone();
-                fallback.model = config.model.fallback_model.clone();
-                tracing::warn!("asking the fallback model {}", fallback.model);
-                match model::provider_for(&fallback, api_key) {
-                    Ok(p) => provider = p,
-                    Err(e) => {
-                        report.failures.push(Failure::of_model(&e));
-                        return Ok(());
-                    }
-                }
-                continue;
-            }
-            Then::Shrink => {
-                if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
-                    report.failures.push(failure);
-                    return Ok(());
-                }
-                continue;
-            }
-            Then::CallAgain | Then::Stop => {}
-        }
-        if !decision.keep {
-            return Ok(());
-        }
-        for text in convo::texts(&reply.content) {
-            report.reply.push_str(text);
-            report.reply.push('\n');
-        }
-        conversation.messages.push(Message {
-            role: Role::Assistant,
-            content: reply.content,
-        });
-        conversation.save(home)?;
-        if !calls.is_empty() {
-            answer_calls(calls, decision.calls, conversation, tool_ctx, report, home)?;
-        }
-        if decision.then == Then::Stop {
-            return Ok(());
-        }
-    }
-}
-
 /// Whether the model was never reached (an outage on the first call, after
 /// the provider's retries), so nothing of the tick happened but the asking.
 fn unanswered_for_an_outage(report: &TickReport, nothing_kept: bool) -> bool {
@@ -359,83 +236,6 @@ fn give_back(
     if let Some(note) = healer_note {
         note.write(home)?;
     }
-    report.save(home)?;
-    Ok(())
-}
-
-/// The reduced-context recovery: archives the conversation's oldest turns
-/// until at most half of it stays (nothing is lost: the archive is
-/// recallable and committed with the tick), or says why it cannot.
-fn shrink(
-    conversation: &mut Conversation,
-    home: &Home,
-    now: DateTime<Utc>,
-) -> Result<Option<Failure>, TickError> {
-    let total: u64 = conversation
-        .messages
-        .iter()
-        .map(history::message_tokens)
-        .sum();
-    let Some(compaction) = history::plan(home, conversation, total / 2, now) else {
-        return Ok(Some(Failure {
-            kind: FailureKind::Context,
-            detail: format!(
-                "the conversation (about {total} tokens) does not fit the model's context \
-                 window, and this tick's own turn is all that is left of it; lower \
-                 [context] history_tokens or shorten the identity files"
-            ),
-            outage: false,
-            fix: None,
-        }));
-    };
-    let archived = history::apply(conversation, &compaction);
-    history::write_archive(home, &compaction, archived, now)?;
-    conversation.save(home)?;
-    tracing::warn!(
-        "the context window was full: moved {} old messages to {} and asking again",
-        compaction.count,
-        compaction.archive
-    );
-    Ok(None)
-}
-
-/// Runs or refuses each call as decided, and keeps their results as one
-/// user turn: every call gets a result, or the next request is malformed.
-fn answer_calls(
-    calls: Vec<(String, String, serde_json::Value)>,
-    decided: Vec<Call>,
-    conversation: &mut Conversation,
-    tool_ctx: &mut ToolContext<'_>,
-    report: &mut TickReport,
-    home: &Home,
-) -> Result<(), TickError> {
-    let mut results = Vec::new();
-    for ((id, name, input), call) in calls.into_iter().zip(decided) {
-        report.actions.push(format!("{name} {input}"));
-        let (content, is_error) = match call {
-            Call::Refuse(why) => (why, true),
-            Call::Run => {
-                let (content, is_error, failure) =
-                    step::answer(tools::dispatch(tool_ctx, &name, &input));
-                if let Some(failure) = failure {
-                    tracing::warn!("tool call failed: {}", failure.detail);
-                    report.failures.push(failure);
-                }
-                (content, is_error)
-            }
-        };
-        results.push(Block::ToolResult {
-            tool_use_id: id,
-            content,
-            is_error,
-        });
-    }
-    conversation.messages.push(Message {
-        role: Role::User,
-        content: results,
-    });
-    conversation.save(home)?;
-    report.effects = tool_ctx.effects.clone();
     report.save(home)?;
     Ok(())
 }

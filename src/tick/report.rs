@@ -72,6 +72,9 @@ pub struct TickReport {
     /// with the reply, what the tick *did*, for quiet-failure detection.
     #[serde(default)]
     pub actions: Vec<String>,
+    /// The recoveries the tick tried, and how they ended.
+    #[serde(default)]
+    pub recoveries: Vec<super::class::Recovery>,
 }
 
 impl JsonFile for TickReport {
@@ -98,6 +101,7 @@ impl TickReport {
             stop_reason: None,
             refusals: Vec::new(),
             actions: Vec::new(),
+            recoveries: Vec::new(),
         }
     }
 

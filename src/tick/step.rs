@@ -69,7 +69,7 @@ pub enum Call {
 }
 
 /// What comes after the calls are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Then {
     /// Call the model with the results.
     CallAgain,
@@ -85,6 +85,9 @@ pub enum Then {
     /// Archive the conversation's oldest turns down to at most half of it
     /// and ask again, the turn dropped (reduced context).
     Shrink,
+    /// Ask again, the turn dropped, telling the model what was wrong with
+    /// it (tool arguments that are not JSON): its one second chance.
+    Correct(String),
 }
 
 /// The step's decision for one turn.
@@ -108,6 +111,10 @@ pub struct Step {
     retried_cut: bool,
     tried_fallback: bool,
     shrunk: bool,
+    corrected: bool,
+    /// Tool calls that failed and went back to the model as errors: not
+    /// the tick's failure unless the model cannot finish within its rounds.
+    tool_failures: Vec<Failure>,
 }
 
 impl Step {
@@ -119,6 +126,8 @@ impl Step {
             retried_cut: false,
             tried_fallback: false,
             shrunk: false,
+            corrected: false,
+            tool_failures: Vec::new(),
         }
     }
 
@@ -127,12 +136,30 @@ impl Step {
         self.rounds
     }
 
+    /// A tool call failed, and its error went back to the model: the model
+    /// may recover (try another way, answer anyway). Only if it cannot
+    /// finish within its rounds does the failure become the tick's.
+    pub fn tool_failed(&mut self, failure: Failure) {
+        self.tool_failures.push(failure);
+    }
+
+    /// The tool failures the model recovered from, so far.
+    pub fn tool_failures(&self) -> &[Failure] {
+        &self.tool_failures
+    }
+
     /// Decides what follows `turn`.
     pub fn next(&mut self, turn: Turn) -> Decision {
         let (calls, stop_kind, reason, said_something) = match turn {
             Turn::Failed(failure) if failure.kind == FailureKind::Context && !self.shrunk => {
                 self.shrunk = true;
                 return again(Then::Shrink);
+            }
+            Turn::Failed(failure)
+                if failure.kind == FailureKind::MalformedCall && !self.corrected =>
+            {
+                self.corrected = true;
+                return again(Then::Correct(failure.detail));
             }
             Turn::Failed(failure) => return stop(vec![failure], Vec::new()),
             Turn::Answered {
@@ -232,7 +259,11 @@ impl Step {
                 .map(|_| Call::Refuse("not run: this tick's tool-round limit was reached".into()))
                 .collect();
             self.rounds += 1;
-            let mut done = stop(vec![failure], refused);
+            // The tool errors the model never got past come first: they,
+            // not the round limit, are what went wrong.
+            let mut failures = self.tool_failures.clone();
+            failures.push(failure);
+            let mut done = stop(failures, refused);
             done.keep = true;
             return done;
         }
@@ -405,6 +436,47 @@ mod tests {
         assert_eq!(s.next(Turn::Failed(too_long.clone())).then, Then::Shrink);
         let last = s.next(Turn::Failed(too_long.clone()));
         assert_eq!(last, stop(vec![too_long], vec![]));
+    }
+
+    #[test]
+    fn a_failed_tool_is_the_ticks_failure_only_if_the_model_cannot_finish() {
+        let refused = Failure {
+            kind: FailureKind::ToolFailed,
+            detail: "write refused: memory/prompt.md".into(),
+            outage: false,
+            fix: None,
+        };
+        // The model reads the error and finishes: no failure.
+        let mut s = step(3, 8);
+        s.next(answered(&["write"]));
+        s.tool_failed(refused.clone());
+        let done = s.next(answered(&[]));
+        assert!(done.failures.is_empty());
+        assert_eq!(s.tool_failures().len(), 1, "recorded as a recovery");
+
+        // It keeps calling until the rounds run out: the tool's failure leads.
+        let mut s = step(1, 8);
+        s.next(answered(&["write"]));
+        s.tool_failed(refused.clone());
+        let last = s.next(answered(&["write"]));
+        assert_eq!(last.failures[0], refused);
+        assert_eq!(last.failures[1].kind, FailureKind::TooManyRounds);
+    }
+
+    #[test]
+    fn malformed_arguments_get_one_second_chance() {
+        let malformed = Failure {
+            kind: FailureKind::MalformedCall,
+            detail: "the arguments of tool call write are not JSON".into(),
+            outage: false,
+            fix: None,
+        };
+        let mut s = step(3, 8);
+        let first = s.next(Turn::Failed(malformed.clone()));
+        assert_eq!(first.then, Then::Correct(malformed.detail.clone()));
+        assert!(first.failures.is_empty());
+        let second = s.next(Turn::Failed(malformed.clone()));
+        assert_eq!(second, stop(vec![malformed], vec![]));
     }
 
     #[test]

@@ -242,3 +242,16 @@ pub fn finish_after_term(child: Child) -> std::process::ExitStatus {
     signal(&child, libc::SIGTERM);
     finish(child, Duration::from_secs(10))
 }
+
+/// Whether the tick's ledger line records a tool error that went back to
+/// the model with `what` in it, and how that recovery ended.
+pub fn tool_recovery(tick: &serde_json::Value, what: &str) -> Option<String> {
+    tick["recoveries"]
+        .as_array()?
+        .iter()
+        .find(|r| {
+            r["strategy"] == "tool error returned to the model"
+                && r["detail"].as_str().unwrap_or("").contains(what)
+        })
+        .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+}

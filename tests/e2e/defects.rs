@@ -164,10 +164,12 @@ fn the_agent_cannot_hide_files_from_history_with_an_ignore_file() {
     let out = run_with_key(&home, &["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!home.file("memory/.gitignore").exists(), "refused");
+    // Refused, and the refusal went back to the model, which finished.
     let tick = &home.ticks()[0];
-    assert_eq!(tick["class"], "dispatch-miss", "{tick}");
-    assert!(
-        tick["note"].as_str().unwrap().contains("git control file"),
+    assert_eq!(tick["class"], "ok", "{tick}");
+    assert_eq!(
+        crate::common::tool_recovery(tick, "git control file").as_deref(),
+        Some("recovered"),
         "{tick}"
     );
 
@@ -194,10 +196,11 @@ fn the_agent_cannot_rewrite_the_operators_prompt() {
     let out = run_with_key(&home, &["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(home.read("memory/prompt.md"), before);
-    assert!(home.ticks()[0]["note"]
-        .as_str()
-        .unwrap()
-        .contains("operator's"));
+    assert!(
+        crate::common::tool_recovery(&home.ticks()[0], "operator's").is_some(),
+        "{}",
+        home.ticks()[0]
+    );
 }
 
 #[test]
@@ -418,10 +421,11 @@ fn a_huge_write_and_hundreds_of_calls_in_one_turn_are_refused() {
     let out = run_with_key(&home, &["run", "--ticks", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!home.file("memory/big.md").exists());
-    assert!(home.ticks()[0]["note"]
-        .as_str()
-        .unwrap()
-        .contains("max_write_bytes"));
+    assert!(
+        crate::common::tool_recovery(&home.ticks()[0], "max_write_bytes").is_some(),
+        "{}",
+        home.ticks()[0]
+    );
 
     let input = r#"{"path": "memory/identity.md"}"#;
     let many: Vec<(String, &str, &[&str])> = (0..400)

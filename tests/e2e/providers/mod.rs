@@ -330,34 +330,82 @@ fn an_error_event_after_200_is_model_limitation() {
 }
 
 #[test]
-fn invalid_json_in_a_tool_call_is_a_contract_violation() {
-    let (tick, _, _) = fault(
-        vec![stream(anthropic::message(
+fn invalid_json_in_a_tool_call_gets_one_correction_then_is_a_contract_violation() {
+    let broken = || {
+        stream(anthropic::message(
             "x",
             &[("t1", "journal", &["{\"text\": "])],
             10,
             1,
-        ))],
-        "",
-    );
+        ))
+    };
+    let (tick, requests, _) = fault(vec![broken()], "");
     assert_eq!(tick["class"], "contract-violation", "{tick}");
+    assert_eq!(requests, 2, "one second chance");
+
+    let fixed = stream(anthropic::message(
+        "",
+        &[("t2", "journal", &["{\"text\": \"noted\"}"])],
+        10,
+        1,
+    ));
+    let server = ModelServer::start(vec![
+        broken(),
+        fixed,
+        stream(anthropic::message("done", &[], 10, 1)),
+    ]);
+    let home = home_for(&server, "");
+    home.ok(&["say", "hello"]);
+    assert!(run(&home, "1").status.success());
+    let tick = &home.ticks()[0];
+    assert_eq!(tick["class"], "ok", "{tick}");
+    let recovery = &tick["recoveries"][0];
+    assert_eq!(
+        recovery["strategy"], "malformed call returned to the model",
+        "{tick}"
+    );
+    assert_eq!(recovery["outcome"], "recovered");
+    let second = server.received()[1].body["messages"].to_string();
+    assert!(
+        second.contains("not JSON"),
+        "the model is told what was wrong: {second}"
+    );
+    assert!(
+        !home
+            .read("state/messages.json")
+            .contains("your last answer was not used"),
+        "the correction is not stored"
+    );
 }
 
 #[test]
-fn a_tool_that_does_not_exist_is_a_coverage_gap() {
+fn a_tool_that_does_not_exist_goes_back_to_the_model_and_is_a_coverage_gap_only_if_it_cannot_finish(
+) {
+    let browse = || {
+        stream(anthropic::message(
+            "x",
+            &[("t1", "browse_web", &["{}"])],
+            10,
+            1,
+        ))
+    };
     let (tick, _, _) = fault(
-        vec![
-            stream(anthropic::message(
-                "x",
-                &[("t1", "browse_web", &["{}"])],
-                10,
-                1,
-            )),
-            stream(anthropic::message("ok", &[], 10, 1)),
-        ],
+        vec![browse(), stream(anthropic::message("ok", &[], 10, 1))],
         "",
     );
+    assert_eq!(tick["class"], "ok", "the model got past it: {tick}");
+    assert_eq!(
+        crate::common::tool_recovery(&tick, "browse_web").as_deref(),
+        Some("recovered"),
+        "{tick}"
+    );
+
+    let (tick, _, _) = fault(vec![browse()], "[tick]\nmax_tool_rounds = 2\n");
     assert_eq!(tick["class"], "coverage-gap", "{tick}");
+    assert_eq!(
+        crate::common::tool_recovery(&tick, "browse_web").as_deref(),
+        Some("failed")
+    );
 }
 
 #[test]

@@ -1,0 +1,308 @@
+//! The tick's driver: calls the model and performs what the pure agent
+//! [`Step`] decides — runs or refuses tool calls, asks again with more
+//! room, of the fallback model, with reduced context or with a correction
+//! — and persists each kept turn as it happens, so a tick killed at any
+//! point leaves a conversation that is valid up to there. Every recovery
+//! it tries goes on the tick's ledger line with its outcome (DESIGN 7).
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+
+use super::class::{Failure, FailureKind, Recovery};
+use super::report::TickReport;
+use super::step::{self, Call, Limits, Step, Then, Turn};
+use super::TickError;
+use crate::config::Config;
+use crate::conversation::archive as history;
+use crate::conversation::store::Conversation;
+use crate::conversation::{self as convo, Block, Message, Role};
+use crate::home::Home;
+use crate::model::{self, Provider, Request, TurnFacts};
+use crate::tools::{self, ToolContext};
+
+/// Recoveries started and not yet settled: what, how much more, since when.
+struct Tries(Vec<(Recovery, Instant)>);
+
+impl Tries {
+    fn start(&mut self, strategy: &str, detail: String, extra_tokens: u32) {
+        tracing::warn!("recovery: {strategy}");
+        let recovery = Recovery {
+            strategy: strategy.into(),
+            detail,
+            extra_tokens,
+            wall_ms: 0,
+            outcome: String::new(),
+        };
+        self.0.push((recovery, Instant::now()));
+    }
+
+    /// Each recovery with its wall time and outcome: `recovered` if the
+    /// tick ended without a failure, else `failed`.
+    fn settle(self, step: &Step, report: &mut TickReport) {
+        let outcome = if report.failures.is_empty() {
+            "recovered"
+        } else {
+            "failed"
+        };
+        for (mut recovery, started) in self.0 {
+            recovery.wall_ms = started.elapsed().as_millis() as u64;
+            recovery.outcome = outcome.into();
+            report.recoveries.push(recovery);
+        }
+        for failure in step.tool_failures() {
+            report.recoveries.push(Recovery {
+                strategy: "tool error returned to the model".into(),
+                detail: failure.detail.clone(),
+                extra_tokens: 0,
+                wall_ms: 0,
+                outcome: outcome.into(),
+            });
+        }
+    }
+}
+
+/// Runs the model and its tools until the step says stop.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn tool_loop(
+    mut provider: Box<dyn Provider>,
+    api_key: Option<&str>,
+    config: &Config,
+    system: &[model::SystemBlock],
+    specs: &[model::ToolSpec],
+    facts: &TurnFacts,
+    conversation: &mut Conversation,
+    tool_ctx: &mut ToolContext<'_>,
+    report: &mut TickReport,
+    home: &Home,
+) -> Result<(), TickError> {
+    let extra_tokens = u32::try_from(config.recovery.extra_tokens).unwrap_or(u32::MAX);
+    let mut step = Step::new(Limits {
+        max_tool_rounds: config.tick.max_tool_rounds,
+        max_calls_per_turn: config.tools.max_calls_per_turn,
+        max_tokens: config.model.max_tokens,
+        extra_tokens,
+        fallback: !config.model.fallback_model.is_empty(),
+    });
+    let mut tries = Tries(Vec::new());
+    let mut max_tokens = config.model.max_tokens;
+    let mut correction: Option<String> = None;
+    loop {
+        let corrected;
+        let messages = match &correction {
+            Some(what) => {
+                corrected = with_correction(&conversation.messages, what);
+                &corrected
+            }
+            None => &conversation.messages,
+        };
+        let request = Request {
+            system,
+            messages,
+            tools: specs,
+            max_tokens,
+            facts: Some(facts),
+        };
+        let outcome = provider.complete(&request, &mut |text| tracing::debug!("model: {text}"));
+        correction = None;
+        let (decision, answered) = match outcome {
+            Err(e) => {
+                tracing::error!("{e}");
+                (step.next(Turn::Failed(Failure::of_model(&e))), None)
+            }
+            Ok(reply) => {
+                report.usage.add(reply.usage);
+                if reply.stop != model::Stop::Complete {
+                    tracing::warn!(
+                        "the model stopped: {}",
+                        reply.stop_reason.as_deref().unwrap_or("?")
+                    );
+                    report.stop_reason = reply.stop_reason.clone();
+                }
+                if let Some(refusal) = &reply.refusal {
+                    report.refusals.push(refusal.clone());
+                }
+                let calls: Vec<(String, String, serde_json::Value)> = reply
+                    .tool_uses()
+                    .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
+                    .collect();
+                let said_something =
+                    !calls.is_empty() || convo::texts(&reply.content).next().is_some();
+                let decision = step.next(Turn::Answered {
+                    calls: calls.iter().map(|(_, name, _)| name.clone()).collect(),
+                    stop: reply.stop,
+                    stop_reason: reply.stop_reason.clone(),
+                    said_something,
+                });
+                (decision, Some((reply, calls)))
+            }
+        };
+        report.failures.extend(decision.failures.iter().cloned());
+        match &decision.then {
+            Then::Retry { max_tokens: more } => {
+                tries.start("retry with more tokens", String::new(), extra_tokens);
+                max_tokens = *more;
+                continue;
+            }
+            Then::Fallback => {
+                let mut fallback = config.model.clone();
+                fallback.model = config.model.fallback_model.clone();
+                tries.start("fallback model", fallback.model.clone(), 0);
+                match model::provider_for(&fallback, api_key) {
+                    Ok(p) => provider = p,
+                    Err(e) => {
+                        report.failures.push(Failure::of_model(&e));
+                        break;
+                    }
+                }
+                continue;
+            }
+            Then::Shrink => {
+                tries.start("reduced context", "archived the oldest turns".into(), 0);
+                if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
+                    report.failures.push(failure);
+                    break;
+                }
+                continue;
+            }
+            Then::Correct(what) => {
+                tries.start("malformed call returned to the model", what.clone(), 0);
+                correction = Some(what.clone());
+                continue;
+            }
+            Then::CallAgain | Then::Stop => {}
+        }
+        let Some((reply, calls)) = answered else {
+            break;
+        };
+        if !decision.keep {
+            break;
+        }
+        for text in convo::texts(&reply.content) {
+            report.reply.push_str(text);
+            report.reply.push('\n');
+        }
+        conversation.messages.push(Message {
+            role: Role::Assistant,
+            content: reply.content,
+        });
+        conversation.save(home)?;
+        if !calls.is_empty() {
+            answer_calls(
+                calls,
+                decision.calls,
+                &mut step,
+                conversation,
+                tool_ctx,
+                report,
+                home,
+            )?;
+        }
+        if decision.then == Then::Stop {
+            break;
+        }
+    }
+    tries.settle(&step, report);
+    Ok(())
+}
+
+/// The conversation as sent once more after a malformed turn: the turn is
+/// dropped and the last message carries what was wrong, so the model can
+/// make the call again properly. Nothing of it is stored.
+fn with_correction(messages: &[Message], what: &str) -> Vec<Message> {
+    let mut messages = messages.to_vec();
+    let note = Block::Text {
+        text: format!(
+            "[hearth: your last answer was not used: {what}. Make the call again with \
+             arguments that are one valid JSON object matching the tool's schema.]"
+        ),
+    };
+    match messages.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(note),
+        _ => messages.push(Message {
+            role: Role::User,
+            content: vec![note],
+        }),
+    }
+    messages
+}
+
+/// The reduced-context recovery: archives the conversation's oldest turns
+/// until at most half of it stays (nothing is lost: the archive is
+/// recallable and committed with the tick), or says why it cannot.
+fn shrink(
+    conversation: &mut Conversation,
+    home: &Home,
+    now: DateTime<Utc>,
+) -> Result<Option<Failure>, TickError> {
+    let total: u64 = conversation
+        .messages
+        .iter()
+        .map(history::message_tokens)
+        .sum();
+    let Some(compaction) = history::plan(home, conversation, total / 2, now) else {
+        return Ok(Some(Failure {
+            kind: FailureKind::Context,
+            detail: format!(
+                "the conversation (about {total} tokens) does not fit the model's context \
+                 window, and this tick's own turn is all that is left of it; lower \
+                 [context] history_tokens or shorten the identity files"
+            ),
+            outage: false,
+            fix: None,
+        }));
+    };
+    let archived = history::apply(conversation, &compaction);
+    history::write_archive(home, &compaction, archived, now)?;
+    conversation.save(home)?;
+    tracing::warn!(
+        "the context window was full: moved {} old messages to {} and asking again",
+        compaction.count,
+        compaction.archive
+    );
+    Ok(None)
+}
+
+/// Runs or refuses each call as decided, and keeps their results as one
+/// user turn: every call gets a result, or the next request is malformed.
+/// A call that fails goes back to the model as an error result; the step
+/// decides later whether the model got past it.
+fn answer_calls(
+    calls: Vec<(String, String, serde_json::Value)>,
+    decided: Vec<Call>,
+    step: &mut Step,
+    conversation: &mut Conversation,
+    tool_ctx: &mut ToolContext<'_>,
+    report: &mut TickReport,
+    home: &Home,
+) -> Result<(), TickError> {
+    let mut results = Vec::new();
+    for ((id, name, input), call) in calls.into_iter().zip(decided) {
+        report.actions.push(format!("{name} {input}"));
+        let (content, is_error) = match call {
+            Call::Refuse(why) => (why, true),
+            Call::Run => {
+                let (content, is_error, failure) =
+                    step::answer(tools::dispatch(tool_ctx, &name, &input));
+                if let Some(failure) = failure {
+                    tracing::warn!("tool call failed: {}", failure.detail);
+                    step.tool_failed(failure);
+                }
+                (content, is_error)
+            }
+        };
+        results.push(Block::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error,
+        });
+    }
+    conversation.messages.push(Message {
+        role: Role::User,
+        content: results,
+    });
+    conversation.save(home)?;
+    report.effects = tool_ctx.effects.clone();
+    report.save(home)?;
+    Ok(())
+}
