@@ -26,13 +26,36 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Config::default()
     });
     let audit = drift::audit(&home, &config.boot);
+    // The prompt and the identity layer go into every request: if they
+    // alone do not fit the model's context window, no tick can run.
+    let window = config.context_window();
+    let room = window.saturating_sub(u64::from(config.model.max_tokens));
+    let fits = audit.estimated_tokens <= room;
     if args.json {
+        let mut value = serde_json::to_value(&audit).expect("audit serialises");
+        value["context_window"] = window.into();
+        value["room_tokens"] = room.into();
+        value["fits"] = fits.into();
         outln!(
             "{}",
-            serde_json::to_string_pretty(&audit).expect("audit serialises")
+            serde_json::to_string_pretty(&value).expect("audit serialises")
         );
     } else {
         print_human(&audit)?;
+        if fits {
+            outln!("context:        fits ({room} tokens of room, [model] context_tokens = {window} less max_tokens)");
+        } else {
+            outln!(
+                "DOES NOT FIT:   the prompt and identity layer alone are ~{} tokens, and the model has \
+                 room for {room} ([model] context_tokens = {window} less [model] max_tokens): every \
+                 tick fails as context-insufficiency until memory/prompt.md or the identity \
+                 memories are shortened",
+                audit.estimated_tokens
+            );
+        }
+    }
+    if !fits {
+        return Ok(Exit::Error);
     }
     Ok(if args.strict && !audit.drift.is_empty() {
         Exit::Error

@@ -138,6 +138,9 @@ pub struct ModelConfig {
     pub max_tokens_field: String,
     /// A model that gets one try when `model` refuses; empty: none.
     pub fallback_model: String,
+    /// The model's context window in tokens; 0: known for the shipped
+    /// models, else 200,000.
+    pub context_tokens: u64,
     /// Retries of a failed call (429, 5xx, 529, connection errors).
     pub max_retries: u32,
     /// First wait between retries; doubles each time (capped at 8 s).
@@ -156,6 +159,7 @@ impl Default for ModelConfig {
             thinking_tokens: 0,
             max_tokens_field: String::new(),
             fallback_model: String::new(),
+            context_tokens: 0,
             max_retries: 2,
             retry_base_ms: 500,
         }
@@ -486,6 +490,15 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// The agent's model's context window: `[model] context_tokens`, else
+    /// what hearth knows of the model, else 200,000.
+    pub fn context_window(&self) -> u64 {
+        if self.model.context_tokens > 0 {
+            return self.model.context_tokens;
+        }
+        prices::context_window(&self.model.model).unwrap_or(200_000)
     }
 
     /// What the agent's model costs: `[budget.prices."MODEL"]`, else the

@@ -47,6 +47,27 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("o4-mini", 1.10, 1.10, 0.275, 4.40),
 ];
 
+/// The context window of `model`, in tokens, when hearth knows it (the
+/// providers' model pages: Claude models 200,000 by default; GPT-4.1
+/// 1,047,576; GPT-4o 128,000; GPT-5 400,000; o-series 200,000).
+pub fn context_window(model: &str) -> Option<u64> {
+    let name = canonical(model);
+    let window = if name.starts_with("claude-") {
+        200_000
+    } else if name.starts_with("gpt-4.1") {
+        1_047_576
+    } else if name.starts_with("gpt-4o") {
+        128_000
+    } else if name.starts_with("gpt-5") {
+        400_000
+    } else if ["o1", "o3", "o3-mini", "o4-mini"].contains(&name.as_str()) {
+        200_000
+    } else {
+        return None;
+    };
+    Some(window)
+}
+
 /// The shipped price of `model`, if hearth knows it.
 pub fn shipped(model: &str) -> Option<Price> {
     let name = canonical(model);

@@ -13,6 +13,7 @@
 pub mod class;
 pub mod context;
 mod driver;
+pub mod fit;
 pub mod healer_note;
 pub mod hooks;
 pub mod ledger;
@@ -109,7 +110,7 @@ pub fn run(
         return Ok(report);
     }
 
-    let prepared = prepare(home, config, options.number, now)?;
+    let mut prepared = prepare(home, config, options.number, now)?;
     for problem in &prepared.problems {
         tracing::warn!("{problem}");
     }
@@ -136,6 +137,9 @@ pub fn run(
     report.inbox_waiting = prepared.inbox.len();
     let facts = prepared.facts();
     report.tokens_by_part = prepared.tokens_by_part.clone();
+    if !make_it_fit(home, config, &mut prepared, &mut report, now)? {
+        return Ok(report);
+    }
     let Prepared {
         system,
         mut conversation,
@@ -204,6 +208,117 @@ pub fn run(
     report.cost_usd = cost_usd(&report.usage, price.as_ref());
     report.save(home)?;
     Ok(report)
+}
+
+/// Makes the request fit `[model] context_tokens` before anything is
+/// consumed: the oldest history is archived if that is enough (a recovery
+/// on the ledger); if a part is too large on its own, the tick is a
+/// context-insufficiency naming it, one `context` flare says what to
+/// shorten, and the inbox is left as it was. Returns whether to go on.
+fn make_it_fit(
+    home: &Home,
+    config: &Config,
+    prepared: &mut Prepared,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<bool, TickError> {
+    let window = config.context_window();
+    let mut verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
+    if let fit::Fit::TrimHistory { keep } = verdict {
+        let started = std::time::Instant::now();
+        let conversation = &mut prepared.conversation;
+        if let Some(compaction) = history::plan(home, conversation, keep, now) {
+            let archived = history::apply(conversation, &compaction);
+            history::write_archive(home, &compaction, archived, now)?;
+            let left: u64 = conversation
+                .messages
+                .iter()
+                .map(history::message_tokens)
+                .sum();
+            prepared.tokens_by_part.insert("history".into(), left);
+            report.tokens_by_part = prepared.tokens_by_part.clone();
+            verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
+            report.recoveries.push(class::Recovery {
+                strategy: "reduced context".into(),
+                detail: format!(
+                    "moved {} old messages to {} to fit [model] context_tokens = {window}",
+                    compaction.count, compaction.archive
+                ),
+                extra_tokens: 0,
+                wall_ms: started.elapsed().as_millis() as u64,
+                outcome: if verdict == fit::Fit::Fits {
+                    "recovered"
+                } else {
+                    "failed"
+                }
+                .into(),
+            });
+        }
+    }
+    match verdict {
+        fit::Fit::Fits => Ok(true),
+        fit::Fit::TrimHistory { .. } => {
+            report.failures.push(Failure {
+                kind: class::FailureKind::Context,
+                detail: format!(
+                    "the conversation does not fit the model's context window \
+                     ([model] context_tokens = {window}) even with its history archived"
+                ),
+                outage: false,
+                fix: None,
+            });
+            give_up_unasked(home, prepared, report)?;
+            Ok(false)
+        }
+        fit::Fit::TooLarge {
+            part,
+            tokens,
+            total,
+            room,
+        } => {
+            let detail = format!(
+                "the request needs about {total} tokens before any history, and the model \
+                 has room for {room} ([model] context_tokens = {window} less [model] max_tokens); \
+                 the {part} alone is about {tokens} tokens: {}",
+                fit::remedy(&part)
+            );
+            tracing::error!("{detail}");
+            // Once until the operator reads it, not every tick.
+            let unread = crate::mailbox::flares::list(home)
+                .into_iter()
+                .any(|f| f.flare == "context" && !f.read);
+            if !unread {
+                let mut flare = Letter::flare(
+                "context",
+                format!("the {part} does not fit the model's context window"),
+                format!("{detail}.\n\nNo inbox message was consumed; they wait for a tick that fits.\n"),
+            );
+                flare.tick = Some(report.tick);
+                outbox::post(home, &flare, now)?;
+            }
+            report.failures.push(Failure {
+                kind: class::FailureKind::Context,
+                detail,
+                outage: false,
+                fix: None,
+            });
+            give_up_unasked(home, prepared, report)?;
+            Ok(false)
+        }
+    }
+}
+
+/// Ends a tick that never asked: the inbox is untouched, and what was
+/// archived to make room stays archived, consistently.
+fn give_up_unasked(
+    home: &Home,
+    prepared: &mut Prepared,
+    report: &TickReport,
+) -> Result<(), TickError> {
+    prepared.conversation.messages.pop();
+    prepared.conversation.save(home)?;
+    report.save(home)?;
+    Ok(())
 }
 
 /// Whether the model was never reached (an outage on the first call, after

@@ -4,6 +4,7 @@
 
 mod boot;
 mod cli;
+mod context_fit;
 mod defects;
 mod faults;
 mod healer;
