@@ -23,16 +23,31 @@ pub struct Args {
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
+    run_for(env, flag, args, flares::Which::Flares)
+}
+
+/// `hearth flares` and `hearth outbox`: the same listing and read marks,
+/// for hearth's flares or for the agent's letters.
+pub fn run_for(
+    env: &Env,
+    flag: Option<&Path>,
+    args: Args,
+    which: flares::Which,
+) -> Result<Exit, CommandError> {
+    let (command, noun) = match which {
+        flares::Which::Flares => ("flares", "flare"),
+        flares::Which::Letters => ("outbox", "letter"),
+    };
     let home = env.open_home(flag)?;
     if let Some(ids) = args.ack {
         if ids.is_empty() && !args.all {
             return Err(CommandError::usage(
-                "--ack needs flare IDs, or --all",
-                "`hearth flares` lists the IDs",
+                &format!("--ack needs {noun} IDs, or --all"),
+                &format!("`hearth {command}` lists the IDs"),
             ));
         }
-        let newly = flares::ack(&home, &ids).map_err(|e| {
-            CommandError::new(e, Some("`hearth flares --all` lists every ID".into()))
+        let newly = flares::ack_of(&home, which, &ids).map_err(|e| {
+            CommandError::new(e, Some(format!("`hearth {command} --all` lists every ID")))
         })?;
         let config = Config::load(&home.config_path()).unwrap_or_default();
         let _lock = CommitLock::acquire(&home)?;
@@ -40,13 +55,13 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         repo.commit(
             &[hearth::home::layout::rel::FLARES_READ],
             &Identity::operator(&config.git),
-            &format!("flares: {} marked read", newly.len()),
+            &format!("{command}: {} marked read", newly.len()),
             env.clock.now(),
         )?;
-        outln!("marked {} flare(s) read", newly.len());
+        outln!("marked {} {noun}(s) read", newly.len());
         return Ok(Exit::Success);
     }
-    let listed: Vec<flares::Flare> = flares::list(&home)
+    let listed: Vec<flares::Flare> = flares::list_of(&home, which)
         .into_iter()
         .filter(|f| args.all || !f.read)
         .collect();
@@ -58,11 +73,21 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         return Ok(Exit::Success);
     }
     if listed.is_empty() {
-        outln!("no unread flares");
+        outln!("no unread {noun}s");
     }
     for f in &listed {
         let mark = if f.read { " " } else { "*" };
-        outln!("{mark} {}  [{}] {}  ({})", f.id, f.flare, f.subject, f.path);
+        match which {
+            flares::Which::Flares => {
+                outln!("{mark} {}  [{}] {}  ({})", f.id, f.flare, f.subject, f.path)
+            }
+            flares::Which::Letters => {
+                outln!("{mark} {}  {}  ({})", f.id, f.subject, f.path);
+                for line in f.body.lines() {
+                    outln!("    {line}");
+                }
+            }
+        }
     }
     Ok(Exit::Success)
 }

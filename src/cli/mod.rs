@@ -22,6 +22,7 @@ mod heal;
 mod index;
 mod init;
 mod logging;
+mod outbox;
 mod recall;
 mod run;
 mod say;
@@ -71,6 +72,8 @@ enum Command {
     Heal(heal::Args),
     /// List unread flares (hearth's messages about itself), or mark them read.
     Flares(flares::Args),
+    /// List what the agent sent you (newest first, unread by default), or mark it read.
+    Outbox(outbox::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
     Recall(recall::Args),
     /// Bring the recall index up to date (--rebuild: from scratch) and say what it holds.
@@ -97,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => audit::run(&env, home, args),
         Command::Heal(args) => heal::run(&env, home, args),
         Command::Flares(args) => flares::run(&env, home, args),
+        Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),
         Command::Completions(args) => completions::run(args),

@@ -477,6 +477,30 @@ impl Config {
         if self.budget.daily_usd < 0.0 || !self.budget.daily_usd.is_finite() {
             return Err("[budget] daily_usd must be 0 (no limit) or more".into());
         }
+        // Settings this version accepts but does not carry out are errors,
+        // not silent promises.
+        if self.brake.mode == BrakeMode::Enforce {
+            return Err(
+                "[brake] mode = \"enforce\" is not carried out by this version of hearth \
+                        (the brake is not built yet); remove it, or use \"warn\" or \"off\""
+                    .into(),
+            );
+        }
+        if !self.brake.must_read.is_empty() {
+            return Err(
+                "[brake] must_read is not carried out by this version of hearth \
+                        (the brake is not built yet); remove it"
+                    .into(),
+            );
+        }
+        if self.git.push {
+            return Err(
+                "[git] push = true is not carried out by this version of hearth \
+                        (pushing is not built yet); remove it, and copy the home off the box \
+                        yourself (`git clone`, `git fetch` from another host)"
+                    .into(),
+            );
+        }
         if self.budget.daily_usd > 0.0
             && self.model.provider != ProviderKind::Offline
             && self.price().is_none()
@@ -530,6 +554,25 @@ mod tests {
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(Path::new("home/hearth.toml"), text)
+    }
+
+    #[test]
+    fn settings_not_carried_out_yet_are_errors_naming_them() {
+        for (text, key) in [
+            ("[brake]\nmode = \"enforce\"\n", "[brake] mode"),
+            (
+                "[brake]\nmust_read = [\"memory/a.md\"]\n",
+                "[brake] must_read",
+            ),
+            ("[git]\npush = true\n", "[git] push"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.contains(key) && err.contains("not carried out"),
+                "{err}"
+            );
+        }
+        assert!(parse("[brake]\nmode = \"off\"\n[git]\npush = false\n").is_ok());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Flares: hearth's own messages to the operator, in `outbox/` with
 //! `kind: flare`. Listing, read marks (`state/flares_read.json`, committed,
-//! never rewound by a heal) and the `[flares] exec` hook.
+//! never rewound by a heal) and the `[flares] exec` hook. The agent's own
+//! letters (`kind: message`) are listed and marked read the same way, for
+//! `hearth outbox`; their marks live in the same file, keyed by file name.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,15 +19,22 @@ use crate::memory::front_matter;
 /// How long a `[flares] exec` command may run.
 pub const EXEC_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One flare as listed.
+/// One flare, or one of the agent's letters, as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Flare {
     /// The file name without `.md`: what `--ack` takes.
     pub id: String,
     /// Where it is, relative to the home.
     pub path: String,
-    /// Its kind (`budget`, `heal`, `panic`, `gap`…).
+    /// Its kind (`budget`, `heal`, `panic`, `gap`…); empty for a letter.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub flare: String,
+    /// The inbox message a letter answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<String>,
+    /// Its body (a letter's; flares are read with `cat`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub body: String,
     /// When it was posted, as its front matter says.
     pub created: String,
     /// Its subject line.
@@ -73,30 +82,53 @@ pub fn names(home: &Home) -> Vec<String> {
         .collect()
 }
 
+/// What to list from `outbox/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// hearth's flares.
+    Flares,
+    /// The agent's letters (`send`).
+    Letters,
+}
+
 /// Every flare in `outbox/`, newest first.
 pub fn list(home: &Home) -> Vec<Flare> {
+    list_of(home, Which::Flares)
+}
+
+/// Every flare or every letter in `outbox/`, newest first.
+pub fn list_of(home: &Home, which: Which) -> Vec<Flare> {
     let marks = read_marks(home);
     let mut flares: Vec<Flare> = std::fs::read_dir(home.outbox_dir())
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| parse(home, &e.path(), &marks))
+        .filter_map(|e| parse(home, &e.path(), &marks, which))
         .collect();
     flares.sort_by(|a, b| b.id.cmp(&a.id));
     flares
 }
 
-fn parse(home: &Home, path: &Path, marks: &ReadMarks) -> Option<Flare> {
+fn parse(home: &Home, path: &Path, marks: &ReadMarks, which: Which) -> Option<Flare> {
     let name = path.file_name()?.to_str()?;
     let id = name.strip_suffix(".md")?.to_string();
     let text = std::fs::read_to_string(path).ok()?;
-    let yaml = front_matter::split(&text).ok()?.yaml?;
-    let docs = yaml_rust2::YamlLoader::load_from_str(yaml).ok()?;
+    let split = front_matter::split(&text).ok()?;
+    let docs = yaml_rust2::YamlLoader::load_from_str(split.yaml?).ok()?;
     let doc = docs.first()?;
-    if doc["kind"].as_str() != Some("flare") {
+    let wanted = match which {
+        Which::Flares => "flare",
+        Which::Letters => "message",
+    };
+    if doc["kind"].as_str() != Some(wanted) {
         return None;
     }
     Some(Flare {
+        in_reply_to: doc["in_reply_to"].as_str().map(str::to_string),
+        body: match which {
+            Which::Flares => String::new(),
+            Which::Letters => split.body.trim().to_string(),
+        },
         read: marks.read.contains(&id),
         path: home.relative(path),
         flare: doc["flare"].as_str().unwrap_or("").to_string(),
@@ -110,7 +142,12 @@ fn parse(home: &Home, path: &Path, marks: &ReadMarks) -> Option<Flare> {
 /// Marks flares read: the given ids, or every flare when `ids` is empty.
 /// Returns the ids newly marked; unknown ids are an error naming them.
 pub fn ack(home: &Home, ids: &[String]) -> Result<Vec<String>, AckError> {
-    let all = list(home);
+    ack_of(home, Which::Flares, ids)
+}
+
+/// [`ack`] for flares or for the agent's letters.
+pub fn ack_of(home: &Home, which: Which, ids: &[String]) -> Result<Vec<String>, AckError> {
+    let all = list_of(home, which);
     let wanted: Vec<String> = if ids.is_empty() {
         all.iter().map(|f| f.id.clone()).collect()
     } else {
@@ -137,8 +174,8 @@ pub fn ack(home: &Home, ids: &[String]) -> Result<Vec<String>, AckError> {
 /// Why flares could not be marked read.
 #[derive(Debug, thiserror::Error)]
 pub enum AckError {
-    /// No flare has these ids.
-    #[error("no flare with id {}", .0.join(", "))]
+    /// Nothing listed has these ids.
+    #[error("nothing in outbox/ has the id {}", .0.join(", "))]
     Unknown(Vec<String>),
     /// The marks could not be written.
     #[error(transparent)]

@@ -82,16 +82,46 @@ impl Repo {
         Ok(files)
     }
 
-    /// Who last changed lines `start..=end` of `rel` at HEAD: the newest
-    /// commit among the blame hunks, as (short id, author, tick number when
-    /// it was a tick's commit). `None` when the lines are not committed.
+    /// Who last changed lines `start..=end` of `rel` as it is on disk: the
+    /// newest commit among the blame hunks, as (short id, author, tick
+    /// number when it was a tick's commit). `None` when any of those lines
+    /// is not committed (a hand edit the next tick commits, a file never
+    /// committed): a citation must not name a commit that does not hold
+    /// the text it quotes.
     pub fn provenance(&self, rel: &str, start: usize, end: usize) -> Option<Provenance> {
-        let mut opts = git2::BlameOptions::new();
-        opts.min_line(start.max(1)).max_line(end.max(start).max(1));
-        let blame = self.git.blame_file(Path::new(rel), Some(&mut opts)).ok()?;
-        let newest = blame
+        let (start, end) = (start.max(1), end.max(start).max(1));
+        let on_disk = std::fs::read(self.root.join(rel)).ok()?;
+        let at_head = self
+            .head_commit()
+            .ok()
+            .flatten()
+            .and_then(|c| c.tree().ok())
+            .and_then(|t| t.get_path(Path::new(rel)).ok())
+            .and_then(|e| self.git.find_blob(e.id()).ok())
+            .map(|b| b.content() == on_disk.as_slice())?;
+        let commits: Vec<git2::Oid> = if at_head {
+            // The file is as committed: blame only the lines asked for.
+            let mut opts = git2::BlameOptions::new();
+            opts.min_line(start).max_line(end);
+            let blame = self.git.blame_file(Path::new(rel), Some(&mut opts)).ok()?;
+            blame.iter().map(|h| h.final_commit_id()).collect()
+        } else {
+            // Edited since: blame the file on disk, whose new lines belong
+            // to no commit.
+            let committed = self.git.blame_file(Path::new(rel), None).ok()?;
+            let blame = committed.blame_buffer(&on_disk).ok()?;
+            let mut ids = Vec::new();
+            for line in start..=end {
+                ids.push(blame.get_line(line)?.final_commit_id());
+            }
+            ids
+        };
+        if commits.iter().any(|id| id.is_zero()) {
+            return None;
+        }
+        let newest = commits
             .iter()
-            .filter_map(|hunk| self.git.find_commit(hunk.final_commit_id()).ok())
+            .filter_map(|id| self.git.find_commit(*id).ok())
             .max_by_key(|c| c.time().seconds())?;
         let message = newest.message().unwrap_or("");
         let tick = message

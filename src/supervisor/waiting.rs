@@ -151,7 +151,6 @@ impl Supervisor<'_> {
             .flatten();
         let updated =
             crate::recall::index::RecallIndex::open(self.home).and_then(|mut index| match &rels {
-                Some(rels) if rels.is_empty() => Ok(Default::default()),
                 Some(rels) => index.reconcile_paths(self.home, rels),
                 None => index.reconcile(self.home),
             });

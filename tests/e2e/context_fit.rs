@@ -14,14 +14,22 @@ fn a_prompt_too_large_for_the_window_is_class_11_named_flared_once_and_audited()
     home.ok(&["say", "are you there?"]);
 
     let out = home.output(&["tick"]);
-    assert_eq!(out.status.code(), Some(11), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(11),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     home.output(&["tick"]);
     let tick = &home.ticks()[0];
     assert_eq!(tick["class"], "context-insufficiency", "{tick}");
     let note = tick["note"].as_str().unwrap();
     assert!(note.contains("prompt alone"), "{note}");
     assert!(note.contains("memory/prompt.md"), "the fix: {note}");
-    assert_eq!(tick["tokens"]["in"], 0, "no model call was paid for: {tick}");
+    assert_eq!(
+        tick["tokens"]["in"], 0,
+        "no model call was paid for: {tick}"
+    );
     assert_eq!(home.list("inbox").len(), 1, "nothing consumed");
     let flares: Vec<String> = home
         .list("outbox")
@@ -38,17 +46,25 @@ fn a_prompt_too_large_for_the_window_is_class_11_named_flared_once_and_audited()
     std::fs::write(home.file("memory/prompt.md"), "# Prompt\n\nBe brief.\n").unwrap();
     assert_eq!(home.output(&["tick"]).status.code(), Some(0));
     assert!(home.list("inbox").is_empty(), "answered once it fits");
-    assert!(String::from_utf8_lossy(&home.output(&["audit"]).stdout).contains("context:        fits"));
+    assert!(
+        String::from_utf8_lossy(&home.output(&["audit"]).stdout).contains("context:        fits")
+    );
 }
 
 #[test]
 fn a_history_too_long_for_the_window_is_archived_first_and_the_tick_goes_on() {
     let home = TestHome::with_config("[context]\nhistory_tokens = 1000000\n");
     for n in 0..12 {
-        home.ok(&["say", &format!("note {n}: {}", "a long thought about the sea. ".repeat(60))]);
+        home.ok(&[
+            "say",
+            &format!("note {n}: {}", "a long thought about the sea. ".repeat(60)),
+        ]);
         home.ok(&["tick"]);
     }
-    assert!(home.list("state/archive").is_empty(), "nothing archived yet");
+    assert!(
+        home.list("state/archive").is_empty(),
+        "nothing archived yet"
+    );
     std::fs::write(
         home.file("hearth.toml"),
         "[context]\nhistory_tokens = 1000000\n[model]\ncontext_tokens = 12000\nmax_tokens = 1000\n",
@@ -58,7 +74,10 @@ fn a_history_too_long_for_the_window_is_archived_first_and_the_tick_goes_on() {
     assert_eq!(home.output(&["tick"]).status.code(), Some(0));
     let tick = home.ticks().pop().unwrap();
     assert_eq!(tick["class"], "ok", "{tick}");
-    assert_eq!(tick["recoveries"][0]["strategy"], "reduced context", "{tick}");
+    assert_eq!(
+        tick["recoveries"][0]["strategy"], "reduced context",
+        "{tick}"
+    );
     assert_eq!(tick["recoveries"][0]["outcome"], "recovered");
     assert_eq!(home.list("state/archive").len(), 1);
 }

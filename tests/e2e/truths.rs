@@ -149,3 +149,73 @@ fn the_home_is_found_from_a_directory_inside_it_and_status_shows_unread_flares()
     let status = home.ok(&["status"]);
     assert!(status.contains("flares:     1 unread"), "{status}");
 }
+
+#[test]
+fn a_fresh_home_ticks_without_warnings() {
+    let home = TestHome::new();
+    let out = home.output(&["run", "--ticks", "3"]);
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!log.contains("WARN"), "{log}");
+}
+
+#[test]
+fn a_citation_of_lines_edited_since_the_last_commit_says_uncommitted() {
+    let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("memory/sea.md"),
+        "# Sea\n\nThe keeper is named Orla.\n",
+    )
+    .unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let committed = home.ok(&["recall", "keeper named", "--no-rerank"]);
+    assert!(committed.contains("memory/sea.md:3@"), "{committed}");
+    assert!(!committed.contains("@uncommitted"), "{committed}");
+
+    std::fs::write(
+        home.file("memory/sea.md"),
+        "# Sea\n\nThe keeper is named Brigid now.\n",
+    )
+    .unwrap();
+    let edited = home.ok(&["recall", "keeper named", "--no-rerank"]);
+    assert!(edited.contains("memory/sea.md:3@uncommitted"), "{edited}");
+}
+
+#[test]
+fn hearth_outbox_lists_what_the_agent_sent_and_marks_it_read() {
+    let home = TestHome::with_config("");
+    home.ok(&["say", "hello there"]);
+    home.ok(&["run", "--ticks", "1"]);
+    let listed = home.ok(&["outbox"]);
+    assert!(listed.contains("Re: hello there"), "{listed}");
+    assert!(
+        listed.contains("> hello there"),
+        "the body is shown: {listed}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&home.ok(&["outbox", "--json"])).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    assert!(json[0]["in_reply_to"]
+        .as_str()
+        .unwrap()
+        .starts_with("inbox/"));
+    home.ok(&["outbox", "--ack", "--all"]);
+    assert!(home.ok(&["outbox"]).contains("no unread letters"));
+    assert!(home.ok(&["outbox", "--all"]).contains("Re: hello there"));
+    assert!(
+        home.git(&["status", "--porcelain"]).stdout.is_empty(),
+        "the marks are committed"
+    );
+}
+
+#[test]
+fn a_setting_not_carried_out_yet_is_an_error_naming_it() {
+    let home = TestHome::with_config("[git]\npush = true\n");
+    let out = home.output(&["run", "--ticks", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[git] push") && err.contains("hearth.toml"),
+        "{err}"
+    );
+    assert!(home.ticks().is_empty());
+}
