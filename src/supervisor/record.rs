@@ -78,16 +78,17 @@ pub(super) fn record_for(
     }
 }
 
-/// A tick that crashed, ran out of time or was stopped by a signal did not
-/// finish answering what it read: its inbox messages go back to `inbox/`,
-/// presented again as new to the next tick, and leave its ledger line (so
-/// a heal does not give them back twice).
+/// A tick that crashed, ran out of time, was stopped by a signal or lost
+/// the model API midway did not finish answering what it read: its inbox
+/// messages go back to `inbox/`, presented again as new to the next tick,
+/// and leave its ledger line (so a heal does not give them back twice; an
+/// outage tick is not in the healer's streak, so a heal would not either).
 pub(super) fn give_back_messages(
     home: &Home,
     record: &mut TickRecord,
     report: Option<&TickReport>,
 ) -> Result<(), MailboxError> {
-    if record.class != Class::Crash && !record.interrupted {
+    if record.class != Class::Crash && !record.interrupted && !record.outage {
         return Ok(());
     }
     for (_, archived) in report.map(|r| r.consumed.as_slice()).unwrap_or_default() {

@@ -276,6 +276,25 @@ fn make_it_fit(
             total,
             room,
         } => {
+            // The one recovery, reduced context, can only take the history
+            // and the recalled context away: weighed, not sent, since what
+            // is left would still not fit.
+            let without: u64 = prepared
+                .tokens_by_part
+                .iter()
+                .filter(|(name, _)| !matches!(name.as_str(), "history" | "recall"))
+                .map(|(_, n)| n)
+                .sum();
+            report.recoveries.push(class::Recovery {
+                strategy: "reduced context".into(),
+                detail: format!(
+                    "without history and recalled context the request would still need about \
+                     {without} tokens of {room}"
+                ),
+                extra_tokens: 0,
+                wall_ms: 0,
+                outcome: "failed".into(),
+            });
             let detail = format!(
                 "the request needs about {total} tokens before any history, and the model \
                  has room for {room} ([model] context_tokens = {window} less [model] max_tokens); \
