@@ -119,6 +119,14 @@ pub fn read(home: &Home, path: &Path) -> Result<InboxMessage, MailboxError> {
 /// path inside the home. The file is in one place or the other at every
 /// instant.
 pub fn archive(home: &Home, rel: &str) -> Result<String, MailboxError> {
+    let to = archive_path(home, rel);
+    archive_to(home, rel, &to)
+}
+
+/// Where [`archive`] would move the message `rel` now (a free name in
+/// `state/inbox-archive/`), so a caller can record it before the move: a
+/// process killed between the two then knows where to look.
+pub fn archive_path(home: &Home, rel: &str) -> String {
     let from = home.root().join(rel);
     let name = from
         .file_name()
@@ -128,9 +136,13 @@ pub fn archive(home: &Home, rel: &str) -> Result<String, MailboxError> {
         Some((stem, ext)) => (stem.to_string(), ext.to_string()),
         None => (name.clone(), "md".to_string()),
     };
-    let to = unique_path(&home.inbox_archive_dir(), &stem, &ext);
-    atomic::rename(&from, &to)?;
-    Ok(home.relative(&to))
+    home.relative(&unique_path(&home.inbox_archive_dir(), &stem, &ext))
+}
+
+/// Moves the message `rel` to `to` (from [`archive_path`]).
+pub fn archive_to(home: &Home, rel: &str, to: &str) -> Result<String, MailboxError> {
+    atomic::rename(&home.root().join(rel), &home.root().join(to))?;
+    Ok(to.to_string())
 }
 
 /// Puts a consumed message back in `inbox/` (a tick that never answered

@@ -157,9 +157,13 @@ pub fn run(
     if healer_note.is_some() {
         HealerNote::consume(home);
     }
+    // Each message is on the report before it moves, so a tick killed at
+    // any point leaves the supervisor able to give it back.
     for message in &messages {
-        let archived = inbox::archive(home, &message.rel)?;
-        report.consumed.push((message.rel.clone(), archived));
+        let to = inbox::archive_path(home, &message.rel);
+        report.consumed.push((message.rel.clone(), to.clone()));
+        report.save(home)?;
+        inbox::archive_to(home, &message.rel, &to)?;
     }
     report.save(home)?;
     if let Some(pause) = options.hooks.pause_after_write_ahead(options.number) {
