@@ -13,7 +13,7 @@
 //! | 1 | [`supervisor`] | the long-running loop around ticks, systemd, status, commits of ticks and hand edits |
 //! | 2 | [`healer`] | failure streaks, heals from the last good commit, panic, quiet failures, core-memory validation |
 //! | 3 | [`tick`] | one tick: prepare (context assembly, the healer's note), the pure agent step, the driver, exit classes, the ledger |
-//! | 4 | [`tools`] | the built-in tools and the path sandbox |
+//! | 4 | [`tools`], [`brake`] | the built-in and operator tools, the path sandbox, trust; the brake's decisions and its log |
 //! | 5 | [`boot`], [`recall`] | the identity layer and its audit; the index, rerank and cited answers |
 //! | 6 | [`model`] | the provider seam, Anthropic, OpenAI-compatible, offline |
 //! | 7 | [`conversation`] | the message format, `state/messages.json`, the archives |
@@ -26,6 +26,7 @@
 
 pub mod atomic;
 pub mod boot;
+pub mod brake;
 pub mod budget;
 pub mod clock;
 pub mod config;

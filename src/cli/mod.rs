@@ -13,6 +13,7 @@ macro_rules! outln {
 }
 
 mod audit;
+mod brake;
 mod completions;
 mod context;
 mod env;
@@ -72,6 +73,8 @@ enum Command {
     Heal(heal::Args),
     /// List unread flares (hearth's messages about itself), or mark them read.
     Flares(flares::Args),
+    /// The brake: required reads, its report, the operator's override.
+    Brake(brake::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
     Outbox(outbox::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
@@ -100,6 +103,7 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => audit::run(&env, home, args),
         Command::Heal(args) => heal::run(&env, home, args),
         Command::Flares(args) => flares::run(&env, home, args),
+        Command::Brake(args) => brake::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),

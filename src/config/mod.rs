@@ -479,20 +479,6 @@ impl Config {
         }
         // Settings this version accepts but does not carry out are errors,
         // not silent promises.
-        if self.brake.mode == BrakeMode::Enforce {
-            return Err(
-                "[brake] mode = \"enforce\" is not carried out by this version of hearth \
-                        (the brake is not built yet); remove it, or use \"warn\" or \"off\""
-                    .into(),
-            );
-        }
-        if !self.brake.must_read.is_empty() {
-            return Err(
-                "[brake] must_read is not carried out by this version of hearth \
-                        (the brake is not built yet); remove it"
-                    .into(),
-            );
-        }
         if self.git.push {
             return Err(
                 "[git] push = true is not carried out by this version of hearth \
@@ -558,21 +544,15 @@ mod tests {
 
     #[test]
     fn settings_not_carried_out_yet_are_errors_naming_them() {
-        for (text, key) in [
-            ("[brake]\nmode = \"enforce\"\n", "[brake] mode"),
-            (
-                "[brake]\nmust_read = [\"memory/a.md\"]\n",
-                "[brake] must_read",
-            ),
-            ("[git]\npush = true\n", "[git] push"),
-        ] {
-            let err = parse(text).unwrap_err().to_string();
-            assert!(
-                err.contains(key) && err.contains("not carried out"),
-                "{err}"
-            );
-        }
-        assert!(parse("[brake]\nmode = \"off\"\n[git]\npush = false\n").is_ok());
+        let err = parse("[git]\npush = true\n").unwrap_err().to_string();
+        assert!(
+            err.contains("[git] push") && err.contains("not carried out"),
+            "{err}"
+        );
+        assert!(parse(
+            "[brake]\nmode = \"enforce\"\nmust_read = [\"memory/a.md\"]\n[git]\npush = false\n"
+        )
+        .is_ok());
     }
 
     #[test]

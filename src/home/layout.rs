@@ -43,6 +43,14 @@ pub mod rel {
     pub const OUTBOX: &str = "outbox";
     /// Never committed: index, locks, runtime files.
     pub const RUNTIME: &str = ".hearth";
+    /// Every decision of the brake, one JSON line each; never rewound.
+    pub const BRAKE_LOG: &str = "state/brake.jsonl";
+    /// The operator's brake override (under `.hearth/`: no tool reaches it).
+    pub const BRAKE_OVERRIDE: &str = ".hearth/brake-override.json";
+    /// Operator-defined tools, one manifest each.
+    pub const TOOLS: &str = "tools";
+    /// What the operator trusted to run (digests), never committed.
+    pub const TRUST: &str = ".hearth/trust.json";
 }
 
 impl Home {

@@ -13,12 +13,15 @@ use super::class::{Failure, FailureKind, Recovery};
 use super::report::TickReport;
 use super::step::{self, Call, Limits, Step, Then, Turn};
 use super::TickError;
+use crate::brake::gate::Gate;
+use crate::brake::{self, Decision};
 use crate::config::Config;
 use crate::conversation::archive as history;
 use crate::conversation::store::Conversation;
 use crate::conversation::{self as convo, Block, Message, Role};
 use crate::home::Home;
 use crate::model::{self, Provider, Request, TurnFacts};
+use crate::tools::sandbox::Area;
 use crate::tools::{self, ToolContext};
 
 /// Recoveries started and not yet settled: what, how much more, since when.
@@ -66,6 +69,7 @@ impl Tries {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn tool_loop(
     mut provider: Box<dyn Provider>,
+    gate: &Gate,
     api_key: Option<&str>,
     config: &Config,
     system: &[model::SystemBlock],
@@ -188,15 +192,15 @@ pub(super) fn tool_loop(
         });
         conversation.save(home)?;
         if !calls.is_empty() {
-            answer_calls(
-                calls,
-                decision.calls,
-                &mut step,
+            let mut turn = Calls {
+                step: &mut step,
+                gate,
                 conversation,
                 tool_ctx,
                 report,
                 home,
-            )?;
+            };
+            turn.answer(calls, decision.calls)?;
         }
         if decision.then == Then::Stop {
             break;
@@ -263,46 +267,97 @@ fn shrink(
     Ok(None)
 }
 
-/// Runs or refuses each call as decided, and keeps their results as one
-/// user turn: every call gets a result, or the next request is malformed.
-/// A call that fails goes back to the model as an error result; the step
-/// decides later whether the model got past it.
-fn answer_calls(
-    calls: Vec<(String, String, serde_json::Value)>,
-    decided: Vec<Call>,
-    step: &mut Step,
-    conversation: &mut Conversation,
-    tool_ctx: &mut ToolContext<'_>,
-    report: &mut TickReport,
-    home: &Home,
-) -> Result<(), TickError> {
-    let mut results = Vec::new();
-    for ((id, name, input), call) in calls.into_iter().zip(decided) {
-        report.actions.push(format!("{name} {input}"));
-        let (content, is_error) = match call {
-            Call::Refuse(why) => (why, true),
-            Call::Run => {
-                let (content, is_error, failure) =
-                    step::answer(tools::dispatch(tool_ctx, &name, &input));
-                if let Some(failure) = failure {
-                    tracing::warn!("tool call failed: {}", failure.detail);
-                    step.tool_failed(failure);
+/// What answering one turn's calls touches.
+struct Calls<'a, 'c> {
+    step: &'a mut Step,
+    gate: &'a Gate,
+    conversation: &'a mut Conversation,
+    tool_ctx: &'a mut ToolContext<'c>,
+    report: &'a mut TickReport,
+    home: &'a Home,
+}
+
+impl Calls<'_, '_> {
+    /// Runs or refuses each call as decided (the step's round and per-turn
+    /// limits, then the brake), and keeps their results as one user turn:
+    /// every call gets a result, or the next request is malformed. A call
+    /// that fails goes back to the model as an error result; the step
+    /// decides later whether the model got past it.
+    fn answer(
+        &mut self,
+        calls: Vec<(String, String, serde_json::Value)>,
+        decided: Vec<Call>,
+    ) -> Result<(), TickError> {
+        let mut results = Vec::new();
+        for ((id, name, input), call) in calls.into_iter().zip(decided) {
+            self.report.actions.push(format!("{name} {input}"));
+            let call = match call {
+                Call::Run => self.brake(&name, &input, &results),
+                refused => refused,
+            };
+            let (content, is_error) = match call {
+                Call::Refuse(why) => (why, true),
+                Call::Run => {
+                    let (content, is_error, failure) =
+                        step::answer(tools::dispatch(self.tool_ctx, &name, &input));
+                    if let Some(failure) = failure {
+                        tracing::warn!("tool call failed: {}", failure.detail);
+                        self.step.tool_failed(failure);
+                    }
+                    (content, is_error)
                 }
-                (content, is_error)
-            }
-        };
-        results.push(Block::ToolResult {
-            tool_use_id: id,
-            content,
-            is_error,
+            };
+            results.push(Block::ToolResult {
+                tool_use_id: id,
+                content,
+                is_error,
+            });
+        }
+        self.conversation.messages.push(Message {
+            role: Role::User,
+            content: results,
         });
+        self.conversation.save(self.home)?;
+        self.report.effects = self.tool_ctx.effects.clone();
+        self.report.save(self.home)?;
+        Ok(())
     }
-    conversation.messages.push(Message {
-        role: Role::User,
-        content: results,
-    });
-    conversation.save(home)?;
-    report.effects = tool_ctx.effects.clone();
-    report.save(home)?;
-    Ok(())
+
+    /// The brake's word on a call about to run, with what is in front of
+    /// the model now: the conversation and this turn's results so far.
+    fn brake(&mut self, name: &str, input: &serde_json::Value, results: &[Block]) -> Call {
+        let writes = brake::WRITING.contains(&name);
+        if !writes {
+            return Call::Run;
+        }
+        let mut shown = self.conversation.messages.clone();
+        shown.push(Message {
+            role: Role::User,
+            content: results.to_vec(),
+        });
+        let home = self.home;
+        let normalise = |raw: &str| {
+            tools::sandbox::resolve(home, raw, &[Area::Memory, Area::State, Area::Outbox])
+                .ok()
+                .map(|p| home.relative(&p))
+        };
+        let target = input["path"].as_str().unwrap_or(name);
+        match self
+            .gate
+            .check(home, name, target, writes, &shown, normalise)
+        {
+            Decision::Deny(waiting) => {
+                let why = brake::refusal(&waiting);
+                tracing::warn!("{name}: {why}");
+                self.step.tool_failed(Failure {
+                    kind: FailureKind::ToolFailed,
+                    detail: format!("{name}: {why}"),
+                    outage: false,
+                    fix: None,
+                });
+                Call::Refuse(why)
+            }
+            _ => Call::Run,
+        }
+    }
 }

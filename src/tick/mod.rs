@@ -133,7 +133,19 @@ pub fn run(
             compaction.archive
         );
     }
-    report.required_reads = prepared.required_reads.clone();
+    let required =
+        crate::brake::required::required(home, &prepared.required_reads, &config.brake.must_read);
+    report.required_reads = required.iter().map(|r| r.path.clone()).collect();
+    let gate = crate::brake::gate::Gate::open_for(
+        home,
+        config.brake.mode,
+        report.required_reads.clone(),
+        options.number,
+        now,
+    );
+    if config.brake.mode != crate::config::BrakeMode::Off {
+        flare_missing_required(home, &required, options.number, now)?;
+    }
     report.inbox_waiting = prepared.inbox.len();
     let facts = prepared.facts();
     report.tokens_by_part = prepared.tokens_by_part.clone();
@@ -182,6 +194,7 @@ pub fn run(
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(
             provider,
+            &gate,
             options.api_key.as_deref(),
             config,
             &system,
@@ -212,6 +225,50 @@ pub fn run(
     report.cost_usd = cost_usd(&report.usage, price.as_ref());
     report.save(home)?;
     Ok(report)
+}
+
+/// A file the brake requires that does not exist or cannot be read keeps
+/// the gate closed; one `brake` flare (until read) names it: unknown is
+/// never OK.
+fn flare_missing_required(
+    home: &Home,
+    required: &[crate::brake::Required],
+    tick: u64,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let missing: Vec<&str> = required
+        .iter()
+        .filter(|r| r.digest.is_none())
+        .map(|r| r.path.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    tracing::warn!(
+        "the brake requires files that cannot be read: {}",
+        missing.join(", ")
+    );
+    let unread = crate::mailbox::flares::list(home)
+        .into_iter()
+        .any(|f| f.flare == "brake" && !f.read);
+    if unread {
+        return Ok(());
+    }
+    let body = format!(
+        "The brake requires these files, and they do not exist or cannot be read:\n\n{}\n\n\
+         Until they can be read, the agent's writing tools stay closed in `enforce` (and are \
+         logged as would-deny in `warn`). Create them, or remove them from [brake] must_read \
+         or from the `must_read: true` front matter that names them.",
+        missing
+            .iter()
+            .map(|p| format!("- {p}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let mut flare = Letter::flare("brake", "a required read is missing", body);
+    flare.tick = Some(tick);
+    outbox::post(home, &flare, now)?;
+    Ok(())
 }
 
 /// Makes the request fit `[model] context_tokens` before anything is
