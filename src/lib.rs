@@ -22,7 +22,7 @@
 //! | 10 | [`budget`] | the spend ledger |
 //! | 11 | [`home`] | the home's layout (every path of DESIGN §2), discovery, `init`, locks |
 //! | 12 | [`repo`] | every git operation (git2 stays inside this module) |
-//! | 13 | [`config`], [`atomic`], [`json_file`], [`stamp`], [`clock`] | `hearth.toml`; the one atomic write; hearth's own versioned JSON files; change stamps; the one source of "now" |
+//! | 13 | [`config`], [`atomic`], [`json_file`], [`stamp`], [`clock`], [`process`] | `hearth.toml`; the one atomic write; hearth's own versioned JSON files; change stamps; the one source of "now"; process groups |
 
 pub mod atomic;
 pub mod boot;
@@ -37,6 +37,7 @@ pub mod json_file;
 pub mod mailbox;
 pub mod memory;
 pub mod model;
+pub mod process;
 pub mod recall;
 pub mod repo;
 pub mod stamp;

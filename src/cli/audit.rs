@@ -54,7 +54,24 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             );
         }
     }
-    if !fits {
+    // Operator tools: a manifest that does not parse is named with file
+    // and line; a tool changed since it was trusted will not run.
+    let (operator, problems) = hearth::tools::operator::load(&home, &hearth::tools::BUILTINS);
+    let trusted = hearth::tools::trust::Trust::load(&home);
+    if !args.json {
+        for tool in &operator {
+            let state = if trusted.trusts(&tool.file, &tool.digest) {
+                "trusted"
+            } else {
+                "NOT TRUSTED (run `hearth trust` after checking it)"
+            };
+            outln!("tool:           {} ({}) — {state}", tool.name, tool.file);
+        }
+        for problem in &problems {
+            outln!("BROKEN TOOL:    {problem}");
+        }
+    }
+    if !fits || !problems.is_empty() {
         return Ok(Exit::Error);
     }
     Ok(if args.strict && !audit.drift.is_empty() {

@@ -68,6 +68,11 @@ impl Env {
         Ok(home::resolve(flag, self.hearth_home.as_deref(), &self.cwd)?)
     }
 
+    /// The whole environment, for the variables operator tools may name.
+    pub fn vars(&self) -> &BTreeMap<String, String> {
+        &self.vars
+    }
+
     /// An existing home.
     pub fn open_home(&self, flag: Option<&Path>) -> Result<Home, CommandError> {
         Ok(Home::open(&self.home_dir(flag)?)?)

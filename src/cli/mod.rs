@@ -29,6 +29,7 @@ mod run;
 mod say;
 mod status;
 mod tick;
+mod trust;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -75,6 +76,8 @@ enum Command {
     Flares(flares::Args),
     /// The brake: required reads, its report, the operator's override.
     Brake(brake::Args),
+    /// Approve the commands this home holds (tools/*.toml, [flares] exec) as they are now.
+    Trust(trust::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
     Outbox(outbox::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
@@ -104,6 +107,7 @@ pub fn main() -> ExitCode {
         Command::Heal(args) => heal::run(&env, home, args),
         Command::Flares(args) => flares::run(&env, home, args),
         Command::Brake(args) => brake::run(&env, home, args),
+        Command::Trust(args) => trust::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),

@@ -61,6 +61,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         number,
         api_key: env.api_key(&config.model),
         hooks: env.hooks.clone(),
+        environment: env.vars().clone(),
     };
     let report = tick::run(&home, &config, &options, env.clock.now())?;
     for failure in &report.failures {

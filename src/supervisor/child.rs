@@ -197,11 +197,6 @@ impl TickChild {
 
     /// Sends `signal` to the child's whole process group.
     pub fn signal_group(&self, signal: i32) {
-        // SAFETY: kill(2) with a negative pid signals a process group; the
-        // group is the child's own (process_group(0) above).
-        #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
-        unsafe {
-            libc::kill(-self.pgid, signal);
-        }
+        crate::process::signal_group(self.pgid, signal);
     }
 }

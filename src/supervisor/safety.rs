@@ -87,9 +87,26 @@ impl Supervisor<'_> {
 
     /// Hands each flare not yet seen to `[flares] exec`.
     pub(super) fn announce_new_flares(&mut self) {
+        let exec = self.config.flares.exec.clone();
+        // A command from a home you did not write does not run until you
+        // trust it (`hearth trust`): said once, and flared.
+        let trusted = crate::tools::trust::Trust::load(self.home).trusts_exec(&exec);
+        if !trusted {
+            let problem = format!(
+                "[flares] exec = {exec:?} is not trusted as it is now; it will not run until \
+                 you check it and run `hearth trust`"
+            );
+            if self.reported.insert(problem.clone()) {
+                tracing::warn!("{problem}");
+                let flare = Letter::flare("tools", "[flares] exec is not trusted", problem);
+                if let Err(e) = outbox::post(self.home, &flare, self.options.clock.now()) {
+                    tracing::error!("could not write the tools flare: {e}");
+                }
+            }
+        }
         for name in flares::names(self.home) {
-            if self.announced.insert(name.clone()) {
-                flares::announce(&self.config.flares.exec, &self.home.outbox_dir().join(name));
+            if self.announced.insert(name.clone()) && trusted {
+                flares::announce(&exec, &self.home.outbox_dir().join(name));
             }
         }
     }

@@ -326,10 +326,16 @@ impl Calls<'_, '_> {
     /// The brake's word on a call about to run, with what is in front of
     /// the model now: the conversation and this turn's results so far.
     fn brake(&mut self, name: &str, input: &serde_json::Value, results: &[Block]) -> Call {
-        let writes = brake::WRITING.contains(&name);
+        let writes = tools::writes(&self.tool_ctx.operator, name);
         if !writes {
             return Call::Run;
         }
+        // Operator tools are logged as `tool:NAME`, apart from the built-ins.
+        let logged = if brake::WRITING.contains(&name) {
+            name.to_string()
+        } else {
+            format!("tool:{name}")
+        };
         let mut shown = self.conversation.messages.clone();
         shown.push(Message {
             role: Role::User,
@@ -341,10 +347,18 @@ impl Calls<'_, '_> {
                 .ok()
                 .map(|p| home.relative(&p))
         };
-        let target = input["path"].as_str().unwrap_or(name);
+        let target = match input["path"].as_str() {
+            Some(path) => path.to_string(),
+            None => self
+                .tool_ctx
+                .operator
+                .iter()
+                .find(|t| t.name == name)
+                .map_or_else(|| name.to_string(), |t| t.command.join(" ")),
+        };
         match self
             .gate
-            .check(home, name, target, writes, &shown, normalise)
+            .check(home, &logged, &target, writes, &shown, normalise)
         {
             Decision::Deny(waiting) => {
                 let why = brake::refusal(&waiting);

@@ -72,6 +72,9 @@ pub struct TickOptions {
     pub api_key: Option<String>,
     /// What a test asked of this tick (nothing, outside tests).
     pub hooks: TestHooks,
+    /// The supervisor's environment, read by the caller: operator tools get
+    /// the variables their manifests name from it.
+    pub environment: std::collections::BTreeMap<String, String>,
 }
 
 /// Runs one tick and returns its final report (also saved for the
@@ -146,6 +149,8 @@ pub fn run(
     if config.brake.mode != crate::config::BrakeMode::Off {
         flare_missing_required(home, &required, options.number, now)?;
     }
+    let trust = crate::tools::trust::Trust::load(home);
+    flare_tool_problems(home, &prepared, &trust, options.number, now)?;
     report.inbox_waiting = prepared.inbox.len();
     let facts = prepared.facts();
     report.tokens_by_part = prepared.tokens_by_part.clone();
@@ -156,6 +161,7 @@ pub fn run(
         system,
         mut conversation,
         tools: specs,
+        operator,
         inbox: messages,
         healer_note,
         ..
@@ -190,6 +196,9 @@ pub fn run(
         recall_results: config.recall.results,
         max_write_bytes: config.tools.max_write_bytes,
         effects: Default::default(),
+        operator,
+        trust,
+        environment: options.environment.clone(),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(
@@ -225,6 +234,51 @@ pub fn run(
     report.cost_usd = cost_usd(&report.usage, price.as_ref());
     report.save(home)?;
     Ok(report)
+}
+
+/// Operator tools that cannot be offered (a manifest that does not parse)
+/// or not run (changed since the operator trusted it): named in the log,
+/// and one `tools` flare (until read) says which files and what to do.
+fn flare_tool_problems(
+    home: &Home,
+    prepared: &Prepared,
+    trust: &crate::tools::trust::Trust,
+    tick: u64,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let mut lines: Vec<String> = prepared
+        .tool_problems
+        .iter()
+        .map(|p| format!("- {p} (the tool is not offered until this is fixed)"))
+        .collect();
+    for tool in &prepared.operator {
+        if !trust.trusts(&tool.file, &tool.digest) {
+            lines.push(format!(
+                "- {} is not trusted as it is now: `{}` will not run until you check it and \
+                 run `hearth trust`",
+                tool.file, tool.name
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    for line in &lines {
+        tracing::warn!("tools: {}", line.trim_start_matches("- "));
+    }
+    let unread = crate::mailbox::flares::list(home)
+        .into_iter()
+        .any(|f| f.flare == "tools" && !f.read);
+    if !unread {
+        let mut flare = Letter::flare(
+            "tools",
+            "operator tools need your attention",
+            format!("{}\n", lines.join("\n")),
+        );
+        flare.tick = Some(tick);
+        outbox::post(home, &flare, now)?;
+    }
+    Ok(())
 }
 
 /// A file the brake requires that does not exist or cannot be read keeps

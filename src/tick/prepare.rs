@@ -37,6 +37,10 @@ pub struct Prepared {
     pub conversation: Conversation,
     /// The tools the model may call.
     pub tools: Vec<model::ToolSpec>,
+    /// The operator's tools that parse (`tools/*.toml`).
+    pub operator: Vec<tools::operator::OperatorTool>,
+    /// The manifests that do not, by file and line.
+    pub tool_problems: Vec<tools::operator::ManifestProblem>,
     /// The inbox messages this tick answers, oldest first.
     pub inbox: Vec<InboxMessage>,
     /// For each of them, what recall found (best first).
@@ -68,6 +72,7 @@ pub fn prepare(
 ) -> Result<Prepared, TickError> {
     let repo = Repo::open(home.root()).ok();
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
+    let (operator, tool_problems) = tools::operator::load(home, &tools::BUILTINS);
 
     let mut messages = Vec::new();
     for path in inbox::pending(home)? {
@@ -118,7 +123,9 @@ pub fn prepare(
         number,
         system: boot.system,
         conversation,
-        tools: tools::specs(),
+        tools: tools::specs(&operator),
+        operator,
+        tool_problems,
         inbox: messages,
         recall,
         tier,

@@ -365,6 +365,9 @@ mod tests {
             recall_results: 3,
             max_write_bytes: 1000,
             effects: Effects::default(),
+            operator: Vec::new(),
+            trust: Default::default(),
+            environment: Default::default(),
         }
     }
 

@@ -8,14 +8,20 @@
 //! agent's own changes.
 
 mod builtins;
+pub mod operator;
 pub mod sandbox;
+pub mod trust;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use std::collections::BTreeMap;
+
 use crate::home::Home;
 use crate::model::ToolSpec;
+use operator::OperatorTool;
+use trust::Trust;
 
 /// A tool call that did not succeed. The variant decides the tick's failure
 /// class (DESIGN 7): a tool that does not exist is a coverage gap, bad
@@ -86,15 +92,56 @@ pub struct ToolContext<'a> {
     pub max_write_bytes: u64,
     /// What the calls changed so far.
     pub effects: Effects,
+    /// The operator's tools (`tools/*.toml`) that parse.
+    pub operator: Vec<OperatorTool>,
+    /// What the operator trusted to run.
+    pub trust: Trust,
+    /// The supervisor's environment, from which an operator tool gets the
+    /// variables its manifest names (and nothing else).
+    pub environment: BTreeMap<String, String>,
 }
 
-/// The built-in tools, as the model sees them. Stable order and text, so the
-/// tool list is byte-stable from tick to tick (cacheable).
-pub fn specs() -> Vec<ToolSpec> {
-    builtins::specs()
+/// The names of the built-in tools.
+pub const BUILTINS: [&str; 8] = [
+    "recall", "read", "write", "append", "edit", "journal", "send", "sleep",
+];
+
+/// The built-in tools, then the operator's (by name), as the model sees
+/// them. Stable order and text, so the tool list is byte-stable from tick
+/// to tick (cacheable).
+pub fn specs(operator: &[OperatorTool]) -> Vec<ToolSpec> {
+    let mut specs = builtins::specs();
+    specs.extend(operator.iter().map(OperatorTool::spec));
+    specs
+}
+
+/// Whether a call of `name` writes (the brake's question): the writing
+/// built-ins, and operator tools not declared `read_only`.
+pub fn writes(operator: &[OperatorTool], name: &str) -> bool {
+    ["write", "append", "edit", "journal"].contains(&name)
+        || operator.iter().any(|t| t.name == name && !t.read_only)
 }
 
 /// Runs one tool call and returns the text the model gets back.
 pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
-    builtins::dispatch(ctx, name, input)
+    let Some(tool) = ctx.operator.iter().find(|t| t.name == name) else {
+        return builtins::dispatch(ctx, name, input);
+    };
+    if !ctx.trust.trusts(&tool.file, &tool.digest) {
+        return Err(ToolError::Refused {
+            tool: name.into(),
+            message: format!(
+                "not run: {} changed since the operator trusted it (or was never trusted); \
+                 the operator runs `hearth trust` after checking it",
+                tool.file
+            ),
+        });
+    }
+    if !input.is_object() {
+        return Err(ToolError::BadInput {
+            tool: name.into(),
+            message: "arguments must be a JSON object".into(),
+        });
+    }
+    tool.run(ctx.home, input, &ctx.environment)
 }

@@ -210,6 +210,8 @@ fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
         ),
     )
     .unwrap();
+    // A command from the home runs only once the operator trusts it.
+    assert!(home.ok(&["trust"]).contains("hearth.toml [flares] exec"));
     let mut cmd = home.cmd(&["run"]);
     cmd.env("HEARTH_TEST_FAIL", "contract-violation@2");
     let child = home.spawn_with(cmd);

@@ -219,3 +219,43 @@ fn a_setting_not_carried_out_yet_is_an_error_naming_it() {
     );
     assert!(home.ticks().is_empty());
 }
+
+#[test]
+fn an_untrusted_flares_exec_does_not_run_and_says_so() {
+    let home = TestHome::with_config("");
+    let mark = home.path.with_file_name("exec-ran");
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[brake]\nmust_read = [\"memory/missing.md\"]\n[flares]\nexec = \"touch {}\"\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    let out = home.output(&["run", "--ticks", "1"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hearth trust"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !mark.exists(),
+        "a command from the home did not run untrusted"
+    );
+    assert!(home
+        .list("outbox")
+        .iter()
+        .any(|n| n.contains("-flare-tools")));
+
+    home.ok(&["trust"]);
+    std::fs::write(home.file("memory/other.md"), "x").unwrap();
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[brake]\nmust_read = [\"memory/missing.md\", \"memory/gone.md\"]\n[flares]\nexec = \"touch {}\"\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    home.ok(&["flares", "--ack", "--all"]);
+    home.ok(&["run", "--ticks", "1"]);
+    home.wait_for(Duration::from_secs(5), "the trusted exec", || mark.exists());
+}

@@ -52,6 +52,7 @@ fn an_injected_failure_classes_the_tick_without_touching_the_model() {
         number: 4,
         api_key: None,
         hooks: TestHooks::parse(None, Some("coverage-gap@4")),
+        environment: Default::default(),
     };
     let report = tick::run(&home, &Config::default(), &options, now()).unwrap();
     assert_eq!(report.class(), Class::CoverageGap);

@@ -440,6 +440,7 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
 
 mod brake;
 mod openai;
+mod operator_tools;
 mod outages;
 mod overflow;
 mod signals;

@@ -1,0 +1,350 @@
+//! Operator tools (DESIGN 8): a file `tools/NAME.toml` declares a tool the
+//! model may call — a command (an argv list, never a shell string), a JSON
+//! schema for its arguments, a timeout, whether it only reads, the
+//! environment variables it may see, and how much output comes back.
+//!
+//! ```toml
+//! name = "weather"
+//! description = "Today's forecast for a city."
+//! command = ["/usr/local/bin/forecast", "--json"]
+//! timeout_s = 10
+//! read_only = true
+//! env = ["PATH", "FORECAST_TOKEN"]
+//! max_output_bytes = 16384
+//!
+//! [parameters]
+//! type = "object"
+//! required = ["city"]
+//!
+//! [parameters.properties.city]
+//! type = "string"
+//! ```
+//!
+//! The command runs in the home, in its own process group (killed whole at
+//! the timeout), with only the listed variables of the supervisor's
+//! environment (so an API key never reaches a tool unless named), its
+//! arguments as JSON on stdin and as `HEARTH_ARG_<NAME>` variables. It runs
+//! only while its manifest is the one the operator trusted ([`super::trust`]).
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::trust::digest;
+use super::ToolError;
+use crate::home::layout::rel;
+use crate::home::Home;
+use crate::model::ToolSpec;
+
+/// How much of stderr a failure quotes.
+const STDERR_TAIL: usize = 2000;
+
+/// A manifest as the operator writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    name: String,
+    description: String,
+    command: Vec<String>,
+    #[serde(default = "default_timeout")]
+    timeout_s: u64,
+    #[serde(default)]
+    read_only: bool,
+    #[serde(default)]
+    env: Vec<String>,
+    #[serde(default = "default_output")]
+    max_output_bytes: usize,
+    #[serde(default)]
+    parameters: Option<toml::Table>,
+}
+
+fn default_timeout() -> u64 {
+    10
+}
+
+fn default_output() -> usize {
+    16 * 1024
+}
+
+/// One operator tool, ready to offer and run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperatorTool {
+    /// Its name, as the model calls it.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub parameters: Value,
+    /// The argv.
+    pub command: Vec<String>,
+    /// The time limit.
+    pub timeout: Duration,
+    /// Whether it only reads (the brake never stops it).
+    pub read_only: bool,
+    /// The variables it may see.
+    pub env: Vec<String>,
+    /// The most output the model gets back.
+    pub max_output_bytes: usize,
+    /// Its manifest, relative to the home.
+    pub file: String,
+    /// The manifest's digest, for trust.
+    pub digest: String,
+}
+
+/// A manifest that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestProblem {
+    /// The file, relative to the home.
+    pub file: String,
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ManifestProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Every `tools/*.toml`: the tools that parse, sorted by name, and the
+/// problems of those that do not (the tool is then absent: a call to it
+/// is a coverage gap).
+pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestProblem>) {
+    let mut tools: Vec<OperatorTool> = Vec::new();
+    let mut problems = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(home.path(rel::TOOLS))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let file = home.relative(&path);
+        let problem = |line, message: String| ManifestProblem {
+            file: file.clone(),
+            line,
+            message,
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                problems.push(problem(None, e.to_string()));
+                continue;
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let manifest: Manifest = match toml::from_str(&text) {
+            Ok(m) => m,
+            Err(e) => {
+                let line = e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                problems.push(problem(line, e.message().trim().to_string()));
+                continue;
+            }
+        };
+        match check(manifest, builtins, &tools) {
+            Ok(m) => tools.push(OperatorTool {
+                name: m.name,
+                description: m.description,
+                parameters: m
+                    .parameters
+                    .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
+                    .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+                command: m.command,
+                timeout: Duration::from_secs(m.timeout_s),
+                read_only: m.read_only,
+                env: m.env,
+                max_output_bytes: m.max_output_bytes,
+                digest: digest(&bytes),
+                file,
+            }),
+            Err(message) => problems.push(problem(None, message)),
+        }
+    }
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    (tools, problems)
+}
+
+fn check(m: Manifest, builtins: &[&str], seen: &[OperatorTool]) -> Result<Manifest, String> {
+    let valid_name = !m.name.is_empty()
+        && m.name.len() <= 64
+        && m.name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !valid_name {
+        return Err(format!(
+            "name {:?} must be 1–64 letters, digits, `_` or `-`",
+            m.name
+        ));
+    }
+    if builtins.contains(&m.name.as_str()) || seen.iter().any(|t| t.name == m.name) {
+        return Err(format!("a tool named {:?} exists already", m.name));
+    }
+    if m.command.is_empty() || m.command[0].trim().is_empty() {
+        return Err(
+            "command must name a program: command = [\"/path/to/program\", \"arg\"]".into(),
+        );
+    }
+    if m.timeout_s == 0 {
+        return Err("timeout_s must be at least 1".into());
+    }
+    if m.parameters
+        .as_ref()
+        .is_some_and(|p| p.get("type").and_then(|t| t.as_str()) != Some("object"))
+    {
+        return Err("[parameters] must be a JSON schema with type = \"object\"".into());
+    }
+    Ok(m)
+}
+
+impl OperatorTool {
+    /// As the model sees it.
+    pub fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.parameters.clone(),
+        }
+    }
+
+    /// Runs the command with `input` and returns its output, bounded. A
+    /// non-zero exit or a timeout is a failure carrying the exit code (or
+    /// the limit) and the tail of stderr.
+    pub fn run(
+        &self,
+        home: &Home,
+        input: &Value,
+        environment: &BTreeMap<String, String>,
+    ) -> Result<String, ToolError> {
+        let failed = |message: String| ToolError::Failed {
+            tool: self.name.clone(),
+            message,
+        };
+        let mut command = Command::new(&self.command[0]);
+        command
+            .args(&self.command[1..])
+            .current_dir(home.root())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        for name in &self.env {
+            if let Some(value) = environment.get(name) {
+                command.env(name, value);
+            }
+        }
+        if let Some(args) = input.as_object() {
+            for (key, value) in args {
+                let name: String = key
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let value = match value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                command.env(format!("HEARTH_ARG_{name}"), value);
+            }
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| failed(format!("could not start {}: {e}", self.command[0])))?;
+        let pgid = child.id() as i32;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A command that does not read stdin closes it: not an error.
+            let _ = stdin.write_all(input.to_string().as_bytes());
+        }
+        let cap = self.max_output_bytes;
+        let stdout = child.stdout.take().map(|s| drain(s, cap));
+        let stderr = child.stderr.take().map(|s| drain(s, STDERR_TAIL * 4));
+        let deadline = Instant::now() + self.timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() >= deadline => break None,
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(failed(e.to_string())),
+            }
+        };
+        // Whatever it left running in its group goes with it.
+        crate::process::signal_group(pgid, libc::SIGKILL);
+        let _ = child.wait();
+        let (out, cut) = stdout
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        let (err, _) = stderr
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        let tail = |bytes: &[u8]| {
+            let text = String::from_utf8_lossy(bytes);
+            let start = text.len().saturating_sub(STDERR_TAIL);
+            let start = (start..=text.len())
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap_or(0);
+            text[start..].trim().to_string()
+        };
+        match status {
+            None => Err(failed(format!(
+                "killed after its timeout_s = {} (stderr: {})",
+                self.timeout.as_secs(),
+                tail(&err)
+            ))),
+            Some(s) if !s.success() => Err(failed(format!(
+                "exited with {} (stderr: {})",
+                s.code()
+                    .map_or_else(|| "a signal".to_string(), |c| format!("code {c}")),
+                tail(&err)
+            ))),
+            Some(_) => {
+                let mut text = String::from_utf8_lossy(&out).into_owned();
+                if cut {
+                    text.push_str(&format!("\n[… output cut at max_output_bytes = {cap}]"));
+                }
+                Ok(text)
+            }
+        }
+    }
+}
+
+/// Reads `source` to its end on a thread, keeping the first `cap` bytes:
+/// (what was kept, whether more came).
+fn drain(
+    mut source: impl Read + Send + 'static,
+    cap: usize,
+) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut cut = false;
+        let mut buf = [0u8; 8192];
+        loop {
+            match source.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    cut |= n > room;
+                }
+            }
+        }
+        (kept, cut)
+    })
+}

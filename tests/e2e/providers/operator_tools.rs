@@ -1,0 +1,267 @@
+//! Operator tools (`tools/*.toml`) through a real tick: real commands in
+//! their own process group, bounded, with only the variables they name,
+//! and only once the operator has trusted the manifest.
+
+use serde_json::json;
+
+use super::*;
+
+fn call(tool: &str, input: Value) -> Answer {
+    let args = input.to_string();
+    stream(anthropic::message(
+        "",
+        &[("c1", tool, &[args.as_str()])],
+        10,
+        1,
+    ))
+}
+
+fn done() -> Answer {
+    stream(anthropic::message("Done.", &[], 10, 1))
+}
+
+/// A home with `manifest` as `tools/NAME.toml`, trusted unless `trusted`
+/// is false; returns the home and the server.
+fn home_with_tool(
+    name: &str,
+    manifest: &str,
+    script: Vec<Answer>,
+    trusted: bool,
+) -> (ModelServer, TestHome) {
+    let server = ModelServer::start(script);
+    let home = home_for(&server, "");
+    std::fs::write(home.file(&format!("tools/{name}.toml")), manifest).unwrap();
+    if trusted {
+        home.ok(&["trust"]);
+    }
+    (server, home)
+}
+
+/// What the tool returned to the model (the second request's last turn).
+fn result_sent(server: &ModelServer) -> String {
+    let requests = server.received();
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    last["content"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+        + if last["content"][0]["is_error"] == true {
+            " [error]"
+        } else {
+            ""
+        }
+}
+
+fn sh(name: &str, script: &str, extra: &str) -> String {
+    format!(
+        "name = \"{name}\"\ndescription = \"test tool\"\ncommand = [\"/bin/sh\", \"-c\", {}]\n{extra}\n[parameters]\ntype = \"object\"\n[parameters.properties.city]\ntype = \"string\"\n",
+        serde_json::to_string(script).unwrap()
+    )
+}
+
+#[test]
+fn a_tool_gets_its_arguments_as_json_and_variables_and_answers_the_model() {
+    let manifest = sh(
+        "weather",
+        "read -r args; echo \"forecast for $HEARTH_ARG_CITY: sun; $args; in $(pwd)\"",
+        "read_only = true",
+    );
+    let (server, home) = home_with_tool(
+        "weather",
+        &manifest,
+        vec![call("weather", json!({"city": "Oslo"})), done()],
+        true,
+    );
+    home.ok(&["say", "weather?"]);
+    assert!(run(&home, "1").status.success());
+    let got = result_sent(&server);
+    assert!(got.contains("forecast for Oslo: sun"), "{got}");
+    assert!(got.contains("{\"city\":\"Oslo\"}"), "JSON on stdin: {got}");
+    assert!(
+        got.contains(&home.path.display().to_string()),
+        "runs in the home: {got}"
+    );
+    assert!(
+        server.received()[0].body["tools"]
+            .to_string()
+            .contains("\"weather\""),
+        "offered"
+    );
+    assert_eq!(home.ticks()[0]["class"], "ok");
+}
+
+#[test]
+fn a_failing_command_is_an_error_result_with_its_exit_code_and_stderr() {
+    let manifest = sh(
+        "flaky",
+        "echo 'the backend is down' >&2; exit 3",
+        "read_only = true",
+    );
+    let (server, home) = home_with_tool(
+        "flaky",
+        &manifest,
+        vec![call("flaky", json!({})), done()],
+        true,
+    );
+    home.ok(&["say", "go"]);
+    run(&home, "1");
+    let got = result_sent(&server);
+    assert!(
+        got.contains("exited with code 3")
+            && got.contains("the backend is down")
+            && got.ends_with("[error]"),
+        "{got}"
+    );
+    let tick = &home.ticks()[0];
+    assert_eq!(
+        crate::common::tool_recovery(tick, "code 3").as_deref(),
+        Some("recovered"),
+        "{tick}"
+    );
+}
+
+#[test]
+fn a_command_past_its_timeout_is_killed_with_everything_it_started() {
+    let manifest = sh(
+        "slow",
+        "sleep 30 & echo $! > slow.pid; wait",
+        "timeout_s = 1\nread_only = true",
+    );
+    let (server, home) = home_with_tool(
+        "slow",
+        &manifest,
+        vec![call("slow", json!({})), done()],
+        true,
+    );
+    home.ok(&["say", "go"]);
+    let started = std::time::Instant::now();
+    run(&home, "1");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    let got = result_sent(&server);
+    assert!(got.contains("killed after its timeout_s = 1"), "{got}");
+    let pid = home.read("slow.pid").trim().to_string();
+    // Gone, or a zombie waiting for init to reap it: not running.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let running = state
+        .rsplit(')')
+        .next()
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|s| s != "Z" && s != "X");
+    assert!(!running, "the group is dead: {state}");
+}
+
+#[test]
+fn output_is_cut_at_max_output_bytes_and_only_named_variables_pass() {
+    let manifest = sh(
+        "dump",
+        "env; head -c 100000 /dev/zero | tr '\\\\0' x",
+        "read_only = true\nenv = [\"PATH\"]\nmax_output_bytes = 4000",
+    );
+    let (server, home) = home_with_tool(
+        "dump",
+        &manifest,
+        vec![call("dump", json!({})), done()],
+        true,
+    );
+    home.ok(&["say", "go"]);
+    let out = home
+        .cmd(&["run", "--ticks", "1"])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("SECRET_TOKEN", "hunter2")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let got = result_sent(&server);
+    assert!(got.contains("PATH="), "{}", &got[..200.min(got.len())]);
+    assert!(
+        !got.contains("hunter2") && !got.contains(KEY),
+        "no secret reaches the tool"
+    );
+    assert!(got.contains("output cut at max_output_bytes = 4000"));
+    assert!(got.len() < 4200, "{}", got.len());
+}
+
+#[test]
+fn a_broken_manifest_is_named_by_file_and_line_and_its_tool_is_absent() {
+    let (server, home) = home_with_tool(
+        "bad",
+        "name = \"bad\"\ncommand = \"rm -rf /\"\n",
+        vec![call("bad", json!({})), done()],
+        true,
+    );
+    let audit = home.output(&["audit"]);
+    assert_eq!(audit.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(text.contains("BROKEN TOOL:    tools/bad.toml:2"), "{text}");
+    home.ok(&["say", "go"]);
+    let out = run(&home, "1");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tools/bad.toml:2"));
+    assert!(
+        !server.received()[0].body["tools"]
+            .to_string()
+            .contains("\"bad\""),
+        "not offered"
+    );
+    let got = result_sent(&server);
+    assert!(
+        got.contains("there is no tool named") && got.contains("bad"),
+        "{got}"
+    );
+    assert_eq!(
+        home.list("outbox")
+            .iter()
+            .filter(|n| n.contains("-flare-tools"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_manifest_changed_since_it_was_trusted_does_not_run_until_trusted_again() {
+    let manifest = sh("touchy", "echo ran > ran.txt; echo ran", "read_only = true");
+    let (server, home) = home_with_tool(
+        "touchy",
+        &manifest,
+        vec![
+            call("touchy", json!({})),
+            done(),
+            call("touchy", json!({})),
+            done(),
+        ],
+        true,
+    );
+    std::fs::write(
+        home.file("tools/touchy.toml"),
+        manifest.replace("echo ran >", "echo pwned >"),
+    )
+    .unwrap();
+    home.ok(&["say", "go"]);
+    run(&home, "1");
+    assert!(!home.file("ran.txt").exists(), "not run");
+    let got = result_sent(&server);
+    assert!(
+        got.contains("hearth trust") && got.contains("tools/touchy.toml"),
+        "{got}"
+    );
+    assert_eq!(
+        home.list("outbox")
+            .iter()
+            .filter(|n| n.contains("-flare-tools"))
+            .count(),
+        1
+    );
+
+    home.ok(&["trust"]);
+    home.ok(&["say", "again"]);
+    run(&home, "1");
+    assert_eq!(
+        home.read("ran.txt").trim(),
+        "pwned",
+        "once trusted, the changed command runs"
+    );
+}
