@@ -50,6 +50,12 @@ fn enforce_refuses_a_write_until_the_read_then_lets_the_same_write_through() {
             json!({"path": "memory/note.md", "content": "noted"}),
         ),
         text("Done."),
+        call(
+            "w3",
+            "write",
+            json!({"path": "memory/note.md", "content": "again"}),
+        ),
+        text("I will read first next time."),
     ]);
     let home = home_for(&server, "[brake]\nmode = \"enforce\"\n");
     std::fs::write(home.file("memory/core/rules.md"), RULES).unwrap();
@@ -96,6 +102,14 @@ fn enforce_refuses_a_write_until_the_read_then_lets_the_same_write_through() {
         status.contains("not read") && status.contains("memory/core/rules.md"),
         "{status}"
     );
+    home.ok(&["say", "write again"]);
+    run(&home, "1");
+    assert_eq!(
+        home.read("memory/note.md"),
+        "noted",
+        "refused again after the change"
+    );
+    assert_eq!(brake_lines(&home).last().unwrap()["decision"], "deny");
 }
 
 #[test]
