@@ -1,0 +1,235 @@
+//! What must hold before the model is called, checked with nothing yet
+//! consumed: the request fits the model's context window (or the history
+//! gives way), the brake's required files exist, the operator's tools parse
+//! and are trusted. What does not hold is named in the log and flared once.
+
+use chrono::{DateTime, Utc};
+
+use super::class::{self, Failure};
+use super::fit;
+use super::prepare::Prepared;
+use super::report::TickReport;
+use super::TickError;
+use crate::config::Config;
+use crate::conversation::archive as history;
+use crate::home::Home;
+use crate::mailbox::outbox::{self, Letter};
+
+/// Operator tools that cannot be offered (a manifest that does not parse)
+/// or not run (changed since the operator trusted it): named in the log,
+/// and one `tools` flare (until read) says which files and what to do.
+pub(super) fn flare_tool_problems(
+    home: &Home,
+    prepared: &Prepared,
+    trust: &crate::tools::trust::Trust,
+    tick: u64,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let mut lines: Vec<String> = prepared
+        .tool_problems
+        .iter()
+        .map(|p| format!("- {p} (the tool is not offered until this is fixed)"))
+        .collect();
+    for tool in &prepared.operator {
+        if !trust.trusts(&tool.file, &tool.digest) {
+            lines.push(format!(
+                "- {} is not trusted as it is now: `{}` will not run until you check it and \
+                 run `hearth trust`",
+                tool.file, tool.name
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    for line in &lines {
+        tracing::warn!("tools: {}", line.trim_start_matches("- "));
+    }
+    let unread = crate::mailbox::flares::list(home)
+        .into_iter()
+        .any(|f| f.flare == "tools" && !f.read);
+    if !unread {
+        let mut flare = Letter::flare(
+            "tools",
+            "operator tools need your attention",
+            format!("{}\n", lines.join("\n")),
+        );
+        flare.tick = Some(tick);
+        outbox::post(home, &flare, now)?;
+    }
+    Ok(())
+}
+
+/// A file the brake requires that does not exist or cannot be read keeps
+/// the gate closed; one `brake` flare (until read) names it: unknown is
+/// never OK.
+pub(super) fn flare_missing_required(
+    home: &Home,
+    required: &[crate::brake::Required],
+    tick: u64,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let missing: Vec<&str> = required
+        .iter()
+        .filter(|r| r.digest.is_none())
+        .map(|r| r.path.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    tracing::warn!(
+        "the brake requires files that cannot be read: {}",
+        missing.join(", ")
+    );
+    let unread = crate::mailbox::flares::list(home)
+        .into_iter()
+        .any(|f| f.flare == "brake" && !f.read);
+    if unread {
+        return Ok(());
+    }
+    let body = format!(
+        "The brake requires these files, and they do not exist or cannot be read:\n\n{}\n\n\
+         Until they can be read, the agent's writing tools stay closed in `enforce` (and are \
+         logged as would-deny in `warn`). Create them, or remove them from [brake] must_read \
+         or from the `must_read: true` front matter that names them.",
+        missing
+            .iter()
+            .map(|p| format!("- {p}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let mut flare = Letter::flare("brake", "a required read is missing", body);
+    flare.tick = Some(tick);
+    outbox::post(home, &flare, now)?;
+    Ok(())
+}
+
+/// Makes the request fit `[model] context_tokens` before anything is
+/// consumed: the oldest history is archived if that is enough (a recovery
+/// on the ledger); if a part is too large on its own, the tick is a
+/// context-insufficiency naming it, one `context` flare says what to
+/// shorten, and the inbox is left as it was. Returns whether to go on.
+pub(super) fn make_it_fit(
+    home: &Home,
+    config: &Config,
+    prepared: &mut Prepared,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<bool, TickError> {
+    let window = config.context_window();
+    let mut verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
+    if let fit::Fit::TrimHistory { keep } = verdict {
+        let started = std::time::Instant::now();
+        let conversation = &mut prepared.conversation;
+        if let Some(compaction) = history::plan(home, conversation, keep, now) {
+            let archived = history::apply(conversation, &compaction);
+            history::write_archive(home, &compaction, archived, now)?;
+            let left: u64 = conversation
+                .messages
+                .iter()
+                .map(history::message_tokens)
+                .sum();
+            prepared.tokens_by_part.insert("history".into(), left);
+            report.tokens_by_part = prepared.tokens_by_part.clone();
+            verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
+            report.recoveries.push(class::Recovery {
+                strategy: "reduced context".into(),
+                detail: format!(
+                    "moved {} old messages to {} to fit [model] context_tokens = {window}",
+                    compaction.count, compaction.archive
+                ),
+                extra_tokens: 0,
+                wall_ms: started.elapsed().as_millis() as u64,
+                outcome: if verdict == fit::Fit::Fits {
+                    "recovered"
+                } else {
+                    "failed"
+                }
+                .into(),
+            });
+        }
+    }
+    match verdict {
+        fit::Fit::Fits => Ok(true),
+        fit::Fit::TrimHistory { .. } => {
+            report.failures.push(Failure {
+                kind: class::FailureKind::Context,
+                detail: format!(
+                    "the conversation does not fit the model's context window \
+                     ([model] context_tokens = {window}) even with its history archived"
+                ),
+                outage: false,
+                fix: None,
+            });
+            give_up_unasked(home, prepared, report)?;
+            Ok(false)
+        }
+        fit::Fit::TooLarge {
+            part,
+            tokens,
+            total,
+            room,
+        } => {
+            // The one recovery, reduced context, can only take the history
+            // and the recalled context away: weighed, not sent, since what
+            // is left would still not fit.
+            let without: u64 = prepared
+                .tokens_by_part
+                .iter()
+                .filter(|(name, _)| !matches!(name.as_str(), "history" | "recall"))
+                .map(|(_, n)| n)
+                .sum();
+            report.recoveries.push(class::Recovery {
+                strategy: "reduced context".into(),
+                detail: format!(
+                    "without history and recalled context the request would still need about \
+                     {without} tokens of {room}"
+                ),
+                extra_tokens: 0,
+                wall_ms: 0,
+                outcome: "failed".into(),
+            });
+            let detail = format!(
+                "the request needs about {total} tokens before any history, and the model \
+                 has room for {room} ([model] context_tokens = {window} less [model] max_tokens); \
+                 the {part} alone is about {tokens} tokens: {}",
+                fit::remedy(&part)
+            );
+            tracing::error!("{detail}");
+            // Once until the operator reads it, not every tick.
+            let unread = crate::mailbox::flares::list(home)
+                .into_iter()
+                .any(|f| f.flare == "context" && !f.read);
+            if !unread {
+                let mut flare = Letter::flare(
+                "context",
+                format!("the {part} does not fit the model's context window"),
+                format!("{detail}.\n\nNo inbox message was consumed; they wait for a tick that fits.\n"),
+            );
+                flare.tick = Some(report.tick);
+                outbox::post(home, &flare, now)?;
+            }
+            report.failures.push(Failure {
+                kind: class::FailureKind::Context,
+                detail,
+                outage: false,
+                fix: None,
+            });
+            give_up_unasked(home, prepared, report)?;
+            Ok(false)
+        }
+    }
+}
+
+/// Ends a tick that never asked: the inbox is untouched, and what was
+/// archived to make room stays archived, consistently.
+fn give_up_unasked(
+    home: &Home,
+    prepared: &mut Prepared,
+    report: &TickReport,
+) -> Result<(), TickError> {
+    prepared.conversation.messages.pop();
+    prepared.conversation.save(home)?;
+    report.save(home)?;
+    Ok(())
+}
