@@ -7,6 +7,7 @@
 //! of them owns it, so none of them has to import another to read it.
 
 pub mod archive;
+pub mod sessions;
 pub mod store;
 
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,36 @@ impl Message {
     /// Its text blocks, joined by newlines.
     pub fn text(&self) -> String {
         texts(&self.content).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Everything in it a person (or recall) should be able to read: its
+    /// text, each tool call with its arguments' text (a `send`'s body, a
+    /// `write`'s content), and each tool result.
+    pub fn readable(&self) -> String {
+        let mut parts = Vec::new();
+        for block in &self.content {
+            match block {
+                Block::Text { text } => parts.push(text.clone()),
+                Block::ToolUse { name, input, .. } => {
+                    let args: Vec<String> = input
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, v)| match v {
+                            serde_json::Value::String(s) => format!("{k}: {s}"),
+                            other => format!("{k}: {other}"),
+                        })
+                        .collect();
+                    parts.push(format!("[called {name}] {}", args.join("; ")));
+                }
+                Block::ToolResult { content, .. } => {
+                    let cut: String = content.chars().take(600).collect();
+                    parts.push(format!("[result] {cut}"));
+                }
+                _ => {}
+            }
+        }
+        parts.join("\n")
     }
 }
 

@@ -43,6 +43,10 @@ pub mod rel {
     pub const OUTBOX: &str = "outbox";
     /// Never committed: index, locks, runtime files.
     pub const RUNTIME: &str = ".hearth";
+    /// What was said through either door (`hearth ask` and ticks).
+    pub const SESSIONS: &str = "state/sessions.jsonl";
+    /// The warm digest `hearth ask` injects (at most 800 characters).
+    pub const WARM: &str = "state/warm.md";
     /// Every decision of the brake, one JSON line each; never rewound.
     pub const BRAKE_LOG: &str = "state/brake.jsonl";
     /// The operator's brake override (under `.hearth/`: no tool reaches it).

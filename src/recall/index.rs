@@ -42,7 +42,7 @@ impl Default for Weights {
     }
 }
 /// Bump when the schema or analysis changes: the index is then rebuilt.
-pub(super) const VERSION: u32 = 7;
+pub(super) const VERSION: u32 = 8;
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -105,6 +105,14 @@ pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, Fi
             }
         }
     }
+    // What was said through `hearth ask` and by ticks.
+    let sessions = home.path(crate::home::layout::rel::SESSIONS);
+    if let Ok(meta) = std::fs::metadata(&sessions) {
+        let rel = crate::home::layout::rel::SESSIONS.to_string();
+        if let Some(stamp) = file_stamp(&sessions, &meta, known.files.get(&rel)) {
+            files.insert(rel, stamp);
+        }
+    }
     files
 }
 

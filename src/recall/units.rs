@@ -62,6 +62,9 @@ pub(super) fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
     if rel.ends_with(".json") {
         return archive_units(rel, text);
     }
+    if rel == crate::home::layout::rel::SESSIONS {
+        return Ok(session_units(rel, text));
+    }
     Ok(blocks::split(text)
         .into_iter()
         .map(|b| Unit {
@@ -83,7 +86,8 @@ fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
         .iter()
         .enumerate()
         .filter_map(|(i, m)| {
-            let text = m.text();
+            // Tool calls too: a `send`'s body, a `write`'s content.
+            let text = m.readable();
             (!text.trim().is_empty()).then(|| Unit {
                 path: format!("{rel}#turn-{}", i + 1),
                 start: i + 1,
@@ -93,4 +97,34 @@ fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
             })
         })
         .collect())
+}
+
+/// `state/sessions.jsonl`: one unit per question and per answer of `hearth
+/// ask`, cited as `#line-N`, so what was said at that door stays findable
+/// (what ticks said is found in the conversation archives).
+fn session_units(rel: &str, text: &str) -> Vec<Unit> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, raw)| {
+            let line: crate::conversation::sessions::Line = serde_json::from_str(raw).ok()?;
+            // A tick's exchange is in its conversation, and so in the
+            // archives once it rotates: indexed there, not twice.
+            if line.kind == "tick" {
+                return None;
+            }
+            let said = [line.asked.as_str(), line.said.as_str()]
+                .iter()
+                .filter(|s| !s.trim().is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n");
+            (!said.trim().is_empty()).then(|| Unit {
+                path: format!("{rel}#line-{}", i + 1),
+                start: i + 1,
+                end: i + 1,
+                heading: format!("{} {}", line.kind, line.id),
+                text: said,
+            })
+        })
+        .collect()
 }

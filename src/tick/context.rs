@@ -2,8 +2,10 @@
 //! messages, and tier context chosen by a cheap keyword classifier over the
 //! inbox text (no model call):
 //! - *continuation* ("last", "previous", "you said", "secret word"…): the
-//!   recent turns, so the agent can answer about what was said;
-//! - *mission* ("mission", "working on", "task", "goal"…): more turns and
+//!   recent exchanges through `hearth ask`, so the agent can answer about
+//!   what it said at the other door (its own turns are in the history it is
+//!   sent already, and are never repeated here);
+//! - *mission* ("mission", "working on", "task", "goal"…): more of them and
 //!   the current directive (`memory/directive.md`);
 //! - *knowledge*: recall results with their citations.
 //!
@@ -15,6 +17,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::healer_note::HealerNote;
+use crate::conversation::sessions::{self, Exchange};
 use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::mailbox::inbox::InboxMessage;
 use crate::recall::index::Hit;
@@ -73,8 +76,6 @@ const KNOWLEDGE: &[&str] = &[
 /// How many recent turns each tier adds.
 const CONTINUATION_TURNS: usize = 6;
 const MISSION_TURNS: usize = 8;
-/// How much of one recent turn is quoted.
-const TURN_EXCERPT_CHARS: usize = 600;
 
 /// The tier for this inbox text: the first of continuation, mission,
 /// knowledge whose keywords occur (as whole words), else plain.
@@ -115,8 +116,8 @@ pub struct TurnInput<'a> {
     pub tick: u64,
     /// The inbox messages this tick answers.
     pub inbox: &'a [InboxMessage],
-    /// The conversation so far (for recent turns).
-    pub history: &'a [Message],
+    /// What was said through `hearth ask`, oldest first.
+    pub asks: &'a [Exchange],
     /// `memory/directive.md`, when it exists.
     pub directive: Option<&'a str>,
     /// Left by a heal since the last tick.
@@ -182,13 +183,12 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
         Tier::Mission => MISSION_TURNS,
         Tier::Plain | Tier::Knowledge => 0,
     };
-    if turns > 0 {
-        let recent = recent_turns(input.history, turns);
-        if !recent.is_empty() {
-            let section = format!("\n\n<recent-turns>\n{recent}</recent-turns>");
-            parts.insert("recent_turns".to_string(), estimate_tokens(&section));
-            text.push_str(&section);
-        }
+    if turns > 0 && !input.asks.is_empty() {
+        let from = input.asks.len().saturating_sub(turns);
+        let recent = sessions::render(&input.asks[from..]);
+        let section = format!("\n\n<recent-asks>\n{recent}</recent-asks>");
+        parts.insert("recent_asks".to_string(), estimate_tokens(&section));
+        text.push_str(&section);
     }
     if tier == Tier::Knowledge {
         let mut lines = String::new();
@@ -223,32 +223,6 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     )
 }
 
-/// The last `n` turns that carry text, oldest first, as `role: excerpt`.
-fn recent_turns(history: &[Message], n: usize) -> String {
-    let mut lines: Vec<String> = history
-        .iter()
-        .rev()
-        .filter_map(|m| {
-            let text = m.text();
-            let text = text.trim();
-            (!text.is_empty()).then(|| {
-                let role = match m.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                let mut excerpt: String = text.chars().take(TURN_EXCERPT_CHARS).collect();
-                if text.chars().count() > TURN_EXCERPT_CHARS {
-                    excerpt.push('…');
-                }
-                format!("{role}: {excerpt}\n")
-            })
-        })
-        .take(n)
-        .collect();
-    lines.reverse();
-    lines.concat()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,21 +244,14 @@ mod tests {
     }
 
     #[test]
-    fn continuation_quotes_recent_turns_and_mission_adds_the_directive() {
-        let history = vec![
-            Message {
-                role: Role::User,
-                content: vec![Block::Text {
-                    text: "the word is ember".into(),
-                }],
-            },
-            Message {
-                role: Role::Assistant,
-                content: vec![Block::Text {
-                    text: "noted: ember".into(),
-                }],
-            },
-        ];
+    fn continuation_quotes_recent_asks_and_mission_adds_the_directive() {
+        let asks = vec![Exchange {
+            time: DateTime::from_timestamp(1_699_999_000, 0).unwrap(),
+            door: "ask".into(),
+            asked: "give me a secret word".into(),
+            said: "ember".into(),
+            incomplete: false,
+        }];
         let inbox = vec![InboxMessage {
             rel: "inbox/a.md".into(),
             text: "what did you say last time?".into(),
@@ -296,19 +263,15 @@ mod tests {
             now,
             tick: 3,
             inbox: &inbox,
-            history: &history,
+            asks: &asks,
             directive: Some("Ship it."),
             healer_note: None,
             recall: &[],
         };
         let (turn, parts, tier) = user_turn(&input);
         assert_eq!(tier, Tier::Continuation);
-        assert!(
-            turn.text().contains("assistant: noted: ember"),
-            "{}",
-            turn.text()
-        );
-        assert!(parts["recent_turns"] > 0);
+        assert!(turn.text().contains("agent: ember"), "{}", turn.text());
+        assert!(parts["recent_asks"] > 0);
         assert!(!turn.text().contains("Ship it."));
 
         let inbox = vec![InboxMessage {

@@ -233,8 +233,62 @@ pub fn run(
     // `None` here means no limit was asked for.
     let price = config.price();
     report.cost_usd = cost_usd(&report.usage, price.as_ref());
+    if !report.consumed.is_empty() || !report.effects.sent.is_empty() {
+        record_exchange(home, &report, &messages, now)?;
+    }
     report.save(home)?;
     Ok(report)
+}
+
+/// What this tick was asked and said, for `hearth ask`'s hot memory (one
+/// agent, two doors): the inbox, the reply, and every tool call in
+/// readable form (a `send`'s body in full).
+fn record_exchange(
+    home: &Home,
+    report: &TickReport,
+    inbox: &[inbox::InboxMessage],
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    use crate::conversation::sessions;
+    let asked: Vec<&str> = inbox.iter().map(|m| m.text.trim()).collect();
+    let mut said = vec![report.reply.trim().to_string()];
+    for action in &report.actions {
+        let (name, args) = action.split_once(' ').unwrap_or((action.as_str(), ""));
+        let args: serde_json::Value = serde_json::from_str(args).unwrap_or_default();
+        let shown = match name {
+            "send" => format!(
+                "[sent: {}] {}",
+                args["subject"].as_str().unwrap_or(""),
+                args["body"].as_str().unwrap_or("")
+            ),
+            "write" | "append" | "edit" => format!(
+                "[{name} {}] {}",
+                args["path"].as_str().unwrap_or(""),
+                args["content"]
+                    .as_str()
+                    .or(args["new_string"].as_str())
+                    .unwrap_or("")
+            ),
+            "journal" => format!("[journal] {}", args["text"].as_str().unwrap_or("")),
+            _ => format!("[called {name}] {args}"),
+        };
+        said.push(shown);
+    }
+    let line = sessions::Line {
+        v: sessions::VERSION,
+        id: format!("tick-{}", report.tick),
+        time: now,
+        kind: "tick".into(),
+        asked: asked.join("\n\n"),
+        said: said
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        ..Default::default()
+    };
+    sessions::append(home, &line)?;
+    Ok(())
 }
 
 /// Whether the model was never reached (an outage on the first call, after

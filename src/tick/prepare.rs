@@ -93,11 +93,16 @@ pub fn prepare(
         Ok(note) => (note, None),
         Err(problem) => (None, Some(problem.to_string())),
     };
+    let asks: Vec<_> =
+        crate::conversation::sessions::exchanges(&crate::conversation::sessions::read(home))
+            .into_iter()
+            .filter(|x| x.door == "ask")
+            .collect();
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
         tick: number,
         inbox: &messages,
-        history: &conversation.messages,
+        asks: &asks,
         directive: directive.as_deref(),
         healer_note: healer_note.as_ref(),
         recall: &recall,

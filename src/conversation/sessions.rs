@@ -1,0 +1,190 @@
+//! `state/sessions.jsonl`: what was said through either door, one versioned
+//! JSON line per event, append-only (DESIGN 10). An `ask` writes its
+//! question *before* the model is called (write-ahead: a crash or Ctrl-C
+//! keeps it) and its answer when the stream ends (marked incomplete when it
+//! was cut); a tick that read inbox messages or said something appends what
+//! it was asked and what it said, `send` bodies included. So the agent's
+//! hot memory is the same whichever door the operator used.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic;
+use crate::home::layout::rel;
+use crate::home::Home;
+
+/// The format of a line.
+pub const VERSION: u32 = 1;
+
+/// One event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// [`VERSION`].
+    pub v: u32,
+    /// The ask's id (a question and its answer share it), or `tick-N`.
+    pub id: String,
+    /// When.
+    pub time: DateTime<Utc>,
+    /// `question`, `answer` or `tick`.
+    pub kind: String,
+    /// What the operator asked (a question; a tick's inbox, joined).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub asked: String,
+    /// What the agent said (an answer; a tick's reply and sends).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub said: String,
+    /// The tier the question was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// Estimated tokens by part of the request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tokens: BTreeMap<String, u64>,
+    /// An answer: whether it arrived whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    /// An answer: the provider's usage (input, output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<(u64, u64)>,
+    /// An answer: what it cost (counts toward `[budget] daily_usd`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cost_usd: f64,
+}
+
+fn is_zero(n: &f64) -> bool {
+    *n == 0.0
+}
+
+/// One exchange: what was asked, and what was said back, by either door.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    /// When it was asked.
+    pub time: DateTime<Utc>,
+    /// `ask` or `tick N`.
+    pub door: String,
+    /// The question or the inbox.
+    pub asked: String,
+    /// The answer, the reply and what was sent; empty if none was stored.
+    pub said: String,
+    /// The answer was cut off, or never came (a crash mid-answer).
+    pub incomplete: bool,
+}
+
+/// Appends `line`.
+pub fn append(home: &Home, line: &Line) -> Result<(), atomic::WriteError> {
+    let text = serde_json::to_string(line).expect("a session line serialises");
+    atomic::append_line(&home.path(rel::SESSIONS), &text)
+}
+
+/// Every line that parses (a line half-written by a crash is skipped).
+pub fn read(home: &Home) -> Vec<Line> {
+    let text = std::fs::read(home.path(rel::SESSIONS))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The exchanges, oldest first: each question with its answer (if one was
+/// stored), and each tick.
+pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
+    let answers: BTreeMap<&str, &Line> = lines
+        .iter()
+        .filter(|l| l.kind == "answer")
+        .map(|l| (l.id.as_str(), l))
+        .collect();
+    lines
+        .iter()
+        .filter_map(|l| match l.kind.as_str() {
+            "question" => {
+                let answer = answers.get(l.id.as_str());
+                Some(Exchange {
+                    time: l.time,
+                    door: "ask".into(),
+                    asked: l.asked.clone(),
+                    said: answer.map(|a| a.said.clone()).unwrap_or_default(),
+                    incomplete: answer.is_none_or(|a| a.complete == Some(false)),
+                })
+            }
+            "tick" => Some(Exchange {
+                time: l.time,
+                door: l.id.replace('-', " "),
+                asked: l.asked.clone(),
+                said: l.said.clone(),
+                incomplete: false,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How much of one side of an exchange is quoted.
+const QUOTE_CHARS: usize = 1200;
+
+/// `exchanges` as the model reads them, oldest first.
+pub fn render(exchanges: &[Exchange]) -> String {
+    let quote = |s: &str| {
+        let mut q: String = s.trim().chars().take(QUOTE_CHARS).collect();
+        if s.trim().chars().count() > QUOTE_CHARS {
+            q.push('…');
+        }
+        q
+    };
+    let mut out = String::new();
+    for x in exchanges {
+        let time = x.time.to_rfc3339_opts(SecondsFormat::Secs, true);
+        out.push_str(&format!(
+            "[{time}, {}]\noperator: {}\n",
+            x.door,
+            quote(&x.asked)
+        ));
+        let said = if x.said.trim().is_empty() {
+            "(no answer was stored: it was interrupted)".to_string()
+        } else if x.incomplete {
+            format!("{} [cut off: incomplete]", quote(&x.said))
+        } else {
+            quote(&x.said)
+        };
+        out.push_str(&format!("agent: {said}\n\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(id: &str, kind: &str, asked: &str, said: &str, minute: i64) -> Line {
+        Line {
+            v: VERSION,
+            id: id.into(),
+            time: DateTime::from_timestamp(1_800_000_000 + minute * 60, 0).unwrap(),
+            kind: kind.into(),
+            asked: asked.into(),
+            said: said.into(),
+            ..Line::default()
+        }
+    }
+
+    #[test]
+    fn questions_pair_with_their_answers_and_ticks_stand_alone() {
+        let mut answer = line("a1", "answer", "", "PERIHELION", 1);
+        answer.complete = Some(true);
+        let lines = vec![
+            line("a1", "question", "give me a secret word", "", 0),
+            answer,
+            line("tick-4", "tick", "hello", "sent: hi there", 2),
+            line("a2", "question", "and now?", "", 3),
+        ];
+        let x = exchanges(&lines);
+        assert_eq!(x.len(), 3);
+        assert_eq!((x[0].said.as_str(), x[0].incomplete), ("PERIHELION", false));
+        assert_eq!(x[1].door, "tick 4");
+        assert!(x[2].incomplete, "a question with no answer stored");
+        let text = render(&x);
+        assert!(text.contains("agent: PERIHELION"));
+        assert!(text.contains("(no answer was stored: it was interrupted)"));
+    }
+}
