@@ -11,7 +11,7 @@
 //! | layer | module | owns |
 //! |---|---|---|
 //! | 1 | [`supervisor`] | the long-running loop around ticks, systemd, status, commits of ticks and hand edits |
-//! | 2 | [`healer`] | failure streaks, heals from the last good commit, panic, quiet failures, core-memory validation |
+//! | 2 | [`healer`], [`ask`] | failure streaks, heals from the last good commit, panic, quiet failures, core-memory validation; `hearth ask`, the shell-side door (hot and warm memory, tiers) |
 //! | 3 | [`tick`] | one tick: prepare (context assembly, the healer's note), the pure agent step, the driver, exit classes, the ledger |
 //! | 4 | [`tools`], [`brake`] | the built-in and operator tools, the path sandbox, trust; the brake's decisions and its log |
 //! | 5 | [`boot`], [`recall`] | the identity layer and its audit; the index, rerank and cited answers |
@@ -24,6 +24,7 @@
 //! | 12 | [`repo`] | every git operation (git2 stays inside this module) |
 //! | 13 | [`config`], [`atomic`], [`json_file`], [`stamp`], [`clock`], [`process`] | `hearth.toml`; the one atomic write; hearth's own versioned JSON files; change stamps; the one source of "now"; process groups |
 
+pub mod ask;
 pub mod atomic;
 pub mod boot;
 pub mod brake;

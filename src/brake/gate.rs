@@ -84,6 +84,23 @@ impl Gate {
         }
     }
 
+    /// The gate for `hearth ask`: the override is the ticks' (it counts
+    /// ticks), so an ask neither uses one up nor passes through one.
+    pub fn without_override(
+        mode: BrakeMode,
+        required: Vec<String>,
+        tick: u64,
+        now: DateTime<Utc>,
+    ) -> Gate {
+        Gate {
+            mode,
+            required,
+            overridden: false,
+            tick,
+            now,
+        }
+    }
+
     /// The files required, as they are now.
     pub fn required_now(&self, home: &Home) -> Vec<Required> {
         self.required

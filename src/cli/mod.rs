@@ -12,6 +12,7 @@ macro_rules! outln {
     }};
 }
 
+mod ask;
 mod audit;
 mod brake;
 mod completions;
@@ -74,6 +75,8 @@ enum Command {
     Heal(heal::Args),
     /// List unread flares (hearth's messages about itself), or mark them read.
     Flares(flares::Args),
+    /// Ask the agent a question from the shell; the answer streams.
+    Ask(ask::Args),
     /// The brake: required reads, its report, the operator's override.
     Brake(brake::Args),
     /// Approve the commands this home holds (tools/*.toml, [flares] exec) as they are now.
@@ -107,6 +110,7 @@ pub fn main() -> ExitCode {
         Command::Heal(args) => heal::run(&env, home, args),
         Command::Flares(args) => flares::run(&env, home, args),
         Command::Brake(args) => brake::run(&env, home, args),
+        Command::Ask(args) => ask::run(&env, home, args),
         Command::Trust(args) => trust::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),

@@ -72,6 +72,8 @@ pub struct Config {
     pub healer: HealerConfig,
     /// `[recovery]`: what a bounded retry may spend.
     pub recovery: RecoveryConfig,
+    /// `[ask]`: the shell-side door.
+    pub ask: AskConfig,
     /// `[budget]`: the daily spend limit and prices.
     pub budget: BudgetConfig,
     /// `[boot]`: the identity layer.
@@ -256,6 +258,20 @@ impl Default for RecoveryConfig {
             wall_s: 3,
             extra_tokens: 1000,
         }
+    }
+}
+
+/// `[ask]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AskConfig {
+    /// Refresh `state/warm.md` after this many asks.
+    pub warm_every: u32,
+}
+
+impl Default for AskConfig {
+    fn default() -> Self {
+        AskConfig { warm_every: 5 }
     }
 }
 

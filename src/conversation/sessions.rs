@@ -50,6 +50,10 @@ pub struct Line {
     /// An answer: what it cost (counts toward `[budget] daily_usd`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cost_usd: f64,
+    /// An answer: the provider that gave it (`offline` answers only echo
+    /// recall, and are not indexed for it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider: String,
 }
 
 fn is_zero(n: &f64) -> bool {
@@ -85,6 +89,17 @@ pub fn read(home: &Home) -> Vec<Line> {
     text.lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// What asks cost on `now`'s UTC day (they count toward `[budget]
+/// daily_usd` like ticks; the supervisor's `budget.json` holds the ticks').
+pub fn asked_spend(lines: &[Line], now: DateTime<Utc>) -> f64 {
+    let day = now.date_naive();
+    lines
+        .iter()
+        .filter(|l| l.kind == "answer" && l.time.date_naive() == day)
+        .map(|l| l.cost_usd)
+        .sum()
 }
 
 /// The exchanges, oldest first: each question with its answer (if one was

@@ -76,6 +76,9 @@ pub struct TurnFacts {
     pub tick: u64,
     /// The inbox messages this turn answers, oldest first.
     pub inbox: Vec<InboxFact>,
+    /// A question asked through `hearth ask` (its `rel` is `ask`), with
+    /// what recall found for it.
+    pub ask: Option<InboxFact>,
 }
 
 /// One inbox message as a provider may see it.

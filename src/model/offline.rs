@@ -33,6 +33,22 @@ impl Provider for Offline {
         });
         let no_facts = TurnFacts::default();
         let facts = request.facts.unwrap_or(&no_facts);
+        if let Some(question) = &facts.ask {
+            // `hearth ask`: a plain answer, streamed, no tool call.
+            let text = ask_answer(question);
+            for chunk in text.split_inclusive('\n') {
+                on_text(chunk);
+            }
+            return Ok(Reply {
+                usage: Usage {
+                    input_tokens: estimate_tokens(&request_text(request)),
+                    output_tokens: crate::conversation::estimate_tokens(&text),
+                    ..Usage::default()
+                },
+                content: vec![Block::Text { text }],
+                ..Reply::default()
+            });
+        }
         let mut content = Vec::new();
         let text = if answering_tools {
             format!(
@@ -62,20 +78,7 @@ impl Provider for Offline {
                 });
             }
         }
-        let input: String = request
-            .system
-            .iter()
-            .map(|b| b.text.as_str())
-            .chain(request.messages.iter().flat_map(|m| {
-                m.content.iter().map(|b| match b {
-                    Block::Text { text } => text.as_str(),
-                    Block::ToolResult { content, .. } => content.as_str(),
-                    Block::ToolUse { .. }
-                    | Block::Thinking { .. }
-                    | Block::RedactedThinking { .. } => "",
-                })
-            }))
-            .collect();
+        let input = request_text(request);
         let output = serde_json::to_string(&content).unwrap_or_default();
         Ok(Reply {
             stop_reason: Some(if answering_tools || facts.inbox.is_empty() {
@@ -106,6 +109,48 @@ fn subject_for(message: &InboxFact) -> String {
         subject.push('…');
     }
     format!("Re: {subject}")
+}
+
+/// The request's text, for an honest estimate of its tokens.
+fn request_text(request: &Request<'_>) -> String {
+    request
+        .system
+        .iter()
+        .map(|b| b.text.as_str())
+        .chain(request.messages.iter().flat_map(|m| {
+            m.content.iter().map(|b| match b {
+                Block::Text { text } => text.as_str(),
+                Block::ToolResult { content, .. } => content.as_str(),
+                Block::ToolUse { .. } | Block::Thinking { .. } | Block::RedactedThinking { .. } => {
+                    ""
+                }
+            })
+        }))
+        .collect()
+}
+
+/// The offline answer to `hearth ask`: says plainly that no model thought
+/// about it, and what memory holds that matches the question.
+fn ask_answer(question: &InboxFact) -> String {
+    let mut text = String::from(
+        "No model is configured for this hearth, so this answer is the offline provider's: \
+         no model has thought about your question. Set `provider` and `model` under `[model]` \
+         in hearth.toml for real answers.\n",
+    );
+    if question.recalled.is_empty() {
+        text.push_str("\nMy memory holds nothing that matches your words.\n");
+    } else {
+        text.push_str("\nWhat my memory holds that matches your words (lexical recall):\n\n");
+        for hit in &question.recalled {
+            let excerpt: String = hit.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut excerpt: String = excerpt.chars().take(200).collect();
+            if hit.text.chars().count() > 200 {
+                excerpt.push('…');
+            }
+            text.push_str(&format!("- {}: {excerpt}\n", hit.place));
+        }
+    }
+    text
 }
 
 fn reply_body(message: &InboxFact, tick: u64) -> String {
@@ -165,6 +210,7 @@ mod tests {
                     text: "I keep a garden\nof notes.".into(),
                 }],
             }],
+            ask: None,
         }
     }
 

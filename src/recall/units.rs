@@ -99,30 +99,38 @@ fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
         .collect())
 }
 
-/// `state/sessions.jsonl`: one unit per question and per answer of `hearth
-/// ask`, cited as `#line-N`, so what was said at that door stays findable
-/// (what ticks said is found in the conversation archives).
+/// `state/sessions.jsonl`: one unit per answer of `hearth ask`, headed by
+/// its question, cited as `#line-N`, so what was said at that door stays
+/// findable (what ticks said is found in the conversation archives).
 fn session_units(rel: &str, text: &str) -> Vec<Unit> {
+    let lines: Vec<crate::conversation::sessions::Line> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let questions: std::collections::BTreeMap<&str, String> = lines
+        .iter()
+        .filter(|l| l.kind == "question")
+        .map(|l| (l.id.as_str(), l.asked.clone()))
+        .collect();
     text.lines()
         .enumerate()
         .filter_map(|(i, raw)| {
             let line: crate::conversation::sessions::Line = serde_json::from_str(raw).ok()?;
             // A tick's exchange is in its conversation, and so in the
             // archives once it rotates: indexed there, not twice.
-            if line.kind == "tick" {
+            // Only the agent's answers, headed by the question they
+            // answer: a question alone would find itself, and an offline
+            // answer only echoes recall.
+            if line.kind != "answer" || line.provider == "offline" {
                 return None;
             }
-            let said = [line.asked.as_str(), line.said.as_str()]
-                .iter()
-                .filter(|s| !s.trim().is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join("\n");
+            let said = line.said;
+            let asked = questions.get(line.id.as_str()).cloned().unwrap_or_default();
             (!said.trim().is_empty()).then(|| Unit {
                 path: format!("{rel}#line-{}", i + 1),
                 start: i + 1,
                 end: i + 1,
-                heading: format!("{} {}", line.kind, line.id),
+                heading: asked,
                 text: said,
             })
         })

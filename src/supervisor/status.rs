@@ -84,7 +84,11 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Default::default()
     });
     Status {
-        spent_today_usd: budget.spent(now),
+        spent_today_usd: budget.spent(now)
+            + crate::conversation::sessions::asked_spend(
+                &crate::conversation::sessions::read(home),
+                now,
+            ),
         daily_usd,
         outage: healer.outage.clone(),
         unread_flares: crate::mailbox::flares::list(home)

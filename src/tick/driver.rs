@@ -65,9 +65,20 @@ impl Tries {
     }
 }
 
+/// Which door the loop serves: a tick persists every kept turn to
+/// `state/messages.json` and its report as it goes; an ask keeps its turns
+/// in memory (its record is `state/sessions.jsonl`) and streams its text.
+pub struct Door<'a> {
+    /// Whether kept turns and the report are written as they happen.
+    pub persist: bool,
+    /// Receives the model's text as it streams in.
+    pub on_text: &'a mut dyn FnMut(&str),
+}
+
 /// Runs the model and its tools until the step says stop.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn tool_loop(
+pub fn tool_loop(
+    door: &mut Door<'_>,
     mut provider: Box<dyn Provider>,
     gate: &Gate,
     api_key: Option<&str>,
@@ -107,7 +118,7 @@ pub(super) fn tool_loop(
             max_tokens,
             facts: Some(facts),
         };
-        let outcome = provider.complete(&request, &mut |text| tracing::debug!("model: {text}"));
+        let outcome = provider.complete(&request, &mut *door.on_text);
         correction = None;
         let (decision, answered) = match outcome {
             Err(e) => {
@@ -163,7 +174,19 @@ pub(super) fn tool_loop(
             }
             Then::Shrink => {
                 tries.start("reduced context", "archived the oldest turns".into(), 0);
-                if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
+                let shrunk = if door.persist {
+                    shrink(conversation, home, tool_ctx.now)?
+                } else {
+                    Some(Failure {
+                        kind: FailureKind::Context,
+                        detail: "the question and its context do not fit the model's context \
+                                 window; ask with less attached"
+                            .into(),
+                        outage: false,
+                        fix: None,
+                    })
+                };
+                if let Some(failure) = shrunk {
                     report.failures.push(failure);
                     break;
                 }
@@ -190,9 +213,12 @@ pub(super) fn tool_loop(
             role: Role::Assistant,
             content: reply.content,
         });
-        conversation.save(home)?;
+        if door.persist {
+            conversation.save(home)?;
+        }
         if !calls.is_empty() {
             let mut turn = Calls {
+                persist: door.persist,
                 step: &mut step,
                 gate,
                 conversation,
@@ -269,6 +295,7 @@ fn shrink(
 
 /// What answering one turn's calls touches.
 struct Calls<'a, 'c> {
+    persist: bool,
     step: &'a mut Step,
     gate: &'a Gate,
     conversation: &'a mut Conversation,
@@ -317,9 +344,11 @@ impl Calls<'_, '_> {
             role: Role::User,
             content: results,
         });
-        self.conversation.save(self.home)?;
         self.report.effects = self.tool_ctx.effects.clone();
-        self.report.save(self.home)?;
+        if self.persist {
+            self.conversation.save(self.home)?;
+            self.report.save(self.home)?;
+        }
         Ok(())
     }
 

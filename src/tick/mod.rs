@@ -12,7 +12,7 @@
 
 pub mod class;
 pub mod context;
-mod driver;
+pub mod driver;
 pub mod fit;
 pub mod healer_note;
 pub mod hooks;
@@ -92,10 +92,15 @@ pub fn run(
     // The day's budget is spent: skip before touching the inbox or the
     // conversation, and say so once per UTC day.
     let budget = Budget::load_or_empty(home);
-    if budget.exhausted(config.budget.daily_usd, now) {
+    // Asks count toward the day too (they are on their session lines).
+    let spent = budget.spent(now)
+        + crate::conversation::sessions::asked_spend(
+            &crate::conversation::sessions::read(home),
+            now,
+        );
+    if config.budget.daily_usd > 0.0 && spent >= config.budget.daily_usd {
         let reason = format!(
-            "the daily budget is spent: ${:.4} of [budget] daily_usd = ${:.2} today (UTC)",
-            budget.spent(now),
+            "the daily budget is spent: ${spent:.4} of [budget] daily_usd = ${:.2} today (UTC)",
             config.budget.daily_usd
         );
         tracing::warn!("tick {} skipped: {reason}", options.number);
@@ -203,6 +208,10 @@ pub fn run(
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(
+            &mut driver::Door {
+                persist: true,
+                on_text: &mut |text| tracing::debug!("model: {text}"),
+            },
             provider,
             &gate,
             options.api_key.as_deref(),

@@ -170,6 +170,7 @@ impl Prepared {
         TurnFacts {
             tick: self.number,
             inbox,
+            ask: None,
         }
     }
 }

@@ -16,6 +16,14 @@ pub enum Answer {
         events: Vec<String>,
         hang: Option<Duration>,
     },
+    /// 200 with an SSE body, pausing between events (to see streaming).
+    Paced {
+        events: Vec<String>,
+        pause: Duration,
+    },
+    /// The answer is computed from the request's body: a model that knows
+    /// only what each request tells it.
+    Respond(fn(&serde_json::Value) -> Answer),
     /// Any status with a JSON body and extra headers.
     Status {
         status: u16,
@@ -102,13 +110,32 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
     if reader.read_exact(&mut body).is_err() {
         return;
     }
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+    let answer = match answer {
+        Answer::Respond(respond) => respond(&body),
+        other => other,
+    };
     log.lock().unwrap().push(Received {
         path,
         headers,
-        body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+        body,
     });
     let mut out = stream;
     match answer {
+        Answer::Respond(_) => {}
+        Answer::Paced { events, pause } => {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+            if out.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            for event in events {
+                if out.write_all(event.as_bytes()).is_err() {
+                    return;
+                }
+                let _ = out.flush();
+                std::thread::sleep(pause);
+            }
+        }
         Answer::Stream { events, hang } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
             if out.write_all(head.as_bytes()).is_err() {

@@ -259,3 +259,36 @@ fn an_untrusted_flares_exec_does_not_run_and_says_so() {
     home.ok(&["run", "--ticks", "1"]);
     home.wait_for(Duration::from_secs(5), "the trusted exec", || mark.exists());
 }
+
+#[test]
+fn offline_asks_answer_refresh_the_warm_digest_and_commit_beside_a_ticking_supervisor() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 0\n");
+    std::fs::write(
+        home.file("memory/sea.md"),
+        "# Sea\n\nThe lighthouse keeper is Orla.\n",
+    )
+    .unwrap();
+    let supervisor = home.spawn(&["run"]);
+    for n in 0..5 {
+        home.ok(&["say", &format!("message {n}")]);
+        let answer = home.ok(&["ask", &format!("who keeps the lighthouse? ({n})")]);
+        assert!(answer.contains("memory/sea.md:3"), "{answer}");
+    }
+    crate::common::finish_after_term(supervisor);
+    let warm = home.read("state/warm.md");
+    assert!(
+        warm.starts_with("# Warm digest") && warm.contains("lighthouse (5)"),
+        "{warm}"
+    );
+    let log = String::from_utf8_lossy(&home.git(&["log", "--format=%s"]).stdout).into_owned();
+    assert_eq!(
+        log.matches("ask: who keeps the lighthouse?").count(),
+        5,
+        "{log}"
+    );
+    assert!(log.contains("tick "), "the supervisor ticked meanwhile");
+    assert!(home.git(&["fsck", "--strict"]).status.success());
+    assert!(home.git(&["status", "--porcelain"]).stdout.is_empty());
+    let sessions = home.read("state/sessions.jsonl");
+    assert_eq!(sessions.matches("\"kind\":\"answer\"").count(), 5);
+}

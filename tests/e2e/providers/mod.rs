@@ -438,6 +438,7 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
     assert!(home.ticks().is_empty());
 }
 
+mod ask;
 mod brake;
 mod openai;
 mod operator_tools;

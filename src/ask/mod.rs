@@ -1,0 +1,431 @@
+//! `hearth ask`: the shell-side door to the same agent (DESIGN 10). Every
+//! shell command is a new process that knows nothing, so what it knows is
+//! injected, every time, deterministically, before the model speaks:
+//! - the same system blocks as a tick (prompt, identity layer), byte for
+//!   byte, so the provider's prompt cache serves both doors;
+//! - the warm digest, `state/warm.md` ([`warm`]);
+//! - hot memory: the last two exchanges, by either door;
+//! - tier context by the tick's keyword classifier: *continuation* → the
+//!   exchanges before those (six in all), *mission* → eight and the
+//!   directive, *knowledge* → recall's results with citations.
+//!
+//! The question is written ahead to `state/sessions.jsonl` before the model
+//! is called; the answer streams to the caller and is stored when the
+//! stream ends (marked incomplete if it was cut). Tools are the tick's,
+//! under the same sandbox and brake; what an ask changes is one commit.
+
+pub mod warm;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::boot;
+use crate::brake;
+use crate::config::{Config, ProviderKind};
+use crate::conversation::sessions::{self, Exchange, Line};
+use crate::conversation::store::Conversation;
+use crate::conversation::{estimate_tokens, Block, Message, Role};
+use crate::home::layout::rel;
+use crate::home::lock::CommitLock;
+use crate::home::Home;
+use crate::model::{self, InboxFact, Recalled, TurnFacts};
+use crate::repo::{Identity, Repo};
+use crate::tick::context::{classify, Tier};
+use crate::tick::driver::{self, Door};
+use crate::tick::report::TickReport;
+use crate::tick::TickError;
+use crate::tools::{self, ToolContext};
+
+/// How much piped input goes with a question.
+pub const ATTACHMENT_BYTES: usize = 32 * 1024;
+/// Exchanges always in front of the model.
+const HOT: usize = 2;
+/// Exchanges in all for the continuation tier.
+const CONTINUATION: usize = 6;
+/// Exchanges in all for the mission tier.
+const MISSION: usize = 8;
+
+/// What the operator asked.
+pub struct Question {
+    /// The words.
+    pub text: String,
+    /// Piped input, if any (bounded before it is sent).
+    pub attachment: Option<String>,
+    /// Offer only the tools that do not write.
+    pub read_only: bool,
+    /// The provider's key, read by the caller.
+    pub api_key: Option<String>,
+    /// The caller's environment, for operator tools' allow-lists.
+    pub environment: BTreeMap<String, String>,
+}
+
+/// What came of it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Asked {
+    /// The session id (question and answer lines share it).
+    pub id: String,
+    /// The answer's text.
+    pub answer: String,
+    /// Whether it arrived whole.
+    pub complete: bool,
+    /// The tier the classifier chose.
+    pub tier: Tier,
+    /// Estimated tokens by part of the request.
+    pub tokens: BTreeMap<String, u64>,
+    /// The provider's usage: input, output.
+    pub usage: (u64, u64),
+    /// What it cost.
+    pub cost_usd: f64,
+    /// Why it is incomplete, when it is.
+    pub problems: Vec<String>,
+}
+
+/// Why an ask could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// The day's budget is spent.
+    #[error(
+        "the daily budget is spent: ${spent:.4} of [budget] daily_usd = ${cap:.2} today (UTC)"
+    )]
+    Budget {
+        /// Spent today.
+        spent: f64,
+        /// The cap.
+        cap: f64,
+    },
+    /// The tick machinery failed (a write, git).
+    #[error(transparent)]
+    Tick(#[from] TickError),
+    /// The provider could not be built.
+    #[error(transparent)]
+    Model(#[from] model::ModelError),
+}
+
+/// Asks `question` of the agent in `home`; `on_text` receives the answer
+/// as it streams.
+pub fn ask(
+    home: &Home,
+    config: &Config,
+    question: &Question,
+    now: DateTime<Utc>,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<Asked, AskError> {
+    let lines = sessions::read(home);
+    let budget = crate::budget::Budget::load_or_empty(home);
+    let spent = budget.spent(now) + sessions::asked_spend(&lines, now);
+    if config.budget.daily_usd > 0.0 && spent >= config.budget.daily_usd {
+        return Err(AskError::Budget {
+            spent,
+            cap: config.budget.daily_usd,
+        });
+    }
+    let id = format!(
+        "{}-{}",
+        now.format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    );
+    let boot = boot::boot(home, &config.boot);
+    let system: Vec<model::SystemBlock> = boot.system.clone();
+    let exchanges = sessions::exchanges(&lines);
+    let tier = classify(&question.text);
+    // Recall runs for every question (the offline provider answers from
+    // it); only the knowledge tier puts it in front of the model.
+    let recall = recall_for(home, config, &question.text);
+    let shown: &[(String, String)] = if tier == Tier::Knowledge {
+        &recall
+    } else {
+        &[]
+    };
+    let (user_text, mut tokens) = user_turn(home, question, tier, &exchanges, shown);
+    let system_tokens: u64 = system.iter().map(|b| estimate_tokens(&b.text)).sum();
+    tokens.insert("system".into(), system_tokens);
+
+    // Write-ahead: the question is on disk before any model sees it.
+    let mut asked = question.text.clone();
+    if let Some(a) = &question.attachment {
+        asked.push_str(&format!("\n[with {} bytes of piped input]", a.len()));
+    }
+    sessions::append(
+        home,
+        &Line {
+            v: sessions::VERSION,
+            id: id.clone(),
+            time: now,
+            kind: "question".into(),
+            asked,
+            tier: Some(format!("{tier:?}").to_lowercase()),
+            tokens: tokens.clone(),
+            ..Line::default()
+        },
+    )
+    .map_err(TickError::from)?;
+
+    let mut conversation = Conversation::default();
+    conversation.messages.push(Message {
+        role: Role::User,
+        content: vec![Block::Text { text: user_text }],
+    });
+    let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
+    let mut specs = tools::specs(&operator);
+    if question.read_only {
+        specs.retain(|s| !tools::writes(&operator, &s.name));
+    }
+    let facts = TurnFacts {
+        tick: 0,
+        inbox: Vec::new(),
+        ask: Some(InboxFact {
+            rel: "ask".into(),
+            text: question.text.clone(),
+            notes: Vec::new(),
+            recalled: recall
+                .iter()
+                .map(|(place, text)| Recalled {
+                    place: place.clone(),
+                    text: text.clone(),
+                })
+                .collect(),
+        }),
+    };
+    let required = brake::required::required(home, &boot.required_reads, &config.brake.must_read);
+    let gate = brake::gate::Gate::without_override(
+        config.brake.mode,
+        required.into_iter().map(|r| r.path).collect(),
+        0,
+        now,
+    );
+    let mut report = TickReport::new(0, now);
+    let mut tool_ctx = ToolContext {
+        home,
+        tick: 0,
+        now,
+        max_sleep_h: 0,
+        recall_results: config.recall.results,
+        max_write_bytes: config.tools.max_write_bytes,
+        effects: Default::default(),
+        operator,
+        trust: tools::trust::Trust::load(home),
+        environment: question.environment.clone(),
+    };
+    let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
+    driver::tool_loop(
+        &mut Door {
+            persist: false,
+            on_text,
+        },
+        provider,
+        &gate,
+        question.api_key.as_deref(),
+        config,
+        &system,
+        &specs,
+        &facts,
+        &mut conversation,
+        &mut tool_ctx,
+        &mut report,
+        home,
+    )?;
+    let cost = crate::tick::cost_usd(&report.usage, config.price().as_ref());
+    let complete = report.failures.is_empty();
+    let answer = report.reply.trim().to_string();
+    sessions::append(
+        home,
+        &Line {
+            v: sessions::VERSION,
+            id: id.clone(),
+            time: now,
+            kind: "answer".into(),
+            said: answer.clone(),
+            complete: Some(complete),
+            usage: Some((report.usage.input_tokens, report.usage.output_tokens)),
+            cost_usd: cost,
+            provider: config.model.provider.as_str().into(),
+            ..Line::default()
+        },
+    )
+    .map_err(TickError::from)?;
+    let asks = sessions::read(home)
+        .iter()
+        .filter(|l| l.kind == "question")
+        .count();
+    let every = config.ask.warm_every.max(1) as usize;
+    let mut changed = vec![rel::SESSIONS.to_string()];
+    if asks % every == 0 {
+        let fresh = match config.model.provider {
+            ProviderKind::Offline => None,
+            _ => warm::summarise(
+                config,
+                question.api_key.as_deref(),
+                &sessions::exchanges(&sessions::read(home)),
+            ),
+        };
+        let digest =
+            fresh.unwrap_or_else(|| warm::extract(&sessions::exchanges(&sessions::read(home))));
+        crate::atomic::write(&home.path(rel::WARM), digest.as_bytes()).map_err(TickError::from)?;
+        changed.push(rel::WARM.into());
+    }
+    changed.extend(tool_ctx.effects.touched.iter().cloned());
+    changed.extend(tool_ctx.effects.sent.iter().cloned());
+    if home.path(rel::BRAKE_LOG).exists() {
+        changed.push(rel::BRAKE_LOG.into());
+    }
+    commit(home, &question.text, &changed, now)?;
+    Ok(Asked {
+        id,
+        answer,
+        complete,
+        tier,
+        tokens,
+        usage: (report.usage.input_tokens, report.usage.output_tokens),
+        cost_usd: cost,
+        problems: report.failures.iter().map(|f| f.detail.clone()).collect(),
+    })
+}
+
+/// One commit `ask: <question, shortened>`, authored like a tick's, under
+/// the commit lock (a supervisor ticking meanwhile waits for it).
+fn commit(
+    home: &Home,
+    question: &str,
+    paths: &[String],
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let Ok(repo) = Repo::open(home.root()) else {
+        return Ok(());
+    };
+    let short: String = question
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(60)
+        .collect();
+    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let _lock = CommitLock::acquire(home).map_err(|e| TickError::Io {
+        context: "taking the commit lock".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    repo.commit(&specs, &Identity::hearth(), &format!("ask: {short}"), now)
+        .map_err(|e| TickError::Io {
+            context: "committing the ask".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    Ok(())
+}
+
+/// What recall finds for the question: (citation place, text).
+fn recall_for(home: &Home, config: &Config, question: &str) -> Vec<(String, String)> {
+    crate::recall::fresh_index(home)
+        .and_then(|index| index.search(question, config.recall.results))
+        .map(|hits| hits.into_iter().map(|h| (h.place(), h.text)).collect())
+        .unwrap_or_else(|e| {
+            tracing::warn!("recall for the question failed: {e}");
+            Vec::new()
+        })
+}
+
+/// The user turn and its estimated tokens by part.
+fn user_turn(
+    home: &Home,
+    question: &Question,
+    tier: Tier,
+    exchanges: &[Exchange],
+    recall: &[(String, String)],
+) -> (String, BTreeMap<String, u64>) {
+    let mut parts = BTreeMap::new();
+    let mut text = String::from(
+        "This is `hearth ask`: your operator asks from the shell and reads your answer as it \
+         streams. Answer the question directly, in text.",
+    );
+    let mut add = |name: &str, section: String, text: &mut String| {
+        *parts.entry(name.to_string()).or_default() += estimate_tokens(&section);
+        text.push_str(&section);
+    };
+    let warm = std::fs::read_to_string(home.path(rel::WARM)).unwrap_or_default();
+    let warm: String = warm.trim().chars().take(warm::MAX_CHARS).collect();
+    if !warm.is_empty() {
+        add(
+            "warm",
+            format!("\n\n<warm-digest>\n{warm}\n</warm-digest>"),
+            &mut text,
+        );
+    }
+    let hot_from = exchanges.len().saturating_sub(HOT);
+    if hot_from < exchanges.len() {
+        let hot = sessions::render(&exchanges[hot_from..]);
+        add(
+            "hot",
+            format!("\n\n<hot-memory>\n{hot}</hot-memory>"),
+            &mut text,
+        );
+    }
+    let wanted = match tier {
+        Tier::Continuation => CONTINUATION,
+        Tier::Mission => MISSION,
+        Tier::Plain | Tier::Knowledge => 0,
+    };
+    // The exchanges before the hot ones: none is sent twice.
+    let earlier_from = exchanges.len().saturating_sub(wanted);
+    if earlier_from < hot_from {
+        let earlier = sessions::render(&exchanges[earlier_from..hot_from]);
+        add(
+            "tier",
+            format!("\n\n<earlier-exchanges>\n{earlier}</earlier-exchanges>"),
+            &mut text,
+        );
+    }
+    if tier == Tier::Mission {
+        if let Ok(directive) = std::fs::read_to_string(home.path(rel::DIRECTIVE)) {
+            add(
+                "tier",
+                format!(
+                    "\n\n<directive path=\"{}\">\n{}\n</directive>",
+                    rel::DIRECTIVE,
+                    directive.trim_end()
+                ),
+                &mut text,
+            );
+        }
+    }
+    if !recall.is_empty() {
+        let mut lines = String::new();
+        for (place, hit) in recall {
+            let excerpt: String = hit.chars().take(500).collect();
+            lines.push_str(&format!("[{place}]\n{}\n\n", excerpt.trim_end()));
+        }
+        add("tier", format!("\n\n<recall>\n{lines}</recall>"), &mut text);
+    }
+    if let Some(attachment) = &question.attachment {
+        let mut shown: String = String::new();
+        for c in attachment.chars() {
+            if shown.len() + c.len_utf8() > ATTACHMENT_BYTES {
+                break;
+            }
+            shown.push(c);
+        }
+        let cut = if shown.len() < attachment.len() {
+            format!(
+                " (cut: the first {} of {} bytes; the rest was not sent)",
+                shown.len(),
+                attachment.len()
+            )
+        } else {
+            String::new()
+        };
+        add(
+            "attachment",
+            format!(
+                "\n\n<attachment source=\"stdin\" bytes=\"{}\" limit=\"{ATTACHMENT_BYTES}\">{cut}\n{}\n</attachment>",
+                attachment.len(),
+                shown.trim_end()
+            ),
+            &mut text,
+        );
+    }
+    add(
+        "question",
+        format!("\n\nQuestion: {}", question.text.trim()),
+        &mut text,
+    );
+    (text, parts)
+}

@@ -1,0 +1,160 @@
+//! The warm digest, `state/warm.md` (at most [`MAX_CHARS`] characters): what
+//! matters across past sessions — recurring topics, corrections the
+//! operator made, preferences learned. Refreshed after every `[ask]
+//! warm_every` asks by one bounded model call, or extractively (the
+//! offline provider, or when the call fails), and committed with the ask.
+
+use std::collections::BTreeMap;
+
+use crate::config::Config;
+use crate::conversation::sessions::{self, Exchange};
+use crate::conversation::{Block, Message, Role};
+use crate::model::{self, Request};
+
+/// The most the digest holds.
+pub const MAX_CHARS: usize = 800;
+/// How many recent exchanges it is made from.
+const SOURCE: usize = 20;
+
+/// Words that open a correction.
+const CORRECTIONS: &[&str] = &[
+    "no,",
+    "no ",
+    "actually",
+    "that's wrong",
+    "not quite",
+    "wrong",
+];
+/// Words that state a preference.
+const PREFERENCES: &[&str] = &[
+    "i prefer",
+    "please always",
+    "always ",
+    "never ",
+    "don't ",
+    "do not ",
+];
+
+/// The digest without a model: the most frequent topic words of the
+/// operator's recent questions, and their corrections and preferences
+/// quoted, cut to [`MAX_CHARS`].
+pub fn extract(exchanges: &[Exchange]) -> String {
+    let recent = &exchanges[exchanges.len().saturating_sub(SOURCE)..];
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut corrections = Vec::new();
+    let mut preferences = Vec::new();
+    for x in recent {
+        let asked = x.asked.trim();
+        let lower = asked.to_lowercase();
+        for word in lower.split(|c: char| !c.is_alphanumeric()) {
+            if word.chars().count() >= 5 {
+                *counts.entry(word.to_string()).or_default() += 1;
+            }
+        }
+        let quote = || asked.chars().take(120).collect::<String>();
+        if CORRECTIONS.iter().any(|w| lower.starts_with(w)) {
+            corrections.push(quote());
+        } else if PREFERENCES.iter().any(|w| lower.contains(w)) {
+            preferences.push(quote());
+        }
+    }
+    let mut topics: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n > 1).collect();
+    topics.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = String::from("# Warm digest\n");
+    if !topics.is_empty() {
+        let words: Vec<String> = topics
+            .iter()
+            .take(8)
+            .map(|(w, n)| format!("{w} ({n})"))
+            .collect();
+        out.push_str(&format!("\nRecurring topics: {}.\n", words.join(", ")));
+    }
+    for (title, items) in [("Corrections", &corrections), ("Preferences", &preferences)] {
+        if !items.is_empty() {
+            out.push_str(&format!("\n{title}:\n"));
+            for item in items.iter().rev().take(4) {
+                out.push_str(&format!("- {item}\n"));
+            }
+        }
+    }
+    if topics.is_empty() && corrections.is_empty() && preferences.is_empty() {
+        out.push_str(&format!(
+            "\n{} recent exchanges; nothing recurs yet.\n",
+            recent.len()
+        ));
+    }
+    cut(&out)
+}
+
+/// The digest from one bounded call to the agent's model; `None` if the
+/// call fails (the caller falls back to [`extract`]).
+pub fn summarise(config: &Config, api_key: Option<&str>, exchanges: &[Exchange]) -> Option<String> {
+    let recent = &exchanges[exchanges.len().saturating_sub(SOURCE)..];
+    let mut provider = model::provider_for(&config.model, api_key).ok()?;
+    let prompt = format!(
+        "Below are the latest exchanges between an operator and their agent. Write the agent's \
+         warm digest: at most {MAX_CHARS} characters of markdown saying what matters across \
+         sessions — recurring topics, corrections the operator made, preferences learned. \
+         Only the digest, no preamble.\n\n{}",
+        sessions::render(recent)
+    );
+    let messages = [Message {
+        role: Role::User,
+        content: vec![Block::Text { text: prompt }],
+    }];
+    let request = Request {
+        system: &[],
+        messages: &messages,
+        tools: &[],
+        max_tokens: 400,
+        facts: None,
+    };
+    let reply = provider.complete(&request, &mut |_| {}).ok()?;
+    let text: String = crate::conversation::texts(&reply.content)
+        .collect::<Vec<_>>()
+        .join("\n");
+    (reply.stop == model::Stop::Complete && !text.trim().is_empty()).then(|| cut(text.trim()))
+}
+
+/// At most [`MAX_CHARS`] characters, ending with a newline.
+fn cut(text: &str) -> String {
+    let mut out: String = text.chars().take(MAX_CHARS - 1).collect();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::DateTime;
+
+    fn asked(text: &str) -> Exchange {
+        Exchange {
+            time: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+            door: "ask".into(),
+            asked: text.into(),
+            said: "ok".into(),
+            incomplete: false,
+        }
+    }
+
+    #[test]
+    fn the_extract_names_topics_corrections_and_preferences_within_800_chars() {
+        let x = vec![
+            asked("what is the status of the lighthouse repairs?"),
+            asked("No, the lighthouse is on the north pier"),
+            asked("please always answer in metric units"),
+            asked("when do the lighthouse repairs finish?"),
+        ];
+        let digest = extract(&x);
+        assert!(digest.contains("lighthouse (3)"), "{digest}");
+        assert!(digest.contains("Corrections:\n- No, the lighthouse is on the north pier"));
+        assert!(digest.contains("Preferences:\n- please always answer in metric units"));
+        let many: Vec<Exchange> = (0..50)
+            .map(|i| asked(&format!("never forget item {i} {}", "x".repeat(200))))
+            .collect();
+        assert!(extract(&many).chars().count() <= MAX_CHARS);
+    }
+}

@@ -1,0 +1,90 @@
+//! `hearth ask "QUESTION"`: the shell-side door to the same agent. The
+//! answer streams to stdout (flushed per chunk); `--json` prints one object
+//! at the end instead. Piped input is part of the question, bounded.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+
+use hearth::ask::{self, Question};
+use hearth::config::Config;
+
+use super::{CommandError, Env, Exit};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The question (piped input goes with it as an attachment).
+    question: Vec<String>,
+    /// Print one JSON object at the end instead of streaming.
+    #[arg(long)]
+    json: bool,
+    /// Offer the model only the tools that do not write.
+    #[arg(long)]
+    read_only: bool,
+    /// Print the estimated tokens per part, the usage and the cost on stderr.
+    #[arg(long)]
+    verbose: bool,
+}
+
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
+    let home = env.open_home(flag)?;
+    let config = Config::load(&home.config_path())?;
+    env.require_key(&config.model)?;
+    let stdin = std::io::stdin();
+    let attachment = if stdin.is_terminal() {
+        None
+    } else {
+        let mut bytes = Vec::new();
+        stdin.lock().read_to_end(&mut bytes)?;
+        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let mut text = args.question.join(" ");
+    if text.trim().is_empty() {
+        if attachment.is_none() {
+            return Err(CommandError::usage(
+                "hearth ask needs a question",
+                "hearth ask \"what did you learn today?\"  (or: git diff | hearth ask \"review this\")",
+            ));
+        }
+        text = "What do you make of this?".into();
+    }
+    let question = Question {
+        text,
+        attachment,
+        read_only: args.read_only,
+        api_key: env.api_key(&config.model),
+        environment: env.vars().clone(),
+    };
+    let json = args.json;
+    let mut out = std::io::stdout();
+    let mut on_text = |chunk: &str| {
+        if !json {
+            // A closed pipe ends the printing, not the ask: the answer is
+            // still stored.
+            let _ = out.write_all(chunk.as_bytes());
+            let _ = out.flush();
+        }
+    };
+    let asked = ask::ask(&home, &config, &question, env.clock.now(), &mut on_text)
+        .map_err(|e| CommandError::new(e, None))?;
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&asked).expect("an answer serialises")
+        );
+    } else if !asked.answer.ends_with('\n') {
+        outln!();
+    }
+    if args.verbose {
+        eprintln!(
+            "tier: {:?}; tokens by part: {:?}; usage: {} in, {} out; cost ${:.6}",
+            asked.tier, asked.tokens, asked.usage.0, asked.usage.1, asked.cost_usd
+        );
+    }
+    if !asked.complete {
+        return Err(CommandError::new(
+            anyhow::anyhow!("the answer is incomplete: {}", asked.problems.join("; ")),
+            Some("it is stored in state/sessions.jsonl marked incomplete; ask again".into()),
+        ));
+    }
+    Ok(Exit::Success)
+}
