@@ -129,9 +129,14 @@ pub fn ask(
     let system: Vec<model::SystemBlock> = boot.system.clone();
     let exchanges = sessions::exchanges(&lines);
     let tier = classify(&question.text);
-    // Recall runs for every question (the offline provider answers from
-    // it); only the knowledge tier puts it in front of the model.
-    let recall = recall_for(home, config, &question.text);
+    // Only the knowledge tier puts recall in front of the model; the
+    // offline provider answers from it whatever the tier. Otherwise it is
+    // not run: a reconcile of a large memory is most of an ask's start-up.
+    let recall = if tier == Tier::Knowledge || config.model.provider == ProviderKind::Offline {
+        recall_for(home, config, &question.text)
+    } else {
+        Vec::new()
+    };
     let shown: &[(String, String)] = if tier == Tier::Knowledge {
         &recall
     } else {

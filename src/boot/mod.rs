@@ -94,7 +94,7 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
     };
     let prompt = read_layer(PROMPT);
     let identity = read_layer(IDENTITY);
-    let (core, core_problems) = memory::core_memories(home);
+    let (core, must_read_elsewhere, core_problems) = memory::scan(home);
     problems.extend(core_problems);
 
     let mut layer = LayerReport {
@@ -135,6 +135,11 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
         }
         if memory.must_read && !required_reads.contains(&memory.rel) {
             required_reads.push(memory.rel.clone());
+        }
+    }
+    for rel in must_read_elsewhere {
+        if !required_reads.contains(&rel) {
+            required_reads.push(rel);
         }
     }
     if !sections.is_empty() {

@@ -138,28 +138,29 @@ const LAYER_FILES: [&str; 2] = ["memory/prompt.md", "memory/identity.md"];
 /// A cache in `.hearth/core-scan.json` remembers which files (by size and
 /// modification time) are not core, so a warm boot only stats them.
 pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
+    let (core, _, problems) = scan(home);
+    (core, problems)
+}
+
+/// [`core_memories`], and the other memories whose front matter says
+/// `must_read: true` (the brake requires them), found by the same walk: a
+/// file cached as neither core nor must-read is only stat'ed.
+pub fn scan(home: &Home) -> (Vec<Memory>, Vec<String>, Vec<MemoryProblem>) {
     let core_dir = home.memory_dir().join("core");
+    let mut must_read = Vec::new();
     let mut scan = scan_cache::ScanCache::load(home);
     let mut memories = Vec::new();
     let mut problems = Vec::new();
-    for entry in walkdir::WalkDir::new(home.memory_dir())
-        .into_iter()
-        .filter_entry(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
-    {
-        let Ok(entry) = entry else { continue };
-        let path = entry.path();
-        if !entry.file_type().is_file() || path.extension().is_none_or(|x| x != "md") {
-            continue;
-        }
+    for (path, in_core, meta) in markdown_files(&home.memory_dir(), &core_dir) {
+        let path = path.as_path();
         let rel = home.relative(path);
         if LAYER_FILES.contains(&rel.as_str()) {
             continue;
         }
-        let in_core = path.starts_with(&core_dir);
         let stamp = if in_core {
             None
         } else {
-            entry.metadata().ok().map(|m| crate::stamp::Stamp::of(&m))
+            meta.as_ref().map(crate::stamp::Stamp::of)
         };
         if let Some(stamp) = &stamp {
             if scan.known_not_core(&rel, stamp) {
@@ -177,7 +178,11 @@ pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
             Ok(Some(bytes)) => {
                 let memory = Memory::parse(&rel, &bytes);
                 if let Some(stamp) = stamp {
-                    scan.record(&rel, stamp, memory.core);
+                    // A must-read memory is never cached as plain.
+                    scan.record(&rel, stamp, memory.core || memory.must_read);
+                }
+                if memory.must_read && !in_core && !memory.core {
+                    must_read.push(rel.clone());
                 }
                 if in_core || memory.core {
                     problems.extend(memory.problem.clone());
@@ -199,7 +204,42 @@ pub fn core_memories(home: &Home) -> (Vec<Memory>, Vec<MemoryProblem>) {
     scan.save(home);
     memories.sort_by(|a, b| a.rel.cmp(&b.rel));
     problems.sort_by(|a, b| a.path.cmp(&b.path));
-    (memories, problems)
+    must_read.sort();
+    (memories, must_read, problems)
+}
+
+/// Every `*.md` under `root` (hidden names skipped), with whether it is
+/// under `core` and its metadata. `read_dir`'s entries stat relative to
+/// their directory, which on a memory of 10,000 files is a good part of a
+/// boot's time saved over stat'ing each full path.
+fn markdown_files(
+    root: &Path,
+    core: &Path,
+) -> Vec<(std::path::PathBuf, bool, Option<std::fs::Metadata>)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![(root.to_path_buf(), root == core)];
+    while let Some((dir, in_core)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.as_encoded_bytes().starts_with(b".") {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                let below_core = in_core || path == core;
+                dirs.push((path, below_core));
+            } else if kind.is_file() && path.extension().is_some_and(|x| x == "md") {
+                found.push((path, in_core, entry.metadata().ok()));
+            }
+        }
+    }
+    found
 }
 
 fn read_if_front_matter(path: &Path) -> std::io::Result<Option<Vec<u8>>> {

@@ -12,7 +12,7 @@ use crate::atomic;
 use crate::home::Home;
 use crate::stamp::Stamp;
 
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ScanCache {

@@ -34,6 +34,8 @@ pub enum Answer {
 
 #[derive(Debug, Clone)]
 pub struct Received {
+    /// When the request was read in full.
+    pub at: std::time::Instant,
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: serde_json::Value,
@@ -116,6 +118,7 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
         other => other,
     };
     log.lock().unwrap().push(Received {
+        at: std::time::Instant::now(),
         path,
         headers,
         body,

@@ -1,0 +1,123 @@
+//! `hearth ask`'s speed as a user feels it, on a home of 10,000 memory
+//! files, beside `hearth recall --no-rerank` on the same home:
+//! - from process start to the request leaving hearth (everything before
+//!   the model: boot, sessions, tiers, recall, the write-ahead);
+//! - from a chunk leaving the model server to its bytes on stdout.
+//!
+//! `cargo bench --bench ask` (ASK_FILES=N to change the home's size)
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::model_server::{anthropic, Answer, ModelServer};
+use common::TestHome;
+
+const RUNS: usize = 15;
+
+fn main() {
+    let files: usize = std::env::var("ASK_FILES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    let pause = Duration::from_millis(40);
+    let server = ModelServer::start(vec![Answer::Paced {
+        events: anthropic::message("The keeper of the lighthouse is Orla.", &[], 10, 5),
+        pause,
+    }]);
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n",
+        server.url
+    ));
+    let topics = [
+        "tide", "harbour", "keeper", "storm", "ledger", "orchard", "pier", "beacon",
+    ];
+    for i in 0..files {
+        let dir = home.file(&format!("memory/notes/{:03}", i / 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = topics[i % topics.len()];
+        std::fs::write(
+            dir.join(format!("n{i}.md")),
+            format!(
+                "# Note {i}\n\nThe {t} log for day {i}: calm water, {} boats.\n",
+                i % 17
+            ),
+        )
+        .unwrap();
+    }
+    // Warm the index and boot's scan cache once, as a running home has
+    // them; files younger than hearth's racy window (a few seconds) are
+    // read again on every scan, as they must be, so let them age first.
+    home.ok(&["index"]);
+    std::thread::sleep(Duration::from_secs(4));
+    home.ok(&["context"]);
+
+    let mut before_model = Vec::new();
+    let mut chunk_lag = Vec::new();
+    for n in 0..RUNS {
+        let started = Instant::now();
+        let mut child = home
+            .cmd(&["ask", &format!("who keeps the beacon on night {n}?")])
+            .env("ANTHROPIC_API_KEY", "sk-bench")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 1];
+        stdout.read_exact(&mut first).unwrap();
+        let first_at = Instant::now();
+        let mut rest = Vec::new();
+        stdout.read_to_end(&mut rest).unwrap();
+        assert!(child.wait().unwrap().success());
+        let arrived = server.received().last().unwrap().at;
+        before_model.push(arrived - started);
+        // The first text delta is the 4th event: written 3 pauses after
+        // the request arrived.
+        let sent = arrived + pause * 3;
+        chunk_lag.push(first_at.saturating_duration_since(sent));
+    }
+    let mut recall = Vec::new();
+    for n in 0..RUNS {
+        let started = Instant::now();
+        home.ok(&[
+            "recall",
+            &format!("who keeps the beacon on night {n}?"),
+            "--no-rerank",
+        ]);
+        recall.push(started.elapsed());
+    }
+    let p50 = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let (b, c, r) = (
+        p50(&mut before_model),
+        p50(&mut chunk_lag),
+        p50(&mut recall),
+    );
+    println!("hearth ask on a home of {files} memory files ({RUNS} runs each, p50)\n");
+    println!("| what | p50 | target |");
+    println!("|---|---|---|");
+    println!(
+        "| ask: process start → request leaves hearth | {:.1} ms | ≤ 30 ms |",
+        ms(b)
+    );
+    println!(
+        "| ask: chunk leaves the server → on stdout | {:.2} ms | ≤ 5 ms |",
+        ms(c)
+    );
+    println!(
+        "| recall --no-rerank: whole command | {:.1} ms | — |",
+        ms(r)
+    );
+    println!(
+        "\nask before the model / recall --no-rerank: {:.2}×",
+        ms(b) / ms(r)
+    );
+}
