@@ -33,6 +33,22 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     })
 }
 
+/// Replaces `path` with `bytes` by rename, without fsync: for runtime hints
+/// written often that need not survive a crash (readers still never see
+/// half a file). Never for state.
+pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let temp = temp_path_for(path);
+    #[allow(clippy::disallowed_methods)] // the temp file, renamed whole
+    let written = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    written.map_err(|source| {
+        let _ = fs::remove_file(&temp);
+        WriteError {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
 /// Appends one line to an append-only ledger (`ticks.jsonl`, …) with a single
 /// `write` and an fsync. A crash can at worst leave a torn last line; it is
 /// terminated here before the next line goes on, and readers skip lines that

@@ -125,8 +125,9 @@ pub fn ask(
         now.format("%Y%m%dT%H%M%S%.3fZ"),
         std::process::id()
     );
-    let boot = boot::boot(home, &config.boot);
-    let system: Vec<model::SystemBlock> = boot.system.clone();
+    // Warm from the supervisor's snapshot when nothing under memory/
+    // changed since; else assembled (and kept for the next ask).
+    let (system, boot_required) = boot::snapshot::system_and_required(home, &config.boot);
     let exchanges = sessions::exchanges(&lines);
     let tier = classify(&question.text);
     // Only the knowledge tier puts recall in front of the model; the
@@ -192,7 +193,7 @@ pub fn ask(
                 .collect(),
         }),
     };
-    let required = brake::required::required(home, &boot.required_reads, &config.brake.must_read);
+    let required = brake::required::required(home, &boot_required, &config.brake.must_read);
     let gate = brake::gate::Gate::without_override(
         config.brake.mode,
         required.into_iter().map(|r| r.path).collect(),

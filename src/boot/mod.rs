@@ -16,6 +16,7 @@
 //! providers can cache them.
 
 pub mod drift;
+pub mod snapshot;
 
 use serde::Serialize;
 

@@ -47,6 +47,10 @@ pub mod rel {
     pub const SESSIONS: &str = "state/sessions.jsonl";
     /// The warm digest `hearth ask` injects (at most 800 characters).
     pub const WARM: &str = "state/warm.md";
+    /// Changes with every event under `memory/` while a supervisor runs.
+    pub const MEMORY_SEQ: &str = ".hearth/memory-seq";
+    /// The boot assembled under a memory sequence token, for `hearth ask`.
+    pub const BOOT_SNAPSHOT: &str = ".hearth/boot-snapshot.json";
     /// Every decision of the brake, one JSON line each; never rewound.
     pub const BRAKE_LOG: &str = "state/brake.jsonl";
     /// The operator's brake override (under `.hearth/`: no tool reaches it).

@@ -139,7 +139,20 @@ fn watch_memory(
     changes: Arc<Mutex<MemoryChanges>>,
 ) -> Option<notify::RecommendedWatcher> {
     let dirs = [home.memory_dir(), home.archive_dir()];
+    let memory_dir = home.memory_dir();
+    // Every event under memory/ (or one that cannot say where) makes the
+    // warm boot `hearth ask` may use stale.
+    let sequence = Arc::new(crate::boot::snapshot::Sequence::new(home));
+    let watched = Arc::clone(&sequence);
+    let under_memory = memory_dir.clone();
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        match &event {
+            Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
+            Ok(event)
+                if !event.need_rescan()
+                    && !event.paths.iter().any(|p| p.starts_with(&under_memory)) => {}
+            _ => watched.bump(),
+        }
         let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
         match &event {
             Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
@@ -163,13 +176,17 @@ fn watch_memory(
         }
     };
     for dir in dirs {
-        if std::fs::create_dir_all(&dir).is_ok() {
-            if let Err(e) = watcher.watch(&dir, RecursiveMode::Recursive) {
-                tracing::warn!(
-                    "cannot watch {} ({e}); recall catches up when it runs",
-                    dir.display()
-                );
-            }
+        let watching = std::fs::create_dir_all(&dir)
+            .map_err(notify::Error::io)
+            .and_then(|()| watcher.watch(&dir, RecursiveMode::Recursive));
+        match watching {
+            // The token starts only once edits under memory/ are seen.
+            Ok(()) if dir == memory_dir => sequence.bump(),
+            Ok(()) => {}
+            Err(e) => tracing::warn!(
+                "cannot watch {} ({e}); recall catches up when it runs",
+                dir.display()
+            ),
         }
     }
     Some(watcher)

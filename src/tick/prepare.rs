@@ -82,7 +82,12 @@ pub fn prepare(
         }
     }
     let recall = recall_for_inbox(home, config, &messages);
+    let token = boot::snapshot::token(home);
     let boot = boot::boot(home, &config.boot);
+    if let Some(token) = &token {
+        // Kept for `hearth ask`: the first ask after a tick starts warm.
+        boot::snapshot::save(home, &config.boot, token, &boot);
+    }
     let compaction =
         history::plan(home, &conversation, config.context.history_tokens, now).map(|c| {
             let archived = history::apply(&mut conversation, &c);

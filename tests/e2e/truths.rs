@@ -292,3 +292,42 @@ fn offline_asks_answer_refresh_the_warm_digest_and_commit_beside_a_ticking_super
     let sessions = home.read("state/sessions.jsonl");
     assert_eq!(sessions.matches("\"kind\":\"answer\"").count(), 5);
 }
+
+#[test]
+fn a_supervised_homes_warm_boot_for_ask_goes_stale_with_any_memory_edit() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(10), "the supervisor", || {
+        home.log().contains("supervising")
+    });
+    let system = |home: &TestHome| {
+        let out: serde_json::Value =
+            serde_json::from_str(&home.ok(&["ask", "--json", "hello"])).unwrap();
+        out["tokens"]["system"].as_u64().unwrap()
+    };
+    let before = system(&home);
+    assert!(
+        home.file(".hearth/boot-snapshot.json").exists(),
+        "kept for the next ask"
+    );
+    assert_eq!(system(&home), before, "warm: the same boot");
+    std::fs::write(
+        home.file("memory/core/harbour.md"),
+        format!(
+            "---\ntags: [identity]\n---\n# Harbour\n\n{}\n",
+            "I keep the harbour log. ".repeat(80)
+        ),
+    )
+    .unwrap();
+    let mut after = before;
+    home.wait_for(
+        Duration::from_secs(5),
+        "the edit in the next ask's boot",
+        || {
+            after = system(&home);
+            after > before
+        },
+    );
+    assert!(after > before + 300, "{before} → {after}");
+    crate::common::finish_after_term(supervisor);
+}

@@ -1,0 +1,133 @@
+//! A supervised home's boot, kept warm for `hearth ask`. Finding every
+//! `core: true` and `must_read: true` memory means a stat of every memory
+//! file — on 10,000 files, most of an ask's start-up. While a supervisor
+//! runs it watches `memory/` anyway, so it keeps a token in
+//! `.hearth/memory-seq` that changes with every event under `memory/` (and
+//! with every supervisor start); a boot assembled under token T stays true
+//! while the token is still T. Without a supervisor there is no token, and
+//! every boot scans.
+//!
+//! The token is read *before* the scan it labels, so an edit during the
+//! scan leaves a snapshot whose token is already stale.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::Boot;
+use crate::config::BootConfig;
+use crate::home::layout::rel;
+use crate::home::{lock, Home};
+use crate::json_file::{self, JsonFile};
+use crate::model::SystemBlock;
+use crate::stamp::fnv1a;
+
+#[derive(Serialize, Deserialize)]
+struct Snapshot {
+    token: String,
+    config: u64,
+    system: Vec<SystemBlock>,
+    required_reads: Vec<String>,
+}
+
+impl JsonFile for Snapshot {
+    const VERSION: u32 = 1;
+}
+
+/// The supervisor's side: a fresh epoch at start, a new count per event.
+pub struct Sequence {
+    epoch: u64,
+    count: AtomicU64,
+    path: std::path::PathBuf,
+}
+
+impl Sequence {
+    /// A new epoch (a supervisor start: what changed while none ran is
+    /// unknown, so every earlier snapshot is stale). Nothing is vouched for
+    /// until [`Sequence::bump`] runs once the watch is in place.
+    pub fn new(home: &Home) -> Sequence {
+        let seq = Sequence {
+            epoch: RandomState::new().hash_one(std::process::id()),
+            count: AtomicU64::new(0),
+            path: home.path(rel::MEMORY_SEQ),
+        };
+        seq.withdraw();
+        seq
+    }
+
+    /// Vouches for nothing: without a watch on `memory/`, every ask scans.
+    pub fn withdraw(&self) {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::debug!("memory sequence not removed: {e}"),
+        }
+    }
+
+    /// Something under `memory/` changed (or may have). Called for every
+    /// watcher event, so it is cheap: a rename without fsync (the token
+    /// need not survive a crash; a restart starts a new epoch anyway).
+    pub fn bump(&self) {
+        let n = self.count.fetch_add(1, Ordering::SeqCst) + 1;
+        let token = format!("{:x}-{n}", self.epoch);
+        if let Err(e) = crate::atomic::replace_unsynced(&self.path, token.as_bytes()) {
+            tracing::debug!("memory sequence not written: {e}");
+        }
+    }
+}
+
+/// The token a boot now would be labelled with, if a supervisor runs.
+pub fn token(home: &Home) -> Option<String> {
+    if !lock::supervisor_running(home) {
+        return None;
+    }
+    std::fs::read_to_string(home.path(rel::MEMORY_SEQ))
+        .ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+fn config_digest(config: &BootConfig) -> u64 {
+    fnv1a(serde_json::to_string(config).unwrap_or_default().as_bytes())
+}
+
+/// The system blocks and required reads of the boot labelled `token`, if
+/// one was kept and nothing under `memory/` changed since.
+pub fn load(
+    home: &Home,
+    config: &BootConfig,
+    token: &str,
+) -> Option<(Vec<SystemBlock>, Vec<String>)> {
+    let snap: Snapshot = json_file::load(&home.path(rel::BOOT_SNAPSHOT)).ok()??;
+    (snap.token == token && snap.config == config_digest(config))
+        .then_some((snap.system, snap.required_reads))
+}
+
+/// Keeps `boot`, assembled under `token`. A failure costs only speed.
+pub fn save(home: &Home, config: &BootConfig, token: &str, boot: &Boot) {
+    let snap = Snapshot {
+        token: token.to_string(),
+        config: config_digest(config),
+        system: boot.system.clone(),
+        required_reads: boot.required_reads.clone(),
+    };
+    if let Err(e) = json_file::save(&home.path(rel::BOOT_SNAPSHOT), &snap) {
+        tracing::debug!("boot snapshot not saved: {e}");
+    }
+}
+
+/// The boot's system blocks and required reads: warm from the snapshot when
+/// a supervisor vouches nothing changed, else assembled (and kept).
+pub fn system_and_required(home: &Home, config: &BootConfig) -> (Vec<SystemBlock>, Vec<String>) {
+    let token = token(home);
+    if let Some(warm) = token.as_deref().and_then(|t| load(home, config, t)) {
+        return warm;
+    }
+    let boot = super::boot(home, config);
+    if let Some(t) = &token {
+        save(home, config, t, &boot);
+    }
+    (boot.system, boot.required_reads)
+}
