@@ -4,11 +4,19 @@
 //! process reproducible (commit dates, file names, the budget's day), as
 //! jj's `JJ_TIMESTAMP` does, and it is what a simulated month stands on.
 //!
+//! A *simulated* clock (`HEARTH_SIM_CLOCK=FILE`) is how a month runs in
+//! minutes: "now" is the time written in FILE, every process of the home
+//! (the supervisor, its tick children, a test's model server) reads the
+//! same one, and the supervisor's wait for the next tick moves it forward
+//! instead of sleeping. Nothing else advances it, so a tick takes no
+//! simulated time.
+//!
 //! Two readings are not "now" and stay real whatever the clock says:
 //! monotonic `Instant`s for timeouts, and [`file_time_now`] for comparing
 //! with file modification times (a pinned clock would make every file look
 //! new, or ancient).
 
+use std::path::Path;
 use std::time::SystemTime;
 
 use chrono::{DateTime, Utc};
@@ -20,6 +28,9 @@ pub enum Clock {
     System,
     /// Always this instant (`HEARTH_NOW`).
     Pinned(DateTime<Utc>),
+    /// The time written in this file (`HEARTH_SIM_CLOCK`), moved forward
+    /// by [`Clock::advance_to`].
+    Simulated(&'static Path),
 }
 
 impl Clock {
@@ -38,12 +49,34 @@ impl Clock {
         }
     }
 
+    /// `HEARTH_SIM_CLOCK=FILE` simulates time in FILE, starting at
+    /// `start` (`HEARTH_NOW`) when FILE does not exist yet, else at the
+    /// time FILE holds.
+    pub fn simulated(file: &Path, start: Option<DateTime<Utc>>) -> Result<Clock, String> {
+        let file: &'static Path = Box::leak(file.to_path_buf().into_boxed_path());
+        if !file.exists() {
+            let start = start.ok_or_else(|| {
+                format!(
+                    "HEARTH_SIM_CLOCK={} does not exist; set HEARTH_NOW to the time \
+                     the simulation starts at",
+                    file.display()
+                )
+            })?;
+            write_time(file, start).map_err(|e| e.to_string())?;
+        }
+        read_time(file)?;
+        Ok(Clock::Simulated(file))
+    }
+
     /// The current time by this clock.
     pub fn now(&self) -> DateTime<Utc> {
         match self {
             #[allow(clippy::disallowed_methods)] // the one place that may
             Clock::System => Utc::now(),
             Clock::Pinned(t) => *t,
+            // Checked readable when the clock was made; a file broken since
+            // (by hand) stops the process rather than let time go wrong.
+            Clock::Simulated(file) => read_time(file).unwrap_or_else(|e| panic!("{e}")),
         }
     }
 
@@ -52,6 +85,27 @@ impl Clock {
     pub fn is_pinned(&self) -> bool {
         matches!(self, Clock::Pinned(_))
     }
+
+    /// Whether waits are simulated ([`Clock::advance_to`] instead of
+    /// sleeping).
+    pub fn is_simulated(&self) -> bool {
+        matches!(self, Clock::Simulated(_))
+    }
+
+    /// Moves a simulated clock forward to `t` (never back); the other
+    /// clocks are not moved by anyone.
+    pub fn advance_to(&self, t: DateTime<Utc>) {
+        if let Clock::Simulated(file) = self {
+            if t > self.now() {
+                if let Err(e) = write_time(file, t) {
+                    panic!(
+                        "the simulated clock {} cannot be moved: {e}",
+                        file.display()
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// The filesystem's "now", to compare with modification times. Never
@@ -59,6 +113,24 @@ impl Clock {
 pub fn file_time_now() -> SystemTime {
     #[allow(clippy::disallowed_methods)] // the one place that may
     SystemTime::now()
+}
+
+fn read_time(file: &Path) -> Result<DateTime<Utc>, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("the simulated clock {} cannot be read: {e}", file.display()))?;
+    DateTime::parse_from_rfc3339(text.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            format!(
+                "the simulated clock {} does not hold an RFC 3339 time ({e}); \
+                 write one, e.g. 2026-01-31T09:00:00Z",
+                file.display()
+            )
+        })
+}
+
+fn write_time(file: &Path, t: DateTime<Utc>) -> Result<(), crate::atomic::WriteError> {
+    crate::atomic::write(file, t.to_rfc3339().as_bytes())
 }
 
 #[cfg(test)]
@@ -76,5 +148,25 @@ mod tests {
             e.contains("HEARTH_NOW") && e.contains("2026-01-31T09:00:00Z"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_simulated_clock_is_shared_through_its_file_and_only_moves_forward() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("now");
+        let start = Clock::from_env_value(Some("2026-01-01T00:00:00Z"))
+            .unwrap()
+            .now();
+        assert!(Clock::simulated(&file, None)
+            .unwrap_err()
+            .contains("HEARTH_NOW"));
+        let clock = Clock::simulated(&file, Some(start)).unwrap();
+        assert_eq!(clock.now(), start);
+        let later = start + chrono::Duration::hours(36);
+        clock.advance_to(later);
+        clock.advance_to(start);
+        assert_eq!(clock.now(), later, "never back");
+        // Another process (here: another clock on the same file) agrees.
+        assert_eq!(Clock::simulated(&file, None).unwrap().now(), later);
     }
 }

@@ -22,7 +22,8 @@ pub struct Env {
     pub watchdog_pid: Option<String>,
     /// journald's `DEVICE:INODE` of our stderr, when it is connected.
     pub journal_stream: Option<String>,
-    /// `HEARTH_NOW` (RFC 3339) pins the clock for the whole process.
+    /// `HEARTH_NOW` (RFC 3339) pins the clock for the whole process;
+    /// `HEARTH_SIM_CLOCK=FILE` simulates it (see [`Clock`]).
     pub clock: Clock,
     /// `HEARTH_TEST_TICK_DELAY`, `HEARTH_TEST_FAIL`: see [`TestHooks`].
     pub hooks: TestHooks,
@@ -44,6 +45,23 @@ impl Env {
                 Some("unset HEARTH_NOW to use the system clock".into()),
             )
         })?;
+        // A simulated month (tests, `cargo bench --bench soak`): the time
+        // lives in a file every process of the home shares.
+        let clock = match var("HEARTH_SIM_CLOCK") {
+            Some(file) => {
+                let start = match clock {
+                    Clock::Pinned(t) => Some(t),
+                    _ => None,
+                };
+                Clock::simulated(Path::new(&file), start).map_err(|e| {
+                    CommandError::new(
+                        anyhow::anyhow!(e),
+                        Some("unset HEARTH_SIM_CLOCK to use the system clock".into()),
+                    )
+                })?
+            }
+            None => clock,
+        };
         Ok(Env {
             hearth_home: std::env::var_os("HEARTH_HOME")
                 .filter(|v| !v.is_empty())

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod git;
 pub mod prices;
+
+pub use git::GitConfig;
 
 /// A `hearth.toml` that could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -405,28 +408,6 @@ impl Default for ToolsConfig {
         ToolsConfig {
             max_write_bytes: 1024 * 1024,
             max_calls_per_turn: 32,
-        }
-    }
-}
-
-/// `[git]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GitConfig {
-    /// The operator's name on their commits.
-    pub operator_name: String,
-    /// The operator's email on their commits.
-    pub operator_email: String,
-    /// Push each commit off the box.
-    pub push: bool,
-}
-
-impl Default for GitConfig {
-    fn default() -> Self {
-        GitConfig {
-            operator_name: "operator".into(),
-            operator_email: "operator@localhost".into(),
-            push: false,
         }
     }
 }

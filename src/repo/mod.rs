@@ -7,6 +7,7 @@
 
 mod history;
 mod locks;
+mod pack;
 mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use git2::{ErrorCode, Repository};
 
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
+pub use pack::{PackPolicy, Packed, PACKED_REF};
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};
 
@@ -59,7 +61,7 @@ pub enum RepoError {
         message: String,
     },
     /// A file of the repository could not be cleaned up.
-    #[error("could not clean {}: {source}", path.display())]
+    #[error("could not write or remove {}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,

@@ -282,6 +282,7 @@ impl Supervisor<'_> {
             let acted = self.act(verdict)?;
             self.announce_new_flares();
             self.update_recall_index();
+            commit::pack_if_due(self.home, &self.repo, &self.config);
             if let Some(outcome) = acted {
                 return Ok(outcome);
             }

@@ -50,7 +50,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let state = runtime::read_state(home).filter(|_| running);
     let mut problems = Vec::new();
     let ticks_path = home.ticks_path();
-    let ledger = match Ledger::read(&ticks_path) {
+    let ledger = match Ledger::read_all(&ticks_path) {
         Ok(ledger) => ledger,
         Err(e) => {
             problems.push(format!("{}: {e}", home.relative(&ticks_path)));

@@ -75,6 +75,17 @@ impl Supervisor<'_> {
             self.update_recall_index();
         }
         let clock = self.options.clock;
+        if clock.is_simulated() {
+            // A simulated month: the wait is a move of the clock. What
+            // arrived meanwhile (a stop, memory edits) is still seen; an
+            // inbox message waits for the tick that is due anyway.
+            clock.advance_to(due);
+            let stop = self.stop_requested();
+            if self.wake.take_memory_pending() {
+                self.update_recall_index();
+            }
+            return stop;
+        }
         // A pinned clock (HEARTH_NOW) does not move, so its wait is kept
         // in real time: the interval still passes between ticks.
         let real_deadline =

@@ -4,9 +4,17 @@
 //! Reading is forgiving: a line that does not parse (a torn write, a hand
 //! edit gone wrong) is reported with its line number and skipped, and the
 //! lines after it still count.
+//!
+//! The ledger rotates: once `state/ticks.jsonl` reaches [`SEGMENT_BYTES`],
+//! it is renamed whole to `state/ticks/FIRST-LAST.jsonl` (the tick numbers
+//! it holds, zero-padded so the names sort) before the next line goes on.
+//! Without it every tick would commit a new copy of an ever-growing file,
+//! and `.git` would grow with the square of the ticks. Readers that need
+//! the newest tick read the live file (and the newest segment when a
+//! rotation has just emptied it); [`Ledger::read_all`] reads across them.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -104,9 +112,57 @@ pub struct Ledger {
     pub skipped: Vec<(usize, String)>,
 }
 
+/// The live ledger is rotated once it holds this many bytes (about a
+/// thousand ticks).
+pub const SEGMENT_BYTES: u64 = 256 * 1024;
+
+/// Where the live ledger at `path` (`state/ticks.jsonl`) puts its rotated
+/// segments (`state/ticks/`).
+pub fn segments_dir(path: &Path) -> PathBuf {
+    path.with_extension("")
+}
+
+/// The rotated segments, oldest first.
+pub fn segments(path: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(segments_dir(path))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
 impl Ledger {
-    /// Reads the ledger; lines that do not parse are kept aside in `skipped`.
+    /// Reads the live ledger (or, when a rotation has just emptied it, the
+    /// newest segment); lines that do not parse are kept aside in `skipped`.
     pub fn read(path: &Path) -> std::io::Result<Ledger> {
+        let live = Ledger::read_file(path)?;
+        if !live.records.is_empty() {
+            return Ok(live);
+        }
+        match segments(path).last() {
+            Some(newest) => Ledger::read_file(newest),
+            None => Ok(live),
+        }
+    }
+
+    /// Reads every segment and the live ledger, oldest first.
+    pub fn read_all(path: &Path) -> std::io::Result<Ledger> {
+        let mut all = Ledger::default();
+        for file in segments(path).iter().map(PathBuf::as_path).chain([path]) {
+            let part = Ledger::read_file(file)?;
+            all.records.extend(part.records);
+            all.skipped.extend(part.skipped);
+        }
+        Ok(all)
+    }
+
+    fn read_file(path: &Path) -> std::io::Result<Ledger> {
         let text = match std::fs::read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ledger::default()),
@@ -136,10 +192,40 @@ impl Ledger {
     }
 }
 
-/// Appends one record as one line (a torn last line is repaired first).
+/// Appends one record as one line (a torn last line is repaired first),
+/// rotating the live file first when it has grown to [`SEGMENT_BYTES`].
 pub fn append(path: &Path, record: &TickRecord) -> Result<(), atomic::WriteError> {
+    rotate_if_full(path, SEGMENT_BYTES)?;
     let line = serde_json::to_string(record).expect("a tick record serialises");
     atomic::append_line(path, &line)
+}
+
+/// Renames the live ledger to `state/ticks/FIRST-LAST.jsonl` when it holds
+/// `limit` bytes or more. One rename: a crash leaves it live or rotated.
+fn rotate_if_full(path: &Path, limit: u64) -> Result<(), atomic::WriteError> {
+    let err = |source| atomic::WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() >= limit => {}
+        _ => return Ok(()),
+    }
+    let live = Ledger::read_file(path).map_err(err)?;
+    let first = live.records.iter().map(|r| r.tick).min().unwrap_or(0);
+    let last = live.last_number();
+    let dir = segments_dir(path);
+    std::fs::create_dir_all(&dir).map_err(err)?;
+    let mut target = dir.join(format!("{first:09}-{last:09}.jsonl"));
+    let mut n = 1;
+    while target.exists() {
+        // Never over an older segment (a hand-edited ledger, say).
+        n += 1;
+        target = dir.join(format!("{first:09}-{last:09}.{n}.jsonl"));
+    }
+    std::fs::rename(path, &target).map_err(err)?;
+    atomic::sync_dir(&dir).map_err(err)?;
+    atomic::sync_dir(crate::atomic::parent_dir(path)).map_err(err)
 }
 
 #[cfg(test)]
@@ -185,5 +271,33 @@ mod tests {
         assert_eq!(ledger.last_number(), 3);
         assert_eq!(ledger.records.len(), 2);
         assert_eq!(ledger.skipped[0].0, 2);
+    }
+
+    #[test]
+    fn a_full_ledger_rotates_whole_and_is_read_across_its_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ticks.jsonl");
+        let line_bytes = serde_json::to_string(&record(1)).unwrap().len() as u64 + 1;
+        for tick in 1..=25 {
+            rotate_if_full(&path, line_bytes * 10).unwrap();
+            let line = serde_json::to_string(&record(tick)).unwrap();
+            atomic::append_line(&path, &line).unwrap();
+        }
+        let names: Vec<String> = segments(&path)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["000000001-000000010.jsonl", "000000011-000000020.jsonl"]
+        );
+        assert_eq!(Ledger::read(&path).unwrap().records.len(), 5, "live only");
+        let all = Ledger::read_all(&path).unwrap();
+        let numbers: Vec<u64> = all.records.iter().map(|r| r.tick).collect();
+        assert_eq!(numbers, (1..=25).collect::<Vec<_>>());
+        // Just rotated, before the next line: the newest tick is still known.
+        rotate_if_full(&path, 1).unwrap();
+        assert!(!path.exists());
+        assert_eq!(Ledger::read(&path).unwrap().last_number(), 25);
     }
 }

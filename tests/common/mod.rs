@@ -151,12 +151,23 @@ impl TestHome {
         names
     }
 
-    /// The ledger's lines, parsed.
+    /// The ledger's lines, parsed: the rotated segments (`state/ticks/`),
+    /// oldest first, then the live file.
     pub fn ticks(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.file("state/ticks.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.file("state/ticks"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files.push(self.file("state/ticks.jsonl"));
+        files
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 
