@@ -9,13 +9,23 @@ use git2::Oid;
 use super::{Provenance, Repo, RepoError, GOOD_REF};
 
 impl Repo {
-    /// Points `refs/hearth/good` at `commit`.
+    /// Points `refs/hearth/good` at `commit`. The marker keeps no reflog:
+    /// it moves every tick, and its log would be a third of `.git`'s growth
+    /// (HEAD's and the branch's logs keep the history of moves).
     pub fn set_good(&self, commit: &str) -> Result<(), RepoError> {
         let oid = Oid::from_str(commit).map_err(|e| self.error(e))?;
         self.git
             .reference(GOOD_REF, oid, true, "hearth: tick exited 0")
             .map_err(|e| self.error(e))?;
+        self.drop_reflog(GOOD_REF);
         Ok(())
+    }
+
+    /// Removes the reflog of one of hearth's marker refs (never a branch's).
+    pub(super) fn drop_reflog(&self, name: &str) {
+        if let Err(e) = self.git.reflog_delete(name) {
+            tracing::debug!("reflog of {name} not removed: {e}");
+        }
     }
 
     /// The commit `refs/hearth/good` names, if any.

@@ -154,6 +154,7 @@ impl Repo {
         self.git
             .reference(PACKED_REF, head, true, "hearth: packed")
             .map_err(err)?;
+        self.drop_reflog(PACKED_REF);
         Ok(done)
     }
 

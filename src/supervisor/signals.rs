@@ -37,11 +37,15 @@ impl Supervisor<'_> {
 
     /// One `budget` flare a day when the last hour's spend, kept up, would
     /// reach `[budget] daily_usd` before the UTC day ends: a warning while
-    /// there is still time to act, not only the stop.
+    /// there is still time to act, not only the stop (and none once the
+    /// stop itself has been flared today: one budget flare a day).
     fn warn_of_burn(&self, budget: &mut Budget, now: DateTime<Utc>) -> Result<(), SupervisorError> {
         let today = budget::day(now);
         let daily = self.config.budget.daily_usd;
-        if budget.warned.as_deref() == Some(today.as_str()) {
+        if [&budget.warned, &budget.flared]
+            .iter()
+            .any(|d| d.as_deref() == Some(today.as_str()))
+        {
             return Ok(());
         }
         let Some(at) = budget.runs_out_at(daily, now) else {

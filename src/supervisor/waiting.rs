@@ -56,6 +56,13 @@ impl Supervisor<'_> {
             // whatever waits in the inbox.
             return record.end + chrono::Duration::milliseconds(ms as i64);
         }
+        let due = record.end + self.interval();
+        if record.class == crate::tick::class::Class::Skipped {
+            // Skipped (the day's budget is spent): a waiting message would
+            // only be skipped again, so the interval passes first; ticking
+            // at once would spin until midnight.
+            return sleep_until.map_or(due, |s| s.max(due));
+        }
         let now = self.options.clock.now();
         let pending = inbox::pending(self.home)
             .map(|p| !p.is_empty())
@@ -64,7 +71,6 @@ impl Supervisor<'_> {
             // Arrived while the tick ran, after it read the inbox.
             return now;
         }
-        let due = record.end + self.interval();
         sleep_until.map_or(due, |s| s.max(due))
     }
 

@@ -24,6 +24,9 @@ pub enum Answer {
     /// The answer is computed from the request's body: a model that knows
     /// only what each request tells it.
     Respond(fn(&serde_json::Value) -> Answer),
+    /// Like `Respond`, from a closure (a fault schedule that reads a
+    /// simulated clock, say).
+    Computed(Arc<dyn Fn(&serde_json::Value) -> Answer + Send + Sync>),
     /// Any status with a JSON body and extra headers.
     Status {
         status: u16,
@@ -115,6 +118,7 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
     let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
     let answer = match answer {
         Answer::Respond(respond) => respond(&body),
+        Answer::Computed(respond) => respond(&body),
         other => other,
     };
     log.lock().unwrap().push(Received {
@@ -125,7 +129,7 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
     });
     let mut out = stream;
     match answer {
-        Answer::Respond(_) => {}
+        Answer::Respond(_) | Answer::Computed(_) => {}
         Answer::Paced { events, pause } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
             if out.write_all(head.as_bytes()).is_err() {

@@ -13,6 +13,7 @@ mod providers;
 mod recall;
 mod reliability;
 mod run;
+mod soak;
 mod systemd;
 mod trials;
 mod truths;

@@ -1,0 +1,339 @@
+//! A simulated month: `hearth run` on a simulated clock
+//! (`HEARTH_SIM_CLOCK`) at the default 15-minute interval, against a model
+//! API on 127.0.0.1 whose faults follow the simulated time, while this
+//! driver edits memory, drops inbox bursts, corrupts state and restarts the
+//! supervisor with SIGTERM and `kill -9`. Shared by the 3-day test and
+//! `cargo bench --bench soak` (30 days).
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+use std::collections::BTreeMap;
+use std::process::Child;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::model_server::{anthropic, Answer, ModelServer};
+use super::TestHome;
+
+const KEY: &str = "sk-ant-soak-DO-NOT-LEAK";
+const START: &str = "2026-01-05T00:00:00Z";
+
+/// What a soak did and found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub days: u32,
+    pub ticks: usize,
+    pub faults: BTreeMap<&'static str, u32>,
+    pub flares: BTreeMap<String, u32>,
+    pub heals: u64,
+    pub messages_sent: usize,
+    pub messages_lost: Vec<String>,
+    pub edits: usize,
+    pub edits_lost: Vec<String>,
+    pub manual_steps: u32,
+    pub git_bytes: u64,
+    pub messages_json_bytes: u64,
+    pub wall: Duration,
+    pub problems: Vec<String>,
+}
+
+/// Day `d` (from 0) at `h:m`, simulated.
+fn at(d: u32, h: u32, m: u32) -> DateTime<Utc> {
+    start() + chrono::Duration::minutes(((d * 24 + h) * 60 + m) as i64)
+}
+
+fn start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(START)
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn now(clock: &std::path::Path) -> DateTime<Utc> {
+    let text = std::fs::read_to_string(clock).unwrap_or_default();
+    DateTime::parse_from_rfc3339(text.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|_| start())
+}
+
+/// The provider's behaviour by simulated time: an outage of 3 hours on
+/// every 7th day from day 1, a burst of 400s for 90 minutes on every 7th
+/// day from day 2, a day of expensive answers on every 10th day from day
+/// 2 (over `[budget] daily_usd`), and otherwise a short answer that names
+/// the time (so no two replies repeat).
+fn provider(clock: std::path::PathBuf) -> Answer {
+    Answer::Computed(Arc::new(move |_body: &Value| {
+        let t = now(&clock);
+        let day = ((t - start()).num_hours() / 24) as u32;
+        let minute = ((t - start()).num_minutes() % (24 * 60)) as u32;
+        if day % 7 == 1 && (120..300).contains(&minute) {
+            return Answer::Status {
+                status: 529,
+                headers: vec![],
+                body: anthropic::error_body("overloaded_error", "Overloaded"),
+            };
+        }
+        if day % 7 == 2 && (600..690).contains(&minute) {
+            return Answer::Status {
+                status: 400,
+                headers: vec![],
+                body: anthropic::error_body("invalid_request_error", "messages: malformed"),
+            };
+        }
+        let input = if day % 10 == 2 { 1_000_000 } else { 2_000 };
+        let text = format!("Noted, at {}.", t.to_rfc3339());
+        Answer::Stream {
+            events: anthropic::message(&text, &[], input, 40),
+            hang: None,
+        }
+    }))
+}
+
+fn spawn(home: &TestHome, clock: &std::path::Path) -> Child {
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY)
+        .env("HEARTH_SIM_CLOCK", clock)
+        .env("HEARTH_NOW", START)
+        .env("RUST_LOG", "warn");
+    home.spawn_with(cmd)
+}
+
+/// Runs `days` simulated days and checks what must hold afterwards.
+pub fn soak(days: u32) -> Report {
+    let wall = Instant::now();
+    let clock_dir = tempfile::tempdir().unwrap();
+    let clock = clock_dir.path().join("now");
+    let server = ModelServer::start(vec![provider(clock.clone())]);
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+         base_url = \"{}\"\ntimeout_s = 5\nmax_retries = 0\nretry_base_ms = 10\n\
+         [budget]\ndaily_usd = 5.0\n[git]\npack_loose = 300\n",
+        server.url
+    ));
+    home.ok(&["init"]);
+    let mut report = Report {
+        days,
+        ..Report::default()
+    };
+    let end = at(days, 0, 0);
+    let mut supervisor = spawn(&home, &clock);
+    let mut edits: BTreeMap<String, String> = BTreeMap::new();
+    let mut sent: Vec<String> = Vec::new();
+    // (when, what), done in order as the simulated time passes them.
+    let mut schedule: Vec<(DateTime<Utc>, &'static str)> = Vec::new();
+    for d in 0..days {
+        for h in [3, 9, 15, 21] {
+            schedule.push((at(d, h, 7), "hand edit"));
+        }
+        schedule.push((at(d, 8, 0), "inbox burst"));
+        schedule.push((at(d, 13, 0), "SIGTERM restart"));
+        schedule.push((at(d, 19, 0), "kill -9 restart"));
+        if d % 7 == 0 {
+            schedule.push((at(d, 12, 0), "corrupt messages.json"));
+        }
+        if d % 7 == 1 {
+            schedule.push((at(d, 2, 0), "provider outage (3 h)"));
+        }
+        if d % 7 == 2 {
+            schedule.push((at(d, 10, 0), "400 burst (90 min)"));
+        }
+        if d % 10 == 2 {
+            schedule.push((at(d, 0, 0), "day over budget"));
+        }
+    }
+    schedule.sort();
+    let mut next = 0;
+    let mut restarts = 0;
+    loop {
+        let t = now(&clock);
+        if t >= end {
+            break;
+        }
+        if let Ok(Some(status)) = supervisor.try_wait() {
+            // Anything but a stop we asked for would be a manual step.
+            report.manual_steps += 1;
+            report.problems.push(format!(
+                "the supervisor exited on its own ({status}) at {t}"
+            ));
+            if report.manual_steps > 3 {
+                break;
+            }
+            supervisor = spawn(&home, &clock);
+        }
+        while next < schedule.len() && schedule[next].0 <= t {
+            let (when, what) = schedule[next];
+            next += 1;
+            *report.faults.entry(what).or_default() += 1;
+            match what {
+                "hand edit" => {
+                    let rel = format!("memory/journal-{}.md", when.format("%m%d"));
+                    let text = format!(
+                        "# Journal\n\n{}\n",
+                        edits.get(&rel).map_or(String::new(), |t| t.clone())
+                            + &format!("- {when}: the tide was high\n")
+                    );
+                    std::fs::write(home.file(&rel), &text).unwrap();
+                    edits.insert(rel, text);
+                    report.edits += 1;
+                }
+                "inbox burst" => {
+                    for n in 0..5 {
+                        let name = format!("{}-{n}.md", when.format("%Y%m%d%H%M"));
+                        std::fs::write(
+                            home.file(&format!("inbox/{name}")),
+                            format!("Message {n} of the burst at {when}.\n"),
+                        )
+                        .unwrap();
+                        sent.push(name);
+                    }
+                }
+                "corrupt messages.json" => {
+                    std::fs::write(home.file("state/messages.json"), "{\"version\": 1, \"mess")
+                        .unwrap();
+                }
+                "SIGTERM restart" | "kill -9 restart" => {
+                    let signal = if what == "SIGTERM restart" {
+                        libc::SIGTERM
+                    } else {
+                        libc::SIGKILL
+                    };
+                    super::signal(&supervisor, signal);
+                    let status = super::finish(supervisor, Duration::from_secs(60));
+                    if signal == libc::SIGTERM && !status.success() {
+                        report
+                            .problems
+                            .push(format!("SIGTERM at {t}: exit {status}"));
+                    }
+                    restarts += 1;
+                    supervisor = spawn(&home, &clock);
+                }
+                _ => {} // the provider's faults follow the clock by themselves
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    super::signal(&supervisor, libc::SIGTERM);
+    let status = super::finish(supervisor, Duration::from_secs(60));
+    if !status.success() {
+        report
+            .problems
+            .push(format!("the last stop: exit {status}"));
+    }
+    let _ = restarts;
+    check(&home, &mut report, &edits, &sent);
+    report.wall = wall.elapsed();
+    report
+}
+
+fn check(home: &TestHome, report: &mut Report, edits: &BTreeMap<String, String>, sent: &[String]) {
+    let fsck = home.git(&["fsck", "--strict", "--no-dangling"]);
+    if !fsck.status.success() {
+        report.problems.push(format!(
+            "git fsck: {}",
+            String::from_utf8_lossy(&fsck.stderr)
+        ));
+    }
+    report.ticks = home.ticks().len();
+    for entry in walkdir::WalkDir::new(home.file("state"))
+        .into_iter()
+        .flatten()
+    {
+        let path = entry.path();
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let ok = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => serde_json::from_str::<Value>(&text).is_ok(),
+            Some("jsonl") => text
+                .lines()
+                .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+            _ => true,
+        };
+        if !ok {
+            report
+                .problems
+                .push(format!("{} does not parse", path.display()));
+        }
+    }
+    report.messages_json_bytes = std::fs::metadata(home.file("state/messages.json"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let archived: Vec<String> = walkdir::WalkDir::new(home.file("state/inbox-archive"))
+        .into_iter()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let pending = home.list("inbox");
+    for name in sent {
+        if !archived.iter().any(|a| a.ends_with(name.as_str())) && !pending.contains(name) {
+            report.messages_lost.push(name.clone());
+        }
+    }
+    report.messages_sent = sent.len();
+    for (rel, text) in edits {
+        let committed = home.git(&["show", &format!("HEAD:{rel}")]);
+        if String::from_utf8_lossy(&committed.stdout) != *text {
+            report.edits_lost.push(rel.clone());
+        }
+    }
+    if !home.git(&["status", "--porcelain"]).stdout.is_empty() {
+        report
+            .problems
+            .push("uncommitted changes at the end".into());
+    }
+    for name in home.list("outbox") {
+        if let Some(kind) = name
+            .strip_suffix(".md")
+            .and_then(|n| n.split_once("-flare-"))
+            .map(|(_, k)| k.to_string())
+        {
+            *report.flares.entry(kind).or_default() += 1;
+        }
+    }
+    report.heals = home
+        .history()
+        .iter()
+        .filter(|c| c.summary.starts_with("heal: "))
+        .count() as u64;
+    report.git_bytes = walkdir::WalkDir::new(home.file(".git"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+}
+
+impl Report {
+    /// The table the README and the closing note show.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let mut row = |k: &str, v: String| out.push_str(&format!("| {k} | {v} |\n"));
+        row("simulated days", self.days.to_string());
+        row("ticks", self.ticks.to_string());
+        for (k, v) in &self.faults {
+            row(&format!("fault: {k}"), v.to_string());
+        }
+        for (k, v) in &self.flares {
+            row(&format!("flare: {k}"), v.to_string());
+        }
+        row("heals", self.heals.to_string());
+        row(
+            "inbox messages lost",
+            format!("{} of {}", self.messages_lost.len(), self.messages_sent),
+        );
+        row(
+            "hand edits lost",
+            format!("{} of {}", self.edits_lost.len(), self.edits),
+        );
+        row("manual steps", self.manual_steps.to_string());
+        row(".git bytes", self.git_bytes.to_string());
+        row(
+            ".git bytes per tick",
+            (self.git_bytes / self.ticks.max(1) as u64).to_string(),
+        );
+        row("messages.json bytes", self.messages_json_bytes.to_string());
+        row("wall time", format!("{:.1} s", self.wall.as_secs_f64()));
+        out
+    }
+}

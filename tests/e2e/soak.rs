@@ -1,0 +1,35 @@
+//! Three simulated days with every fault of the month's schedule
+//! (`cargo bench --bench soak` runs thirty).
+
+use crate::common::soak;
+
+#[test]
+fn three_simulated_days_of_faults_lose_nothing_and_flare_as_the_policy_says() {
+    let report = soak::soak(3);
+    println!("{}", report.table());
+    assert!(report.problems.is_empty(), "{:#?}", report.problems);
+    assert!(
+        report.messages_lost.is_empty(),
+        "{:?}",
+        report.messages_lost
+    );
+    assert!(report.edits_lost.is_empty(), "{:?}", report.edits_lost);
+    assert_eq!(report.manual_steps, 0);
+    assert!(report.ticks >= 250, "{}", report.table());
+    let flares = |kind: &str| report.flares.get(kind).copied().unwrap_or(0);
+    assert_eq!(flares("outage"), 1, "one per outage: {}", report.table());
+    assert_eq!(
+        flares("budget"),
+        1,
+        "one on the day over: {}",
+        report.table()
+    );
+    assert_eq!(flares("quiet-failure"), 0, "{}", report.table());
+    assert_eq!(flares("panic"), 0, "{}", report.table());
+    assert_eq!(flares("healer") as u64, report.heals, "{}", report.table());
+    assert!(
+        report.messages_json_bytes < 2_000_000,
+        "bounded by [context] history_tokens: {}",
+        report.table()
+    );
+}
