@@ -13,6 +13,8 @@
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,9 +39,14 @@ impl JsonFile for Snapshot {
 }
 
 /// The supervisor's side: a fresh epoch at start, a new count per event.
+///
+/// The watcher's callback only counts and signals; a thread of its own
+/// writes the token, coalescing a burst of events into one write. (Writing
+/// from the callback starved the watcher under an editor saving in a loop:
+/// notify's event loop drains inotify before it serves a new `watch`.)
 pub struct Sequence {
-    epoch: u64,
-    count: AtomicU64,
+    count: Arc<AtomicU64>,
+    tx: Mutex<Sender<()>>,
     path: std::path::PathBuf,
 }
 
@@ -48,12 +55,31 @@ impl Sequence {
     /// unknown, so every earlier snapshot is stale). Nothing is vouched for
     /// until [`Sequence::bump`] runs once the watch is in place.
     pub fn new(home: &Home) -> Sequence {
+        let epoch = RandomState::new().hash_one(std::process::id());
+        let count = Arc::new(AtomicU64::new(0));
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let path = home.path(rel::MEMORY_SEQ);
         let seq = Sequence {
-            epoch: RandomState::new().hash_one(std::process::id()),
-            count: AtomicU64::new(0),
-            path: home.path(rel::MEMORY_SEQ),
+            count: Arc::clone(&count),
+            tx: Mutex::new(tx),
+            path: path.clone(),
         };
         seq.withdraw();
+        let spawned = std::thread::Builder::new()
+            .name("hearth-memory-seq".into())
+            .spawn(move || {
+                // Ends when the watcher (and with it the sender) is dropped.
+                while rx.recv().is_ok() {
+                    while rx.try_recv().is_ok() {}
+                    let token = format!("{epoch:x}-{}", count.load(Ordering::SeqCst));
+                    if let Err(e) = crate::atomic::replace_unsynced(&path, token.as_bytes()) {
+                        tracing::debug!("memory sequence not written: {e}");
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::debug!("memory sequence not kept ({e}); every ask scans");
+        }
         seq
     }
 
@@ -66,15 +92,12 @@ impl Sequence {
         }
     }
 
-    /// Something under `memory/` changed (or may have). Called for every
-    /// watcher event, so it is cheap: a rename without fsync (the token
-    /// need not survive a crash; a restart starts a new epoch anyway).
+    /// Something under `memory/` changed (or may have): counted here, the
+    /// token written by the sequence's thread right after.
     pub fn bump(&self) {
-        let n = self.count.fetch_add(1, Ordering::SeqCst) + 1;
-        let token = format!("{:x}-{n}", self.epoch);
-        if let Err(e) = crate::atomic::replace_unsynced(&self.path, token.as_bytes()) {
-            tracing::debug!("memory sequence not written: {e}");
-        }
+        self.count.fetch_add(1, Ordering::SeqCst);
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = tx.send(());
     }
 }
 
