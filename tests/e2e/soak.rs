@@ -24,6 +24,12 @@ fn three_simulated_days_of_faults_lose_nothing_and_flare_as_the_policy_says() {
         "one on the day over: {}",
         report.table()
     );
+    assert_eq!(
+        flares("state"),
+        report.faults["corrupt messages.json"],
+        "one per broken state file: {}",
+        report.table()
+    );
     assert_eq!(flares("quiet-failure"), 0, "{}", report.table());
     assert_eq!(flares("panic"), 0, "{}", report.table());
     assert_eq!(flares("healer") as u64, report.heals, "{}", report.table());
