@@ -73,3 +73,44 @@ fn the_history_is_packed_as_it_grows_and_nothing_is_lost() {
     );
     assert!(home.git(&["status", "--porcelain"]).stdout.is_empty());
 }
+
+#[test]
+fn a_clone_of_the_home_continues_with_the_next_tick_and_answers_nothing_twice() {
+    let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("memory/harbour.md"),
+        "# Harbour\n\nThe harbour master is Ines.\n",
+    )
+    .unwrap();
+    home.ok(&["say", "who runs the harbour?"]);
+    home.ok(&["say", "and the lighthouse?"]);
+    home.ok(&["run", "--ticks", "3"]);
+    let answered = home.list("outbox").len();
+    assert!(answered >= 1, "the first home answered");
+
+    // Restore is one command: clone the history, run hearth on it.
+    let copy = home.path.with_file_name("restored");
+    let clone = std::process::Command::new("git")
+        .args(["clone", "--quiet"])
+        .arg(&home.path)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(clone.status.success(), "{clone:?}");
+    let restored = TestHome::at(&copy);
+    restored.ok(&["run", "--ticks", "1"]);
+    let ticks = restored.ticks();
+    assert_eq!(ticks.last().unwrap()["tick"], 4, "numbering continues");
+    assert!(
+        ticks.last().unwrap().get("inbox").is_none(),
+        "old messages are not answered again: {}",
+        ticks.last().unwrap()
+    );
+    assert_eq!(restored.list("outbox").len(), answered, "no second answer");
+    let found = restored.ok(&["recall", "--no-rerank", "harbour master"]);
+    assert!(
+        found.contains("memory/harbour.md:3"),
+        "index rebuilt: {found}"
+    );
+    assert!(restored.git(&["status", "--porcelain"]).stdout.is_empty());
+}
