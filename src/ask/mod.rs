@@ -234,26 +234,24 @@ pub fn ask(
     let cost = crate::tick::cost_usd(&report.usage, config.price().as_ref());
     let complete = report.failures.is_empty();
     let answer = report.reply.trim().to_string();
-    sessions::append(
-        home,
-        &Line {
-            v: sessions::VERSION,
-            id: id.clone(),
-            time: now,
-            kind: "answer".into(),
-            said: answer.clone(),
-            complete: Some(complete),
-            usage: Some((report.usage.input_tokens, report.usage.output_tokens)),
-            cost_usd: cost,
-            provider: config.model.provider.as_str().into(),
-            ..Line::default()
-        },
-    )
-    .map_err(TickError::from)?;
-    let asks = sessions::read(home)
-        .iter()
-        .filter(|l| l.kind == "question")
-        .count();
+    let answer_line = Line {
+        v: sessions::VERSION,
+        id: id.clone(),
+        time: now,
+        kind: "answer".into(),
+        said: answer.clone(),
+        complete: Some(complete),
+        usage: Some((report.usage.input_tokens, report.usage.output_tokens)),
+        cost_usd: cost,
+        provider: config.model.provider.as_str().into(),
+        ..Line::default()
+    };
+    // The sessions as they will be once the answer is on them: the warm
+    // digest is made before the commit lock is taken (it may call the
+    // model), the answer line written under it.
+    let mut lines = sessions::read(home);
+    lines.push(answer_line.clone());
+    let asks = lines.iter().filter(|l| l.kind == "question").count();
     let every = config.ask.warm_every.max(1) as usize;
     let mut changed = vec![rel::SESSIONS.to_string()];
     if asks % every == 0 {
@@ -262,11 +260,10 @@ pub fn ask(
             _ => warm::summarise(
                 config,
                 question.api_key.as_deref(),
-                &sessions::exchanges(&sessions::read(home)),
+                &sessions::exchanges(&lines),
             ),
         };
-        let digest =
-            fresh.unwrap_or_else(|| warm::extract(&sessions::exchanges(&sessions::read(home))));
+        let digest = fresh.unwrap_or_else(|| warm::extract(&sessions::exchanges(&lines)));
         crate::atomic::write(&home.path(rel::WARM), digest.as_bytes()).map_err(TickError::from)?;
         changed.push(rel::WARM.into());
     }
@@ -275,7 +272,15 @@ pub fn ask(
     if home.path(rel::BRAKE_LOG).exists() {
         changed.push(rel::BRAKE_LOG.into());
     }
-    commit(home, &question.text, &changed, now)?;
+    // The answer line and the commit under one hold of the commit lock, so
+    // a supervisor committing hand edits meanwhile cannot take the answer
+    // into its own commit and leave the ask none.
+    let lock = CommitLock::acquire(home).map_err(|e| TickError::Io {
+        context: "taking the commit lock".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    sessions::append(home, &answer_line).map_err(TickError::from)?;
+    commit(home, &question.text, &changed, now, lock)?;
     Ok(Asked {
         id,
         answer,
@@ -289,12 +294,13 @@ pub fn ask(
 }
 
 /// One commit `ask: <question, shortened>`, authored like a tick's, under
-/// the commit lock (a supervisor ticking meanwhile waits for it).
+/// the commit lock the caller holds (a supervisor meanwhile waits for it).
 fn commit(
     home: &Home,
     question: &str,
     paths: &[String],
     now: DateTime<Utc>,
+    _lock: CommitLock,
 ) -> Result<(), TickError> {
     let Ok(repo) = Repo::open(home.root()) else {
         return Ok(());
@@ -307,10 +313,6 @@ fn commit(
         .take(60)
         .collect();
     let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let _lock = CommitLock::acquire(home).map_err(|e| TickError::Io {
-        context: "taking the commit lock".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
     repo.commit(&specs, &Identity::hearth(), &format!("ask: {short}"), now)
         .map_err(|e| TickError::Io {
             context: "committing the ask".into(),

@@ -81,6 +81,15 @@ impl Env {
         })
     }
 
+    /// `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD`, for `[git] push` to
+    /// an `https://` remote (the SSH agent serves `ssh://` ones).
+    pub fn push_credentials(&self) -> hearth::repo::PushCredentials {
+        hearth::repo::PushCredentials {
+            username: self.vars.get("HEARTH_GIT_USERNAME").cloned(),
+            password: self.vars.get("HEARTH_GIT_PASSWORD").cloned(),
+        }
+    }
+
     /// The home directory the user means (it may not exist yet).
     pub fn home_dir(&self, flag: Option<&Path>) -> Result<PathBuf, CommandError> {
         Ok(home::resolve(flag, self.hearth_home.as_deref(), &self.cwd)?)

@@ -50,6 +50,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         interval: args.interval.map(Duration::from_secs),
         notifier,
         clock: env.clock,
+        push_credentials: env.push_credentials(),
     };
     let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");

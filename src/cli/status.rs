@@ -89,6 +89,26 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     if let Some(e) = &status.config_error {
         outln!("CONFIG:     {e}");
     }
+    if let Some(push) = &status.push {
+        let behind = status
+            .unpushed
+            .map(|n| format!("; {n} commit(s) not on {} yet", push.remote))
+            .unwrap_or_default();
+        match &push.last_ok {
+            Some(at) => outln!(
+                "push:       last pushed to {} at {}{behind}",
+                push.remote,
+                at.to_rfc3339_opts(SecondsFormat::Secs, true)
+            ),
+            None => outln!("push:       nothing pushed to {} yet{behind}", push.remote),
+        }
+        if let (Some(since), Some(error)) = (&push.failing_since, &push.last_error) {
+            outln!(
+                "PUSH FAILING since {}: {error}",
+                since.to_rfc3339_opts(SecondsFormat::Secs, true)
+            );
+        }
+    }
     if !status.unread_flares.is_empty() {
         outln!(
             "flares:     {} unread (`hearth flares`; `hearth flares --ack --all` marks them read)",

@@ -32,6 +32,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             interval: None,
             notifier: None,
             clock: env.clock,
+            push_credentials: env.push_credentials(),
         };
         let outcome = supervisor::run(&home, options)?;
         // The tick's own code (0, 3, 11–15, crash), as the ledger has it.

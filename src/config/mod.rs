@@ -474,16 +474,6 @@ impl Config {
         if self.budget.daily_usd < 0.0 || !self.budget.daily_usd.is_finite() {
             return Err("[budget] daily_usd must be 0 (no limit) or more".into());
         }
-        // Settings this version accepts but does not carry out are errors,
-        // not silent promises.
-        if self.git.push {
-            return Err(
-                "[git] push = true is not carried out by this version of hearth \
-                        (pushing is not built yet); remove it, and copy the home off the box \
-                        yourself (`git clone`, `git fetch` from another host)"
-                    .into(),
-            );
-        }
         if self.budget.daily_usd > 0.0
             && self.model.provider != ProviderKind::Offline
             && self.price().is_none()
@@ -540,16 +530,14 @@ mod tests {
     }
 
     #[test]
-    fn settings_not_carried_out_yet_are_errors_naming_them() {
-        let err = parse("[git]\npush = true\n").unwrap_err().to_string();
-        assert!(
-            err.contains("[git] push") && err.contains("not carried out"),
-            "{err}"
+    fn push_settings_parse() {
+        let config =
+            parse("[git]\npush = true\nremote = \"backup\"\npush_flare_min = 5\n").unwrap();
+        assert!(config.git.push);
+        assert_eq!(
+            (config.git.remote.as_str(), config.git.push_flare_min),
+            ("backup", 5)
         );
-        assert!(parse(
-            "[brake]\nmode = \"enforce\"\nmust_read = [\"memory/a.md\"]\n[git]\npush = false\n"
-        )
-        .is_ok());
     }
 
     #[test]

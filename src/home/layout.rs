@@ -49,6 +49,8 @@ pub mod rel {
     pub const WARM: &str = "state/warm.md";
     /// Changes with every event under `memory/` while a supervisor runs.
     pub const MEMORY_SEQ: &str = ".hearth/memory-seq";
+    /// What the last pushes did (`[git] push`), for `hearth status`.
+    pub const PUSH_STATE: &str = ".hearth/push.json";
     /// The boot assembled under a memory sequence token, for `hearth ask`.
     pub const BOOT_SNAPSHOT: &str = ".hearth/boot-snapshot.json";
     /// Every decision of the brake, one JSON line each; never rewound.

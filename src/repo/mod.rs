@@ -8,6 +8,7 @@
 mod history;
 mod locks;
 mod pack;
+mod push;
 mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use git2::{ErrorCode, Repository};
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use pack::{PackPolicy, Packed, PACKED_REF};
+pub use push::PushCredentials;
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};
 

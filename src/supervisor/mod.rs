@@ -12,12 +12,14 @@
 mod child;
 mod commit;
 mod gap;
+mod push;
 mod record;
 mod recovery;
 pub mod runtime;
 mod safety;
 mod signals;
 pub mod status;
+pub use push::PushState;
 pub mod systemd;
 mod waiting;
 pub mod wake;
@@ -83,6 +85,14 @@ pub enum SupervisorError {
     /// The inbox or outbox failed.
     #[error(transparent)]
     Mailbox(#[from] crate::mailbox::MailboxError),
+    /// `[git] push = true` names a remote the home does not have.
+    #[error("[git] push = true, but the home has no remote \"{remote}\" to push to")]
+    NoRemote {
+        /// `[git] remote`.
+        remote: String,
+        /// The home.
+        home: PathBuf,
+    },
     /// Another operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -101,6 +111,10 @@ impl SupervisorError {
             SupervisorError::Lock(e) => e.hint(),
             SupervisorError::Repo(e) => e.hint(),
             SupervisorError::Config(e) => e.hint(),
+            SupervisorError::NoRemote { remote, home } => Some(format!(
+                "add it (`git -C {} remote add {remote} URL`), or set [git] push = false",
+                home.display()
+            )),
             SupervisorError::Panicked { .. } => Some(
                 "fix the cause (see `hearth status`, the panic flare in outbox/ and `git log`), \
                  then run `hearth heal --resume` and start hearth again"
@@ -123,6 +137,8 @@ pub struct RunOptions {
     pub notifier: Option<Notifier>,
     /// Where "now" comes from (pinned by `HEARTH_NOW`).
     pub clock: Clock,
+    /// What `[git] push` authenticates with (from the environment).
+    pub push_credentials: crate::repo::PushCredentials,
 }
 
 /// Why the supervisor returned.
@@ -165,6 +181,8 @@ struct Supervisor<'a> {
     /// Problems with the working tree already logged (said once, not every
     /// tick; `hearth status` lists them while they last).
     reported: std::collections::HashSet<String>,
+    /// The pushing thread, with `[git] push = true`.
+    pusher: Option<push::Pusher>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -198,6 +216,12 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         Repo::open(home.root())?
     };
     let config = Config::load(&home.config_path())?;
+    if config.git.push && !repo.has_remote(&config.git.remote) {
+        return Err(SupervisorError::NoRemote {
+            remote: config.git.remote.clone(),
+            home: home.root().to_path_buf(),
+        });
+    }
     let (healer, problem) = HealerState::load_or_fresh(home);
     if let Some(problem) = problem {
         tracing::warn!("{problem}");
@@ -208,6 +232,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             reason: panic.reason.clone(),
         });
     }
+    let pusher = config_push(home, &config, &options);
     let mut sup = Supervisor {
         home,
         repo,
@@ -219,6 +244,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         announced: flares::names(home).into_iter().collect(),
         last_tick: last_recorded_tick(home),
         reported: Default::default(),
+        pusher,
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
@@ -238,6 +264,11 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     let (clock, config) = (sup.options.clock, &sup.config);
     if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, clock.now()) {
         tracing::warn!("could not commit hand edits at exit: {e}");
+    }
+    if let Some(pusher) = sup.pusher.take() {
+        // What the last commits made goes off the box before we go.
+        pusher.request();
+        pusher.finish(Duration::from_secs(10));
     }
     if let Some(n) = &sup.options.notifier {
         n.stopping();
@@ -473,6 +504,9 @@ impl Supervisor<'_> {
             self.options.clock.now(),
         )?;
         runtime::clear_tick(self.home);
+        if let Some(pusher) = &self.pusher {
+            pusher.request();
+        }
         Ok(verdict)
     }
 
@@ -488,6 +522,21 @@ impl Supervisor<'_> {
             },
         );
     }
+}
+
+/// The pushing thread, when `[git] push = true` (read at start-up).
+fn config_push(home: &Home, config: &Config, options: &RunOptions) -> Option<push::Pusher> {
+    config.git.push.then(|| {
+        push::Pusher::start(
+            home,
+            push::PushSettings {
+                remote: config.git.remote.clone(),
+                flare_after: chrono::Duration::minutes(config.git.push_flare_min as i64),
+                credentials: options.push_credentials.clone(),
+                clock: options.clock,
+            },
+        )
+    })
 }
 
 /// The newest tick in the ledger; lines that do not parse are named once.

@@ -42,6 +42,10 @@ pub struct Status {
     pub unread_flares: Vec<crate::mailbox::flares::Flare>,
     /// `hearth.toml`, when it does not load: the error and what to do.
     pub config_error: Option<String>,
+    /// What the pushes did, when `[git] push` was ever on.
+    pub push: Option<super::push::PushState>,
+    /// Commits the remote-tracking branch lacks (with push on).
+    pub unpushed: Option<usize>,
 }
 
 /// What a look at the home at `now`, without locking it, says.
@@ -83,6 +87,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         problems.push(e.to_string());
         Default::default()
     });
+    let push = super::push::PushState::load(home);
     Status {
         spent_today_usd: budget.spent(now)
             + crate::conversation::sessions::asked_spend(
@@ -96,6 +101,12 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
             .filter(|f| !f.read)
             .collect(),
         config_error,
+        push: push.clone(),
+        unpushed: push.as_ref().and_then(|p| {
+            crate::repo::Repo::open(home.root())
+                .ok()
+                .and_then(|repo| repo.unpushed(&p.remote))
+        }),
         failure_streak: healer.streak.len(),
         panic: healer.panic,
         home: home.root().display().to_string(),

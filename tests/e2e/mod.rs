@@ -10,6 +10,7 @@ mod endurance;
 mod faults;
 mod healer;
 mod providers;
+mod push;
 mod recall;
 mod reliability;
 mod run;

@@ -208,13 +208,13 @@ fn hearth_outbox_lists_what_the_agent_sent_and_marks_it_read() {
 }
 
 #[test]
-fn a_setting_not_carried_out_yet_is_an_error_naming_it() {
+fn push_without_a_remote_is_an_error_naming_the_fix() {
     let home = TestHome::with_config("[git]\npush = true\n");
     let out = home.output(&["run", "--ticks", "1"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("[git] push") && err.contains("hearth.toml"),
+        err.contains("[git] push") && err.contains("remote add origin"),
         "{err}"
     );
     assert!(home.ticks().is_empty());

@@ -1,0 +1,121 @@
+//! Pushing the home's branch to a remote: the off-box copy of the mind.
+//!
+//! Credentials come only from the environment or the SSH agent, never
+//! from a file hearth writes: the SSH agent for `ssh://` remotes,
+//! `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD` (read by `cli`, passed in
+//! as [`PushCredentials`]) for `https://`, nothing for `git://` and paths.
+//! hearth never rewrites its history, so a push is never forced: a remote
+//! that moved on its own is refused by the remote, and said so.
+
+use git2::{Cred, CredentialType, PushOptions, RemoteCallbacks};
+
+use super::{Repo, RepoError};
+
+/// What a push may authenticate with.
+#[derive(Debug, Clone, Default)]
+pub struct PushCredentials {
+    /// `HEARTH_GIT_USERNAME`.
+    pub username: Option<String>,
+    /// `HEARTH_GIT_PASSWORD` (a token, for most hosts).
+    pub password: Option<String>,
+}
+
+impl Repo {
+    /// Pushes the current branch to the branch of the same name on
+    /// `remote`, and returns the commit pushed.
+    pub fn push(&self, remote: &str, credentials: &PushCredentials) -> Result<String, RepoError> {
+        let err = |e: git2::Error| super::git_error(&self.root, e);
+        let head = self.git.head().map_err(err)?;
+        let branch = head
+            .shorthand()
+            .filter(|_| head.is_branch())
+            .ok_or_else(|| RepoError::Git {
+                path: self.root.clone(),
+                message: "HEAD is not on a branch; nothing to push".into(),
+            })?
+            .to_string();
+        let pushed = head.target().map(|id| id.to_string()).unwrap_or_default();
+        let mut origin = self.git.find_remote(remote).map_err(|e| RepoError::Git {
+            path: self.root.clone(),
+            message: format!(
+                "{e}; add it with `git -C {} remote add {remote} URL`",
+                self.root.display()
+            ),
+        })?;
+        let mut rejected: Option<String> = None;
+        {
+            let mut callbacks = RemoteCallbacks::new();
+            let mut tried = 0u32;
+            callbacks.credentials(|_url, user_from_url, allowed| {
+                tried += 1;
+                if tried > 3 {
+                    return Err(git2::Error::from_str(
+                        "the remote refused every credential offered",
+                    ));
+                }
+                if allowed.contains(CredentialType::SSH_KEY) {
+                    return Cred::ssh_key_from_agent(user_from_url.unwrap_or("git"));
+                }
+                if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+                    if let (Some(user), Some(password)) =
+                        (&credentials.username, &credentials.password)
+                    {
+                        return Cred::userpass_plaintext(user, password);
+                    }
+                    return Err(git2::Error::from_str(
+                        "the remote asks for a user name and password: set \
+                         HEARTH_GIT_USERNAME and HEARTH_GIT_PASSWORD in hearth's environment",
+                    ));
+                }
+                Cred::default()
+            });
+            callbacks.push_update_reference(|refname, status| {
+                if let Some(status) = status {
+                    rejected = Some(format!("{refname}: {status}"));
+                }
+                Ok(())
+            });
+            let mut options = PushOptions::new();
+            options.remote_callbacks(callbacks);
+            let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
+            origin
+                .push(&[spec.as_str()], Some(&mut options))
+                .map_err(err)?;
+        }
+        match rejected {
+            Some(why) => Err(RepoError::Git {
+                path: self.root.clone(),
+                message: format!("the remote {remote} refused the push ({why})"),
+            }),
+            None => Ok(pushed),
+        }
+    }
+
+    /// Whether the repository has a remote named `name`.
+    pub fn has_remote(&self, name: &str) -> bool {
+        self.git.find_remote(name).is_ok()
+    }
+
+    /// How many commits of HEAD the remote-tracking branch of `remote`
+    /// lacks (all of them when nothing was pushed yet).
+    pub fn unpushed(&self, remote: &str) -> Option<usize> {
+        let head = self.git.head().ok()?;
+        let branch = head.shorthand()?.to_string();
+        let local = head.target()?;
+        match self
+            .git
+            .refname_to_id(&format!("refs/remotes/{remote}/{branch}"))
+        {
+            Ok(tracked) => self
+                .git
+                .graph_ahead_behind(local, tracked)
+                .ok()
+                .map(|(ahead, _)| ahead),
+            Err(_) => {
+                let mut walk = self.git.revwalk().ok()?;
+                walk.push(local).ok()?;
+                Some(walk.count())
+            }
+        }
+    }
+}
