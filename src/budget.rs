@@ -55,6 +55,15 @@ fn path(home: &Home) -> std::path::PathBuf {
 }
 
 impl Budget {
+    /// Whether a budget flare (the burn-rate warning or the stop) has gone
+    /// out on `now`'s UTC day: one budget flare a day.
+    pub fn told_today(&self, now: DateTime<Utc>) -> bool {
+        let today = day(now);
+        [&self.warned, &self.flared]
+            .iter()
+            .any(|d| d.as_deref() == Some(today.as_str()))
+    }
+
     /// The ledger (none yet: no spend).
     pub fn load(home: &Home) -> Result<Budget, JsonFileError> {
         Ok(json_file::load(&path(home))?.unwrap_or_default())

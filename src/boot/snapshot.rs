@@ -14,7 +14,7 @@ use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -46,7 +46,7 @@ impl JsonFile for Snapshot {
 /// notify's event loop drains inotify before it serves a new `watch`.)
 pub struct Sequence {
     count: Arc<AtomicU64>,
-    tx: Mutex<Sender<()>>,
+    tx: Sender<()>,
     path: std::path::PathBuf,
 }
 
@@ -61,7 +61,7 @@ impl Sequence {
         let path = home.path(rel::MEMORY_SEQ);
         let seq = Sequence {
             count: Arc::clone(&count),
-            tx: Mutex::new(tx),
+            tx,
             path: path.clone(),
         };
         seq.withdraw();
@@ -96,8 +96,7 @@ impl Sequence {
     /// token written by the sequence's thread right after.
     pub fn bump(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = tx.send(());
+        let _ = self.tx.send(());
     }
 }
 

@@ -235,11 +235,13 @@ impl Repo {
                 continue;
             };
             let to = pack_dir.join(name);
-            sync_file(from).map_err(|e| self.io(from, e))?;
+            std::fs::File::open(from)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| self.io(from, e))?;
             std::fs::rename(from, &to).map_err(|e| self.io(&to, e))?;
             installed.insert(to);
         }
-        sync_dir(&pack_dir).map_err(|e| self.io(&pack_dir, e))?;
+        crate::atomic::sync_dir(&pack_dir).map_err(|e| self.io(&pack_dir, e))?;
 
         let mut done = Packed {
             objects,
@@ -309,12 +311,4 @@ fn pack_index_ids(idx: &Path) -> std::io::Result<Vec<Oid>> {
         .filter_map(|raw| Oid::from_bytes(raw).ok())
         .collect();
     Ok(ids)
-}
-
-fn sync_file(path: &Path) -> std::io::Result<()> {
-    std::fs::File::open(path)?.sync_all()
-}
-
-fn sync_dir(path: &Path) -> std::io::Result<()> {
-    std::fs::File::open(path)?.sync_all()
 }

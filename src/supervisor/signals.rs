@@ -42,10 +42,7 @@ impl Supervisor<'_> {
     fn warn_of_burn(&self, budget: &mut Budget, now: DateTime<Utc>) -> Result<(), SupervisorError> {
         let today = budget::day(now);
         let daily = self.config.budget.daily_usd;
-        if [&budget.warned, &budget.flared]
-            .iter()
-            .any(|d| d.as_deref() == Some(today.as_str()))
-        {
+        if budget.told_today(now) {
             return Ok(());
         }
         let Some(at) = budget.runs_out_at(daily, now) else {

@@ -106,11 +106,7 @@ pub fn run(
         tracing::warn!("tick {} skipped: {reason}", options.number);
         // One budget flare a day: a warning given earlier today already
         // said ticks would be skipped once the limit is reached.
-        let today = crate::budget::day(now);
-        let told = [&budget.flared, &budget.warned]
-            .iter()
-            .any(|d| d.as_deref() == Some(today.as_str()));
-        if !told {
+        if !budget.told_today(now) {
             let body = format!(
                 "{reason}.\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \
                  Raise [budget] daily_usd in hearth.toml to resume sooner (0 = no limit).\n"

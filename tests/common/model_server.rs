@@ -131,31 +131,13 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
     match answer {
         Answer::Respond(_) | Answer::Computed(_) => {}
         Answer::Paced { events, pause } => {
-            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
-            if out.write_all(head.as_bytes()).is_err() {
-                return;
-            }
-            for event in events {
-                if out.write_all(event.as_bytes()).is_err() {
-                    return;
-                }
-                let _ = out.flush();
-                std::thread::sleep(pause);
-            }
+            write_sse(&mut out, &events, pause);
         }
         Answer::Stream { events, hang } => {
-            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
-            if out.write_all(head.as_bytes()).is_err() {
-                return;
-            }
-            for event in events {
-                if out.write_all(event.as_bytes()).is_err() {
-                    return;
+            if write_sse(&mut out, &events, Duration::ZERO) {
+                if let Some(hang) = hang {
+                    std::thread::sleep(hang);
                 }
-                let _ = out.flush();
-            }
-            if let Some(hang) = hang {
-                std::thread::sleep(hang);
             }
         }
         Answer::Status {
@@ -175,6 +157,25 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
             let _ = out.write_all(body.as_bytes());
         }
     }
+}
+
+/// A 200 SSE response: each event written and flushed, `pause` after each.
+/// False when the client went away.
+fn write_sse(out: &mut TcpStream, events: &[String], pause: Duration) -> bool {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+    if out.write_all(head.as_bytes()).is_err() {
+        return false;
+    }
+    for event in events {
+        if out.write_all(event.as_bytes()).is_err() {
+            return false;
+        }
+        let _ = out.flush();
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
+    true
 }
 
 /// Anthropic's SSE events, as the API sends them.
