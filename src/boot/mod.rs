@@ -95,7 +95,12 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
     };
     let prompt = read_layer(PROMPT);
     let identity = read_layer(IDENTITY);
-    let (core, must_read_elsewhere, core_problems) = memory::scan(home);
+    // A running supervisor keeps the claims current from its watcher: then
+    // only the core files are read, and the rest of memory is not walked.
+    let (core, must_read_elsewhere, core_problems) = match memory::watched::vouched(home) {
+        Some(view) => view.claims.load(home),
+        None => memory::scan(home),
+    };
     problems.extend(core_problems);
 
     let mut layer = LayerReport {

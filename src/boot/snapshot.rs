@@ -2,27 +2,32 @@
 //! `core: true` and `must_read: true` memory means a stat of every memory
 //! file — on 10,000 files, most of an ask's start-up. While a supervisor
 //! runs it watches `memory/` anyway, so it keeps a token in
-//! `.hearth/memory-seq` that changes with every event under `memory/` (and
-//! with every supervisor start); a boot assembled under token T stays true
-//! while the token is still T. Without a supervisor there is no token, and
-//! every boot scans.
+//! `.hearth/memory-seq` that changes with every event under `memory/` or
+//! `state/archive/` (and with every supervisor start); a boot assembled
+//! under token T stays true while the token is still T. Beside the token it
+//! publishes which memories are core (`memory::watched`), so even a boot
+//! after an edit reads only those. Without a supervisor there is no token,
+//! and every boot scans.
 //!
 //! The token is read *before* the scan it labels, so an edit during the
 //! scan leaves a snapshot whose token is already stale.
 
 use std::collections::hash_map::RandomState;
+use std::collections::BTreeSet;
 use std::hash::BuildHasher;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use super::Boot;
 use crate::config::BootConfig;
 use crate::home::layout::rel;
-use crate::home::{lock, Home};
+use crate::home::Home;
 use crate::json_file::{self, JsonFile};
+use crate::memory::watched::{self, Claims, Published};
 use crate::model::SystemBlock;
 use crate::stamp::fnv1a;
 
@@ -38,52 +43,85 @@ impl JsonFile for Snapshot {
     const VERSION: u32 = 1;
 }
 
-/// The supervisor's side: a fresh epoch at start, a new count per event.
+/// The supervisor's side: a fresh epoch at start, a new count per event,
+/// and the core claims of `memory/` kept current from the events' paths.
 ///
-/// The watcher's callback only counts and signals; a thread of its own
-/// writes the token, coalescing a burst of events into one write. (Writing
-/// from the callback starved the watcher under an editor saving in a loop:
-/// notify's event loop drains inotify before it serves a new `watch`.)
+/// The watcher's callback only records paths, counts and signals; a thread
+/// of its own re-examines the paths and publishes the token with the
+/// claims, coalescing a burst of events into one write. (Writing from the
+/// callback starved the watcher under an editor saving in a loop: notify's
+/// event loop drains inotify before it serves a new `watch`.)
 pub struct Sequence {
     count: Arc<AtomicU64>,
+    pending: Arc<Mutex<Pending>>,
     tx: Sender<()>,
     path: std::path::PathBuf,
+}
+
+/// Paths events named since the thread last looked, or "look at all".
+struct Pending {
+    paths: BTreeSet<PathBuf>,
+    rescan: bool,
 }
 
 impl Sequence {
     /// A new epoch (a supervisor start: what changed while none ran is
     /// unknown, so every earlier snapshot is stale). Nothing is vouched for
-    /// until [`Sequence::bump`] runs once the watch is in place.
+    /// until the first [`Sequence::changed`] once the watch is in place;
+    /// the first publication scans the whole memory.
     pub fn new(home: &Home) -> Sequence {
         let epoch = RandomState::new().hash_one(std::process::id());
         let count = Arc::new(AtomicU64::new(0));
+        let pending = Arc::new(Mutex::new(Pending {
+            paths: BTreeSet::new(),
+            rescan: true,
+        }));
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let path = home.path(rel::MEMORY_SEQ);
         let seq = Sequence {
             count: Arc::clone(&count),
+            pending: Arc::clone(&pending),
             tx,
             path: path.clone(),
         };
         seq.withdraw();
+        let home = home.clone();
         let spawned = std::thread::Builder::new()
             .name("hearth-memory-seq".into())
             .spawn(move || {
+                let mut claims = Claims::default();
                 // Ends when the watcher (and with it the sender) is dropped.
                 while rx.recv().is_ok() {
                     while rx.try_recv().is_ok() {}
+                    // The count first: every event it covers has put its
+                    // paths in `pending` before counting itself.
                     let token = format!("{epoch:x}-{}", count.load(Ordering::SeqCst));
-                    if let Err(e) = crate::atomic::replace_unsynced(&path, token.as_bytes()) {
+                    let taken = {
+                        let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+                        let rescan = std::mem::replace(&mut p.rescan, false);
+                        (rescan, std::mem::take(&mut p.paths))
+                    };
+                    match taken {
+                        (true, _) => claims = Claims::scan(&home),
+                        (false, paths) => claims.update(&home, &paths),
+                    }
+                    let published = Published {
+                        token,
+                        claims: claims.clone(),
+                    };
+                    let bytes = serde_json::to_vec(&published).expect("claims serialise");
+                    if let Err(e) = crate::atomic::replace_unsynced(&path, &bytes) {
                         tracing::debug!("memory sequence not written: {e}");
                     }
                 }
             });
         if let Err(e) = spawned {
-            tracing::debug!("memory sequence not kept ({e}); every ask scans");
+            tracing::debug!("memory sequence not kept ({e}); every boot scans");
         }
         seq
     }
 
-    /// Vouches for nothing: without a watch on `memory/`, every ask scans.
+    /// Vouches for nothing: without a watch on `memory/`, every boot scans.
     pub fn withdraw(&self) {
         match std::fs::remove_file(&self.path) {
             Ok(()) => {}
@@ -92,23 +130,30 @@ impl Sequence {
         }
     }
 
-    /// Something under `memory/` changed (or may have): counted here, the
-    /// token written by the sequence's thread right after.
-    pub fn bump(&self) {
+    /// Something changed at `paths` (absolute; an empty list: somewhere
+    /// unknown, look at everything): recorded and counted here, the claims
+    /// and token published by the sequence's thread right after.
+    pub fn changed(&self, paths: &[PathBuf]) {
+        {
+            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            if paths.is_empty() || p.paths.len() > PENDING_MAX {
+                p.rescan = true;
+                p.paths.clear();
+            } else if !p.rescan {
+                p.paths.extend(paths.iter().cloned());
+            }
+        }
         self.count.fetch_add(1, Ordering::SeqCst);
         let _ = self.tx.send(());
     }
 }
 
+/// Past this many paths waiting, one walk is cheaper than looking at each.
+const PENDING_MAX: usize = 10_000;
+
 /// The token a boot now would be labelled with, if a supervisor runs.
 pub fn token(home: &Home) -> Option<String> {
-    if !lock::supervisor_running(home) {
-        return None;
-    }
-    std::fs::read_to_string(home.path(rel::MEMORY_SEQ))
-        .ok()
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
+    watched::vouched(home).map(|p| p.token)
 }
 
 fn config_digest(config: &BootConfig) -> u64 {

@@ -48,6 +48,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                 api_key: key.as_deref(),
             }
         },
+        walk: false,
     };
     let answer = answer::answer(&home, &question)?;
     for problem in &answer.skipped {

@@ -6,6 +6,7 @@
 
 pub mod front_matter;
 mod scan_cache;
+pub mod watched;
 
 use std::fmt;
 use std::io::Read;
@@ -151,7 +152,7 @@ pub fn scan(home: &Home) -> (Vec<Memory>, Vec<String>, Vec<MemoryProblem>) {
     let mut scan = scan_cache::ScanCache::load(home);
     let mut memories = Vec::new();
     let mut problems = Vec::new();
-    for (path, in_core, meta) in markdown_files(&home.memory_dir(), &core_dir) {
+    for (path, in_core, meta) in markdown_files(&home.memory_dir(), &core_dir, false) {
         let path = path.as_path();
         let rel = home.relative(path);
         if LAYER_FILES.contains(&rel.as_str()) {
@@ -209,15 +210,16 @@ pub fn scan(home: &Home) -> (Vec<Memory>, Vec<String>, Vec<MemoryProblem>) {
 }
 
 /// Every `*.md` under `root` (hidden names skipped), with whether it is
-/// under `core` and its metadata. `read_dir`'s entries stat relative to
+/// under `core` (`root_in_core`: `root` itself is) and its metadata. `read_dir`'s entries stat relative to
 /// their directory, which on a memory of 10,000 files is a good part of a
 /// boot's time saved over stat'ing each full path.
 fn markdown_files(
     root: &Path,
     core: &Path,
+    root_in_core: bool,
 ) -> Vec<(std::path::PathBuf, bool, Option<std::fs::Metadata>)> {
     let mut found = Vec::new();
-    let mut dirs = vec![(root.to_path_buf(), root == core)];
+    let mut dirs = vec![(root.to_path_buf(), root_in_core || root == core)];
     while let Some((dir, in_core)) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

@@ -26,6 +26,10 @@ pub struct Question<'a> {
     pub candidates: usize,
     /// Whether a model reranks.
     pub rerank: Rerank<'a>,
+    /// Look at every file even when a running supervisor's watcher vouches
+    /// for the index: for an asker that may have written a memory a moment
+    /// ago, before the watcher could see it (the agent's own tools).
+    pub walk: bool,
 }
 
 /// Whether a model reranks the candidates.
@@ -89,7 +93,11 @@ pub struct Found {
 pub fn answer(home: &Home, question: &Question<'_>) -> Result<Answer, IndexError> {
     let k = question.k.max(1);
     let mut index = super::index::RecallIndex::open(home)?;
-    let reconciled = index.reconcile(home)?;
+    let reconciled = if question.walk {
+        index.reconcile(home)?
+    } else {
+        index.catch_up(home)?
+    };
     let hits = index.search(question.query, question.candidates.max(k))?;
     let ranked = match question.rerank {
         Rerank::Skip(why) => Ranked::Lexical(why.into()),

@@ -83,6 +83,64 @@ pub(super) fn read_manifest(dir: &Path) -> Manifest {
         .unwrap_or_default()
 }
 
+/// `current.json` beside the manifest: the index reflects every watched
+/// file (`memory/`, `state/archive/`) as of the running supervisor's
+/// memory token, and `state/sessions.jsonl` as of its stamp. While both
+/// still hold, a search needs no walk at all.
+#[derive(Serialize, Deserialize)]
+struct Current {
+    version: u32,
+    token: String,
+    sessions: Option<Stamp>,
+}
+
+/// The supervisor's memory token now, if one runs: read *before* the work
+/// a mark is to cover.
+pub(super) fn watched_token(home: &Home) -> Option<String> {
+    crate::memory::watched::vouched(home).map(|p| p.token)
+}
+
+/// Marks the index current as of `token` and the sessions stamp in
+/// `manifest` (what the index holds, not what the file is now). A failure
+/// costs only the next search a walk.
+pub(super) fn mark_current(dir: &Path, token: &str, manifest: &Manifest) {
+    let mark = Current {
+        version: manifest.version,
+        token: token.to_string(),
+        sessions: manifest.files.get(layout::SESSIONS).map(|f| f.stamp),
+    };
+    let json = serde_json::to_vec(&mark).expect("mark serialises");
+    if let Err(e) = crate::atomic::replace_unsynced(&dir.join("current.json"), &json) {
+        tracing::debug!("recall index not marked current: {e}");
+    }
+}
+
+/// Forgets the mark (an update is under way, or failed).
+pub(super) fn unmark_current(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join("current.json"));
+}
+
+/// Whether the mark still holds: an index of format `version`, the
+/// supervisor's token unchanged, and
+/// `state/sessions.jsonl` as it was (and old enough to trust its stamp).
+pub(super) fn is_current(home: &Home, dir: &Path, version: u32) -> bool {
+    let Some(mark) = std::fs::read(dir.join("current.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Current>(&b).ok())
+    else {
+        return false;
+    };
+    let sessions = match std::fs::metadata(home.path(layout::SESSIONS)) {
+        Ok(meta) => Some(Stamp::of(&meta)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(_) => return false,
+    };
+    mark.version == version
+        && sessions == mark.sessions
+        && !sessions.is_some_and(|s| s.is_racy())
+        && watched_token(home).is_some_and(|t| t == mark.token)
+}
+
 /// Every indexable file (`memory/**/*.md`, `state/archive/*.json`) with its
 /// stamp. A file whose size and mtime match the manifest (and are not
 /// racy) keeps its known hash without being read.

@@ -57,6 +57,6 @@ pub enum IndexError {
 /// agent's and the operator's latest edits even with no supervisor watching.
 pub fn fresh_index(home: &Home) -> Result<RecallIndex, IndexError> {
     let mut index = RecallIndex::open(home)?;
-    index.reconcile(home)?;
+    index.catch_up(home)?;
     Ok(index)
 }

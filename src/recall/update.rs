@@ -12,7 +12,10 @@ use tantivy::{doc, IndexWriter, Term};
 
 use super::analysis::Normaliser;
 use super::index::{dir_of, RecallIndex, VERSION};
-use super::manifest::{read_manifest, source_files, stamps_of, FileStamp, IndexLock, Manifest};
+use super::manifest::{
+    is_current, mark_current, read_manifest, source_files, stamps_of, unmark_current,
+    watched_token, FileStamp, IndexLock, Manifest,
+};
 use super::units::{analyse, units};
 use super::IndexError;
 use crate::atomic;
@@ -55,41 +58,67 @@ impl RecallIndex {
         // One reconcile at a time; a process that waited finds the work
         // done and the manifest current.
         let _lock = IndexLock::take(home)?;
+        let as_of = watched_token(home);
         let manifest = read_manifest(&self.dir);
         let current = source_files(home, &manifest);
-        self.update(home, manifest, current, |_| true)
+        self.update(home, manifest, current, |_| true, as_of)
+    }
+
+    /// Whether the index already reflects every file, by the running
+    /// supervisor's word (its watcher applied every change it saw, and
+    /// `state/sessions.jsonl` is unchanged): then a search skips the walk.
+    pub fn is_current(&self, home: &Home) -> bool {
+        is_current(home, &self.dir, VERSION)
+    }
+
+    /// [`reconcile`](Self::reconcile), unless [`is_current`](Self::is_current).
+    pub fn catch_up(&mut self, home: &Home) -> Result<Reconciled, IndexError> {
+        if self.is_current(home) {
+            return Ok(Reconciled::default());
+        }
+        self.reconcile(home)
     }
 
     /// Like [`reconcile`](Self::reconcile), for just these files (relative
     /// paths, as the supervisor's memory watcher saw them change): no walk
     /// of the whole memory. Falls back to a full reconcile when a path is
     /// a directory (moved or removed with its files) or the index is new.
+    ///
+    /// `as_of`: the supervisor's memory token, read before `paths` were
+    /// taken from its watcher — every change up to it is among them (or
+    /// was applied before), so once they are, the index is marked current
+    /// as of that token.
     pub fn reconcile_paths(
         &mut self,
         home: &Home,
         paths: &BTreeSet<String>,
+        as_of: Option<String>,
     ) -> Result<Reconciled, IndexError> {
         let _lock = IndexLock::take(home)?;
         let manifest = read_manifest(&self.dir);
         // A new or rebuilt index knows nothing yet: everything is in scope.
         let known = (manifest.version == VERSION).then(|| stamps_of(home, &manifest, paths));
         match known.flatten() {
-            Some(current) => self.update(home, manifest, current, |rel| paths.contains(rel)),
+            Some(current) => self.update(home, manifest, current, |rel| paths.contains(rel), as_of),
             None => {
+                // A walk covers everything as of now.
+                let as_of = watched_token(home);
                 let current = source_files(home, &manifest);
-                self.update(home, manifest, current, |_| true)
+                self.update(home, manifest, current, |_| true, as_of)
             }
         }
     }
 
     /// Brings the index to `current` (the stamps of the files in scope):
-    /// changed files re-indexed, files in scope that are gone removed.
+    /// changed files re-indexed, files in scope that are gone removed; then
+    /// marked current as of `as_of` (see [`mark_current`]).
     fn update(
         &mut self,
         home: &Home,
         mut manifest: Manifest,
         current: BTreeMap<String, FileStamp>,
         in_scope: impl Fn(&str) -> bool,
+        as_of: Option<String>,
     ) -> Result<Reconciled, IndexError> {
         let changed: Vec<(&String, &FileStamp)> = current
             .iter()
@@ -119,8 +148,12 @@ impl RecallIndex {
                 let json = serde_json::to_vec(&manifest).expect("manifest serialises");
                 atomic::write(&self.dir.join("files.json"), &json)?;
             }
+            if let Some(token) = &as_of {
+                mark_current(&self.dir, token, &manifest);
+            }
             return Ok(done);
         }
+        unmark_current(&self.dir);
         // A few files (the usual edit) need one small indexing thread;
         // a full build gets a thread per core.
         let writer = if changed.len() < 64 {
@@ -179,6 +212,9 @@ impl RecallIndex {
         let json = serde_json::to_vec(&manifest).expect("manifest serialises");
         atomic::write(&self.dir.join("files.json"), &json)?;
         self.reader.reload().map_err(|e| self.err(e))?;
+        if let Some(token) = &as_of {
+            mark_current(&self.dir, token, &manifest);
+        }
         Ok(done)
     }
 

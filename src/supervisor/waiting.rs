@@ -152,7 +152,13 @@ impl Supervisor<'_> {
     /// (only those files, unless it could not say); a failure costs only
     /// freshness (recall catches up itself), so it is logged.
     pub(super) fn update_recall_index(&self) {
+        // Read before the changes are taken: every change the token counts
+        // is then among them (the watcher records paths before counting).
+        let as_of = crate::memory::watched::vouched(self.home).map(|p| p.token);
         let changes = self.wake.take_memory_changes();
+        if !changes.rescan && changes.paths.is_empty() {
+            return; // nothing seen since the last update
+        }
         let rels: Option<BTreeSet<String>> = (!changes.rescan)
             .then(|| {
                 changes
@@ -168,7 +174,7 @@ impl Supervisor<'_> {
             .flatten();
         let updated =
             crate::recall::index::RecallIndex::open(self.home).and_then(|mut index| match &rels {
-                Some(rels) => index.reconcile_paths(self.home, rels),
+                Some(rels) => index.reconcile_paths(self.home, rels, as_of),
                 None => index.reconcile(self.home),
             });
         match updated {

@@ -56,7 +56,12 @@ impl Wakeups {
                 }
             })?;
 
-        let memory_changes = Arc::new(Mutex::new(MemoryChanges::default()));
+        // What changed while no supervisor ran is unknown: the first update
+        // looks at everything.
+        let memory_changes = Arc::new(Mutex::new(MemoryChanges {
+            paths: BTreeSet::new(),
+            rescan: true,
+        }));
         let memory_watcher = watch_memory(home, tx.clone(), memory_changes.clone());
         let inbox_dir = home.inbox_dir();
         std::fs::create_dir_all(&inbox_dir)?;
@@ -140,32 +145,31 @@ fn watch_memory(
 ) -> Option<notify::RecommendedWatcher> {
     let dirs = [home.memory_dir(), home.archive_dir()];
     let memory_dir = home.memory_dir();
-    // Every event under memory/ (or one that cannot say where) makes the
-    // warm boot `hearth ask` may use stale.
+    // Every event (or one that cannot say where) makes the warm boot and
+    // the index's "current" mark stale, and updates the core claims.
     let sequence = Arc::new(crate::boot::snapshot::Sequence::new(home));
     let watched = Arc::clone(&sequence);
-    let under_memory = memory_dir.clone();
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        match &event {
+        let named = match &event {
             Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
-            Ok(event)
-                if !event.need_rescan()
-                    && !event.paths.iter().any(|p| p.starts_with(&under_memory)) => {}
-            _ => watched.bump(),
-        }
-        let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
-        match &event {
-            Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
-            Ok(event) if !event.need_rescan() && !event.paths.is_empty() => {
-                changes.paths.extend(event.paths.iter().cloned());
+            Ok(event) if !event.need_rescan() => event.paths.clone(),
+            _ => Vec::new(),
+        };
+        // The paths are recorded before the sequence counts the event, so
+        // whoever reads a token finds every path it covers already taken.
+        {
+            let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
+            if named.is_empty() {
+                changes.rescan = true;
+            } else {
+                changes.paths.extend(named.iter().cloned());
                 if changes.paths.len() > MEMORY_PATHS_MAX {
                     changes.rescan = true;
                     changes.paths.clear();
                 }
             }
-            _ => changes.rescan = true,
         }
-        drop(changes);
+        watched.changed(&named);
         let _ = tx.send(Wake::Memory);
     });
     let mut watcher = match watcher {
@@ -181,7 +185,7 @@ fn watch_memory(
             .and_then(|()| watcher.watch(&dir, RecursiveMode::Recursive));
         match watching {
             // The token starts only once edits under memory/ are seen.
-            Ok(()) if dir == memory_dir => sequence.bump(),
+            Ok(()) if dir == memory_dir => sequence.changed(&[]),
             Ok(()) => {}
             Err(e) => tracing::warn!(
                 "cannot watch {} ({e}); recall catches up when it runs",

@@ -306,6 +306,8 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
         k,
         candidates: k,
         rerank: Rerank::Skip("the agent's recall tool does not rerank"),
+        // The agent may have just written what it looks for.
+        walk: true,
     };
     let answer = answer::answer(ctx.home, &question).map_err(|e| failed("recall", e))?;
     Ok(answer.render().trim_end().to_string())

@@ -313,3 +313,82 @@ fn audit_works_on_a_home_whose_state_and_config_are_broken() {
     assert_eq!(audit["rendered_full"], 1, "the template's values.md");
     assert!(String::from_utf8_lossy(&out.stderr).contains("hearth.toml:1:"));
 }
+
+/// While a supervisor runs, boot reads only the memories its watcher knows
+/// to be core, never walking the rest: every kind of edit a user makes —
+/// a directory of pinned notes moved in, a claim dropped by hand, a
+/// must-read added, a directory moved out — shows in the next boot (here
+/// `hearth audit`, the same boot a tick and an ask assemble).
+#[test]
+fn a_supervised_boot_follows_every_edit_without_walking_the_memory() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(
+        std::time::Duration::from_secs(10),
+        "the supervisor's view of memory/",
+        || home.file(".hearth/memory-seq").exists(),
+    );
+    let audit_until = |what: &str, ok: &dyn Fn(&Value) -> bool| {
+        let mut last = Value::Null;
+        home.wait_for(std::time::Duration::from_secs(10), what, || {
+            last = json(&home, &["audit", "--json"]);
+            ok(&last)
+        });
+        last
+    };
+    let titles = |a: &Value| -> Vec<String> {
+        a["layer"]["titles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+
+    // A directory written elsewhere in memory/ and moved into place.
+    memory(
+        &home,
+        "memory/incoming/deep/pin.md",
+        "core: true",
+        "# Pin\n",
+    );
+    memory(&home, "memory/incoming/plain.md", "tags: [x]", "# Plain\n");
+    std::fs::rename(home.file("memory/incoming"), home.file("memory/pinned")).unwrap();
+    let a = audit_until("the moved-in core memory", &|a| {
+        titles(a).contains(&"memory/pinned/deep/pin.md".to_string())
+    });
+    assert!(!titles(&a).iter().any(|t| t.contains("plain")), "{a}");
+
+    // The claim dropped in place, a must-read added.
+    memory(&home, "memory/pinned/deep/pin.md", "tags: [y]", "# Pin\n");
+    memory(
+        &home,
+        "memory/pinned/read-me.md",
+        "must_read: true",
+        "# Read me\n",
+    );
+    audit_until("the dropped claim and the new must-read", &|a| {
+        !titles(a).contains(&"memory/pinned/deep/pin.md".to_string())
+            && a["required_reads"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from("memory/pinned/read-me.md"))
+    });
+
+    // The whole directory moved out of memory/.
+    memory(&home, "memory/pinned/deep/pin.md", "core: true", "# Pin\n");
+    audit_until("the claim back", &|a| {
+        titles(a).contains(&"memory/pinned/deep/pin.md".to_string())
+    });
+    let away = home
+        .file("hearth.toml")
+        .parent()
+        .unwrap()
+        .with_file_name("pinned-away");
+    std::fs::rename(home.file("memory/pinned"), &away).unwrap();
+    let a = audit_until("the moved-out directory gone", &|a| {
+        titles(a).is_empty() && a["required_reads"].as_array().unwrap().is_empty()
+    });
+    assert_eq!(a["problems"], serde_json::json!([]), "{a}");
+    crate::common::finish_after_term(supervisor);
+}

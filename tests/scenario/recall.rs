@@ -22,6 +22,7 @@ fn an_answer_cites_lines_and_who_committed_them() {
         k: 1,
         candidates: 10,
         rerank: Rerank::Skip("a test"),
+        walk: false,
     };
     let before = answer(&home, &question).unwrap();
     assert_eq!(before.order, "lexical");

@@ -313,3 +313,49 @@ fn with_the_supervisor_up_edits_reach_the_index_within_a_second() {
 
     assert!(crate::common::finish_after_term(supervisor).success());
 }
+
+/// With a supervisor up, `hearth recall` takes the watcher's word that the
+/// index is current instead of walking the memory — and is never stale for
+/// it: each edit is found, and so is one made while no supervisor ran.
+#[test]
+fn recall_trusting_the_supervisors_watcher_still_finds_every_edit() {
+    use std::time::Duration;
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let start = |home: &TestHome| {
+        let supervisor = home.spawn(&["run"]);
+        home.wait_for(Duration::from_secs(10), "the index marked current", || {
+            home.file(".hearth/index/current.json").exists()
+        });
+        supervisor
+    };
+    let finds = |home: &TestHome, word: &str, rel: &str| {
+        home.wait_for(Duration::from_secs(5), word, || {
+            recall(home, word)["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["citation"].as_str().unwrap().starts_with(rel))
+        });
+    };
+    let supervisor = start(&home);
+    std::fs::write(home.file("memory/kite.md"), "the red kite circles\n").unwrap();
+    finds(&home, "kite", "memory/kite.md");
+    std::fs::create_dir_all(home.file("memory/raptors")).unwrap();
+    std::fs::rename(
+        home.file("memory/kite.md"),
+        home.file("memory/raptors/kite.md"),
+    )
+    .unwrap();
+    finds(&home, "kite", "memory/raptors/kite.md");
+    assert!(crate::common::finish_after_term(supervisor).success());
+
+    // Edited while nothing watched: the next supervisor vouches for
+    // nothing until it has looked at everything.
+    std::fs::write(home.file("memory/raptors/osprey.md"), "an osprey dives\n").unwrap();
+    std::fs::remove_file(home.file("memory/raptors/kite.md")).unwrap();
+    let supervisor = start(&home);
+    finds(&home, "osprey", "memory/raptors/osprey.md");
+    let kite = recall(&home, "kite");
+    assert!(kite["results"].as_array().unwrap().is_empty(), "{kite}");
+    assert!(crate::common::finish_after_term(supervisor).success());
+}
