@@ -52,10 +52,17 @@ impl JsonFile for Snapshot {
 /// callback starved the watcher under an editor saving in a loop: notify's
 /// event loop drains inotify before it serves a new `watch`.)
 pub struct Sequence {
-    count: Arc<AtomicU64>,
-    pending: Arc<Mutex<Pending>>,
+    inner: Arc<Inner>,
     tx: Sender<()>,
-    path: std::path::PathBuf,
+}
+
+/// What the callback and the publishing thread share.
+struct Inner {
+    home: Home,
+    epoch: u64,
+    count: AtomicU64,
+    pending: Mutex<Pending>,
+    claims: Mutex<Claims>,
 }
 
 /// Paths events named since the thread last looked, or "look at all".
@@ -64,55 +71,63 @@ struct Pending {
     rescan: bool,
 }
 
+impl Inner {
+    /// Applies what is pending to the claims and writes them with the token.
+    fn publish(&self) {
+        let mut claims = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        // The count first: every event it covers has put its paths in
+        // `pending` before counting itself.
+        let token = format!("{:x}-{}", self.epoch, self.count.load(Ordering::SeqCst));
+        let (rescan, paths) = {
+            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let rescan = std::mem::replace(&mut p.rescan, false);
+            (rescan, std::mem::take(&mut p.paths))
+        };
+        if rescan {
+            *claims = Claims::scan(&self.home);
+        } else {
+            claims.update(&self.home, &paths);
+        }
+        let published = Published {
+            token,
+            claims: claims.clone(),
+        };
+        let bytes = serde_json::to_vec(&published).expect("claims serialise");
+        let path = self.home.path(rel::MEMORY_SEQ);
+        if let Err(e) = crate::atomic::replace_unsynced(&path, &bytes) {
+            tracing::debug!("memory sequence not written: {e}");
+        }
+    }
+}
+
 impl Sequence {
     /// A new epoch (a supervisor start: what changed while none ran is
     /// unknown, so every earlier snapshot is stale). Nothing is vouched for
-    /// until the first [`Sequence::changed`] once the watch is in place;
-    /// the first publication scans the whole memory.
+    /// until [`Sequence::watching`] once the watch is in place.
     pub fn new(home: &Home) -> Sequence {
-        let epoch = RandomState::new().hash_one(std::process::id());
-        let count = Arc::new(AtomicU64::new(0));
-        let pending = Arc::new(Mutex::new(Pending {
-            paths: BTreeSet::new(),
-            rescan: true,
-        }));
+        let inner = Arc::new(Inner {
+            home: home.clone(),
+            epoch: RandomState::new().hash_one(std::process::id()),
+            count: AtomicU64::new(0),
+            pending: Mutex::new(Pending {
+                paths: BTreeSet::new(),
+                rescan: true,
+            }),
+            claims: Mutex::new(Claims::default()),
+        });
         let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let path = home.path(rel::MEMORY_SEQ);
         let seq = Sequence {
-            count: Arc::clone(&count),
-            pending: Arc::clone(&pending),
+            inner: Arc::clone(&inner),
             tx,
-            path: path.clone(),
         };
         seq.withdraw();
-        let home = home.clone();
         let spawned = std::thread::Builder::new()
             .name("hearth-memory-seq".into())
             .spawn(move || {
-                let mut claims = Claims::default();
                 // Ends when the watcher (and with it the sender) is dropped.
                 while rx.recv().is_ok() {
                     while rx.try_recv().is_ok() {}
-                    // The count first: every event it covers has put its
-                    // paths in `pending` before counting itself.
-                    let token = format!("{epoch:x}-{}", count.load(Ordering::SeqCst));
-                    let taken = {
-                        let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
-                        let rescan = std::mem::replace(&mut p.rescan, false);
-                        (rescan, std::mem::take(&mut p.paths))
-                    };
-                    match taken {
-                        (true, _) => claims = Claims::scan(&home),
-                        (false, paths) => claims.update(&home, &paths),
-                    }
-                    let published = Published {
-                        token,
-                        claims: claims.clone(),
-                    };
-                    let bytes = serde_json::to_vec(&published).expect("claims serialise");
-                    if let Err(e) = crate::atomic::replace_unsynced(&path, &bytes) {
-                        tracing::debug!("memory sequence not written: {e}");
-                    }
+                    inner.publish();
                 }
             });
         if let Err(e) = spawned {
@@ -121,9 +136,17 @@ impl Sequence {
         seq
     }
 
+    /// The watch on `memory/` is in place: the whole memory is scanned and
+    /// published now, before the supervisor goes on, so the first tick
+    /// and the index's first update find a token.
+    pub fn watching(&self) {
+        self.inner.count.fetch_add(1, Ordering::SeqCst);
+        self.inner.publish();
+    }
+
     /// Vouches for nothing: without a watch on `memory/`, every boot scans.
     pub fn withdraw(&self) {
-        match std::fs::remove_file(&self.path) {
+        match std::fs::remove_file(self.inner.home.path(rel::MEMORY_SEQ)) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => tracing::debug!("memory sequence not removed: {e}"),
@@ -135,7 +158,7 @@ impl Sequence {
     /// and token published by the sequence's thread right after.
     pub fn changed(&self, paths: &[PathBuf]) {
         {
-            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let mut p = self.inner.pending.lock().unwrap_or_else(|e| e.into_inner());
             if paths.is_empty() || p.paths.len() > PENDING_MAX {
                 p.rescan = true;
                 p.paths.clear();
@@ -143,7 +166,7 @@ impl Sequence {
                 p.paths.extend(paths.iter().cloned());
             }
         }
-        self.count.fetch_add(1, Ordering::SeqCst);
+        self.inner.count.fetch_add(1, Ordering::SeqCst);
         let _ = self.tx.send(());
     }
 }

@@ -1,6 +1,7 @@
 //! Reading the home's history: the last good commit (`refs/hearth/good`,
 //! or a walk back for an exit-0 tick), a file as a commit had it, and who
-//! last changed some lines (`git blame`, for recall's citations).
+//! last changed some lines (the replayed origins of `provenance`, else
+//! `git blame`, for recall's citations).
 
 use std::path::Path;
 
@@ -101,13 +102,21 @@ impl Repo {
     pub fn provenance(&self, rel: &str, start: usize, end: usize) -> Option<Provenance> {
         let (start, end) = (start.max(1), end.max(start).max(1));
         let on_disk = std::fs::read(self.root.join(rel)).ok()?;
-        let at_head = self
+        let head_blob = self
             .head_commit()
             .ok()
             .flatten()
             .and_then(|c| c.tree().ok())
             .and_then(|t| t.get_path(Path::new(rel)).ok())
-            .and_then(|e| self.git.find_blob(e.id()).ok())
+            .map(|e| e.id())?;
+        // The replayed origins answer without a walk when they are current.
+        if let Some(known) = self.provenance_from_store(rel, head_blob, &on_disk, start, end) {
+            return known;
+        }
+        let at_head = self
+            .git
+            .find_blob(head_blob)
+            .ok()
             .map(|b| b.content() == on_disk.as_slice())?;
         let commits: Vec<git2::Oid> = if at_head {
             // The file is as committed: blame only the lines asked for.

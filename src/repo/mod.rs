@@ -8,6 +8,7 @@
 mod history;
 mod locks;
 mod pack;
+mod provenance;
 mod push;
 mod worktree;
 
@@ -393,6 +394,13 @@ impl Repo {
 
     fn error(&self, e: git2::Error) -> RepoError {
         git_error(&self.root, e)
+    }
+
+    fn io_error(&self, path: &Path, source: std::io::Error) -> RepoError {
+        RepoError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 

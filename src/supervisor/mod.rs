@@ -12,6 +12,7 @@
 mod child;
 mod commit;
 mod gap;
+mod origins;
 mod push;
 mod record;
 mod recovery;
@@ -183,6 +184,8 @@ struct Supervisor<'a> {
     reported: std::collections::HashSet<String>,
     /// The pushing thread, with `[git] push = true`.
     pusher: Option<push::Pusher>,
+    /// The thread that keeps recall's line origins up to HEAD.
+    origins: origins::Origins,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -245,6 +248,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         last_tick: last_recorded_tick(home),
         reported: Default::default(),
         pusher,
+        origins: origins::Origins::new(home),
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
@@ -259,6 +263,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         n.ready(&format!("hearth supervising {}", home.root().display()));
     }
     tracing::info!("supervising {}", home.root().display());
+    sup.origins.request();
     let outcome = sup.main_loop();
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
@@ -507,6 +512,7 @@ impl Supervisor<'_> {
         if let Some(pusher) = &self.pusher {
             pusher.request();
         }
+        self.origins.request();
         Ok(verdict)
     }
 

@@ -77,9 +77,10 @@ impl Supervisor<'_> {
     /// Sleeps until `due`, an inbox message, or a stop signal (returned).
     pub(super) fn wait_until(&mut self, due: DateTime<Utc>) -> Option<i32> {
         self.set_phase(Phase::Waiting, None, Some(due));
-        if self.wake.take_memory_pending() {
-            self.update_recall_index();
-        }
+        // What the watcher saw (and, after a start, everything: edits made
+        // while no supervisor ran) reaches the index before the wait.
+        self.wake.take_memory_pending();
+        self.update_recall_index();
         let clock = self.options.clock;
         if clock.is_simulated() {
             // A simulated month: the wait is a move of the clock. What

@@ -185,7 +185,7 @@ fn watch_memory(
             .and_then(|()| watcher.watch(&dir, RecursiveMode::Recursive));
         match watching {
             // The token starts only once edits under memory/ are seen.
-            Ok(()) if dir == memory_dir => sequence.changed(&[]),
+            Ok(()) if dir == memory_dir => sequence.watching(),
             Ok(()) => {}
             Err(e) => tracing::warn!(
                 "cannot watch {} ({e}); recall catches up when it runs",
