@@ -162,7 +162,7 @@ fn run(home: &Home, questions: &[String], runs: usize) {
         std::fs::write(&some_file, text).unwrap();
         let changed = std::collections::BTreeSet::from([home.relative(&some_file)]);
         let t = Instant::now();
-        index.reconcile_paths(home, &changed).unwrap();
+        index.reconcile_paths(home, &changed, None).unwrap();
         t.elapsed()
     }));
     println!(

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use git2::{Delta, DiffOptions, Oid, Patch};
+use git2::{DiffOptions, Oid, Patch};
 use serde::{Deserialize, Serialize};
 
 use super::{Provenance, Repo, RepoError};
@@ -180,10 +180,6 @@ impl Repo {
         }
         std::fs::create_dir_all(&store.dir).map_err(|e| self.io_error(&store.dir, e))?;
         let mut touched: HashMap<String, Option<FileLines>> = HashMap::new();
-        let mut opts = DiffOptions::new();
-        for s in scope {
-            opts.pathspec(s);
-        }
         for id in chain.iter().rev() {
             let commit = self.git.find_commit(*id).map_err(|e| self.error(e))?;
             let tree = commit.tree().map_err(|e| self.error(e))?;
@@ -191,41 +187,32 @@ impl Repo {
                 Ok(p) => Some(p.tree().map_err(|e| self.error(e))?),
                 Err(_) => None,
             };
-            let diff = self
-                .git
-                .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
-                .map_err(|e| self.error(e))?;
+            let mut changes = Vec::new();
+            for s in scope {
+                let old = parent_tree.as_ref().and_then(|t| entry_at(t, s));
+                let new = entry_at(&tree, s);
+                self.changed_blobs(s, old, new, &mut changes);
+            }
             let origin = origin_of(&commit);
-            for delta in diff.deltas() {
-                let Some(path) = delta.new_file().path().and_then(|p| p.to_str()) else {
-                    continue;
-                };
-                let path = path.to_string();
-                let after = match delta.status() {
-                    Delta::Added => {
-                        let blob = delta.new_file().id();
-                        self.git
-                            .find_blob(blob)
-                            .ok()
-                            .map(|b| FileLines {
-                                path: path.clone(),
-                                blob: blob.to_string(),
-                                origins: vec![origin.clone()],
-                                runs: vec![(line_count(b.content()) as u32, 0)],
-                            })
-                            .map(|mut f| {
-                                f.runs.retain(|r| r.0 > 0);
-                                f
-                            })
-                    }
-                    Delta::Modified => {
+            for (path, old, new) in changes {
+                let after = match (old, new) {
+                    (None, Some(blob)) => self.git.find_blob(blob).ok().map(|b| FileLines {
+                        path: path.clone(),
+                        blob: blob.to_string(),
+                        origins: vec![origin.clone()],
+                        runs: match line_count(b.content()) as u32 {
+                            0 => vec![],
+                            n => vec![(n, 0)],
+                        },
+                    }),
+                    (Some(old), Some(new)) => {
                         let before = match touched.remove(&path) {
                             Some(known) => known,
                             None => store.load(&path),
                         };
-                        before.and_then(|f| self.advance(f, &delta, &origin))
+                        before.and_then(|f| self.advance(f, old, new, &origin))
                     }
-                    _ => None, // deleted, or no longer a plain file
+                    _ => None, // deleted
                 };
                 touched.insert(path, after);
             }
@@ -251,24 +238,73 @@ impl Repo {
         Ok(chain.len())
     }
 
-    /// `lines` after the change `delta` made in the commit `origin`.
+    /// `lines` after the commit `origin` changed blob `old` into `new`.
     fn advance(
         &self,
         mut lines: FileLines,
-        delta: &git2::DiffDelta<'_>,
+        old: Oid,
+        new: Oid,
         origin: &Origin,
     ) -> Option<FileLines> {
-        if lines.blob != delta.old_file().id().to_string() {
+        if lines.blob != old.to_string() {
             return None;
         }
-        let old = self.git.find_blob(delta.old_file().id()).ok()?;
-        let new = self.git.find_blob(delta.new_file().id()).ok()?;
+        let old = self.git.find_blob(old).ok()?;
+        let new_blob = self.git.find_blob(new).ok()?;
         let fresh = lines.origins.len() as u32;
-        let next = carry(&lines.lines(), old.content(), new.content(), fresh)?;
+        let next = carry(&lines.lines(), old.content(), new_blob.content(), fresh)?;
         lines.origins.push(origin.clone());
         lines.set_lines(&next);
-        lines.blob = delta.new_file().id().to_string();
+        lines.blob = new.to_string();
         Some(lines)
+    }
+
+    /// The files (blobs) that differ between two versions of the entry at
+    /// `path`, as (path, old blob, new blob). Subtrees with the same id are
+    /// not opened, so a commit that changed one file costs a few tree reads
+    /// however large the tree (libgit2's diff with a pathspec walked every
+    /// entry: 1.2 ms a commit on 10,000 files).
+    fn changed_blobs(
+        &self,
+        path: &str,
+        old: Option<(Oid, git2::ObjectType)>,
+        new: Option<(Oid, git2::ObjectType)>,
+        out: &mut Vec<(String, Option<Oid>, Option<Oid>)>,
+    ) {
+        use git2::ObjectType::{Blob, Tree};
+        if old.map(|o| o.0) == new.map(|n| n.0) {
+            return;
+        }
+        let blob = |e: Option<(Oid, git2::ObjectType)>| e.filter(|e| e.1 == Blob).map(|e| e.0);
+        let tree = |e: Option<(Oid, git2::ObjectType)>| {
+            e.filter(|e| e.1 == Tree)
+                .and_then(|e| self.git.find_tree(e.0).ok())
+        };
+        if blob(old).is_some() || blob(new).is_some() {
+            out.push((path.to_string(), blob(old), blob(new)));
+        }
+        let (old_tree, new_tree) = (tree(old), tree(new));
+        if old_tree.is_none() && new_tree.is_none() {
+            return;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for t in [&old_tree, &new_tree].into_iter().flatten() {
+            for e in t.iter() {
+                if let Some(name) = e.name() {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        let find = |t: &Option<git2::Tree<'_>>, name: &str| {
+            t.as_ref()
+                .and_then(|t| t.get_name(name).map(|e| (e.id(), e.kind().unwrap_or(Blob))))
+        };
+        for name in names {
+            let child = format!("{path}/{name}");
+            self.changed_blobs(&child, find(&old_tree, &name), find(&new_tree, &name), out);
+        }
     }
 
     /// [`Repo::provenance`] from the replayed store, when it has the file
@@ -309,6 +345,12 @@ impl Repo {
             tick: newest.tick,
         }))
     }
+}
+
+/// The entry at `path` (a file or a directory) in `tree`.
+fn entry_at(tree: &git2::Tree<'_>, path: &str) -> Option<(Oid, git2::ObjectType)> {
+    let e = tree.get_path(Path::new(path)).ok()?;
+    Some((e.id(), e.kind()?))
 }
 
 fn origin_of(commit: &git2::Commit<'_>) -> Origin {
