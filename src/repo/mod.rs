@@ -303,8 +303,12 @@ impl Repo {
         };
         worktree::unstage_outside(&self.git, &mut index, head_tree.as_ref(), &scope)
             .map_err(|e| self.error(e))?;
-        retry_locked(|| index.write()).map_err(|e| self.error(e))?;
+        // The tree first: writing it fills the index's tree cache, which the
+        // index file then keeps, so the next commit rebuilds only the trees
+        // on changed paths (written the other way round, every commit
+        // rebuilt all of them: 15 ms on 10,000 files).
         let tree_id = index.write_tree().map_err(|e| self.error(e))?;
+        retry_locked(|| index.write()).map_err(|e| self.error(e))?;
         let mut done = Committed {
             commit: None,
             paths: scan.changed,
@@ -390,6 +394,22 @@ impl Repo {
                 message: e.message().to_string(),
             }),
         }
+    }
+
+    /// The names at the top of HEAD's tree (a file or directory deleted
+    /// from the working tree is still named here).
+    pub fn head_top_level(&self) -> Vec<String> {
+        let tree = self
+            .head_commit()
+            .ok()
+            .flatten()
+            .and_then(|c| c.tree().ok());
+        tree.map(|t| {
+            t.iter()
+                .filter_map(|e| e.name().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
     }
 
     fn error(&self, e: git2::Error) -> RepoError {

@@ -17,7 +17,8 @@ use super::SupervisorError;
 /// Everything a tick may change besides the memory files its tools report.
 const TICK_PATHS: [&str; 3] = [rel::STATE, rel::INBOX, rel::OUTBOX];
 
-/// Commits whatever changed outside hearth's own writes, as the operator.
+/// Commits whatever changed outside hearth's own writes under `scope`
+/// (see [`hand_edit_scope`]; `["."]` for the whole home), as the operator.
 /// What could not be committed (a FIFO, a directory nested too deep) is
 /// returned by name for the caller to report; it never stops the commit.
 pub fn commit_hand_edits(
@@ -25,10 +26,12 @@ pub fn commit_hand_edits(
     repo: &Repo,
     config: &Config,
     now: DateTime<Utc>,
+    scope: &[String],
 ) -> Result<Committed, SupervisorError> {
     let _lock = CommitLock::acquire(home)?;
+    let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let done = repo.commit_scoped(
-        &["."],
+        &scope,
         &Identity::operator(&config.git),
         &hand_edit_message,
         now,
@@ -41,6 +44,40 @@ pub fn commit_hand_edits(
         );
     }
     Ok(done)
+}
+
+/// Where hand edits can be, when the memory watcher says which memory files
+/// changed (`memory_changes`, absolute paths): every top-level entry of the
+/// home but `memory/` (on disk or in HEAD, so a deletion is seen), and
+/// just those memory paths. On 10,000 memory files this is a look at a few
+/// dozen files instead of a stat of every one.
+pub fn hand_edit_scope(
+    home: &Home,
+    repo: &Repo,
+    memory_changes: &std::collections::BTreeSet<std::path::PathBuf>,
+) -> Vec<String> {
+    let skip = [".git", ".hearth", crate::home::layout::rel::MEMORY];
+    let mut scope: std::collections::BTreeSet<String> = repo.head_top_level().into_iter().collect();
+    if let Ok(entries) = std::fs::read_dir(home.root()) {
+        for entry in entries.flatten() {
+            if let Some(name) = entry.file_name().to_str() {
+                scope.insert(name.to_string());
+            } else {
+                // A name that is not UTF-8: only a full look will do.
+                return vec![".".into()];
+            }
+        }
+    }
+    scope.retain(|name| !skip.contains(&name.as_str()));
+    for path in memory_changes {
+        match path.strip_prefix(home.root()) {
+            Ok(rel) if !rel.as_os_str().is_empty() => {
+                scope.insert(home.relative(path));
+            }
+            _ => return vec![".".into()],
+        }
+    }
+    scope.into_iter().collect()
 }
 
 /// `edit: memory/x.md (by hand)`, or the list when several files changed.

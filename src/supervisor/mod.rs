@@ -267,7 +267,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     let outcome = sup.main_loop();
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
-    if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, clock.now()) {
+    let everything = [".".to_string()];
+    if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, clock.now(), &everything) {
         tracing::warn!("could not commit hand edits at exit: {e}");
     }
     if let Some(pusher) = sup.pusher.take() {
@@ -345,11 +346,18 @@ impl Supervisor<'_> {
     /// a commit that fails (say, the disk is full) is tried again before
     /// the next tick; the supervisor must outlive both.
     fn commit_hand_edits(&mut self) {
+        // The watcher says which memory files changed; without its word
+        // (no watcher, a lost event, the first look) every file is looked at.
+        let scope = match self.wake.take_hand_edits() {
+            Some(changed) => commit::hand_edit_scope(self.home, &self.repo, &changed),
+            None => vec![".".to_string()],
+        };
         match commit::commit_hand_edits(
             self.home,
             &self.repo,
             &self.config,
             self.options.clock.now(),
+            &scope,
         ) {
             Ok(done) => {
                 for problem in done.problems {
@@ -358,7 +366,10 @@ impl Supervisor<'_> {
                     }
                 }
             }
-            Err(e) => tracing::warn!("could not commit hand edits (will try again): {e}"),
+            Err(e) => {
+                self.wake.hand_edits_failed();
+                tracing::warn!("could not commit hand edits (will try again): {e}");
+            }
         }
     }
 

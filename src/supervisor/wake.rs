@@ -36,6 +36,8 @@ pub struct Wakeups {
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
     memory_changes: Arc<Mutex<MemoryChanges>>,
+    /// The same events, kept for the next hand-edit commit.
+    hand_edits: Arc<Mutex<MemoryChanges>>,
 }
 
 impl Wakeups {
@@ -62,7 +64,15 @@ impl Wakeups {
             paths: BTreeSet::new(),
             rescan: true,
         }));
-        let memory_watcher = watch_memory(home, tx.clone(), memory_changes.clone());
+        let hand_edits = Arc::new(Mutex::new(MemoryChanges {
+            paths: BTreeSet::new(),
+            rescan: true,
+        }));
+        let memory_watcher = watch_memory(
+            home,
+            tx.clone(),
+            [memory_changes.clone(), hand_edits.clone()],
+        );
         let inbox_dir = home.inbox_dir();
         std::fs::create_dir_all(&inbox_dir)?;
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -93,6 +103,7 @@ impl Wakeups {
             _memory_watcher: memory_watcher,
             memory_pending: std::cell::Cell::new(false),
             memory_changes,
+            hand_edits,
         })
     }
 
@@ -141,7 +152,7 @@ const MEMORY_PATHS_MAX: usize = 10_000;
 fn watch_memory(
     home: &Home,
     tx: std::sync::mpsc::Sender<Wake>,
-    changes: Arc<Mutex<MemoryChanges>>,
+    consumers: [Arc<Mutex<MemoryChanges>>; 2],
 ) -> Option<notify::RecommendedWatcher> {
     let dirs = [home.memory_dir(), home.archive_dir()];
     let memory_dir = home.memory_dir();
@@ -157,11 +168,11 @@ fn watch_memory(
         };
         // The paths are recorded before the sequence counts the event, so
         // whoever reads a token finds every path it covers already taken.
-        {
+        for changes in &consumers {
             let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
             if named.is_empty() {
                 changes.rescan = true;
-            } else {
+            } else if !changes.rescan {
                 changes.paths.extend(named.iter().cloned());
                 if changes.paths.len() > MEMORY_PATHS_MAX {
                     changes.rescan = true;
@@ -216,6 +227,24 @@ impl Wakeups {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut *changes)
+    }
+
+    /// The paths under `memory/` and `state/archive/` that changed since the
+    /// last hand-edit commit, or None when only a look at every file will
+    /// do (no watcher, an event that could not say where, the first look
+    /// after a start). Taking them is forgetting them: a commit that then
+    /// fails calls [`Wakeups::hand_edits_failed`].
+    pub fn take_hand_edits(&self) -> Option<BTreeSet<PathBuf>> {
+        self._memory_watcher.as_ref()?;
+        let mut changes = self.hand_edits.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = std::mem::take(&mut *changes);
+        (!taken.rescan).then_some(taken.paths)
+    }
+
+    /// The hand-edit commit failed: the next one looks at every file.
+    pub fn hand_edits_failed(&self) {
+        let mut changes = self.hand_edits.lock().unwrap_or_else(|e| e.into_inner());
+        changes.rescan = true;
     }
 
     /// The changes taken could not be applied: the next look is a full one.

@@ -114,3 +114,60 @@ fn a_clone_of_the_home_continues_with_the_next_tick_and_answers_nothing_twice() 
     );
     assert!(restored.git(&["status", "--porcelain"]).stdout.is_empty());
 }
+
+/// With the memory watcher up, the hand-edit commit looks only at the
+/// memory files it names (and everything outside `memory/`): every kind of
+/// edit still lands in a commit — in place, by rename, a directory moved,
+/// a file deleted, a new file at the top of the home, a deleted one — and
+/// edits made while no supervisor ran are found by the first, full look.
+#[test]
+fn hand_edits_land_in_commits_when_the_watcher_chooses_what_to_look_at() {
+    use std::time::Duration;
+    let home = crate::common::TestHome::with_config("[tick]\ninterval_s = 1\n");
+    std::fs::create_dir_all(home.file("memory/birds")).unwrap();
+    std::fs::write(home.file("memory/birds/wren.md"), "# Wren\n").unwrap();
+    std::fs::write(home.file("memory/gone.md"), "# Soon gone\n").unwrap();
+    std::fs::write(home.file("NOTES.txt"), "top-level notes\n").unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let committed = |home: &crate::common::TestHome| {
+        let out = home.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let at_head = |home: &crate::common::TestHome, rel: &str| {
+        let out = home.git(&["show", &format!("HEAD:{rel}")]);
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    // While no supervisor runs.
+    std::fs::write(home.file("memory/birds/wren.md"), "# Wren\n\nsings loud\n").unwrap();
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(10), "the offline edit", || {
+        at_head(&home, "memory/birds/wren.md").contains("sings loud")
+    });
+
+    // While it runs.
+    std::fs::write(home.file("memory/new.md"), "# New\n").unwrap();
+    std::fs::write(home.file("memory/.birds.swp"), "# swap\n").unwrap();
+    std::fs::rename(home.file("memory/.birds.swp"), home.file("memory/saved.md")).unwrap();
+    std::fs::rename(home.file("memory/birds"), home.file("memory/fowl")).unwrap();
+    std::fs::remove_file(home.file("memory/gone.md")).unwrap();
+    std::fs::write(home.file("TODO.txt"), "a new top-level file\n").unwrap();
+    std::fs::remove_file(home.file("NOTES.txt")).unwrap();
+    home.wait_for(Duration::from_secs(15), "every edit committed", || {
+        let files = committed(&home);
+        files.contains("memory/new.md\n")
+            && files.contains("memory/saved.md\n")
+            && files.contains("memory/fowl/wren.md\n")
+            && !files.contains("memory/birds/")
+            && !files.contains("memory/gone.md\n")
+            && files.contains("TODO.txt\n")
+            && !files.contains("NOTES.txt\n")
+    });
+    assert!(crate::common::finish_after_term(supervisor).success());
+    let status = home.git(&["status", "--porcelain"]);
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout),
+        "",
+        "nothing left behind"
+    );
+}
