@@ -135,6 +135,9 @@ pub struct Provenance {
     pub tick: Option<u64>,
 }
 
+/// Past this many files re-read unchanged, a look writes the index anyway.
+const REFRESH_KEEP: usize = 64;
+
 /// What [`Repo::commit_scoped`] did.
 #[derive(Debug, Default)]
 pub struct Committed {
@@ -301,14 +304,20 @@ impl Repo {
             Some(p) => Some(p.tree().map_err(|e| self.error(e))?),
             None => None,
         };
-        worktree::unstage_outside(&self.git, &mut index, head_tree.as_ref(), &scope)
+        let unstaged = worktree::unstage_outside(&self.git, &mut index, head_tree.as_ref(), &scope)
             .map_err(|e| self.error(e))?;
         // The tree first: writing it fills the index's tree cache, which the
         // index file then keeps, so the next commit rebuilds only the trees
         // on changed paths (written the other way round, every commit
         // rebuilt all of them: 15 ms on 10,000 files).
         let tree_id = index.write_tree().map_err(|e| self.error(e))?;
-        retry_locked(|| index.write()).map_err(|e| self.error(e))?;
+        // Nothing staged or put back: the index file already says all this
+        // (1 MB and an fsync saved per look on 10,000 files). Refreshed
+        // entries are kept when there are many, so a mass touch is not
+        // hashed again at every look.
+        if !scan.changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP {
+            retry_locked(|| index.write()).map_err(|e| self.error(e))?;
+        }
         let mut done = Committed {
             commit: None,
             paths: scan.changed,

@@ -87,6 +87,17 @@ pub struct Scan {
     pub changed: Vec<RepoPath>,
     /// What was skipped and why, one sentence each naming the path.
     pub problems: Vec<String>,
+    /// Files read again whose content had not changed (a touch, a smudged
+    /// entry): their index entries were refreshed, worth keeping when many.
+    pub refreshed: usize,
+}
+
+/// What looking at one file found.
+struct Look {
+    /// Its content differs from the index entry.
+    changed: bool,
+    /// It was read (its stat did not vouch for it).
+    read: bool,
 }
 
 /// Whether a scan only looks, or also stages what it finds.
@@ -238,10 +249,12 @@ impl Scanner<'_> {
                 continue;
             }
             match self.look_at(&rel, entry.path()) {
-                Ok(Some(changed)) => {
+                Ok(Some(Look { changed, read })) => {
                     seen.insert(rel.0.clone());
                     if changed {
                         scan.changed.push(rel);
+                    } else if read {
+                        scan.refreshed += 1;
                     }
                 }
                 Ok(None) => {} // vanished: the index entry, if any, is a deletion
@@ -257,14 +270,17 @@ impl Scanner<'_> {
 
     /// Whether `path` differs from its index entry (staging it if so, in
     /// `Stage` mode). `None` when the file vanished meanwhile.
-    fn look_at(&mut self, rel: &RepoPath, path: &Path) -> Result<Option<bool>, Problem> {
+    fn look_at(&mut self, rel: &RepoPath, path: &Path) -> Result<Option<Look>, Problem> {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return Ok(None);
         };
         let entry = self.index.get_path(rel.as_path(), 0);
         if let Some(entry) = &entry {
             if stat_matches(entry, &meta) && !self.is_racy(entry) && entry.file_size != 0 {
-                return Ok(Some(false));
+                return Ok(Some(Look {
+                    changed: false,
+                    read: false,
+                }));
             }
         }
         let Some((bytes, meta, stable)) = read_stable(path, meta).map_err(|e| {
@@ -287,7 +303,10 @@ impl Scanner<'_> {
             let new = index_entry(rel, &meta, mode, id, smudge);
             self.index.add(&new).map_err(Problem::Git)?;
         }
-        Ok(Some(!same))
+        Ok(Some(Look {
+            changed: !same,
+            read: true,
+        }))
     }
 
     /// Racy entries not looked at in this scan are smudged so the next look
@@ -449,15 +468,15 @@ pub fn scope_of(pathspecs: &[&str]) -> Vec<RepoPath> {
 /// committing it leaves the tick's `state/` staged, and the operator's next
 /// `hearth say` must not commit them under its own name; the tick's commit
 /// is made when its supervisor recovers. Entries put back are smudged (size
-/// 0), so the next scan reads their files again.
+/// 0), so the next scan reads their files again. Returns whether any was.
 pub fn unstage_outside(
     git: &Repository,
     index: &mut Index,
     head: Option<&git2::Tree<'_>>,
     scope: &[RepoPath],
-) -> Result<(), git2::Error> {
+) -> Result<bool, git2::Error> {
     if scope.iter().any(|s| s.0.is_empty()) {
-        return Ok(());
+        return Ok(false);
     }
     let in_scope = |p: &[u8]| {
         scope
@@ -477,6 +496,7 @@ pub fn unstage_outside(
         })
         .filter(|p| !in_scope(p))
         .collect();
+    let any = !outside.is_empty();
     for path in outside {
         let at_head = head.and_then(|t| t.get_path(Path::new(OsStr::from_bytes(&path))).ok());
         match at_head {
@@ -497,5 +517,5 @@ pub fn unstage_outside(
             None => index.remove_path(Path::new(OsStr::from_bytes(&path)))?,
         }
     }
-    Ok(())
+    Ok(any)
 }
