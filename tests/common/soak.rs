@@ -58,31 +58,47 @@ fn now(clock: &std::path::Path) -> DateTime<Utc> {
         .unwrap_or_else(|_| start())
 }
 
-/// The provider's behaviour by simulated time: an outage of 3 hours on
-/// every 7th day from day 1, a burst of 400s for 90 minutes on every 7th
-/// day from day 2, a day of expensive answers on every 10th day from day
-/// 2 (over `[budget] daily_usd`), and otherwise a short answer that names
-/// the time (so no two replies repeat).
+/// Which fault a simulated day carries. They never share a day: a day
+/// over budget skips its ticks, so an outage or a burst of 400s on that
+/// day would go unseen (the first 30-day run flared 4 of 5 outages and its
+/// bursts healed nothing for exactly that reason).
+fn outage_day(day: u32) -> bool {
+    day % 7 == 1
+}
+
+fn burst_day(day: u32) -> bool {
+    day % 7 == 0
+}
+
+fn budget_day(day: u32) -> bool {
+    day % 10 == 2 && !outage_day(day) && !burst_day(day)
+}
+
+/// The provider's behaviour by simulated time: 529s for 3 hours from 02:00
+/// on outage days, 400s for 90 minutes from 10:00 on burst days,
+/// expensive answers all day on budget days (over `[budget] daily_usd`),
+/// and otherwise a short answer that names the time (so no two replies
+/// repeat).
 fn provider(clock: std::path::PathBuf) -> Answer {
     Answer::Computed(Arc::new(move |_body: &Value| {
         let t = now(&clock);
         let day = ((t - start()).num_hours() / 24) as u32;
         let minute = ((t - start()).num_minutes() % (24 * 60)) as u32;
-        if day % 7 == 1 && (120..300).contains(&minute) {
+        if outage_day(day) && (120..300).contains(&minute) {
             return Answer::Status {
                 status: 529,
                 headers: vec![],
                 body: anthropic::error_body("overloaded_error", "Overloaded"),
             };
         }
-        if day % 7 == 2 && (600..690).contains(&minute) {
+        if burst_day(day) && (600..690).contains(&minute) {
             return Answer::Status {
                 status: 400,
                 headers: vec![],
                 body: anthropic::error_body("invalid_request_error", "messages: malformed"),
             };
         }
-        let input = if day % 10 == 2 { 1_000_000 } else { 2_000 };
+        let input = if budget_day(day) { 1_000_000 } else { 2_000 };
         let text = format!("Noted, at {}.", t.to_rfc3339());
         Answer::Stream {
             events: anthropic::message(&text, &[], input, 40),
@@ -133,13 +149,13 @@ pub fn soak(days: u32) -> Report {
         if d % 7 == 0 {
             schedule.push((at(d, 12, 0), "corrupt messages.json"));
         }
-        if d % 7 == 1 {
+        if outage_day(d) {
             schedule.push((at(d, 2, 0), "provider outage (3 h)"));
         }
-        if d % 7 == 2 {
+        if burst_day(d) {
             schedule.push((at(d, 10, 0), "400 burst (90 min)"));
         }
-        if d % 10 == 2 {
+        if budget_day(d) {
             schedule.push((at(d, 0, 0), "day over budget"));
         }
     }
