@@ -67,7 +67,7 @@ fn outage_day(day: u32) -> bool {
 }
 
 fn burst_day(day: u32) -> bool {
-    day % 7 == 0
+    day.is_multiple_of(7)
 }
 
 fn budget_day(day: u32) -> bool {
