@@ -148,7 +148,7 @@ fn measure_in(root: &Path, files: usize, commits: usize) -> Figures {
         let out = Command::new(HEARTH).arg("--version").output().unwrap();
         assert!(out.status.success());
     });
-    let before = ledger_starts(&home).len();
+    let before = ledger_records(&home).len();
     let out = hearth(&home, &["run", "--ticks", &TICKS.to_string()]);
     assert!(
         out.status.success(),
@@ -372,10 +372,6 @@ fn ledger_records(home: &Home) -> Vec<(Duration, Duration)> {
         .iter()
         .map(|r| (at(r.start), at(r.end)))
         .collect()
-}
-
-fn ledger_starts(home: &Home) -> Vec<Duration> {
-    ledger_records(home).into_iter().map(|r| r.0).collect()
 }
 
 fn hearth(home: &Home, args: &[&str]) -> std::process::Output {

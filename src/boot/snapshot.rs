@@ -13,7 +13,6 @@
 //! scan leaves a snapshot whose token is already stale.
 
 use std::collections::hash_map::RandomState;
-use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +26,7 @@ use crate::config::BootConfig;
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
-use crate::memory::watched::{self, Claims, Published};
+use crate::memory::watched::{self, Changes, Claims, Published};
 use crate::model::SystemBlock;
 use crate::stamp::fnv1a;
 
@@ -61,14 +60,9 @@ struct Inner {
     home: Home,
     epoch: u64,
     count: AtomicU64,
-    pending: Mutex<Pending>,
+    /// What events named since the thread last published.
+    pending: Mutex<Changes>,
     claims: Mutex<Claims>,
-}
-
-/// Paths events named since the thread last looked, or "look at all".
-struct Pending {
-    paths: BTreeSet<PathBuf>,
-    rescan: bool,
 }
 
 impl Inner {
@@ -78,15 +72,11 @@ impl Inner {
         // The count first: every event it covers has put its paths in
         // `pending` before counting itself.
         let token = format!("{:x}-{}", self.epoch, self.count.load(Ordering::SeqCst));
-        let (rescan, paths) = {
-            let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let rescan = std::mem::replace(&mut p.rescan, false);
-            (rescan, std::mem::take(&mut p.paths))
-        };
-        if rescan {
+        let taken = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        if taken.rescan {
             *claims = Claims::scan(&self.home);
         } else {
-            claims.update(&self.home, &paths);
+            claims.update(&self.home, &taken.paths);
         }
         let published = Published {
             token,
@@ -109,10 +99,7 @@ impl Sequence {
             home: home.clone(),
             epoch: RandomState::new().hash_one(std::process::id()),
             count: AtomicU64::new(0),
-            pending: Mutex::new(Pending {
-                paths: BTreeSet::new(),
-                rescan: true,
-            }),
+            pending: Mutex::new(Changes::everything()),
             claims: Mutex::new(Claims::default()),
         });
         let (tx, rx) = std::sync::mpsc::channel::<()>();
@@ -157,26 +144,12 @@ impl Sequence {
     /// unknown, look at everything): recorded and counted here, the claims
     /// and token published by the sequence's thread right after.
     pub fn changed(&self, paths: &[PathBuf]) {
-        {
-            let mut p = self.inner.pending.lock().unwrap_or_else(|e| e.into_inner());
-            if paths.is_empty() || p.paths.len() > PENDING_MAX {
-                p.rescan = true;
-                p.paths.clear();
-            } else if !p.rescan {
-                p.paths.extend(paths.iter().cloned());
-            }
-        }
+        (self.inner.pending.lock())
+            .unwrap_or_else(|e| e.into_inner())
+            .note(paths);
         self.inner.count.fetch_add(1, Ordering::SeqCst);
         let _ = self.tx.send(());
     }
-}
-
-/// Past this many paths waiting, one walk is cheaper than looking at each.
-const PENDING_MAX: usize = 10_000;
-
-/// The token a boot now would be labelled with, if a supervisor runs.
-pub fn token(home: &Home) -> Option<String> {
-    watched::vouched(home).map(|p| p.token)
 }
 
 fn config_digest(config: &BootConfig) -> u64 {
@@ -211,7 +184,7 @@ pub fn save(home: &Home, config: &BootConfig, token: &str, boot: &Boot) {
 /// The boot's system blocks and required reads: warm from the snapshot when
 /// a supervisor vouches nothing changed, else assembled (and kept).
 pub fn system_and_required(home: &Home, config: &BootConfig) -> (Vec<SystemBlock>, Vec<String>) {
-    let token = token(home);
+    let token = watched::token(home);
     if let Some(warm) = token.as_deref().and_then(|t| load(home, config, t)) {
         return warm;
     }

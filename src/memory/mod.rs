@@ -210,9 +210,10 @@ pub fn scan(home: &Home) -> (Vec<Memory>, Vec<String>, Vec<MemoryProblem>) {
 }
 
 /// Every `*.md` under `root` (hidden names skipped), with whether it is
-/// under `core` (`root_in_core`: `root` itself is) and its metadata. `read_dir`'s entries stat relative to
-/// their directory, which on a memory of 10,000 files is a good part of a
-/// boot's time saved over stat'ing each full path.
+/// under `core` (`root_in_core`: `root` itself is) and its metadata.
+/// `read_dir`'s entries stat relative to their directory, which on a
+/// memory of 10,000 files is a good part of a boot's time saved over
+/// stat'ing each full path.
 fn markdown_files(
     root: &Path,
     core: &Path,

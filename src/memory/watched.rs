@@ -148,6 +148,39 @@ impl Claims {
     }
 }
 
+/// What changed under the watched directories since someone last looked:
+/// the paths events named, or "look at everything" when an event could not
+/// say (an error, an inotify overflow, a flood of paths, a start).
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// The paths events named (absolute).
+    pub paths: BTreeSet<PathBuf>,
+    /// Whether to look at everything instead.
+    pub rescan: bool,
+}
+
+/// Past this many distinct paths, one look at everything is cheaper.
+const CHANGES_MAX: usize = 10_000;
+
+impl Changes {
+    /// Nothing known: the next look is at everything.
+    pub fn everything() -> Changes {
+        Changes {
+            paths: BTreeSet::new(),
+            rescan: true,
+        }
+    }
+
+    /// An event named `paths` (none: it could not say where).
+    pub fn note(&mut self, paths: &[PathBuf]) {
+        if paths.is_empty() || self.paths.len() + paths.len() > CHANGES_MAX {
+            *self = Changes::everything();
+        } else if !self.rescan {
+            self.paths.extend(paths.iter().cloned());
+        }
+    }
+}
+
 /// `.hearth/memory-seq`: the token and the claims it labels, as one file
 /// (one rename), so a reader never pairs a token with other claims.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,6 +200,12 @@ pub fn vouched(home: &Home) -> Option<Published> {
     serde_json::from_slice::<Published>(&bytes)
         .ok()
         .filter(|p| !p.token.is_empty())
+}
+
+/// The running supervisor's memory token now, if one runs. Read it
+/// *before* the work it is to label: a change after it then makes it stale.
+pub fn token(home: &Home) -> Option<String> {
+    vouched(home).map(|p| p.token)
 }
 
 /// Whether `rel` is a memory file boot would consider: `memory/**/*.md`,

@@ -94,12 +94,6 @@ struct Current {
     sessions: Option<Stamp>,
 }
 
-/// The supervisor's memory token now, if one runs: read *before* the work
-/// a mark is to cover.
-pub(super) fn watched_token(home: &Home) -> Option<String> {
-    crate::memory::watched::vouched(home).map(|p| p.token)
-}
-
 /// Marks the index current as of `token` and the sessions stamp in
 /// `manifest` (what the index holds, not what the file is now). A failure
 /// costs only the next search a walk.
@@ -138,7 +132,7 @@ pub(super) fn is_current(home: &Home, dir: &Path, version: u32) -> bool {
     mark.version == version
         && sessions == mark.sessions
         && !sessions.is_some_and(|s| s.is_racy())
-        && watched_token(home).is_some_and(|t| t == mark.token)
+        && crate::memory::watched::token(home).is_some_and(|t| t == mark.token)
 }
 
 /// Every indexable file (`memory/**/*.md`, `state/archive/*.json`) with its

@@ -13,13 +13,14 @@ use tantivy::{doc, IndexWriter, Term};
 use super::analysis::Normaliser;
 use super::index::{dir_of, RecallIndex, VERSION};
 use super::manifest::{
-    is_current, mark_current, read_manifest, source_files, stamps_of, unmark_current,
-    watched_token, FileStamp, IndexLock, Manifest,
+    is_current, mark_current, read_manifest, source_files, stamps_of, unmark_current, FileStamp,
+    IndexLock, Manifest,
 };
 use super::units::{analyse, units};
 use super::IndexError;
 use crate::atomic;
 use crate::home::Home;
+use crate::memory::watched::token as watched_token;
 
 /// What a reconcile did.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]

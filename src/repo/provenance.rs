@@ -134,8 +134,14 @@ impl Store {
         Oid::from_str(text.trim()).ok()
     }
 
-    fn write(&self, name: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        crate::atomic::write(name, bytes).map_err(|e| std::io::Error::other(e.to_string()))
+    /// Whole files by rename, not fsynced: a cache. After a power loss a
+    /// file may be older than `at`; its blob then no longer matches HEAD's
+    /// and the reader blames, slower but never wrong.
+    fn write(&self, name: &Path, bytes: &[u8]) -> Result<(), RepoError> {
+        crate::atomic::replace_unsynced(name, bytes).map_err(|e| RepoError::Io {
+            path: e.path,
+            source: e.source,
+        })
     }
 }
 
@@ -219,22 +225,20 @@ impl Repo {
         }
         for (path, lines) in &touched {
             let file = store.file(path);
-            let written = match lines {
+            match lines {
                 Some(lines) => {
                     let json = serde_json::to_vec(lines).expect("origins serialise");
-                    store.write(&file, &json)
+                    store.write(&file, &json)?;
                 }
                 None => match std::fs::remove_file(&file) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                    _ => Ok(()),
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(self.io_error(&file, e));
+                    }
+                    _ => {}
                 },
-            };
-            written.map_err(|e| self.io_error(&file, e))?;
+            }
         }
-        let at_file = store.dir.join("at");
-        store
-            .write(&at_file, head.id().to_string().as_bytes())
-            .map_err(|e| self.io_error(&at_file, e))?;
+        store.write(&store.dir.join("at"), head.id().to_string().as_bytes())?;
         Ok(chain.len())
     }
 

@@ -3,6 +3,9 @@
 //! and the tick's own commit with its trailers (after each tick). Keeping
 //! them apart is what lets `git log` answer "who changed this, me or it?".
 
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
@@ -54,10 +57,10 @@ pub fn commit_hand_edits(
 pub fn hand_edit_scope(
     home: &Home,
     repo: &Repo,
-    memory_changes: &std::collections::BTreeSet<std::path::PathBuf>,
+    memory_changes: &BTreeSet<PathBuf>,
 ) -> Vec<String> {
-    let skip = [".git", ".hearth", crate::home::layout::rel::MEMORY];
-    let mut scope: std::collections::BTreeSet<String> = repo.head_top_level().into_iter().collect();
+    let skip = [".git", ".hearth", rel::MEMORY];
+    let mut scope: BTreeSet<String> = repo.head_top_level().into_iter().collect();
     if let Ok(entries) = std::fs::read_dir(home.root()) {
         for entry in entries.flatten() {
             if let Some(name) = entry.file_name().to_str() {

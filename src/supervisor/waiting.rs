@@ -155,7 +155,7 @@ impl Supervisor<'_> {
     pub(super) fn update_recall_index(&self) {
         // Read before the changes are taken: every change the token counts
         // is then among them (the watcher records paths before counting).
-        let as_of = crate::memory::watched::vouched(self.home).map(|p| p.token);
+        let as_of = crate::memory::watched::token(self.home);
         let changes = self.wake.take_memory_changes();
         if !changes.rescan && changes.paths.is_empty() {
             return; // nothing seen since the last update

@@ -14,6 +14,7 @@ use signal_hook::iterator::{Handle, Signals};
 
 use crate::home::Home;
 use crate::mailbox::inbox;
+use crate::memory::watched::Changes;
 
 /// Why the supervisor's wait ended early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +36,9 @@ pub struct Wakeups {
     _memory_watcher: Option<notify::RecommendedWatcher>,
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
-    memory_changes: Arc<Mutex<MemoryChanges>>,
+    memory_changes: Arc<Mutex<Changes>>,
     /// The same events, kept for the next hand-edit commit.
-    hand_edits: Arc<Mutex<MemoryChanges>>,
+    hand_edits: Arc<Mutex<Changes>>,
 }
 
 impl Wakeups {
@@ -58,16 +59,10 @@ impl Wakeups {
                 }
             })?;
 
-        // What changed while no supervisor ran is unknown: the first update
-        // looks at everything.
-        let memory_changes = Arc::new(Mutex::new(MemoryChanges {
-            paths: BTreeSet::new(),
-            rescan: true,
-        }));
-        let hand_edits = Arc::new(Mutex::new(MemoryChanges {
-            paths: BTreeSet::new(),
-            rescan: true,
-        }));
+        // What changed while no supervisor ran is unknown: the first index
+        // update and the first hand-edit commit look at everything.
+        let memory_changes = Arc::new(Mutex::new(Changes::everything()));
+        let hand_edits = Arc::new(Mutex::new(Changes::everything()));
         let memory_watcher = watch_memory(
             home,
             tx.clone(),
@@ -130,20 +125,6 @@ impl Wakeups {
     }
 }
 
-/// What changed under `memory/` and `state/archive/` since the recall
-/// index last caught up: the paths events named, or "look at everything"
-/// when an event could not say (an error, an inotify overflow, a flood).
-#[derive(Debug, Default)]
-pub struct MemoryChanges {
-    /// The paths events named.
-    pub paths: BTreeSet<PathBuf>,
-    /// Whether to look at everything instead.
-    pub rescan: bool,
-}
-
-/// Past this many distinct paths, a full rescan is cheaper to keep track of.
-const MEMORY_PATHS_MAX: usize = 10_000;
-
 /// Watches `memory/` and `state/archive/` recursively. Every path an event
 /// names is kept — editors save by rename, delete and recreate, so both
 /// names of a rename count — and the update that follows compares each
@@ -152,7 +133,7 @@ const MEMORY_PATHS_MAX: usize = 10_000;
 fn watch_memory(
     home: &Home,
     tx: std::sync::mpsc::Sender<Wake>,
-    consumers: [Arc<Mutex<MemoryChanges>>; 2],
+    consumers: [Arc<Mutex<Changes>>; 2],
 ) -> Option<notify::RecommendedWatcher> {
     let dirs = [home.memory_dir(), home.archive_dir()];
     let memory_dir = home.memory_dir();
@@ -169,16 +150,10 @@ fn watch_memory(
         // The paths are recorded before the sequence counts the event, so
         // whoever reads a token finds every path it covers already taken.
         for changes in &consumers {
-            let mut changes = changes.lock().unwrap_or_else(|e| e.into_inner());
-            if named.is_empty() {
-                changes.rescan = true;
-            } else if !changes.rescan {
-                changes.paths.extend(named.iter().cloned());
-                if changes.paths.len() > MEMORY_PATHS_MAX {
-                    changes.rescan = true;
-                    changes.paths.clear();
-                }
-            }
+            changes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .note(&named);
         }
         watched.changed(&named);
         let _ = tx.send(Wake::Memory);
@@ -215,18 +190,8 @@ impl Wakeups {
 
     /// The memory changes seen so far (and forgets them). Without a memory
     /// watcher, every look is a full rescan.
-    pub fn take_memory_changes(&self) -> MemoryChanges {
-        if self._memory_watcher.is_none() {
-            return MemoryChanges {
-                paths: BTreeSet::new(),
-                rescan: true,
-            };
-        }
-        let mut changes = self
-            .memory_changes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        std::mem::take(&mut *changes)
+    pub fn take_memory_changes(&self) -> Changes {
+        self.take(&self.memory_changes)
     }
 
     /// The paths under `memory/` and `state/archive/` that changed since the
@@ -235,26 +200,30 @@ impl Wakeups {
     /// after a start). Taking them is forgetting them: a commit that then
     /// fails calls [`Wakeups::hand_edits_failed`].
     pub fn take_hand_edits(&self) -> Option<BTreeSet<PathBuf>> {
-        self._memory_watcher.as_ref()?;
-        let mut changes = self.hand_edits.lock().unwrap_or_else(|e| e.into_inner());
-        let taken = std::mem::take(&mut *changes);
+        let taken = self.take(&self.hand_edits);
         (!taken.rescan).then_some(taken.paths)
     }
 
     /// The hand-edit commit failed: the next one looks at every file.
     pub fn hand_edits_failed(&self) {
-        let mut changes = self.hand_edits.lock().unwrap_or_else(|e| e.into_inner());
-        changes.rescan = true;
+        look_at_everything(&self.hand_edits);
     }
 
     /// The changes taken could not be applied: the next look is a full one.
     pub fn rescan_memory_later(&self) {
-        let mut changes = self
-            .memory_changes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        changes.rescan = true;
+        look_at_everything(&self.memory_changes);
     }
+
+    fn take(&self, changes: &Mutex<Changes>) -> Changes {
+        if self._memory_watcher.is_none() {
+            return Changes::everything();
+        }
+        std::mem::take(&mut *changes.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+fn look_at_everything(changes: &Mutex<Changes>) {
+    *changes.lock().unwrap_or_else(|e| e.into_inner()) = Changes::everything();
 }
 
 impl Drop for Wakeups {

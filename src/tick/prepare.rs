@@ -82,7 +82,7 @@ pub fn prepare(
         }
     }
     let recall = recall_for_inbox(home, config, &messages);
-    let token = boot::snapshot::token(home);
+    let token = crate::memory::watched::token(home);
     let boot = boot::boot(home, &config.boot);
     if let Some(token) = &token {
         // Kept for `hearth ask`: the first ask after a tick starts warm.
