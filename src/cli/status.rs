@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use chrono::SecondsFormat;
+use hearth::supervisor::runtime::Phase;
 use hearth::supervisor::status;
 
 use super::{CommandError, Env, Exit};
@@ -27,6 +28,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     outln!("home:       {}", status.home);
     let supervisor = match (status.running, status.pid, status.phase) {
         (false, _, _) => "not running".to_string(),
+        (true, Some(pid), Some(Phase::DiskFull)) => {
+            format!("running (pid {pid}), paused: the disk holding the home is full")
+        }
         (true, Some(pid), Some(phase)) => format!("running (pid {pid}), {phase:?}").to_lowercase(),
         (true, _, _) => "running".to_string(),
     };

@@ -193,6 +193,9 @@ pub struct TickConfig {
     pub max_tool_rounds: u32,
     /// Cap on the agent's own `sleep`, in hours.
     pub max_sleep_h: u64,
+    /// No tick starts with less room than this (MiB) on the filesystem
+    /// that holds the home: its work could not be saved.
+    pub min_free_mb: u64,
 }
 
 impl Default for TickConfig {
@@ -202,6 +205,7 @@ impl Default for TickConfig {
             timeout_s: 600,
             max_tool_rounds: 16,
             max_sleep_h: 24,
+            min_free_mb: 64,
         }
     }
 }

@@ -108,8 +108,9 @@ pub fn observe(
     } else {
         state.quiet = 0;
     }
-    if record.interrupted {
-        // Cut short by the operator's stop: says nothing about the agent.
+    if record.interrupted || record.disk_full {
+        // Cut short by the operator's stop, or failed for want of room on
+        // the disk: says nothing about the agent.
         return Verdict::Fine;
     }
     if record.outage {

@@ -11,11 +11,13 @@
 
 mod child;
 mod commit;
+mod disk;
 mod gap;
 mod origins;
 mod push;
 mod record;
 mod recovery;
+mod room;
 pub mod runtime;
 mod safety;
 mod signals;
@@ -153,6 +155,16 @@ pub enum RunOutcome {
     Panic,
 }
 
+/// How a turn of the main loop ended.
+enum Turn {
+    /// A tick ran; the next is due then.
+    Ticked(DateTime<Utc>),
+    /// The disk has no room for a tick.
+    NoRoom,
+    /// The run is over.
+    Return(RunOutcome),
+}
+
 /// How one tick went, as the main loop needs it.
 struct TickEnd {
     record: TickRecord,
@@ -186,6 +198,8 @@ struct Supervisor<'a> {
     pusher: Option<push::Pusher>,
     /// The thread that keeps recall's line origins up to HEAD.
     origins: origins::Origins,
+    /// A full disk that pauses ticks, while it lasts.
+    disk: Option<disk::DiskFull>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -249,11 +263,12 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         reported: Default::default(),
         pusher,
         origins: origins::Origins::new(home),
+        disk: None,
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
     let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
-    let recovered = sup.recover_unfinished_tick()?;
+    let recovered = sup.recover_unfinished_tick(recovery::Cut::SupervisorDied)?;
     sup.flare_start_up_gap(died_in)?;
     if let Some(RunOutcome::Panic) = sup.act(recovered)? {
         runtime::clear_state(home);
@@ -294,51 +309,106 @@ impl Supervisor<'_> {
     fn main_loop(&mut self) -> Result<RunOutcome, SupervisorError> {
         let mut done = 0u64;
         let mut next_due = self.first_due();
+        // Whether the tick now due comes after a pause for a full disk
+        // (late because of it, and flared as such already).
+        let mut paused = false;
         loop {
             if let Some(signal) = self.wait_until(next_due) {
                 return Ok(RunOutcome::Stopped(signal));
             }
-            // The first tick's lateness is the start-up gap, flared already.
-            if done > 0 {
-                let now = self.options.clock.now();
-                if let Some(flare) = gap::late_tick(next_due, now, self.interval()) {
-                    outbox::post(self.home, &flare, now)?;
+            let turn = self.turn(done, next_due, paused);
+            paused = false;
+            match turn {
+                Ok(Turn::Ticked(due)) => {
+                    self.disk_episode_over();
+                    done += 1;
+                    next_due = due;
                 }
+                Ok(Turn::Return(outcome)) => {
+                    self.disk_episode_over();
+                    return Ok(outcome);
+                }
+                Ok(Turn::NoRoom) => {
+                    paused = true;
+                    next_due = self.retry_for_room();
+                }
+                Err(e) if disk::is_disk_full(&e) => {
+                    self.pause_for_room(&e);
+                    paused = true;
+                    next_due = self.retry_for_room();
+                }
+                Err(e) => return Err(e),
             }
-            // Hand edits first (hearth.toml among them), so a config flare
-            // written next lands in the tick's commit, not the operator's.
-            self.commit_hand_edits();
-            self.reload_config();
-            let TickEnd {
-                record,
-                sleep_until,
-                stop,
-                verdict,
-            } = self.run_one_tick()?;
-            done += 1;
-            let acted = self.act(verdict)?;
-            self.announce_new_flares();
-            self.update_recall_index();
-            commit::pack_if_due(self.home, &self.repo, &self.config);
-            if let Some(outcome) = acted {
-                return Ok(outcome);
-            }
-            if let Some(n) = &self.options.notifier {
-                n.status(&format!(
-                    "tick {}: exit {} ({})",
-                    record.tick,
-                    record.exit,
-                    record.class.as_str()
-                ));
-            }
-            if let Some(signal) = stop.or_else(|| self.stop_requested()) {
-                return Ok(RunOutcome::Stopped(signal));
-            }
-            if self.options.ticks.is_some_and(|n| done >= n) {
-                return Ok(RunOutcome::TicksDone);
-            }
-            next_due = self.next_due(&record, sleep_until);
         }
+    }
+
+    /// One tick, with what goes before and after it, unless the disk has
+    /// no room for it.
+    fn turn(
+        &mut self,
+        done: u64,
+        due: DateTime<Utc>,
+        after_pause: bool,
+    ) -> Result<Turn, SupervisorError> {
+        match self.room_for_a_tick()? {
+            Ok(true) => {}
+            Ok(false) => return Ok(Turn::NoRoom),
+            Err(outcome) => return Ok(Turn::Return(outcome)),
+        }
+        // The first tick's lateness is the start-up gap, flared already;
+        // a pause for room is flared as such.
+        if done > 0 && !after_pause {
+            let now = self.options.clock.now();
+            if let Some(flare) = gap::late_tick(due, now, self.interval()) {
+                outbox::post(self.home, &flare, now)?;
+            }
+        }
+        // Hand edits first (hearth.toml among them), so a config flare
+        // written next lands in the tick's commit, not the operator's.
+        self.commit_hand_edits();
+        self.reload_config();
+        let TickEnd {
+            record,
+            sleep_until,
+            stop,
+            verdict,
+        } = self.run_one_tick()?;
+        let acted = self.act(verdict)?;
+        self.announce_new_flares();
+        self.update_recall_index();
+        commit::pack_if_due(self.home, &self.repo, &self.config);
+        if let Some(outcome) = acted {
+            return Ok(Turn::Return(outcome));
+        }
+        if let Some(n) = &self.options.notifier {
+            n.status(&format!(
+                "tick {}: exit {} ({})",
+                record.tick,
+                record.exit,
+                record.class.as_str()
+            ));
+        }
+        if let Some(signal) = stop.or_else(|| self.stop_requested()) {
+            return Ok(Turn::Return(RunOutcome::Stopped(signal)));
+        }
+        if self.options.ticks.is_some_and(|n| done + 1 >= n) {
+            return Ok(Turn::Return(RunOutcome::TicksDone));
+        }
+        Ok(Turn::Ticked(self.next_due(&record, sleep_until)))
+    }
+
+    /// When to look for room again: [`disk::RETRY`], or the interval if
+    /// shorter. A simulated clock jumps there, so a real moment passes
+    /// too: whoever frees the disk (a test's driver) keeps pace with it.
+    fn retry_for_room(&self) -> DateTime<Utc> {
+        let clock = self.options.clock;
+        let retry = chrono::Duration::from_std(disk::RETRY)
+            .unwrap_or_default()
+            .min(self.interval());
+        if clock.is_simulated() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        clock.now() + retry
     }
 
     /// Commits the operator's edits. Never fatal: a file that changes under
@@ -461,6 +531,10 @@ impl Supervisor<'_> {
         );
         let mut record = record;
         record.interrupted = stop.is_some() && record.class.is_failure();
+        record.disk_full = record.class.is_failure()
+            && !record.outage
+            && !record.interrupted
+            && self.disk_is_short(record.note.as_deref());
         if record.outage {
             let wait = healer::outage_backoff(&self.config.healer, self.healer.outages + 1);
             record.backoff_ms = Some(wait.as_millis() as u64);
@@ -527,8 +601,15 @@ impl Supervisor<'_> {
         Ok(verdict)
     }
 
+    /// Says what the supervisor does (for `hearth status`); a failure is
+    /// logged, but not over and over while the disk is full.
     fn set_phase(&self, phase: Phase, tick: Option<u64>, next_due: Option<DateTime<Utc>>) {
-        runtime::write_state(
+        let phase = if self.disk.is_some() && phase == Phase::Waiting {
+            Phase::DiskFull
+        } else {
+            phase
+        };
+        let written = runtime::write_state(
             self.home,
             &SupervisorState {
                 pid: std::process::id(),
@@ -538,6 +619,9 @@ impl Supervisor<'_> {
                 next_due,
             },
         );
+        if let (Err(e), None) = (written, &self.disk) {
+            tracing::warn!("{e}");
+        }
     }
 }
 

@@ -66,6 +66,7 @@ pub(super) fn record_for(
         quiet: quiet.filter(|_| class == Class::Ok),
         outage,
         interrupted: false,
+        disk_full: false,
         backoff_ms: None,
         stop_reason: report.and_then(|r| r.stop_reason.clone()),
         refusal: report

@@ -1,6 +1,7 @@
-//! Start-up after a supervisor that died mid-tick (`kill -9`, power loss):
-//! the interrupted tick is recorded as a crash, or, when it was recorded
-//! but not committed, finished as itself.
+//! Start-up after a supervisor that died mid-tick (`kill -9`, power loss),
+//! and room again after a full disk cut a tick short: the interrupted tick
+//! is recorded as a crash, or, when it was recorded but not committed,
+//! finished as itself.
 
 use super::commit;
 use super::record::record_for;
@@ -11,6 +12,15 @@ use crate::tick::class::Class;
 use crate::tick::ledger::TickRecord;
 use crate::tick::report::TickReport;
 
+/// What cut the tick short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cut {
+    /// The supervisor before this one died (found at start-up).
+    SupervisorDied,
+    /// A write found the disk full (found when there is room again).
+    DiskFull,
+}
+
 impl Supervisor<'_> {
     /// A previous supervisor died during a tick (`kill -9`, power loss).
     /// If it died before recording the tick, the tick is recorded as a
@@ -18,7 +28,7 @@ impl Supervisor<'_> {
     /// tick), what was left undone is finished instead: the tick's own
     /// commit, the good ref, the healer's count. Either way before anything
     /// else touches the home.
-    pub(super) fn recover_unfinished_tick(&mut self) -> Result<Verdict, SupervisorError> {
+    pub(super) fn recover_unfinished_tick(&mut self, cut: Cut) -> Result<Verdict, SupervisorError> {
         let Some(marker) = runtime::unfinished_tick(self.home) else {
             return Ok(Verdict::Fine);
         };
@@ -37,9 +47,16 @@ impl Supervisor<'_> {
             .unwrap_or(last_number + 1);
         let start = marker.map(|m| m.start).unwrap_or(now);
         let report = TickReport::load(self.home, number);
-        let note = "The supervisor stopped during this tick (killed or lost power); \
-                    recorded at the next start-up."
-            .to_string();
+        let note = match cut {
+            Cut::SupervisorDied => {
+                "The supervisor stopped during this tick (killed or lost power); \
+                 recorded at the next start-up."
+            }
+            Cut::DiskFull => {
+                "The disk holding the home filled up during this tick; recorded when \
+                 there was room again."
+            }
+        };
         let mut record = record_for(
             previous.as_ref(),
             number,
@@ -48,10 +65,15 @@ impl Supervisor<'_> {
             137,
             Class::Crash,
             report.as_ref(),
-            Some(note),
+            Some(note.to_string()),
         );
+        record.disk_full = cut == Cut::DiskFull;
         tracing::warn!(
-            "tick {number} was interrupted by the supervisor's death; recording it as a crash"
+            "tick {number} was interrupted by {}; recording it as a crash",
+            match cut {
+                Cut::SupervisorDied => "the supervisor's death",
+                Cut::DiskFull => "a full disk",
+            }
         );
         super::record::give_back_messages(self.home, &mut record, report.as_ref())?;
         self.finish_tick(&record, report.as_ref())

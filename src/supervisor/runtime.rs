@@ -22,6 +22,9 @@ pub enum Phase {
     Ticking,
     /// Waiting for the next tick or an inbox message.
     Waiting,
+    /// Ticks are paused: the disk holding the home is full.
+    #[serde(rename = "disk-full")]
+    DiskFull,
 }
 
 /// `.hearth/supervisor.json`.
@@ -65,11 +68,9 @@ impl JsonFile for TickInProgress {
 }
 
 /// Says what the supervisor is doing; a failure costs only `hearth
-/// status` its detail, so it is logged.
-pub fn write_state(home: &Home, state: &SupervisorState) {
-    if let Err(e) = json_file::save(&state_path(home), state) {
-        tracing::warn!("{e}");
-    }
+/// status` its detail.
+pub fn write_state(home: &Home, state: &SupervisorState) -> Result<(), atomic::WriteError> {
+    json_file::save(&state_path(home), state)
 }
 
 /// What the supervisor said it is doing; a broken file is logged and read

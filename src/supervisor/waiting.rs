@@ -155,6 +155,10 @@ impl Supervisor<'_> {
     pub(super) fn update_recall_index(&self) {
         // Read before the changes are taken: every change the token counts
         // is then among them (the watcher records paths before counting).
+        if self.disk.is_some() {
+            // No room to write it; what changed stays pending till there is.
+            return;
+        }
         let as_of = crate::memory::watched::token(self.home);
         let changes = self.wake.take_memory_changes();
         if !changes.rescan && changes.paths.is_empty() {

@@ -85,6 +85,10 @@ pub struct TickRecord {
     /// an operator's act, not the agent's failure (the healer skips it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The tick failed because the home's disk was full: the host's
+    /// trouble, not the agent's (the healer skips it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disk_full: bool,
     /// After an outage: how long the supervisor waited before the next try.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_ms: Option<u64>,
@@ -250,6 +254,7 @@ mod tests {
             quiet: None,
             outage: false,
             interrupted: false,
+            disk_full: false,
             stop_reason: None,
             refusal: None,
             recoveries: Vec::new(),

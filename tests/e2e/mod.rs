@@ -6,6 +6,7 @@ mod boot;
 mod cli;
 mod context_fit;
 mod defects;
+mod disk;
 mod endurance;
 mod faults;
 mod healer;

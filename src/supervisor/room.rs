@@ -1,0 +1,127 @@
+//! The supervisor's side of a full disk ([`super::disk`]): look for room
+//! before a tick, pause instead of dying when a write finds none, say so
+//! once, and finish what was cut short when there is room again.
+
+use chrono::{DateTime, Utc};
+
+use super::disk::{self, Look};
+use super::recovery::Cut;
+use super::{RunOutcome, Supervisor, SupervisorError};
+use crate::mailbox::outbox;
+
+impl Supervisor<'_> {
+    /// The least room a tick needs, in bytes (`[tick] min_free_mb`).
+    fn min_free(&self) -> u64 {
+        self.config.tick.min_free_mb.saturating_mul(1 << 20)
+    }
+
+    /// Whether the disk has room for a tick. When room returns after an
+    /// episode: the tick it cut short is finished, the flare is written if
+    /// it could not be before, and the next hand-edit commit looks at
+    /// everything. `Err` only for a failure that is not the disk's.
+    pub(super) fn room_for_a_tick(&mut self) -> Result<Result<bool, RunOutcome>, SupervisorError> {
+        let now = self.options.clock.now();
+        let free = disk::free_bytes(self.home.root()).ok();
+        let new = self.disk.is_none();
+        let min_free = self.min_free();
+        match disk::look(&mut self.disk, free, min_free, now) {
+            Look::Room => Ok(Ok(true)),
+            Look::Full => {
+                if new {
+                    tracing::warn!(
+                        "the disk holding {} has {} MiB free, under [tick] min_free_mb = {}: \
+                         ticks pause until there is room",
+                        self.home.root().display(),
+                        free.unwrap_or(0) >> 20,
+                        self.config.tick.min_free_mb
+                    );
+                }
+                self.flare_disk_full(now);
+                Ok(Ok(false))
+            }
+            Look::Resume(episode) => {
+                tracing::info!(
+                    "the disk has room again; ticks resume (paused since {})",
+                    episode.since.to_rfc3339()
+                );
+                if !episode.flared {
+                    let flare =
+                        episode.flare(self.home.root(), self.config.tick.min_free_mb, Some(now));
+                    match outbox::post(self.home, &flare, now) {
+                        Ok(rel) => {
+                            tracing::warn!("flare: {rel}");
+                            self.set_disk_flared();
+                            self.announce_new_flares();
+                        }
+                        Err(e) => tracing::error!("could not write the disk flare: {e}"),
+                    }
+                }
+                self.wake.hand_edits_failed();
+                if episode.interrupted {
+                    if let Some(current) = &mut self.disk {
+                        current.interrupted = false;
+                    }
+                    self.last_tick = super::last_recorded_tick(self.home);
+                    let verdict = self.recover_unfinished_tick(Cut::DiskFull)?;
+                    if let Some(outcome) = self.act(verdict)? {
+                        return Ok(Err(outcome));
+                    }
+                }
+                Ok(Ok(true))
+            }
+        }
+    }
+
+    /// A tick was committed: a full-disk episode, if one went on, is over.
+    pub(super) fn disk_episode_over(&mut self) {
+        if let Some(episode) = disk::ended(&mut self.disk) {
+            tracing::info!(
+                "a tick was committed again; the disk was full from {}",
+                episode.since.to_rfc3339()
+            );
+        }
+    }
+
+    fn set_disk_flared(&mut self) {
+        if let Some(current) = &mut self.disk {
+            current.flared = true;
+        }
+    }
+
+    /// A write failed for want of room: ticks pause (the tick in progress
+    /// is finished once there is room), where the supervisor used to die.
+    pub(super) fn pause_for_room(&mut self, error: &SupervisorError) {
+        let now = self.options.clock.now();
+        if self.disk.is_none() {
+            tracing::warn!("the disk is full ({error}): ticks pause until there is room");
+        }
+        disk::failed_write(&mut self.disk, error.to_string(), now);
+        self.flare_disk_full(now);
+    }
+
+    /// Whether a tick that just failed may have failed for want of room.
+    pub(super) fn disk_is_short(&self, note: Option<&str>) -> bool {
+        let said_so = note.is_some_and(|n| {
+            n.contains("No space left on device") || n.contains("Disk quota exceeded")
+        });
+        said_so || disk::free_bytes(self.home.root()).is_ok_and(|free| free < self.min_free())
+    }
+
+    /// Writes the episode's flare if it is not written yet; a disk with no
+    /// room at all refuses it, and it is tried again at each look.
+    fn flare_disk_full(&mut self, now: DateTime<Utc>) {
+        let min_free_mb = self.config.tick.min_free_mb;
+        let Some(episode) = &mut self.disk else {
+            return;
+        };
+        if episode.flared {
+            return;
+        }
+        let flare = episode.flare(self.home.root(), min_free_mb, None);
+        if let Ok(rel) = outbox::post(self.home, &flare, now) {
+            episode.flared = true;
+            tracing::warn!("flare: {rel}");
+            self.announce_new_flares();
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! A full disk: a real tmpfs under the home, filled by a ballast file. The
+//! supervisor used to die on the first write that found no room (and,
+//! under systemd, again on every restart); now ticks pause, one `disk`
+//! flare says so, and nothing is lost.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::small_disk::SmallDisk;
+use crate::common::{finish_after_term, TestHome};
+
+const KEY: &str = "sk-ant-disk-DO-NOT-LEAK";
+
+/// A model that answers at once, except to a request carrying `WAIT`
+/// while `go` does not exist: then it says so in `asked` and holds the
+/// answer until `go` appears, so the test can fill the disk mid-tick.
+fn gated_model(asked: PathBuf, go: PathBuf) -> Answer {
+    Answer::Computed(Arc::new(move |body: &serde_json::Value| {
+        if body.to_string().contains("WAIT") && !go.exists() {
+            std::fs::write(&asked, "").unwrap();
+            let start = Instant::now();
+            while !go.exists() && start.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        Answer::Stream {
+            events: anthropic::message("The tide turns at six.", &[], 400, 12),
+            hang: None,
+        }
+    }))
+}
+
+fn start(home: &TestHome, server: &ModelServer, min_free_mb: u64) -> std::process::Child {
+    home.ok(&["init"]);
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+             base_url = \"{}\"\nmax_retries = 0\n[tick]\ninterval_s = 1\nmin_free_mb = {min_free_mb}\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let child = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(30), "the first tick", || {
+        !home.ticks().is_empty()
+    });
+    child
+}
+
+fn flares_of(home: &TestHome, kind: &str) -> Vec<String> {
+    home.list("outbox")
+        .into_iter()
+        .filter(|n| n.ends_with(&format!("-flare-{kind}.md")))
+        .collect()
+}
+
+/// The ticks that exited 0 having read inbox message `name`.
+fn answered(home: &TestHome, name: &str) -> Vec<u64> {
+    home.ticks()
+        .into_iter()
+        .filter(|t| t["exit"] == 0)
+        .filter(|t| {
+            t["inbox"].as_array().is_some_and(|m| {
+                m.iter()
+                    .any(|m| m.as_str().is_some_and(|m| m.ends_with(name)))
+            })
+        })
+        .map(|t| t["tick"].as_u64().unwrap())
+        .collect()
+}
+
+fn assert_nothing_lost(home: &TestHome, edit: &Path) {
+    let fsck = home.git(&["fsck", "--strict", "--no-dangling"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    let status = home.git(&["status", "--porcelain"]);
+    assert!(
+        status.stdout.is_empty(),
+        "uncommitted: {}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    let rel = edit.strip_prefix(&home.path).unwrap().to_str().unwrap();
+    let committed = home.git(&["show", &format!("HEAD:{rel}")]);
+    assert_eq!(
+        String::from_utf8_lossy(&committed.stdout),
+        std::fs::read_to_string(edit).unwrap(),
+        "the hand edit made after the pause is committed"
+    );
+    assert!(home.list("inbox").is_empty(), "{:?}", home.list("inbox"));
+    assert!(
+        !home
+            .history()
+            .iter()
+            .any(|c| c.summary.starts_with("heal: ")),
+        "a full disk is not the agent's failure: no heal"
+    );
+}
+
+#[test]
+fn a_disk_that_fills_mid_tick_pauses_ticks_and_loses_nothing() {
+    let home = TestHome::new();
+    let Some(disk) = SmallDisk::mount_or_skip(&home, 48) else {
+        return;
+    };
+    let gate = tempfile::tempdir().unwrap();
+    let (asked, go) = (gate.path().join("asked"), gate.path().join("go"));
+    let server = ModelServer::start(vec![gated_model(asked.clone(), go.clone())]);
+    let mut supervisor = start(&home, &server, 4);
+
+    std::fs::write(
+        home.file("inbox/question.md"),
+        "WAIT: when does the tide turn?\n",
+    )
+    .unwrap();
+    home.wait_for(
+        Duration::from_secs(30),
+        "the question's tick to ask",
+        || asked.exists(),
+    );
+    disk.fill();
+    std::fs::write(&go, "").unwrap();
+    home.wait_for(Duration::from_secs(30), "the supervisor to pause", || {
+        home.log().contains("ticks pause until there is room")
+    });
+    // It waits for room (several looks at one-second intervals); it used to die.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        supervisor.try_wait().unwrap().is_none(),
+        "the supervisor must outlive a full disk:\n{}",
+        home.log()
+    );
+    assert!(
+        flares_of(&home, "disk").is_empty(),
+        "no room for a flare yet"
+    );
+
+    disk.free();
+    let edit = home.file("memory/after.md");
+    std::fs::write(&edit, "# After\n\nThe disk had room again.\n").unwrap();
+    home.wait_for(
+        Duration::from_secs(30),
+        "the question to be answered",
+        || !answered(&home, "question.md").is_empty(),
+    );
+    home.wait_for(Duration::from_secs(30), "a tick after the pause", || {
+        home.log().contains("a tick was committed again")
+    });
+    assert!(finish_after_term(supervisor).success(), "{}", home.log());
+
+    assert_eq!(flares_of(&home, "disk").len(), 1, "one flare per episode");
+    let flare =
+        std::fs::read_to_string(home.file(&format!("outbox/{}", flares_of(&home, "disk")[0])))
+            .unwrap();
+    assert!(flare.contains("No space left on device"), "{flare}");
+    let cut: Vec<_> = home
+        .ticks()
+        .into_iter()
+        .filter(|t| t["disk_full"] == true)
+        .collect();
+    assert!(
+        !cut.is_empty(),
+        "the cut tick is marked disk_full in the ledger"
+    );
+    let healer = home.read("state/healer.json");
+    let healer: serde_json::Value = serde_json::from_str(&healer).unwrap();
+    assert_eq!(
+        healer["streak"],
+        serde_json::json!([]),
+        "not counted: {healer}"
+    );
+    assert_eq!(answered(&home, "question.md").len(), 1, "answered once");
+    assert_nothing_lost(&home, &edit);
+    assert!(!home.log().contains(KEY));
+}
+
+#[test]
+fn a_disk_under_min_free_mb_pauses_before_the_model_is_paid_and_says_so_at_once() {
+    let home = TestHome::new();
+    let Some(disk) = SmallDisk::mount_or_skip(&home, 64) else {
+        return;
+    };
+    let gate = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![gated_model(
+        gate.path().join("asked"),
+        gate.path().join("go"),
+    )]);
+    let supervisor = start(&home, &server, 40);
+
+    // Low, not out: 20 MiB left, under the 40 the config asks for.
+    disk.fill_leaving(20 << 20);
+    home.wait_for(Duration::from_secs(30), "the disk flare", || {
+        !flares_of(&home, "disk").is_empty()
+    });
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("paused: the disk holding the home is full"),
+        "{status}"
+    );
+    let calls = server.received().len();
+    std::fs::write(home.file("inbox/note.md"), "Are you there?\n").unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        server.received().len(),
+        calls,
+        "no model call while no tick could be saved"
+    );
+    assert_eq!(home.list("inbox"), vec!["note.md"], "the message waits");
+
+    disk.free();
+    let edit = home.file("memory/after.md");
+    std::fs::write(&edit, "# After\n").unwrap();
+    home.wait_for(
+        Duration::from_secs(30),
+        "the message to be answered",
+        || !answered(&home, "note.md").is_empty(),
+    );
+    home.wait_for(Duration::from_secs(30), "a tick after the pause", || {
+        home.log().contains("a tick was committed again")
+    });
+    assert!(finish_after_term(supervisor).success(), "{}", home.log());
+    assert_eq!(
+        flares_of(&home, "disk").len(),
+        1,
+        "{:?}",
+        home.list("outbox")
+    );
+    let flare =
+        std::fs::read_to_string(home.file(&format!("outbox/{}", flares_of(&home, "disk")[0])))
+            .unwrap();
+    assert!(flare.contains("under [tick] min_free_mb = 40"), "{flare}");
+    assert!(flare.contains("Ticks are paused since"), "{flare}");
+    assert_nothing_lost(&home, &edit);
+}
