@@ -2,7 +2,8 @@
 //! default 15-minute interval for 30 days (SOAK_DAYS=N to change), with the
 //! fault schedule of `tests/common/soak.rs` (provider outages of hours,
 //! bursts of 400s, days over budget, hand edits, inbox bursts, corrupt
-//! `state/messages.json`, SIGTERM and `kill -9` restarts). Prints the
+//! `state/messages.json`, an hour of full disk (a tmpfs; needs root),
+//! SIGTERM and `kill -9` restarts). Prints the
 //! table the README shows, and fails if anything was lost.
 //!
 //! `cargo bench --bench soak`

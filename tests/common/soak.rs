@@ -1,7 +1,8 @@
 //! A simulated month: `hearth run` on a simulated clock
 //! (`HEARTH_SIM_CLOCK`) at the default 15-minute interval, against a model
 //! API on 127.0.0.1 whose faults follow the simulated time, while this
-//! driver edits memory, drops inbox bursts, corrupts state and restarts the
+//! driver edits memory, drops inbox bursts, corrupts state, fills the
+//! home's disk (a tmpfs of its own) for an hour and restarts the
 //! supervisor with SIGTERM and `kill -9`. Shared by the 3-day test and
 //! `cargo bench --bench soak` (30 days).
 
@@ -16,6 +17,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::model_server::{anthropic, Answer, ModelServer};
+use super::small_disk::SmallDisk;
 use super::TestHome;
 
 const KEY: &str = "sk-ant-soak-DO-NOT-LEAK";
@@ -74,6 +76,15 @@ fn budget_day(day: u32) -> bool {
     day % 10 == 2 && !outage_day(day) && !burst_day(day)
 }
 
+/// The disk is full from 16:00 to 17:00. A full disk pauses ticks before
+/// anything else looks at them, so it may share a day over budget.
+fn disk_day(day: u32) -> bool {
+    day % 7 == 2
+}
+
+/// Schedule entries that end a fault rather than inject one.
+const ROOM_AGAIN: &str = "room on the disk again";
+
 /// The provider's behaviour by simulated time: 529s for 3 hours from 02:00
 /// on outage days, 400s for 90 minutes from 10:00 on burst days,
 /// expensive answers all day on budget days (over `[budget] daily_usd`),
@@ -122,13 +133,20 @@ pub fn soak(days: u32) -> Report {
     let clock_dir = tempfile::tempdir().unwrap();
     let clock = clock_dir.path().join("now");
     let server = ModelServer::start(vec![provider(clock.clone())]);
-    let home = TestHome::with_config(&format!(
-        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
-         base_url = \"{}\"\ntimeout_s = 5\nmax_retries = 0\nretry_base_ms = 10\n\
-         [budget]\ndaily_usd = 5.0\n[git]\npack_loose = 300\n",
-        server.url
-    ));
+    let home = TestHome::new();
+    // Room for a month (a few MiB) above `[tick] min_free_mb`'s 64.
+    let disk = SmallDisk::mount_or_skip(&home, 160);
     home.ok(&["init"]);
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+             base_url = \"{}\"\ntimeout_s = 5\nmax_retries = 0\nretry_base_ms = 10\n\
+             [budget]\ndaily_usd = 5.0\n[git]\npack_loose = 300\n",
+            server.url
+        ),
+    )
+    .unwrap();
     let mut report = Report {
         days,
         ..Report::default()
@@ -158,6 +176,10 @@ pub fn soak(days: u32) -> Report {
         if budget_day(d) {
             schedule.push((at(d, 0, 0), "day over budget"));
         }
+        if disk_day(d) && disk.is_some() {
+            schedule.push((at(d, 16, 0), "full disk (1 h)"));
+            schedule.push((at(d, 17, 0), ROOM_AGAIN));
+        }
     }
     schedule.sort();
     let mut next = 0;
@@ -181,7 +203,9 @@ pub fn soak(days: u32) -> Report {
         while next < schedule.len() && schedule[next].0 <= t {
             let (when, what) = schedule[next];
             next += 1;
-            *report.faults.entry(what).or_default() += 1;
+            if what != ROOM_AGAIN {
+                *report.faults.entry(what).or_default() += 1;
+            }
             match what {
                 "hand edit" => {
                     let rel = format!("memory/journal-{}.md", when.format("%m%d"));
@@ -225,6 +249,8 @@ pub fn soak(days: u32) -> Report {
                     restarts += 1;
                     supervisor = spawn(&home, &clock);
                 }
+                "full disk (1 h)" => disk.as_ref().unwrap().fill(),
+                ROOM_AGAIN => disk.as_ref().unwrap().free(),
                 _ => {} // the provider's faults follow the clock by themselves
             }
         }

@@ -38,6 +38,12 @@ fn three_simulated_days_of_faults_lose_nothing_and_flare_as_the_policy_says() {
     assert_eq!(flares("quiet-failure"), 0, "{}", report.table());
     assert_eq!(flares("panic"), 0, "{}", report.table());
     assert_eq!(flares("healer") as u64, report.heals, "{}", report.table());
+    assert_eq!(
+        flares("disk"),
+        report.faults.get("full disk (1 h)").copied().unwrap_or(0),
+        "one per full disk: {}",
+        report.table()
+    );
     assert!(
         report.messages_json_bytes < 2_000_000,
         "bounded by [context] history_tokens: {}",
