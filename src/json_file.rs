@@ -125,6 +125,16 @@ pub fn load<T: JsonFile>(path: &Path) -> Result<Option<T>, JsonFileError> {
 
 /// Writes `value` to `path` atomically, with its format version first.
 pub fn save<T: JsonFile>(path: &Path, value: &T) -> Result<(), atomic::WriteError> {
+    atomic::write(path, &serialise(value))
+}
+
+/// [`save`] without fsync, for runtime hints rewritten every tick that need
+/// not survive a power loss (readers still never see half a file).
+pub fn save_unsynced<T: JsonFile>(path: &Path, value: &T) -> Result<(), atomic::WriteError> {
+    atomic::replace_unsynced(path, &serialise(value))
+}
+
+fn serialise<T: JsonFile>(value: &T) -> Vec<u8> {
     #[derive(Serialize)]
     struct OnDisk<'a, T> {
         version: u32,
@@ -137,7 +147,7 @@ pub fn save<T: JsonFile>(path: &Path, value: &T) -> Result<(), atomic::WriteErro
     })
     .expect("hearth's own files serialise");
     json.push(b'\n');
-    atomic::write(path, &json)
+    json
 }
 
 #[cfg(test)]

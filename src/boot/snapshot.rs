@@ -168,7 +168,8 @@ pub fn load(
         .then_some((snap.system, snap.required_reads))
 }
 
-/// Keeps `boot`, assembled under `token`. A failure costs only speed.
+/// Keeps `boot`, assembled under `token`. A cache: a failure, or a power
+/// loss that takes it (it is not fsynced), costs only speed.
 pub fn save(home: &Home, config: &BootConfig, token: &str, boot: &Boot) {
     let snap = Snapshot {
         token: token.to_string(),
@@ -176,7 +177,7 @@ pub fn save(home: &Home, config: &BootConfig, token: &str, boot: &Boot) {
         system: boot.system.clone(),
         required_reads: boot.required_reads.clone(),
     };
-    if let Err(e) = json_file::save(&home.path(rel::BOOT_SNAPSHOT), &snap) {
+    if let Err(e) = json_file::save_unsynced(&home.path(rel::BOOT_SNAPSHOT), &snap) {
         tracing::debug!("boot snapshot not saved: {e}");
     }
 }

@@ -156,7 +156,7 @@ pub enum RunOutcome {
 }
 
 /// How a turn of the main loop ended.
-enum Turn {
+pub(super) enum Turn {
     /// A tick ran; the next is due then.
     Ticked(DateTime<Utc>),
     /// The disk has no room for a tick.
@@ -350,10 +350,8 @@ impl Supervisor<'_> {
         due: DateTime<Utc>,
         after_pause: bool,
     ) -> Result<Turn, SupervisorError> {
-        match self.room_for_a_tick()? {
-            Ok(true) => {}
-            Ok(false) => return Ok(Turn::NoRoom),
-            Err(outcome) => return Ok(Turn::Return(outcome)),
+        if let Some(instead) = self.room_for_a_tick()? {
+            return Ok(instead);
         }
         // The first tick's lateness is the start-up gap, flared already;
         // a pause for room is flared as such.

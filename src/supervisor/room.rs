@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::disk::{self, Look};
 use super::recovery::Cut;
-use super::{RunOutcome, Supervisor, SupervisorError};
+use super::{Supervisor, SupervisorError, Turn};
 use crate::mailbox::outbox;
 
 impl Supervisor<'_> {
@@ -15,17 +15,18 @@ impl Supervisor<'_> {
         self.config.tick.min_free_mb.saturating_mul(1 << 20)
     }
 
-    /// Whether the disk has room for a tick. When room returns after an
-    /// episode: the tick it cut short is finished, the flare is written if
-    /// it could not be before, and the next hand-edit commit looks at
-    /// everything. `Err` only for a failure that is not the disk's.
-    pub(super) fn room_for_a_tick(&mut self) -> Result<Result<bool, RunOutcome>, SupervisorError> {
+    /// `None` when the disk has room for a tick, else what the turn is
+    /// instead (no room; or the run's end, when finishing the cut tick
+    /// exhausted healing). When room returns after an episode: the tick it
+    /// cut short is finished, the flare is written if it could not be
+    /// before, and the next hand-edit commit looks at everything.
+    pub(super) fn room_for_a_tick(&mut self) -> Result<Option<Turn>, SupervisorError> {
         let now = self.options.clock.now();
         let free = disk::free_bytes(self.home.root()).ok();
         let new = self.disk.is_none();
         let min_free = self.min_free();
         match disk::look(&mut self.disk, free, min_free, now) {
-            Look::Room => Ok(Ok(true)),
+            Look::Room => Ok(None),
             Look::Full => {
                 if new {
                     tracing::warn!(
@@ -37,7 +38,7 @@ impl Supervisor<'_> {
                     );
                 }
                 self.flare_disk_full(now);
-                Ok(Ok(false))
+                Ok(Some(Turn::NoRoom))
             }
             Look::Resume(episode) => {
                 tracing::info!(
@@ -64,10 +65,10 @@ impl Supervisor<'_> {
                     self.last_tick = super::last_recorded_tick(self.home);
                     let verdict = self.recover_unfinished_tick(Cut::DiskFull)?;
                     if let Some(outcome) = self.act(verdict)? {
-                        return Ok(Err(outcome));
+                        return Ok(Some(Turn::Return(outcome)));
                     }
                 }
-                Ok(Ok(true))
+                Ok(None)
             }
         }
     }

@@ -68,9 +68,10 @@ impl JsonFile for TickInProgress {
 }
 
 /// Says what the supervisor is doing; a failure costs only `hearth
-/// status` its detail.
+/// status` its detail. Not fsynced: a hint rewritten twice a tick, and the
+/// pid in it means nothing after a power loss.
 pub fn write_state(home: &Home, state: &SupervisorState) -> Result<(), atomic::WriteError> {
-    json_file::save(&state_path(home), state)
+    json_file::save_unsynced(&state_path(home), state)
 }
 
 /// What the supervisor said it is doing; a broken file is logged and read
