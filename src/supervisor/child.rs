@@ -19,7 +19,8 @@ use super::wake::{Wake, Wakeups};
 
 /// How long a tick gets to stop after the supervisor is told to stop.
 const STOP_GRACE: Duration = Duration::from_secs(5);
-/// How often the supervisor looks at a running tick.
+/// How often the supervisor looks at a running tick when nothing wakes it
+/// (its exit does, by SIGCHLD: see [`Wake::Child`]).
 const POLL: Duration = Duration::from_millis(25);
 
 pub struct TickChild {

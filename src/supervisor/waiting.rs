@@ -144,7 +144,7 @@ impl Supervisor<'_> {
                         return None;
                     }
                 }
-                None => {}
+                Some(Wake::Child) | None => {}
             }
         }
     }

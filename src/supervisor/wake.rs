@@ -1,6 +1,7 @@
 //! What wakes the supervisor: a message landing in `inbox/` (inotify via
-//! notify, not polling) or a stop signal. Both arrive as [`Wake`] events on
-//! one channel, so the main loop waits on one thing with one timeout.
+//! notify, not polling), a stop signal, or a child's exit (SIGCHLD). All
+//! arrive as [`Wake`] events on one channel, so the main loop waits on one
+//! thing with one timeout.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher};
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGCHLD, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
 use crate::home::Home;
@@ -26,6 +27,8 @@ pub enum Wake {
     Memory,
     /// SIGTERM or SIGINT.
     Stop(i32),
+    /// A child process ended (SIGCHLD): the tick, or another.
+    Child,
 }
 
 /// What wakes the supervisor: signals, and file events in the home.
@@ -46,14 +49,20 @@ impl Wakeups {
     /// logged and the supervisor falls back to its interval.
     pub fn start(home: &Home) -> std::io::Result<Wakeups> {
         let (tx, rx) = mpsc::channel();
-        let mut signals = Signals::new([SIGTERM, SIGINT])?;
+        // SIGCHLD ends the wait for a tick the moment it exits; polling
+        // alone made every tick last a multiple of the poll (25 ms).
+        let mut signals = Signals::new([SIGTERM, SIGINT, SIGCHLD])?;
         let handle = signals.handle();
         let signal_tx = tx.clone();
         std::thread::Builder::new()
             .name("hearth-signals".into())
             .spawn(move || {
                 for signal in signals.forever() {
-                    if signal_tx.send(Wake::Stop(signal)).is_err() {
+                    let wake = match signal {
+                        SIGCHLD => Wake::Child,
+                        stop => Wake::Stop(stop),
+                    };
+                    if signal_tx.send(wake).is_err() {
                         break;
                     }
                 }
@@ -118,7 +127,7 @@ impl Wakeups {
             match wake {
                 Wake::Stop(_) => stop = Some(wake),
                 Wake::Memory => self.memory_pending.set(true),
-                Wake::Inbox => {}
+                Wake::Inbox | Wake::Child => {}
             }
         }
         stop
