@@ -5,7 +5,7 @@ kept so the count can be taken again: `python3 scripts/layers.py`."""
 import os, re, sys, collections
 
 LAYERS = [["cli"], ["supervisor"], ["healer", "ask"], ["tick"], ["tools", "context", "brake"],
-          ["boot", "recall"], ["model"], ["conversation"], ["mailbox"], ["memory"],
+          ["boot", "recall"], ["model"], ["conversation"], ["mailbox"], ["collab"], ["memory"],
           ["budget"], ["home"], ["repo"], ["config", "atomic", "json_file", "stamp", "clock", "process"]]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}
 

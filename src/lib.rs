@@ -30,6 +30,7 @@ pub mod boot;
 pub mod brake;
 pub mod budget;
 pub mod clock;
+pub mod collab;
 pub mod config;
 pub mod conversation;
 pub mod healer;

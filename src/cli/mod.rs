@@ -15,6 +15,7 @@ macro_rules! outln {
 mod ask;
 mod audit;
 mod brake;
+mod collab;
 mod completions;
 mod context;
 mod env;
@@ -79,6 +80,8 @@ enum Command {
     Ask(ask::Args),
     /// The brake: required reads, its report, the operator's override.
     Brake(brake::Args),
+    /// Collaborations with other agents on this host: list, show, and change their status.
+    Collab(collab::Args),
     /// Approve the commands this home holds (tools/*.toml, [flares] exec) as they are now.
     Trust(trust::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
@@ -112,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Brake(args) => brake::run(&env, home, args),
         Command::Ask(args) => ask::run(&env, home, args),
         Command::Trust(args) => trust::run(&env, home, args),
+        Command::Collab(args) => collab::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),

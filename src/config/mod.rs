@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod collab;
 mod git;
 pub mod prices;
 
@@ -93,6 +94,10 @@ pub struct Config {
     pub git: GitConfig,
     /// `[flares]`: what runs on a new flare.
     pub flares: FlaresConfig,
+    /// `[peers]`: the other homes on this host, by name (read only).
+    pub peers: collab::Peers,
+    /// `[collaborations]`: where collaborations may work, how long.
+    pub collaborations: collab::CollaborationsConfig,
 }
 
 /// Which model API.
@@ -472,6 +477,7 @@ impl Config {
         if self.context.history_tokens < 1000 {
             return Err("[context] history_tokens must be at least 1000".into());
         }
+        collab::validate(&self.peers, &self.collaborations)?;
         if self.healer.streak == 0 {
             return Err("[healer] streak must be at least 1".into());
         }
@@ -542,6 +548,31 @@ mod tests {
             (config.git.remote.as_str(), config.git.push_flare_min),
             ("backup", 5)
         );
+    }
+
+    #[test]
+    fn peers_and_collaborations_parse_and_are_checked() {
+        let config = parse(
+            "[peers]\nbob = \"/var/lib/hearth/bob\"\n\
+             [collaborations]\nworkdirs = [\"/srv/w1\"]\nmax_rounds = 4\n",
+        )
+        .unwrap();
+        assert_eq!(config.peers["bob"], PathBuf::from("/var/lib/hearth/bob"));
+        assert_eq!(config.collaborations.max_rounds, 4);
+        assert!(config.collaborations.allows(Path::new("/srv/w1")));
+        assert!(!config.collaborations.allows(Path::new("/srv/w2")));
+        for (text, says) in [
+            ("[peers]\nBob = \"/h\"\n", "a peer's name"),
+            ("[peers]\nbob = \"h/bob\"\n", "absolute path"),
+            (
+                "[collaborations]\nworkdirs = [\"w1\"]\n",
+                "not an absolute path",
+            ),
+            ("[collaborations]\nmax_rounds = 0\n", "at least 1"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(says), "{text}: {err}");
+        }
     }
 
     #[test]

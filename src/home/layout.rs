@@ -61,6 +61,8 @@ pub mod rel {
     pub const TOOLS: &str = "tools";
     /// What the operator trusted to run (digests), never committed.
     pub const TRUST: &str = ".hearth/trust.json";
+    /// One record per collaboration this agent takes part in (DESIGN 14).
+    pub const COLLABORATIONS: &str = "collaborations";
 }
 
 impl Home {

@@ -16,7 +16,12 @@ use crate::recall::answer::{self, Question, Rerank};
 const READ_MAX_CHARS: usize = 100_000;
 /// The most blocks one `recall` call returns.
 const RECALL_MAX: usize = 20;
-const READABLE: &[Area] = &[Area::Memory, Area::State, Area::Outbox];
+const READABLE: &[Area] = &[
+    Area::Memory,
+    Area::State,
+    Area::Outbox,
+    Area::Collaborations,
+];
 const WRITABLE: &[Area] = &[Area::Memory];
 
 pub fn specs() -> Vec<ToolSpec> {
@@ -35,7 +40,7 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "read",
-            "Read a file (or list a directory) under memory/, state/ or outbox/.",
+            "Read a file (or list a directory) under memory/, state/, outbox/ or collaborations/.",
             json!({"type": "object", "properties": {"path": path}, "required": ["path"], "additionalProperties": false}),
         ),
         spec(

@@ -1,6 +1,6 @@
 //! The tools the model may call, and the one function that dispatches them.
 //!
-//! Built-ins (DESIGN 8): `recall`, `read` (memory/, state/, outbox/), `write`, `append`,
+//! Built-ins (DESIGN 8): `recall`, `read` (memory/, state/, outbox/, collaborations/), `write`, `append`,
 //! `edit` (memory/ only), `journal`, `send`, `sleep`. Every path goes through
 //! [`sandbox::resolve`]. What a tool did that the supervisor must know (files
 //! written, messages sent, a requested sleep) is collected in [`Effects`] and

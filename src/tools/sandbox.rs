@@ -21,6 +21,8 @@ pub enum Area {
     State,
     /// `outbox/`.
     Outbox,
+    /// `collaborations/`: read only (hearth and the operator write it).
+    Collaborations,
 }
 
 impl Area {
@@ -29,6 +31,7 @@ impl Area {
             Area::Memory => rel::MEMORY,
             Area::State => rel::STATE,
             Area::Outbox => rel::OUTBOX,
+            Area::Collaborations => rel::COLLABORATIONS,
         }
     }
 }
@@ -160,11 +163,23 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     const WRITE: &[Area] = &[Area::Memory];
-    const READ: &[Area] = &[Area::Memory, Area::State, Area::Outbox];
+    const READ: &[Area] = &[
+        Area::Memory,
+        Area::State,
+        Area::Outbox,
+        Area::Collaborations,
+    ];
 
     fn home() -> (tempfile::TempDir, Home) {
         let dir = tempfile::tempdir().unwrap();
-        for d in ["memory/notes", "state", "outbox", ".git", ".hearth"] {
+        for d in [
+            "memory/notes",
+            "state",
+            "outbox",
+            "collaborations",
+            ".git",
+            ".hearth",
+        ] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
         std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
@@ -174,6 +189,15 @@ mod tests {
 
     fn refused(home: &Home, raw: &str, allowed: &[Area]) -> String {
         resolve(home, raw, allowed).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn collaboration_records_are_read_never_written() {
+        let (_d, home) = home();
+        let p = resolve(&home, "collaborations/design-x.md", READ).unwrap();
+        assert_eq!(p, home.root().join("collaborations/design-x.md"));
+        let why = refused(&home, "collaborations/design-x.md", WRITE);
+        assert!(why.contains("collaborations"), "{why}");
     }
 
     #[test]

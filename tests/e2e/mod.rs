@@ -4,6 +4,7 @@
 
 mod boot;
 mod cli;
+mod collab;
 mod context_fit;
 mod defects;
 mod disk;

@@ -1,0 +1,97 @@
+//! The records on disk: `collaborations/SLUG.md`, one per collaboration,
+//! each written whole and atomically.
+
+use std::path::PathBuf;
+
+use super::{record, valid_slug, Collaboration, Status};
+use crate::atomic;
+use crate::home::layout::rel;
+use crate::home::Home;
+
+/// A record that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}; fix it or restore it (`git -C HOME checkout -- collaborations/`)", path.display())]
+pub struct RecordError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The record's path, relative to the home.
+pub fn rel_path(slug: &str) -> String {
+    format!("{}/{slug}.md", rel::COLLABORATIONS)
+}
+
+/// The collaboration `slug`, if this home has its record.
+pub fn load(home: &Home, slug: &str) -> Result<Option<Collaboration>, RecordError> {
+    if !valid_slug(slug) {
+        return Ok(None);
+    }
+    let path = home.path(&rel_path(slug));
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| RecordError {
+            path: path.clone(),
+            message: "not UTF-8".into(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(RecordError {
+                path,
+                message: e.to_string(),
+            })
+        }
+    };
+    let c = record::parse(&text).map_err(|message| RecordError {
+        path: path.clone(),
+        message,
+    })?;
+    if c.slug != slug {
+        return Err(RecordError {
+            path,
+            message: format!("its slug is {:?}, not the file's name {slug:?}", c.slug),
+        });
+    }
+    Ok(Some(c))
+}
+
+/// Every record, by slug, and the ones that could not be read.
+pub fn list(home: &Home) -> (Vec<Collaboration>, Vec<RecordError>) {
+    let mut found = Vec::new();
+    let mut broken = Vec::new();
+    let Ok(entries) = std::fs::read_dir(home.path(rel::COLLABORATIONS)) else {
+        return (found, broken);
+    };
+    let mut slugs: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".md")
+                .filter(|s| valid_slug(s))
+                .map(str::to_string)
+        })
+        .collect();
+    slugs.sort();
+    for slug in slugs {
+        match load(home, &slug) {
+            Ok(Some(c)) => found.push(c),
+            Ok(None) => {}
+            Err(e) => broken.push(e),
+        }
+    }
+    (found, broken)
+}
+
+/// Only those with `status`, or all.
+pub fn with_status(all: Vec<Collaboration>, status: Option<Status>) -> Vec<Collaboration> {
+    all.into_iter()
+        .filter(|c| status.is_none_or(|s| c.status == s))
+        .collect()
+}
+
+/// Writes `c`'s record; returns its path relative to the home.
+pub fn save(home: &Home, c: &Collaboration) -> Result<String, atomic::WriteError> {
+    let rel = rel_path(&c.slug);
+    atomic::write(&home.path(&rel), record::render(c).as_bytes())?;
+    Ok(rel)
+}
