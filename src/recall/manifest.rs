@@ -135,12 +135,17 @@ pub(super) fn is_current(home: &Home, dir: &Path, version: u32) -> bool {
         && crate::memory::watched::token(home).is_some_and(|t| t == mark.token)
 }
 
-/// Every indexable file (`memory/**/*.md`, `state/archive/*.json`) with its
+/// Every indexable file (`memory/**/*.md`, `state/archive/*.json`,
+/// `collaborations/*.md`) with its
 /// stamp. A file whose size and mtime match the manifest (and are not
 /// racy) keeps its known hash without being read.
 pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, FileStamp> {
     let mut files = BTreeMap::new();
-    let roots = [(home.memory_dir(), "md"), (home.archive_dir(), "json")];
+    let roots = [
+        (home.memory_dir(), "md"),
+        (home.archive_dir(), "json"),
+        (home.path(layout::COLLABORATIONS), "md"),
+    ];
     for (root, ext) in roots {
         for entry in walkdir::WalkDir::new(&root)
             .into_iter()
@@ -211,6 +216,8 @@ pub(super) fn indexable(rel: &str) -> bool {
         (rest, "md")
     } else if let Some(rest) = under(layout::ARCHIVE) {
         (rest, "json")
+    } else if let Some(rest) = under(layout::COLLABORATIONS) {
+        (rest, "md")
     } else {
         return false;
     };

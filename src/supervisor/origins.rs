@@ -12,7 +12,12 @@ use crate::home::Home;
 use crate::repo::Repo;
 
 /// What recall cites: the memory, the conversation archives, the sessions.
-const SCOPE: [&str; 3] = [rel::MEMORY, rel::ARCHIVE, rel::SESSIONS];
+const SCOPE: [&str; 4] = [
+    rel::MEMORY,
+    rel::ARCHIVE,
+    rel::SESSIONS,
+    rel::COLLABORATIONS,
+];
 
 /// One replay at a time; a request during one is folded into another pass.
 pub(super) struct Origins {

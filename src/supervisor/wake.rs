@@ -134,7 +134,8 @@ impl Wakeups {
     }
 }
 
-/// Watches `memory/` and `state/archive/` recursively. Every path an event
+/// Watches `memory/`, `state/archive/` and `collaborations/` (what recall
+/// indexes) recursively. Every path an event
 /// names is kept — editors save by rename, delete and recreate, so both
 /// names of a rename count — and the update that follows compares each
 /// file's content with the index; what no event can name (an overflow)
@@ -144,7 +145,11 @@ fn watch_memory(
     tx: std::sync::mpsc::Sender<Wake>,
     consumers: [Arc<Mutex<Changes>>; 2],
 ) -> Option<notify::RecommendedWatcher> {
-    let dirs = [home.memory_dir(), home.archive_dir()];
+    let dirs = [
+        home.memory_dir(),
+        home.archive_dir(),
+        home.path(crate::home::layout::rel::COLLABORATIONS),
+    ];
     let memory_dir = home.memory_dir();
     // Every event (or one that cannot say where) makes the warm boot and
     // the index's "current" mark stale, and updates the core claims.

@@ -185,3 +185,50 @@ fn a_record_broken_by_hand_is_named_and_the_others_still_list() {
         "{err}"
     );
 }
+
+/// The citations `hearth recall --no-rerank` gives for `query`.
+fn cited(home: &TestHome, query: &str) -> Vec<String> {
+    let out: serde_json::Value =
+        serde_json::from_str(&home.ok(&["recall", "--no-rerank", "--json", "-k", "5", query]))
+            .unwrap();
+    out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["citation"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn recall_finds_collaboration_records_with_or_without_a_supervisor() {
+    use std::time::Duration;
+    let w1 = tempfile::tempdir().unwrap();
+    let home = home_with_peers(w1.path());
+    home.ok(&["collab", "new", "Lighthouse rota", "--with", "bob"]);
+    let found = cited(&home, "lighthouse rota");
+    assert!(
+        found
+            .iter()
+            .any(|c| c.starts_with("collaborations/lighthouse-rota.md:")),
+        "{found:?}"
+    );
+
+    // A supervisor vouches for the index only while its watcher sees every
+    // change: a record made while it runs must be found too.
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!("{}\n[tick]\ninterval_s = 3600\n", home.read("hearth.toml")),
+    )
+    .unwrap();
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(10), "the index marked current", || {
+        home.file(".hearth/index/current.json").exists()
+    });
+    home.ok(&["collab", "new", "Tide tables", "--with", "bob"]);
+    home.wait_for(Duration::from_secs(5), "the new record in recall", || {
+        cited(&home, "tide tables")
+            .iter()
+            .any(|c| c.starts_with("collaborations/tide-tables.md:"))
+    });
+    assert!(crate::common::finish_after_term(supervisor).success());
+}
