@@ -140,6 +140,7 @@ fn context(home: &Home, now: chrono::DateTime<chrono::Utc>) -> ToolContext<'_> {
         operator: Vec::new(),
         trust: Default::default(),
         environment: Default::default(),
+        peering: Default::default(),
     }
 }
 

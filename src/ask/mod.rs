@@ -173,7 +173,7 @@ pub fn ask(
         content: vec![Block::Text { text: user_text }],
     });
     let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
-    let mut specs = tools::specs(&operator);
+    let mut specs = tools::specs(&operator, false);
     if question.read_only {
         specs.retain(|s| !tools::writes(&operator, &s.name));
     }
@@ -212,6 +212,8 @@ pub fn ask(
         operator,
         trust: tools::trust::Trust::load(home),
         environment: question.environment.clone(),
+        // `ask` answers the shell; handing work to peers is the ticks'.
+        peering: tools::Peering::default(),
     };
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
     driver::tool_loop(

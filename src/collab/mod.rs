@@ -9,6 +9,7 @@
 //! (and recall indexes them). Decisions here are pure functions over the
 //! record; reading and writing the files is [`store`].
 
+pub mod handoff;
 pub mod record;
 pub mod store;
 

@@ -83,6 +83,11 @@ pub fn parse(text: &str) -> Result<Collaboration, String> {
     let yaml = split
         .yaml
         .ok_or("no front matter: a record starts with a `---` block")?;
+    parse_yaml(yaml)
+}
+
+/// Reads front matter YAML into `T` (through JSON's data model).
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(yaml: &str) -> Result<T, String> {
     let docs = YamlLoader::load_from_str(yaml).map_err(|e| {
         format!(
             "line {}: the front matter is not YAML: {}",

@@ -207,6 +207,7 @@ pub fn run(
         operator,
         trust,
         environment: options.environment.clone(),
+        peering: crate::tools::Peering::of(home, config),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(

@@ -133,7 +133,7 @@ pub fn prepare(
         number,
         system: boot.system,
         conversation,
-        tools: tools::specs(&operator),
+        tools: tools::specs(&operator, !config.peers.is_empty()),
         operator,
         tool_problems,
         inbox: messages,

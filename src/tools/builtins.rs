@@ -73,6 +73,11 @@ pub fn specs() -> Vec<ToolSpec> {
             "Ask not to be woken for the given minutes (an inbox message still wakes you).",
             json!({"type": "object", "properties": {"minutes": {"type": "integer", "minimum": 1}}, "required": ["minutes"], "additionalProperties": false}),
         ),
+        spec(
+            "handoff",
+            "Hand work to a peer agent as the next round of a collaboration: give `collaboration` (an existing one's slug, see collaborations/) or `name` to found one (with an optional `workdir` from the operator's list and the memory that founds it).",
+            json!({"type": "object", "properties": {"to": {"type": "string", "description": "the peer's name"}, "message": {"type": "string"}, "collaboration": {"type": "string", "description": "an existing collaboration's slug"}, "name": {"type": "string", "description": "a new collaboration's name"}, "workdir": {"type": "string", "description": "a new collaboration's working directory"}, "founded_by": {"type": "string", "description": "the memory that founds a new collaboration, e.g. memory/design-x.md"}}, "required": ["to", "message"], "additionalProperties": false}),
+        ),
     ]
 }
 
@@ -137,6 +142,8 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
         "journal" => journal(ctx, args(name, input)?),
         "send" => send(ctx, args(name, input)?),
         "sleep" => sleep(ctx, args(name, input)?),
+        // Offered only to an agent with peers; to any other it is unknown.
+        "handoff" if !ctx.peering.peers.is_empty() => super::handoff::run(ctx, args(name, input)?),
         other => Err(ToolError::Unknown(sandbox::shown(other))),
     }
 }
@@ -155,7 +162,7 @@ fn refused(tool: &str) -> impl Fn(sandbox::Refusal) -> ToolError + '_ {
     }
 }
 
-fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
+pub(super) fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
     ToolError::Failed {
         tool: tool.into(),
         message: message.to_string(),
@@ -375,6 +382,7 @@ mod tests {
             operator: Vec::new(),
             trust: Default::default(),
             environment: Default::default(),
+            peering: Default::default(),
         }
     }
 

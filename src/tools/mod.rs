@@ -8,6 +8,7 @@
 //! agent's own changes.
 
 mod builtins;
+mod handoff;
 pub mod operator;
 pub mod sandbox;
 pub mod trust;
@@ -99,18 +100,48 @@ pub struct ToolContext<'a> {
     /// The supervisor's environment, from which an operator tool gets the
     /// variables its manifest names (and nothing else).
     pub environment: BTreeMap<String, String>,
+    /// Who this agent is among its peers, and the operator's limits on
+    /// collaborations (`handoff`).
+    pub peering: Peering,
 }
 
-/// The names of the built-in tools.
-pub const BUILTINS: [&str; 8] = [
-    "recall", "read", "write", "append", "edit", "journal", "send", "sleep",
+/// What `handoff` needs: this agent's name, its `[peers]`, and
+/// `[collaborations]`.
+#[derive(Debug, Clone, Default)]
+pub struct Peering {
+    /// This agent's name (its home directory's).
+    pub me: String,
+    /// `[peers]`.
+    pub peers: crate::config::collab::Peers,
+    /// `[collaborations]`.
+    pub settings: crate::config::collab::CollaborationsConfig,
+}
+
+impl Peering {
+    /// From the home and its configuration.
+    pub fn of(home: &Home, config: &crate::config::Config) -> Peering {
+        Peering {
+            me: crate::collab::own_name(home),
+            peers: config.peers.clone(),
+            settings: config.collaborations.clone(),
+        }
+    }
+}
+
+/// The names of the built-in tools (`handoff` is offered only to an agent
+/// with peers).
+pub const BUILTINS: [&str; 9] = [
+    "recall", "read", "write", "append", "edit", "journal", "send", "sleep", "handoff",
 ];
 
 /// The built-in tools, then the operator's (by name), as the model sees
 /// them. Stable order and text, so the tool list is byte-stable from tick
-/// to tick (cacheable).
-pub fn specs(operator: &[OperatorTool]) -> Vec<ToolSpec> {
+/// to tick (cacheable). `handoff` is among them when the agent has peers.
+pub fn specs(operator: &[OperatorTool], with_peers: bool) -> Vec<ToolSpec> {
     let mut specs = builtins::specs();
+    if !with_peers {
+        specs.retain(|s| s.name != "handoff");
+    }
     specs.extend(operator.iter().map(OperatorTool::spec));
     specs
 }

@@ -232,3 +232,149 @@ fn recall_finds_collaboration_records_with_or_without_a_supervisor() {
     });
     assert!(crate::common::finish_after_term(supervisor).success());
 }
+
+const KEY: &str = "sk-ant-collab-DO-NOT-LEAK";
+
+/// A home named `name` (its directory's name is the agent's name among
+/// peers) with `[peers]` and `[collaborations]`, talking to `server`.
+fn agent(
+    root: &std::path::Path,
+    name: &str,
+    peers: &[(&str, &std::path::Path)],
+    workdirs: &[&std::path::Path],
+    server: &str,
+) -> TestHome {
+    let home = TestHome::at(&root.join(name));
+    home.ok(&["init"]);
+    let mut config = format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+         base_url = \"{server}\"\nmax_retries = 0\n[peers]\n"
+    );
+    for (peer, path) in peers {
+        config.push_str(&format!("{peer} = \"{}\"\n", path.display()));
+    }
+    let dirs: Vec<String> = workdirs
+        .iter()
+        .map(|w| format!("\"{}\"", w.display()))
+        .collect();
+    config.push_str(&format!(
+        "[collaborations]\nworkdirs = [{}]\nmax_rounds = 3\n",
+        dirs.join(", ")
+    ));
+    std::fs::write(home.file("hearth.toml"), config).unwrap();
+    home.git(&["commit", "-qam", "peers"]);
+    home
+}
+
+/// One model turn calling `handoff` with `input`, then a plain answer.
+fn hands_off(input: serde_json::Value) -> Vec<crate::common::model_server::Answer> {
+    use crate::common::model_server::{anthropic, Answer};
+    let args = input.to_string();
+    vec![
+        Answer::Stream {
+            events: anthropic::message("", &[("t1", "handoff", &[args.as_str()])], 10, 1),
+            hang: None,
+        },
+        Answer::Stream {
+            events: anthropic::message("Handed off.", &[], 10, 1),
+            hang: None,
+        },
+    ]
+}
+
+fn tick(home: &TestHome) {
+    home.ok_with_env(&["run", "--ticks", "1"], &[("ANTHROPIC_API_KEY", KEY)]);
+}
+
+#[test]
+fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
+    use crate::common::model_server::ModelServer;
+    let root = tempfile::tempdir().unwrap();
+    let w1 = tempfile::tempdir().unwrap();
+    let bob = root.path().join("bob");
+    let server = ModelServer::start(hands_off(serde_json::json!({
+        "to": "bob",
+        "message": "Draft one: a lighthouse with two keepers.\nDetails follow.",
+        "name": "Design X",
+        "workdir": w1.path().to_str().unwrap(),
+        "founded_by": "memory/identity.md",
+    })));
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob)],
+        &[w1.path()],
+        &server.url,
+    );
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+
+    // The model was offered the tool (it has a peer).
+    let tools = &server.received()[0].body["tools"];
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "handoff"),
+        "{tools}"
+    );
+    let posted: Vec<String> = alice
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.ends_with("-handoff-design-x-1-to-bob.md"))
+        .collect();
+    assert_eq!(posted.len(), 1, "{:?}", alice.list("outbox"));
+    let text = alice.read(&format!("outbox/{}", posted[0]));
+    assert!(text.starts_with("---\n"), "{text}");
+    assert!(
+        text.contains("kind: \"handoff\"") && text.contains("to: \"bob\""),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Draft one: a lighthouse with two keepers.\nDetails follow.\n"),
+        "{text}"
+    );
+
+    let shown = json(&alice, &["collab", "show", "design-x", "--json"]);
+    assert_eq!(shown["participants"], serde_json::json!(["alice", "bob"]));
+    assert_eq!(shown["workdir"], w1.path().to_str().unwrap());
+    assert_eq!(shown["rounds"][0]["to"], "bob");
+    assert_eq!(
+        shown["rounds"][0]["summary"],
+        "Draft one: a lighthouse with two keepers."
+    );
+    // In the tick's own commit, nothing left over.
+    let last = &alice.history()[0];
+    assert!(last.summary.starts_with("tick 1"), "{}", last.summary);
+    assert!(
+        last.files
+            .contains(&"collaborations/design-x.md".to_string()),
+        "{:?}",
+        last.files
+    );
+    assert!(
+        last.files.contains(&format!("outbox/{}", posted[0])),
+        "{:?}",
+        last.files
+    );
+    assert!(alice.git(&["status", "--porcelain"]).stdout.is_empty());
+
+    // A home with no peers is not offered the tool at all.
+    let lone_server = ModelServer::start(hands_off(
+        serde_json::json!({"to": "bob", "message": "x", "name": "Y"}),
+    ));
+    let lone = agent(root.path(), "lone", &[], &[], &lone_server.url);
+    lone.ok(&["say", "hello"]);
+    tick(&lone);
+    let tools = &lone_server.received()[0].body["tools"];
+    assert!(
+        !tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "handoff"),
+        "{tools}"
+    );
+    assert!(lone.list("collaborations").is_empty());
+}

@@ -1,0 +1,437 @@
+//! A handoff (DESIGN 14): work one agent hands to a peer, as the next
+//! round of a collaboration. The sender writes it into its own `outbox/`
+//! (each home is the only writer of itself); the receiver's supervisor
+//! takes it from there into its own `inbox/`.
+//!
+//! Here: deciding a handoff over plain values ([`plan`]), and the file it
+//! travels as ([`Handoff::render`], [`Handoff::parse`]): front matter that
+//! carries the collaboration as the sender knows it, and the message.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{record, valid_slug, Collaboration, Round, Status};
+use crate::config::collab::{CollaborationsConfig, Peers};
+
+/// What the agent asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// The peer to hand to.
+    pub to: String,
+    /// The message.
+    pub message: String,
+    /// An existing collaboration's slug.
+    #[serde(default)]
+    pub collaboration: Option<String>,
+    /// A new collaboration's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A new collaboration's working directory (from the allow-list).
+    #[serde(default)]
+    pub workdir: Option<String>,
+    /// The memory that founds a new collaboration.
+    #[serde(default)]
+    pub founded_by: Option<String>,
+}
+
+/// A handoff as it travels: the collaboration after this round, and the
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handoff {
+    /// Always `handoff`.
+    pub kind: String,
+    /// The sender.
+    pub from: String,
+    /// The receiver.
+    pub to: String,
+    /// This round's number.
+    pub round: u32,
+    /// When it was sent.
+    pub created: DateTime<Utc>,
+    /// The collaboration, as the sender's record holds it with this round.
+    pub collaboration: Collaboration,
+    /// What the sender says.
+    #[serde(skip)]
+    pub message: String,
+}
+
+/// Why a handoff was refused: said to the model as the tool's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// No such peer.
+    #[error("{0:?} is not a peer of this agent; its peers are: {1}")]
+    UnknownPeer(String, String),
+    /// Neither or both of `collaboration` and `name`.
+    #[error("give either `collaboration` (an existing one's slug) or `name` (to found a new one)")]
+    Which,
+    /// No record for the slug.
+    #[error("there is no collaboration {0:?} here (read collaborations/ for the ones there are)")]
+    NoSuchCollaboration(String),
+    /// Not active.
+    #[error("collaboration {slug} is {status}: no handoff until the operator reopens it")]
+    NotActive {
+        /// The collaboration.
+        slug: String,
+        /// Its status.
+        status: &'static str,
+    },
+    /// A new collaboration whose slug is taken.
+    #[error("a collaboration {0:?} exists already: hand off in it with `collaboration`")]
+    Exists(String),
+    /// A workdir outside the allow-list.
+    #[error("{0} is not one of the operator's [collaborations] workdirs ({1}); leave `workdir` out to work in the home")]
+    Workdir(String, String),
+    /// `[collaborations] max_rounds` reached.
+    #[error("collaboration {slug} has had its {max} rounds ([collaborations] max_rounds); the operator has been told")]
+    MaxRounds {
+        /// The collaboration.
+        slug: String,
+        /// The limit.
+        max: u32,
+    },
+    /// The same handoff text as the last round.
+    #[error("this is the same message as the last round of {0}: hand off when something changed")]
+    Repeat(String),
+    /// An empty message.
+    #[error("the message is empty")]
+    Empty,
+    /// A bad slug or name.
+    #[error("{0}")]
+    Bad(String),
+}
+
+/// What the sender's tick does: write `record` and post `handoff`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The collaboration with the new round.
+    pub record: Collaboration,
+    /// The file to post.
+    pub handoff: Handoff,
+}
+
+/// Decides a handoff. `existing` is this home's record of the named
+/// collaboration (when `collaboration` was given); `exists` says whether
+/// a record for a new name's slug is already here.
+pub fn plan(
+    me: &str,
+    peers: &Peers,
+    settings: &CollaborationsConfig,
+    request: &Request,
+    existing: Option<Collaboration>,
+    exists: impl Fn(&str) -> bool,
+    now: DateTime<Utc>,
+) -> Result<Plan, Refusal> {
+    if !peers.contains_key(&request.to) {
+        let names: Vec<&str> = peers.keys().map(String::as_str).collect();
+        let names = if names.is_empty() {
+            "none ([peers] in hearth.toml is empty)".to_string()
+        } else {
+            names.join(", ")
+        };
+        return Err(Refusal::UnknownPeer(request.to.clone(), names));
+    }
+    let message = request.message.trim();
+    if message.is_empty() {
+        return Err(Refusal::Empty);
+    }
+    let mut record = match (&request.collaboration, &request.name) {
+        (Some(slug), None) => {
+            let c = existing.ok_or_else(|| Refusal::NoSuchCollaboration(slug.clone()))?;
+            if c.status != Status::Active {
+                return Err(Refusal::NotActive {
+                    slug: c.slug,
+                    status: c.status.as_str(),
+                });
+            }
+            c
+        }
+        (None, Some(name)) => {
+            let slug = super::slug_for(name);
+            if !valid_slug(&slug) || exists(&slug) {
+                return Err(Refusal::Exists(slug));
+            }
+            let workdir = match &request.workdir {
+                None => None,
+                Some(dir) => {
+                    let path = std::path::Path::new(dir);
+                    if !path.is_absolute() || !settings.allows(path) {
+                        let allowed: Vec<String> = settings
+                            .workdirs
+                            .iter()
+                            .map(|w| w.display().to_string())
+                            .collect();
+                        let allowed = if allowed.is_empty() {
+                            "none".to_string()
+                        } else {
+                            allowed.join(", ")
+                        };
+                        return Err(Refusal::Workdir(dir.clone(), allowed));
+                    }
+                    Some(dir.clone())
+                }
+            };
+            Collaboration::found(
+                &slug,
+                name,
+                workdir,
+                vec![me.to_string()],
+                request.founded_by.clone(),
+                me,
+                now,
+            )
+            .map_err(|e| Refusal::Bad(e.to_string()))?
+        }
+        _ => return Err(Refusal::Which),
+    };
+    if record.rounds.len() as u32 >= settings.max_rounds {
+        return Err(Refusal::MaxRounds {
+            slug: record.slug,
+            max: settings.max_rounds,
+        });
+    }
+    let summary = first_line(message);
+    if record
+        .rounds
+        .last()
+        .is_some_and(|r| r.from == me && r.summary == summary && r.to == request.to)
+    {
+        return Err(Refusal::Repeat(record.slug));
+    }
+    if !record.participants.contains(&request.to) {
+        record.participants.push(request.to.clone());
+    }
+    let n = record.rounds.len() as u32 + 1;
+    record.rounds.push(Round {
+        n,
+        from: me.to_string(),
+        to: request.to.clone(),
+        at: now,
+        summary,
+        sent_in: None,
+        taken_in: None,
+    });
+    let handoff = Handoff {
+        kind: "handoff".into(),
+        from: me.to_string(),
+        to: request.to.clone(),
+        round: n,
+        created: now,
+        collaboration: record.clone(),
+        message: message.to_string(),
+    };
+    Ok(Plan { record, handoff })
+}
+
+/// A message's first line, at most 120 characters.
+pub fn first_line(message: &str) -> String {
+    let line = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = line.trim();
+    match line.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+impl Handoff {
+    /// The file it travels as.
+    pub fn render(&self) -> String {
+        let Value::Object(fields) = serde_json::to_value(self).expect("a handoff serialises")
+        else {
+            unreachable!("a struct serialises to an object")
+        };
+        let mut out = String::from("---\n");
+        for (key, value) in &fields {
+            out.push_str(&format!("{key}: {value}\n"));
+        }
+        out.push_str("---\n");
+        out.push_str(&self.message);
+        out.push('\n');
+        out
+    }
+
+    /// Reads a handoff file back.
+    pub fn parse(text: &str) -> Result<Handoff, String> {
+        let split = crate::memory::front_matter::split(text)
+            .map_err(|p| format!("line {}: {}", p.line, p.message))?;
+        let yaml = split.yaml.ok_or("no front matter")?;
+        let mut handoff: Handoff = record::parse_yaml(yaml)?;
+        if handoff.kind != "handoff" {
+            return Err(format!("kind is {:?}, not \"handoff\"", handoff.kind));
+        }
+        handoff.message = split.body.trim_end().to_string();
+        Ok(handoff)
+    }
+
+    /// The header the receiving model reads above the message: the
+    /// collaboration, this round, and the rounds before it.
+    pub fn header(&self, max_rounds: u32) -> String {
+        let c = &self.collaboration;
+        let mut out = format!(
+            "Handoff from {} — collaboration \"{}\" ({}), {}, round {} of at most {}.\n\
+             Participants: {}.\nWorking directory: {}.\n",
+            self.from,
+            c.name,
+            c.slug,
+            c.status.as_str(),
+            self.round,
+            max_rounds,
+            c.participants.join(", "),
+            c.workdir.as_deref().unwrap_or("your home")
+        );
+        if let Some(f) = &c.founded_by {
+            out.push_str(&format!(
+                "Founded by: {f} (in {}'s home).\n",
+                c.events
+                    .first()
+                    .map_or(self.from.as_str(), |e| e.by.as_str())
+            ));
+        }
+        let earlier: Vec<&Round> = c.rounds.iter().filter(|r| r.n < self.round).collect();
+        if !earlier.is_empty() {
+            out.push_str("Previous rounds:\n");
+            for r in earlier {
+                out.push_str(&format!(
+                    "  {}. {} → {}: {}\n",
+                    r.n, r.from, r.to, r.summary
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "To answer in this collaboration, call `handoff` with collaboration = \"{}\".",
+            c.slug
+        ));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn at(min: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + min * 60, 0).unwrap()
+    }
+
+    fn peers() -> Peers {
+        [("bob".to_string(), PathBuf::from("/h/bob"))].into()
+    }
+
+    fn settings(max_rounds: u32) -> CollaborationsConfig {
+        CollaborationsConfig {
+            workdirs: vec!["/srv/w1".into()],
+            max_rounds,
+        }
+    }
+
+    fn found(message: &str) -> Request {
+        Request {
+            to: "bob".into(),
+            message: message.into(),
+            name: Some("Design X".into()),
+            workdir: Some("/srv/w1".into()),
+            founded_by: Some("memory/design-x.md".into()),
+            ..Request::default()
+        }
+    }
+
+    #[test]
+    fn founding_then_continuing_makes_numbered_rounds() {
+        let first = plan(
+            "alice",
+            &peers(),
+            &settings(12),
+            &found("Draft one\nmore"),
+            None,
+            |_| false,
+            at(0),
+        )
+        .unwrap();
+        assert_eq!(first.record.slug, "design-x");
+        assert_eq!(first.record.participants, ["alice", "bob"]);
+        assert_eq!(first.handoff.round, 1);
+        assert_eq!(first.record.rounds[0].summary, "Draft one");
+        let next = Request {
+            to: "bob".into(),
+            message: "Draft two".into(),
+            collaboration: Some("design-x".into()),
+            ..Request::default()
+        };
+        let second = plan(
+            "alice",
+            &peers(),
+            &settings(12),
+            &next,
+            Some(first.record),
+            |_| true,
+            at(5),
+        )
+        .unwrap();
+        assert_eq!(second.handoff.round, 2);
+        let header = second.handoff.header(12);
+        assert!(header.contains("round 2 of at most 12"), "{header}");
+        assert!(header.contains("Working directory: /srv/w1."), "{header}");
+        assert!(header.contains("1. alice → bob: Draft one"), "{header}");
+        let text = second.handoff.render();
+        let back = Handoff::parse(&text).unwrap();
+        assert_eq!(back, second.handoff, "{text}");
+    }
+
+    #[test]
+    fn what_is_refused_says_why() {
+        let p = peers();
+        let refuse =
+            |request: &Request, existing: Option<Collaboration>, s: &CollaborationsConfig| {
+                plan(
+                    "alice",
+                    &p,
+                    s,
+                    request,
+                    existing,
+                    |slug| slug == "taken",
+                    at(0),
+                )
+                .unwrap_err()
+                .to_string()
+            };
+        let mut r = found("x");
+        r.to = "carol".into();
+        assert!(refuse(&r, None, &settings(12)).contains("its peers are: bob"));
+        let mut r = found("x");
+        r.workdir = Some("/srv/elsewhere".into());
+        assert!(refuse(&r, None, &settings(12)).contains("[collaborations] workdirs (/srv/w1)"));
+        let mut r = found("x");
+        r.name = Some("Taken".into());
+        assert!(refuse(&r, None, &settings(12)).contains("exists already"));
+        let mut r = found("x");
+        r.collaboration = Some("design-x".into());
+        assert!(refuse(&r, None, &settings(12)).contains("either `collaboration`"));
+        let cont = |msg: &str| Request {
+            to: "bob".into(),
+            message: msg.into(),
+            collaboration: Some("design-x".into()),
+            ..Request::default()
+        };
+        assert!(refuse(&cont("x"), None, &settings(12)).contains("no collaboration \"design-x\""));
+        let one = plan(
+            "alice",
+            &p,
+            &settings(1),
+            &found("x"),
+            None,
+            |_| false,
+            at(0),
+        )
+        .unwrap();
+        assert!(refuse(&cont("y"), Some(one.record.clone()), &settings(1)).contains("its 1 rounds"));
+        assert!(
+            refuse(&cont("x"), Some(one.record.clone()), &settings(12)).contains("same message")
+        );
+        let mut paused = one.record;
+        paused.status = Status::Paused;
+        assert!(refuse(&cont("y"), Some(paused), &settings(12)).contains("is paused"));
+    }
+}
