@@ -10,6 +10,7 @@
 //! record; reading and writing the files is [`store`].
 
 pub mod handoff;
+pub mod intake;
 pub mod record;
 pub mod store;
 

@@ -45,6 +45,8 @@ pub mod rel {
     pub const RUNTIME: &str = ".hearth";
     /// What was said through either door (`hearth ask` and ticks).
     pub const SESSIONS: &str = "state/sessions.jsonl";
+    /// The peers' handoffs taken into this home, one JSON line each.
+    pub const HANDOFFS: &str = "state/handoffs.jsonl";
     /// The warm digest `hearth ask` injects (at most 800 characters).
     pub const WARM: &str = "state/warm.md";
     /// Changes with every event under `memory/` while a supervisor runs.

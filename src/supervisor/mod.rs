@@ -14,6 +14,7 @@ mod commit;
 mod disk;
 mod gap;
 mod origins;
+mod peers;
 mod push;
 mod record;
 mod recovery;
@@ -250,6 +251,20 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         });
     }
     let pusher = config_push(home, &config, &options);
+    let mut wake = wake;
+    // A handoff is taken once the peer has committed it: its outbox and
+    // its branch refs are watched.
+    let watched: Vec<(String, PathBuf)> = config
+        .peers
+        .iter()
+        .flat_map(|(name, peer)| {
+            [
+                (name.clone(), peer.join(crate::home::layout::rel::OUTBOX)),
+                (name.clone(), peer.join(".git/refs/heads")),
+            ]
+        })
+        .collect();
+    wake.watch_peers(&watched);
     let mut sup = Supervisor {
         home,
         repo,
@@ -353,6 +368,8 @@ impl Supervisor<'_> {
         if let Some(instead) = self.room_for_a_tick()? {
             return Ok(instead);
         }
+        // Handoffs the peers posted meanwhile are this tick's to read.
+        self.take_handoffs();
         // The first tick's lateness is the start-up gap, flared already;
         // a pause for room is flared as such.
         if done > 0 && !after_pause {

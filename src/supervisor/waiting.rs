@@ -144,6 +144,12 @@ impl Supervisor<'_> {
                         return None;
                     }
                 }
+                Some(Wake::Peer) => {
+                    if self.take_handoffs() > 0 {
+                        tracing::info!("a peer handed off; ticking now");
+                        return None;
+                    }
+                }
                 Some(Wake::Child) | None => {}
             }
         }

@@ -29,6 +29,8 @@ pub enum Wake {
     Stop(i32),
     /// A child process ended (SIGCHLD): the tick, or another.
     Child,
+    /// Something changed in a peer's `outbox/`: a handoff, perhaps.
+    Peer,
 }
 
 /// What wakes the supervisor: signals, and file events in the home.
@@ -42,6 +44,9 @@ pub struct Wakeups {
     memory_changes: Arc<Mutex<Changes>>,
     /// The same events, kept for the next hand-edit commit.
     hand_edits: Arc<Mutex<Changes>>,
+    /// Sends [`Wake::Peer`] from the peers' watcher.
+    tx: std::sync::mpsc::Sender<Wake>,
+    _peers_watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl Wakeups {
@@ -79,7 +84,9 @@ impl Wakeups {
         );
         let inbox_dir = home.inbox_dir();
         std::fs::create_dir_all(&inbox_dir)?;
+        let inbox_tx = tx.clone();
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let tx = &inbox_tx;
             let Ok(event) = event else { return };
             let arrival = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
             if arrival && event.paths.iter().any(|p| inbox::is_message(p)) {
@@ -108,7 +115,40 @@ impl Wakeups {
             memory_pending: std::cell::Cell::new(false),
             memory_changes,
             hand_edits,
+            tx,
+            _peers_watcher: None,
         })
+    }
+
+    /// Watches the peers' directories named (read only) for handoffs; one
+    /// that cannot be watched is named, and looked at before each tick
+    /// anyway.
+    pub fn watch_peers(&mut self, outboxes: &[(String, PathBuf)]) {
+        if outboxes.is_empty() {
+            return;
+        }
+        let tx = self.tx.clone();
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_) | EventKind::Remove(_))) {
+                let _ = tx.send(Wake::Peer);
+            }
+        });
+        let mut watcher = match watcher {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!("cannot watch the peers' outboxes ({e}); handoffs are looked for before each tick");
+                return;
+            }
+        };
+        for (peer, outbox) in outboxes {
+            if let Err(e) = watcher.watch(outbox, RecursiveMode::NonRecursive) {
+                tracing::warn!(
+                    "cannot watch peer {peer}'s {} ({e}); its handoffs are looked for before each tick",
+                    outbox.display()
+                );
+            }
+        }
+        self._peers_watcher = Some(watcher);
     }
 
     /// The next event within `timeout`, if any.
@@ -127,7 +167,7 @@ impl Wakeups {
             match wake {
                 Wake::Stop(_) => stop = Some(wake),
                 Wake::Memory => self.memory_pending.set(true),
-                Wake::Inbox | Wake::Child => {}
+                Wake::Inbox | Wake::Child | Wake::Peer => {}
             }
         }
         stop

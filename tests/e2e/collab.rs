@@ -378,3 +378,179 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
     );
     assert!(lone.list("collaborations").is_empty());
 }
+
+/// A model that hands off once per tick whose last user turn says
+/// `trigger` (calling `handoff` with `input`), and otherwise just answers.
+fn model_handing_off_on(
+    trigger: &'static str,
+    input: serde_json::Value,
+) -> crate::common::model_server::Answer {
+    use crate::common::model_server::{anthropic, Answer};
+    Answer::Computed(std::sync::Arc::new(move |body: &serde_json::Value| {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        let events = if last.contains(trigger) && !last.contains("tool_result") {
+            let args = input.to_string();
+            anthropic::message("", &[("t1", "handoff", &[args.as_str()])], 10, 1)
+        } else {
+            anthropic::message("Noted.", &[], 10, 1)
+        };
+        Answer::Stream { events, hang: None }
+    }))
+}
+
+/// The user turns (as text) of every request `server` received.
+fn asked(server: &crate::common::model_server::ModelServer) -> Vec<String> {
+    server
+        .received()
+        .iter()
+        .filter_map(|r| {
+            r.body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(|m| m.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
+    use crate::common::model_server::ModelServer;
+    use std::time::Duration;
+    let root = tempfile::tempdir().unwrap();
+    let w1 = tempfile::tempdir().unwrap();
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let alice_model = ModelServer::start(vec![model_handing_off_on(
+        "Start design x",
+        serde_json::json!({
+            "to": "bob",
+            "message": "Draft one: a lighthouse with two keepers.",
+            "name": "Design X",
+            "workdir": w1.path().to_str().unwrap(),
+        }),
+    )]);
+    let bob_model = ModelServer::start(vec![model_handing_off_on(
+        "Handoff from alice",
+        serde_json::json!({
+            "to": "alice",
+            "message": "Round two: one keeper is enough.",
+            "collaboration": "design-x",
+        }),
+    )]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[w1.path()],
+        &alice_model.url,
+    );
+    // carol's home is not there: bob names it and goes on with alice.
+    let carol_path = root.path().join("carol");
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path), ("carol", &carol_path)],
+        &[w1.path()],
+        &bob_model.url,
+    );
+    std::fs::write(
+        bob.file("hearth.toml"),
+        format!("{}\n[tick]\ninterval_s = 3600\n", bob.read("hearth.toml")),
+    )
+    .unwrap();
+    let mut cmd = bob.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let bob_supervisor = bob.spawn_with(cmd);
+    bob.wait_for(Duration::from_secs(20), "bob's first tick", || {
+        !bob.ticks().is_empty()
+    });
+
+    // Alice founds it and hands off; bob's supervisor, waiting an hour,
+    // takes it at once and ticks on it.
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    bob.wait_for(Duration::from_secs(20), "bob to answer the handoff", || {
+        bob.list("outbox")
+            .iter()
+            .any(|n| n.ends_with("-handoff-design-x-2-to-alice.md"))
+    });
+    let header = asked(&bob_model)
+        .into_iter()
+        .find(|t| t.contains("Handoff from alice"))
+        .expect("bob's model was asked about the handoff");
+    assert!(
+        header.contains("collaboration \\\"Design X\\\" (design-x), active, round 1 of at most 3"),
+        "{header}"
+    );
+    assert!(
+        header.contains(&format!("Working directory: {}.", w1.path().display())),
+        "{header}"
+    );
+    assert!(
+        header.contains("Draft one: a lighthouse with two keepers."),
+        "{header}"
+    );
+    assert!(
+        crate::common::finish_after_term(bob_supervisor).success(),
+        "{}",
+        bob.log()
+    );
+    let log = bob.log();
+    assert!(
+        log.contains("peer carol: cannot read") && log.contains("ReadOnlyPaths="),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("peer carol: cannot read").count(),
+        1,
+        "said once: {log}"
+    );
+
+    // Alice's next tick takes bob's answer first, and reads round 2.
+    tick(&alice);
+    let header = asked(&alice_model)
+        .into_iter()
+        .find(|t| t.contains("Handoff from bob"))
+        .expect("alice's model was asked about bob's handoff");
+    assert!(header.contains("round 2 of at most 3"), "{header}");
+    assert!(header.contains("1. alice → bob: Draft one"), "{header}");
+
+    for home in [&alice, &bob] {
+        let shown = json(home, &["collab", "show", "design-x", "--json"]);
+        let rounds: Vec<(String, String)> = shown["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["from"].as_str().unwrap().into(),
+                    r["to"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rounds,
+            [
+                ("alice".to_string(), "bob".to_string()),
+                ("bob".into(), "alice".into())
+            ],
+            "{}",
+            home.path.display()
+        );
+        assert!(
+            home.git(&["status", "--porcelain"]).stdout.is_empty(),
+            "{}",
+            home.path.display()
+        );
+    }
+    // Each handoff was taken exactly once, with the sender's commit.
+    let taken = bob.read("state/handoffs.jsonl");
+    assert_eq!(taken.lines().count(), 1, "{taken}");
+    let line: serde_json::Value = serde_json::from_str(taken.lines().next().unwrap()).unwrap();
+    assert_eq!(line["sent_in"].as_str().map(str::len), Some(40), "{line}");
+    let listed = json(&alice, &["collab", "list", "--json"]);
+    assert_eq!(listed[0]["rounds"], 2, "{listed}");
+}

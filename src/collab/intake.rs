@@ -1,0 +1,135 @@
+//! Taking a peer's handoff in (DESIGN 14): what the receiving home writes
+//! — an inbox message with the header its model reads, its own record of
+//! the collaboration, a line in `state/handoffs.jsonl` — decided over
+//! plain values. The supervisor does the reading and writing.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::handoff::Handoff;
+use super::{Collaboration, Status};
+
+/// One handoff taken in: a line of `state/handoffs.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Taken {
+    /// The peer it came from.
+    pub peer: String,
+    /// Its file in the peer's `outbox/`.
+    pub file: String,
+    /// The peer's commit that holds it, when the peer had committed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_in: Option<String>,
+    /// The collaboration.
+    pub slug: String,
+    /// Its round.
+    pub round: u32,
+    /// The inbox message it became.
+    pub inbox: String,
+    /// When it was taken.
+    pub at: DateTime<Utc>,
+}
+
+/// The inbox file a handoff becomes: named after the peer and its file, so
+/// taking the same handoff twice finds the first copy.
+pub fn inbox_name(peer: &str, file: &str) -> String {
+    let stem = file.strip_suffix(".md").unwrap_or(file);
+    format!("handoff-{peer}-{stem}.md")
+}
+
+/// What to write for a handoff `h` from `peer` (its outbox file `file`),
+/// given this home's record of the collaboration, if any.
+pub struct Intake {
+    /// The inbox message: the header, then the message.
+    pub inbox_text: String,
+    /// This home's record after taking it.
+    pub record: Collaboration,
+}
+
+/// Decides the intake. The sender's record is the base (it holds the new
+/// round); a status this home's operator set (paused, complete,
+/// abandoned) stands, and status changes made here are kept.
+pub fn take(h: &Handoff, mine: Option<Collaboration>, max_rounds: u32) -> Intake {
+    let mut record = h.collaboration.clone();
+    if let Some(mine) = mine {
+        if mine.status != Status::Active {
+            record.status = mine.status;
+        }
+        for event in mine.events {
+            if !record.events.contains(&event) {
+                record.events.push(event);
+            }
+        }
+        record.events.sort_by_key(|e| e.at);
+        for round in mine.rounds {
+            if !record.rounds.iter().any(|r| r.n == round.n) {
+                record.rounds.push(round);
+            }
+        }
+        record.rounds.sort_by_key(|r| r.n);
+    }
+    let mut header = h.header(max_rounds);
+    if record.status != Status::Active {
+        header.push_str(&format!(
+            "\nNote: your operator has marked this collaboration {}; do not hand off in it \
+             until it is reopened.",
+            record.status.as_str()
+        ));
+    }
+    Intake {
+        inbox_text: format!("{header}\n\n---\n\n{}\n", h.message.trim_end()),
+        record,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::collab::handoff::{plan, Request};
+    use crate::collab::Change;
+    use crate::config::collab::CollaborationsConfig;
+
+    fn at(min: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + min * 60, 0).unwrap()
+    }
+
+    #[test]
+    fn the_senders_round_joins_what_the_receiver_knew_and_its_operators_pause_stands() {
+        let peers = [("bob".to_string(), PathBuf::from("/h/bob"))].into();
+        let settings = CollaborationsConfig::default();
+        let request = Request {
+            to: "bob".into(),
+            message: "Draft one".into(),
+            name: Some("Design X".into()),
+            ..Request::default()
+        };
+        let sent = plan("alice", &peers, &settings, &request, None, |_| false, at(0)).unwrap();
+        let first = take(&sent.handoff, None, 12);
+        assert!(
+            first.inbox_text.starts_with("Handoff from alice"),
+            "{}",
+            first.inbox_text
+        );
+        assert!(
+            first.inbox_text.ends_with("---\n\nDraft one\n"),
+            "{}",
+            first.inbox_text
+        );
+        assert_eq!(first.record.rounds.len(), 1);
+
+        let mut mine = first.record;
+        mine.change(Change::Pause, "operator", "bob's operator", at(1))
+            .unwrap();
+        let again = take(&sent.handoff, Some(mine), 12);
+        assert_eq!(again.record.status, Status::Paused);
+        assert_eq!(again.record.events.len(), 2, "{:?}", again.record.events);
+        assert!(again
+            .inbox_text
+            .contains("marked this collaboration paused"));
+        assert_eq!(
+            inbox_name("alice", "x-handoff-design-x-1-to-bob.md"),
+            "handoff-alice-x-handoff-design-x-1-to-bob.md"
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Taking peers' handoffs into this home (DESIGN 14). Each home is the
+//! only writer of itself: a peer posts a handoff in its own `outbox/`;
+//! this supervisor reads it there (read only), writes the inbox message,
+//! its own record of the collaboration and a line in
+//! `state/handoffs.jsonl`, and commits them together.
+//!
+//! Only a committed handoff is taken: it is then in the sender's history
+//! for good (a tick that dies before its commit posts nothing), and the
+//! round records the sender's commit. The supervisor watches each peer's
+//! `outbox/` and branch refs, so the commit wakes it.
+//!
+//! Exactly once: a handoff whose line is in the ledger, or whose inbox
+//! message exists already (in `inbox/` or read into the archive), is not
+//! taken again — a supervisor killed between writing the message and the
+//! ledger line finds the message at its next start and only records it.
+
+use std::collections::HashSet;
+
+use super::Supervisor;
+use crate::collab::handoff::Handoff;
+use crate::collab::intake::{self, Taken};
+use crate::collab::{own_name, store};
+use crate::home::layout::rel;
+use crate::home::lock::CommitLock;
+use crate::repo::Identity;
+
+impl Supervisor<'_> {
+    /// Takes every handoff addressed to this agent that its peers posted
+    /// and it has not taken yet; returns how many. Never fatal: a peer
+    /// that cannot be read is named once and the others are taken.
+    pub(super) fn take_handoffs(&mut self) -> usize {
+        if self.config.peers.is_empty() {
+            return 0;
+        }
+        let me = own_name(self.home);
+        let ledger = self.home.path(rel::HANDOFFS);
+        let taken: HashSet<(String, String)> = std::fs::read_to_string(&ledger)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Taken>(l).ok())
+            .map(|t| (t.peer, t.file))
+            .collect();
+        let suffix = format!("-to-{me}.md");
+        let mut count = 0;
+        for (peer, peer_home) in self.config.peers.clone() {
+            let outbox = peer_home.join(rel::OUTBOX);
+            let names = match std::fs::read_dir(&outbox) {
+                Ok(entries) => {
+                    let mut names: Vec<String> = entries
+                        .flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| n.contains("-handoff-") && n.ends_with(&suffix))
+                        .collect();
+                    names.sort();
+                    names
+                }
+                Err(e) => {
+                    self.report_once(format!(
+                        "peer {peer}: cannot read {} ({e}); its handoffs wait until it can be \
+                         read (check [peers] in hearth.toml, and that this agent may read that \
+                         home: ReadOnlyPaths= in its unit)",
+                        outbox.display()
+                    ));
+                    continue;
+                }
+            };
+            for file in names {
+                if taken.contains(&(peer.clone(), file.clone())) {
+                    continue;
+                }
+                match self.take_one(&peer, &peer_home, &file, &me) {
+                    Ok(true) => count += 1,
+                    Ok(false) => {}
+                    Err(problem) => self.report_once(problem),
+                }
+            }
+        }
+        count
+    }
+
+    /// Takes `file` from `peer`'s outbox; `Ok(false)` when it was taken
+    /// before (only its ledger line was missing) or is not for this agent.
+    fn take_one(
+        &mut self,
+        peer: &str,
+        peer_home: &std::path::Path,
+        file: &str,
+        me: &str,
+    ) -> Result<bool, String> {
+        let path = peer_home.join(rel::OUTBOX).join(file);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("peer {peer}: cannot read {} ({e})", path.display()))?;
+        let h = Handoff::parse(&text).map_err(|e| {
+            format!(
+                "peer {peer}: {} is not a handoff hearth can read: {e}",
+                path.display()
+            )
+        })?;
+        if h.to != me {
+            return Ok(false);
+        }
+        // Not committed yet: the peer's commit wakes us again.
+        let Some(sent_in) = committed_in(peer_home, file) else {
+            return Ok(false);
+        };
+        let now = self.options.clock.now();
+        let inbox_rel = format!("{}/{}", rel::INBOX, intake::inbox_name(peer, file));
+        let name = intake::inbox_name(peer, file);
+        let already = self.home.path(&inbox_rel).exists()
+            || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
+        let slug = h.collaboration.slug.clone();
+        let mine = store::load(self.home, &slug).map_err(|e| e.to_string())?;
+        let taken = Taken {
+            peer: peer.to_string(),
+            file: file.to_string(),
+            sent_in: Some(sent_in),
+            slug: slug.clone(),
+            round: h.round,
+            inbox: inbox_rel.clone(),
+            at: now,
+        };
+        let line = serde_json::to_string(&taken).expect("a ledger line serialises");
+        let _lock = CommitLock::acquire(self.home).map_err(|e| e.to_string())?;
+        let mut paths = vec![rel::HANDOFFS.to_string()];
+        if !already {
+            let intake = intake::take(&h, mine, self.config.collaborations.max_rounds);
+            crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())
+                .map_err(|e| e.to_string())?;
+            paths.push(inbox_rel.clone());
+            paths.push(store::save(self.home, &intake.record).map_err(|e| e.to_string())?);
+        }
+        crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)
+            .map_err(|e| e.to_string())?;
+        let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let message = format!("handoff: from {peer}, {slug} round {}", h.round);
+        if let Err(e) = self.repo.commit(&specs, &Identity::hearth(), &message, now) {
+            // Taken all the same: the next commit carries it.
+            tracing::warn!("could not commit the handoff from {peer} ({e}); the next commit will");
+        }
+        tracing::info!(
+            "took {peer}'s handoff: {slug} round {} ({inbox_rel})",
+            h.round
+        );
+        Ok(!already)
+    }
+
+    /// Logs a problem once (and `hearth status` lists what was logged).
+    fn report_once(&mut self, problem: String) {
+        if self.reported.insert(problem.clone()) {
+            tracing::warn!("{problem}");
+        }
+    }
+}
+
+/// The peer's commit that holds its outbox `file`, when HEAD has it.
+fn committed_in(peer_home: &std::path::Path, file: &str) -> Option<String> {
+    crate::repo::Repo::open(peer_home)
+        .ok()?
+        .head_holding(&format!("{}/{file}", rel::OUTBOX))
+}
