@@ -162,7 +162,7 @@ fn refused(tool: &str) -> impl Fn(sandbox::Refusal) -> ToolError + '_ {
     }
 }
 
-pub(super) fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
+fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
     ToolError::Failed {
         tool: tool.into(),
         message: message.to_string(),

@@ -3,7 +3,6 @@
 //! record is written and the handoff posted in this home's own `outbox/`
 //! (the peer's supervisor takes it from there), both in the tick's commit.
 
-use super::builtins::failed;
 use super::{ToolContext, ToolError};
 use crate::atomic;
 use crate::collab::handoff::{self, Request};
@@ -13,7 +12,7 @@ use crate::mailbox::outbox::{self, Letter};
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
     let peering = &ctx.peering;
     let existing = match &request.collaboration {
-        Some(slug) => store::load(ctx.home, slug).map_err(|e| failed("handoff", e))?,
+        Some(slug) => store::load(ctx.home, slug).map_err(|e| failed(e))?,
         None => None,
     };
     let exists = |slug: &str| ctx.home.path(&store::rel_path(slug)).exists();
@@ -38,7 +37,7 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
             });
         }
     };
-    let record = store::save(ctx.home, &plan.record).map_err(|e| failed("handoff", e))?;
+    let record = store::save(ctx.home, &plan.record).map_err(|e| failed(e))?;
     ctx.effects.touch(record);
     let h = &plan.handoff;
     let rel = format!(
@@ -49,7 +48,7 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
         h.round,
         h.to
     );
-    atomic::write(&ctx.home.path(&rel), h.render().as_bytes()).map_err(|e| failed("handoff", e))?;
+    atomic::write(&ctx.home.path(&rel), h.render().as_bytes()).map_err(|e| failed(e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!(
         "handed to {} as round {} of {} ({rel})",
@@ -77,5 +76,12 @@ fn flare_max_rounds(ctx: &mut ToolContext<'_>, slug: &str, max: u32) {
     flare.tick = Some(ctx.tick);
     if let Ok(rel) = outbox::post(ctx.home, &flare, ctx.now) {
         ctx.effects.touch(rel);
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> ToolError {
+    ToolError::Failed {
+        tool: "handoff".into(),
+        message: e.to_string(),
     }
 }
