@@ -12,7 +12,7 @@ use crate::mailbox::outbox::{self, Letter};
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
     let peering = &ctx.peering;
     let existing = match &request.collaboration {
-        Some(slug) => store::load(ctx.home, slug).map_err(|e| failed(e))?,
+        Some(slug) => store::load(ctx.home, slug).map_err(failed)?,
         None => None,
     };
     let exists = |slug: &str| ctx.home.path(&store::rel_path(slug)).exists();
@@ -37,7 +37,7 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
             });
         }
     };
-    let record = store::save(ctx.home, &plan.record).map_err(|e| failed(e))?;
+    let record = store::save(ctx.home, &plan.record).map_err(failed)?;
     ctx.effects.touch(record);
     let h = &plan.handoff;
     let rel = format!(
@@ -48,7 +48,7 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
         h.round,
         h.to
     );
-    atomic::write(&ctx.home.path(&rel), h.render().as_bytes()).map_err(|e| failed(e))?;
+    atomic::write(&ctx.home.path(&rel), h.render().as_bytes()).map_err(failed)?;
     ctx.effects.touch(rel.clone());
     Ok(format!(
         "handed to {} as round {} of {} ({rel})",
