@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
-use crate::repo::{Committed, Identity, PackPolicy, Repo, RepoError, RepoPath};
+use crate::repo::{Committed, Identity, Repo, RepoPath};
 use crate::tick::ledger::TickRecord;
 
 use super::SupervisorError;
@@ -122,37 +122,6 @@ pub fn commit_tick(
         repo.set_good(id)?;
     }
     Ok(id)
-}
-
-/// Packs the history when enough loose objects have piled up, so the home
-/// stays small; the pack lands under the commit lock, so never while a
-/// commit is being written. A failure costs disk space, not the tick:
-/// logged, and tried again after the next tick.
-pub fn pack_if_due(home: &Home, repo: &Repo, config: &Config) {
-    let policy = PackPolicy {
-        loose_max: config.git.pack_loose.max(1),
-        packs_max: config.git.pack_max_packs.max(2),
-    };
-    let started = std::time::Instant::now();
-    let lock = || {
-        CommitLock::acquire(home).map_err(|e| RepoError::Locked {
-            path: home.root().to_path_buf(),
-            message: e.to_string(),
-        })
-    };
-    let packed = repo.pack_if_due(policy, lock);
-    match packed {
-        Ok(done) if done.objects > 0 => tracing::info!(
-            "packed the history: {} objects into one {} pack, {} loose objects and {} packs removed ({} ms)",
-            done.objects,
-            if done.full { "full" } else { "new" },
-            done.loose_removed,
-            done.packs_removed,
-            started.elapsed().as_millis()
-        ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!("could not pack the history (will try again): {e}"),
-    }
 }
 
 /// Points `refs/hearth/good` at HEAD when HEAD is tick `tick`'s commit.

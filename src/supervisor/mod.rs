@@ -14,6 +14,7 @@ mod commit;
 mod disk;
 mod gap;
 mod origins;
+mod packer;
 mod peers;
 mod push;
 mod record;
@@ -201,6 +202,8 @@ struct Supervisor<'a> {
     origins: origins::Origins,
     /// A full disk that pauses ticks, while it lasts.
     disk: Option<disk::DiskFull>,
+    /// The thread that packs the history.
+    packer: packer::Packer,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -279,6 +282,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         pusher,
         origins: origins::Origins::new(home),
         disk: None,
+        packer: packer::Packer::new(home),
         options,
     };
     sup.set_phase(Phase::Starting, None, None);
@@ -391,7 +395,7 @@ impl Supervisor<'_> {
         let acted = self.act(verdict)?;
         self.announce_new_flares();
         self.update_recall_index();
-        commit::pack_if_due(self.home, &self.repo, &self.config);
+        self.packer.request(&self.config);
         if let Some(outcome) = acted {
             return Ok(Turn::Return(outcome));
         }
