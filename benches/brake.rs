@@ -141,6 +141,7 @@ fn context(home: &Home, now: chrono::DateTime<chrono::Utc>) -> ToolContext<'_> {
         trust: Default::default(),
         environment: Default::default(),
         peering: Default::default(),
+        workdir: Default::default(),
     }
 }
 

@@ -214,6 +214,7 @@ pub fn ask(
         environment: question.environment.clone(),
         // `ask` answers the shell; handing work to peers is the ticks'.
         peering: tools::Peering::default(),
+        workdir: tools::Workdir::Home,
     };
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
     driver::tool_loop(

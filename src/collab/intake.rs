@@ -29,6 +29,26 @@ pub struct Taken {
     pub at: DateTime<Utc>,
 }
 
+/// Which of a tick's inbox messages (`inbox/…` paths, oldest first) it
+/// takes now, and the collaboration they belong to: every message that is
+/// not a handoff, and the handoffs of one collaboration only — the oldest
+/// one's — so that the tick's tools run in one working directory. The
+/// others wait for the next tick.
+pub fn route(taken: &[Taken], inbox: &[String]) -> (Vec<bool>, Option<String>) {
+    let slug_of = |rel: &String| {
+        taken
+            .iter()
+            .find(|t| &t.inbox == rel)
+            .map(|t| t.slug.clone())
+    };
+    let chosen = inbox.iter().find_map(slug_of);
+    let keep = inbox
+        .iter()
+        .map(|rel| slug_of(rel).is_none_or(|s| Some(&s) == chosen.as_ref()))
+        .collect();
+    (keep, chosen)
+}
+
 /// The inbox file a handoff becomes: named after the peer and its file, so
 /// taking the same handoff twice finds the first copy.
 pub fn inbox_name(peer: &str, file: &str) -> String {
@@ -131,5 +151,37 @@ mod tests {
             inbox_name("alice", "x-handoff-design-x-1-to-bob.md"),
             "handoff-alice-x-handoff-design-x-1-to-bob.md"
         );
+    }
+
+    #[test]
+    fn a_tick_takes_one_collaborations_handoffs_and_every_other_message() {
+        let taken = |inbox: &str, slug: &str| Taken {
+            peer: "alice".into(),
+            file: inbox.into(),
+            sent_in: None,
+            slug: slug.into(),
+            round: 1,
+            inbox: inbox.into(),
+            at: at(0),
+        };
+        let ledger = [
+            taken("inbox/h1.md", "w1-work"),
+            taken("inbox/h2.md", "w2-work"),
+            taken("inbox/h3.md", "w1-work"),
+        ];
+        let inbox: Vec<String> = [
+            "inbox/a.md",
+            "inbox/h2.md",
+            "inbox/h1.md",
+            "inbox/h3.md",
+            "inbox/b.md",
+        ]
+        .map(String::from)
+        .into();
+        let (keep, slug) = route(&ledger, &inbox);
+        assert_eq!(slug.as_deref(), Some("w2-work"), "the oldest handoff's");
+        assert_eq!(keep, [true, true, false, false, true]);
+        let (keep, slug) = route(&ledger, &["inbox/a.md".to_string()]);
+        assert_eq!((keep, slug), (vec![true], None));
     }
 }

@@ -89,6 +89,16 @@ pub fn with_status(all: Vec<Collaboration>, status: Option<Status>) -> Vec<Colla
         .collect()
 }
 
+/// The handoffs this home has taken (`state/handoffs.jsonl`); lines that
+/// do not parse are skipped.
+pub fn handoffs_taken(home: &Home) -> Vec<super::intake::Taken> {
+    std::fs::read_to_string(home.path(rel::HANDOFFS))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 /// Writes `c`'s record; returns its path relative to the home.
 pub fn save(home: &Home, c: &Collaboration) -> Result<String, atomic::WriteError> {
     let rel = rel_path(&c.slug);

@@ -33,11 +33,8 @@ impl Supervisor<'_> {
             return 0;
         }
         let me = own_name(self.home);
-        let ledger = self.home.path(rel::HANDOFFS);
-        let taken: HashSet<(String, String)> = std::fs::read_to_string(&ledger)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Taken>(l).ok())
+        let taken: HashSet<(String, String)> = store::handoffs_taken(self.home)
+            .into_iter()
             .map(|t| (t.peer, t.file))
             .collect();
         let suffix = format!("-to-{me}.md");

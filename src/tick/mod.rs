@@ -172,6 +172,7 @@ pub fn run(
         operator,
         inbox: messages,
         healer_note,
+        collaboration,
         ..
     } = prepared;
 
@@ -208,6 +209,7 @@ pub fn run(
         trust,
         environment: options.environment.clone(),
         peering: crate::tools::Peering::of(home, config),
+        workdir: crate::tools::Workdir::for_collaboration(home, config, collaboration.as_deref()),
     };
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(

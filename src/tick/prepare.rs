@@ -59,6 +59,8 @@ pub struct Prepared {
     pub compaction: Option<(Compaction, Vec<Message>)>,
     /// A heal's note, consumed by this tick.
     pub healer_note: Option<HealerNote>,
+    /// The collaboration whose handoffs this tick reads, if any.
+    pub collaboration: Option<String>,
     /// `state/healer_note.json` did not parse: the problem, by file.
     pub broken_note: Option<String>,
 }
@@ -81,6 +83,12 @@ pub fn prepare(
             Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
         }
     }
+    // Handoffs of one collaboration a tick: its tools run in one workdir.
+    let rels: Vec<String> = messages.iter().map(|m| m.rel.clone()).collect();
+    let (keep, collaboration) =
+        crate::collab::intake::route(&crate::collab::store::handoffs_taken(home), &rels);
+    let mut keep = keep.into_iter();
+    messages.retain(|_| keep.next().unwrap_or(true));
     let recall = recall_for_inbox(home, config, &messages);
     let token = crate::memory::watched::token(home);
     let boot = boot::boot(home, &config.boot);
@@ -137,6 +145,7 @@ pub fn prepare(
         operator,
         tool_problems,
         inbox: messages,
+        collaboration,
         recall,
         tier,
         tokens_by_part: parts,

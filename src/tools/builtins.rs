@@ -383,6 +383,7 @@ mod tests {
             trust: Default::default(),
             environment: Default::default(),
             peering: Default::default(),
+            workdir: Default::default(),
         }
     }
 

@@ -103,6 +103,50 @@ pub struct ToolContext<'a> {
     /// Who this agent is among its peers, and the operator's limits on
     /// collaborations (`handoff`).
     pub peering: Peering,
+    /// Where operator tools run this tick.
+    pub workdir: Workdir,
+}
+
+/// Where a tick's operator tools run (DESIGN 14): where work happens
+/// travels with the collaboration whose handoffs the tick reads, never
+/// through a global setting.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Workdir {
+    /// The home (no collaboration, or one without a workdir).
+    #[default]
+    Home,
+    /// The collaboration's workdir, from the operator's allow-list.
+    Dir(std::path::PathBuf),
+    /// The collaboration names a workdir this home does not allow: its
+    /// tools are refused, saying why.
+    Refused(String),
+}
+
+impl Workdir {
+    /// Where collaboration `slug`'s tools run in this home.
+    pub fn for_collaboration(
+        home: &Home,
+        config: &crate::config::Config,
+        slug: Option<&str>,
+    ) -> Workdir {
+        let Some(slug) = slug else {
+            return Workdir::Home;
+        };
+        match crate::collab::store::load(home, slug) {
+            Ok(Some(c)) => match c.workdir {
+                None => Workdir::Home,
+                Some(dir) if config.collaborations.allows(std::path::Path::new(&dir)) => {
+                    Workdir::Dir(dir.into())
+                }
+                Some(dir) => Workdir::Refused(format!(
+                    "collaboration {slug} works in {dir}, which is not one of this home's \
+                     [collaborations] workdirs; tools do not run there until the operator adds it"
+                )),
+            },
+            Ok(None) => Workdir::Home,
+            Err(e) => Workdir::Refused(e.to_string()),
+        }
+    }
 }
 
 /// What `handoff` needs: this agent's name, its `[peers]`, and
@@ -174,5 +218,15 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
             message: "arguments must be a JSON object".into(),
         });
     }
-    tool.run(ctx.home, input, &ctx.environment)
+    let dir = match &ctx.workdir {
+        Workdir::Home => ctx.home.root(),
+        Workdir::Dir(dir) => dir.as_path(),
+        Workdir::Refused(why) => {
+            return Err(ToolError::Refused {
+                tool: name.into(),
+                message: why.clone(),
+            })
+        }
+    };
+    tool.run(input, &ctx.environment, dir)
 }

@@ -219,14 +219,15 @@ impl OperatorTool {
         }
     }
 
-    /// Runs the command with `input` and returns its output, bounded. A
-    /// non-zero exit or a timeout is a failure carrying the exit code (or
-    /// the limit) and the tail of stderr.
+    /// Runs the command with `input` in `dir` (the home, or the
+    /// collaboration's workdir, also given as `HEARTH_WORKDIR`) and returns
+    /// its output, bounded. A non-zero exit or a timeout is a failure
+    /// carrying the exit code (or the limit) and the tail of stderr.
     pub fn run(
         &self,
-        home: &Home,
         input: &Value,
         environment: &BTreeMap<String, String>,
+        dir: &std::path::Path,
     ) -> Result<String, ToolError> {
         let failed = |message: String| ToolError::Failed {
             tool: self.name.clone(),
@@ -235,8 +236,9 @@ impl OperatorTool {
         let mut command = Command::new(&self.command[0]);
         command
             .args(&self.command[1..])
-            .current_dir(home.root())
+            .current_dir(dir)
             .env_clear()
+            .env("HEARTH_WORKDIR", dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -554,3 +554,141 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
     let listed = json(&alice, &["collab", "list", "--json"]);
     assert_eq!(listed[0]["rounds"], 2, "{listed}");
 }
+
+#[test]
+fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
+    use crate::common::model_server::{anthropic, Answer, ModelServer};
+    let root = tempfile::tempdir().unwrap();
+    let (w1, w2, w3) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let found = |name: &str, dir: &std::path::Path| {
+        serde_json::json!({"to": "bob", "message": format!("Work on {name}."), "name": name, "workdir": dir.to_str().unwrap()})
+            .to_string()
+    };
+    let (a1, a2, a3) = (
+        found("W one", w1.path()),
+        found("W two", w2.path()),
+        found("W three", w3.path()),
+    );
+    // Alice founds three at once, one handoff each, in one turn.
+    let alice_model = ModelServer::start(vec![
+        Answer::Stream {
+            events: anthropic::message(
+                "",
+                &[
+                    ("t1", "handoff", &[a1.as_str()]),
+                    ("t2", "handoff", &[a2.as_str()]),
+                    ("t3", "handoff", &[a3.as_str()]),
+                ],
+                10,
+                1,
+            ),
+            hang: None,
+        },
+        Answer::Stream {
+            events: anthropic::message("Handed off.", &[], 10, 1),
+            hang: None,
+        },
+    ]);
+    // Bob runs its `mark` tool on every handoff it reads.
+    let bob_model = ModelServer::start(vec![Answer::Computed(std::sync::Arc::new(
+        |body: &serde_json::Value| {
+            let last = body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(|m| m.to_string())
+                .unwrap_or_default();
+            let events = if last.contains("Handoff from alice") && !last.contains("tool_result") {
+                anthropic::message("", &[("m1", "mark", &["{}"])], 10, 1)
+            } else {
+                anthropic::message("Marked.", &[], 10, 1)
+            };
+            Answer::Stream { events, hang: None }
+        },
+    ))]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[w1.path(), w2.path(), w3.path()],
+        &alice_model.url,
+    );
+    // Bob allows W1 and W2, not W3.
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[w1.path(), w2.path()],
+        &bob_model.url,
+    );
+    std::fs::write(
+        bob.file("tools/mark.toml"),
+        "name = \"mark\"\ndescription = \"say where you are\"\n\
+         command = [\"/bin/sh\", \"-c\", \"pwd >> \\\"$HEARTH_WORKDIR/where.log\\\"; pwd\"]\n\
+         [parameters]\ntype = \"object\"\n",
+    )
+    .unwrap();
+    bob.ok(&["trust"]);
+
+    alice.ok(&["say", "Found three collaborations with bob."]);
+    tick(&alice);
+    assert_eq!(
+        alice
+            .list("outbox")
+            .iter()
+            .filter(|n| n.contains("-handoff-"))
+            .count(),
+        3,
+        "{:?}",
+        alice.list("outbox")
+    );
+    // Bob takes the three handoffs before its first tick; each tick reads
+    // one collaboration's.
+    bob.ok_with_env(&["run", "--ticks", "3"], &[("ANTHROPIC_API_KEY", KEY)]);
+    let ran_in =
+        |dir: &std::path::Path| std::fs::read_to_string(dir.join("where.log")).unwrap_or_default();
+    let canon = |dir: &std::path::Path| format!("{}\n", dir.canonicalize().unwrap().display());
+    assert_eq!(
+        ran_in(w1.path()),
+        canon(w1.path()),
+        "W one's tool ran in W1, once"
+    );
+    assert_eq!(
+        ran_in(w2.path()),
+        canon(w2.path()),
+        "W two's tool ran in W2, once"
+    );
+    assert_eq!(ran_in(w3.path()), "", "W3 is not bob's to work in");
+    assert!(!bob.file("where.log").exists(), "no tool ran in bob's home");
+    let refused = bob_model
+        .received()
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("not one of this home's [collaborations] workdirs"));
+    assert!(
+        refused.is_some(),
+        "W three's tool was refused with the reason"
+    );
+    let ticks = bob.ticks();
+    let handoffs_read: Vec<usize> = ticks
+        .iter()
+        .map(|t| {
+            t["inbox"].as_array().map_or(0, |m| {
+                m.iter()
+                    .filter(|m| m.as_str().unwrap_or("").contains("handoff-alice"))
+                    .count()
+            })
+        })
+        .collect();
+    assert_eq!(
+        handoffs_read,
+        [1, 1, 1],
+        "one collaboration a tick: {ticks:?}"
+    );
+    let listed = json(&bob, &["collab", "list", "--status", "active", "--json"]);
+    assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
+}
