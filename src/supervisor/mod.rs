@@ -299,6 +299,9 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     tracing::info!("supervising {}", home.root().display());
     sup.origins.request();
     let outcome = sup.main_loop();
+    if let Ok(RunOutcome::TicksDone) = outcome {
+        sup.packer.wait();
+    }
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
     let everything = [".".to_string()];

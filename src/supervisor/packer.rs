@@ -54,6 +54,17 @@ impl Packer {
     }
 }
 
+impl Packer {
+    /// Waits for a pack in progress to end (`hearth run --ticks N` leaves
+    /// the home packed; a stop signal does not wait: a pack cut short
+    /// leaves only its staging directory).
+    pub(super) fn wait(&self) {
+        while self.busy.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
 fn pack_if_due(root: &std::path::Path, policy: PackPolicy) {
     let started = std::time::Instant::now();
     let home = match Home::open(root) {
