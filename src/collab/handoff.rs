@@ -52,6 +52,10 @@ pub struct Handoff {
     pub created: DateTime<Utc>,
     /// The collaboration, as the sender's record holds it with this round.
     pub collaboration: Collaboration,
+    /// For a status notice (`kind: notice`) rather than a handoff: what
+    /// happened (`complete`, `max-rounds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
     /// What the sender says.
     #[serde(skip)]
     pub message: String,
@@ -219,9 +223,42 @@ pub fn plan(
         round: n,
         created: now,
         collaboration: record.clone(),
+        notice: None,
         message: message.to_string(),
     };
     Ok(Plan { record, handoff })
+}
+
+/// A status notice from `me` to `peer` about `c`: `what` happened.
+pub fn notice(
+    me: &str,
+    peer: &str,
+    c: &Collaboration,
+    what: &str,
+    message: String,
+    now: DateTime<Utc>,
+) -> Handoff {
+    Handoff {
+        kind: "notice".into(),
+        from: me.to_string(),
+        to: peer.to_string(),
+        round: c.rounds.len() as u32,
+        created: now,
+        collaboration: c.clone(),
+        notice: Some(what.to_string()),
+        message,
+    }
+}
+
+/// The slug a memory's `closes:` front matter names, if any.
+pub fn closes(text: &str) -> Option<String> {
+    let yaml = crate::memory::front_matter::split(text).ok()?.yaml?;
+    let doc = yaml_rust2::YamlLoader::load_from_str(yaml)
+        .ok()?
+        .into_iter()
+        .next()?;
+    let slug = doc["closes"].as_str()?.trim().to_string();
+    valid_slug(&slug).then_some(slug)
 }
 
 /// A message's first line, at most 120 characters.
@@ -257,8 +294,11 @@ impl Handoff {
             .map_err(|p| format!("line {}: {}", p.line, p.message))?;
         let yaml = split.yaml.ok_or("no front matter")?;
         let mut handoff: Handoff = record::parse_yaml(yaml)?;
-        if handoff.kind != "handoff" {
-            return Err(format!("kind is {:?}, not \"handoff\"", handoff.kind));
+        if handoff.kind != "handoff" && handoff.kind != "notice" {
+            return Err(format!(
+                "kind is {:?}, not \"handoff\" or \"notice\"",
+                handoff.kind
+            ));
         }
         handoff.message = split.body.trim_end().to_string();
         Ok(handoff)
@@ -378,6 +418,16 @@ mod tests {
         let text = second.handoff.render();
         let back = Handoff::parse(&text).unwrap();
         assert_eq!(back, second.handoff, "{text}");
+    }
+
+    #[test]
+    fn a_memory_closes_a_collaboration_by_its_front_matter() {
+        assert_eq!(
+            closes("---\ntitle: Done\ncloses: design-x\n---\nWe agreed.\n").as_deref(),
+            Some("design-x")
+        );
+        assert_eq!(closes("---\ncloses: Not A Slug\n---\n"), None);
+        assert_eq!(closes("no front matter, closes: design-x\n"), None);
     }
 
     #[test]

@@ -65,6 +65,32 @@ pub struct Intake {
     pub record: Collaboration,
 }
 
+/// Decides the intake of a status notice (`kind: notice`): the record
+/// takes the sender's status when the collaboration was completed, keeps
+/// this home's events, and the inbox says what happened.
+pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
+    let what = h.notice.as_deref().unwrap_or("");
+    let mut record = mine.unwrap_or_else(|| h.collaboration.clone());
+    if what == "complete" && record.status != Status::Abandoned {
+        record.status = Status::Complete;
+    }
+    for event in &h.collaboration.events {
+        if !record.events.contains(event) {
+            record.events.push(event.clone());
+        }
+    }
+    record.events.sort_by_key(|e| e.at);
+    let inbox_text = format!(
+        "Notice from {} — collaboration \"{}\" ({}), now {}:\n\n{}\n",
+        h.from,
+        record.name,
+        record.slug,
+        record.status.as_str(),
+        h.message.trim_end()
+    );
+    Intake { inbox_text, record }
+}
+
 /// Decides the intake. The sender's record is the base (it holds the new
 /// round); a status this home's operator set (paused, complete,
 /// abandoned) stands, and status changes made here are kept.

@@ -46,7 +46,10 @@ impl Supervisor<'_> {
                     let mut names: Vec<String> = entries
                         .flatten()
                         .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|n| n.contains("-handoff-") && n.ends_with(&suffix))
+                        .filter(|n| {
+                            (n.contains("-handoff-") || n.contains("-notice-"))
+                                && n.ends_with(&suffix)
+                        })
                         .collect();
                     names.sort();
                     names
@@ -120,7 +123,26 @@ impl Supervisor<'_> {
         let _lock = CommitLock::acquire(self.home).map_err(|e| e.to_string())?;
         let mut paths = vec![rel::HANDOFFS.to_string()];
         if !already {
-            let intake = intake::take(&h, mine, self.config.collaborations.max_rounds);
+            let intake = match h.notice.as_deref() {
+                Some(_) => intake::take_notice(&h, mine),
+                None => intake::take(&h, mine, self.config.collaborations.max_rounds),
+            };
+            if h.notice.as_deref() == Some("max-rounds") {
+                let flare = crate::mailbox::outbox::Letter::flare(
+                    "collab",
+                    format!("collaboration {slug} reached its rounds limit at {peer}"),
+                    format!(
+                        "{}\n\nRead collaborations/{slug}.md: if the rounds still make progress, \
+                         the operators raise [collaborations] max_rounds; else `hearth collab \
+                         complete {slug}` or `abandon` it.",
+                        h.message.trim_end()
+                    ),
+                );
+                match crate::mailbox::outbox::post(self.home, &flare, now) {
+                    Ok(rel) => paths.push(rel),
+                    Err(e) => tracing::warn!("could not write the collab flare: {e}"),
+                }
+            }
             crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())
                 .map_err(|e| e.to_string())?;
             paths.push(inbox_rel.clone());
@@ -129,7 +151,10 @@ impl Supervisor<'_> {
         crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)
             .map_err(|e| e.to_string())?;
         let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        let message = format!("handoff: from {peer}, {slug} round {}", h.round);
+        let message = match h.notice.as_deref() {
+            Some(what) => format!("handoff: notice from {peer}, {slug} {what}"),
+            None => format!("handoff: from {peer}, {slug} round {}", h.round),
+        };
         if let Err(e) = self.repo.commit(&specs, &Identity::hearth(), &message, now) {
             // Taken all the same: the next commit carries it.
             tracing::warn!("could not commit the handoff from {peer} ({e}); the next commit will");

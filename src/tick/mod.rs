@@ -239,6 +239,7 @@ pub fn run(
             fix: None,
         });
     }
+    crate::tools::handoff::close_collaborations(&mut tool_ctx);
     report.effects = tool_ctx.effects;
     if unanswered_for_an_outage(&report, conversation.messages.len() == asked) {
         give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;

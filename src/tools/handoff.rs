@@ -5,8 +5,8 @@
 
 use super::{ToolContext, ToolError};
 use crate::atomic;
-use crate::collab::handoff::{self, Request};
-use crate::collab::store;
+use crate::collab::handoff::{self, Handoff, Request};
+use crate::collab::{store, Change, Collaboration};
 use crate::mailbox::outbox::{self, Letter};
 
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
@@ -40,24 +40,95 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
     let record = store::save(ctx.home, &plan.record).map_err(failed)?;
     ctx.effects.touch(record);
     let h = &plan.handoff;
-    let rel = format!(
-        "{}/{}-handoff-{}-{}-to-{}.md",
-        crate::home::layout::rel::OUTBOX,
-        ctx.now.format("%Y%m%dT%H%M%S%.3fZ"),
-        h.collaboration.slug,
-        h.round,
-        h.to
-    );
-    atomic::write(&ctx.home.path(&rel), h.render().as_bytes()).map_err(failed)?;
-    ctx.effects.touch(rel.clone());
+    let rel = post(ctx, h).map_err(failed)?;
     Ok(format!(
         "handed to {} as round {} of {} ({rel})",
         h.to, h.round, h.collaboration.slug
     ))
 }
 
+/// Posts a handoff or notice in this home's outbox, for the tick's commit:
+/// `…-handoff-SLUG-ROUND-to-PEER.md` or `…-notice-SLUG-WHAT-to-PEER.md`.
+fn post(ctx: &mut ToolContext<'_>, h: &Handoff) -> Result<String, atomic::WriteError> {
+    let what = match &h.notice {
+        Some(what) => format!("notice-{}-{what}", h.collaboration.slug),
+        None => format!("handoff-{}-{}", h.collaboration.slug, h.round),
+    };
+    let rel = format!(
+        "{}/{}-{what}-to-{}.md",
+        crate::home::layout::rel::OUTBOX,
+        ctx.now.format("%Y%m%dT%H%M%S%.3fZ"),
+        h.to
+    );
+    atomic::write(&ctx.home.path(&rel), h.render().as_bytes())?;
+    ctx.effects.touch(rel.clone());
+    Ok(rel)
+}
+
+/// Tells `c`'s other participants (those among this agent's peers) that
+/// `what` happened.
+fn notify_peers(ctx: &mut ToolContext<'_>, c: &Collaboration, what: &str, message: &str) {
+    let me = ctx.peering.me.clone();
+    let peers: Vec<String> = c
+        .participants
+        .iter()
+        .filter(|p| **p != me && ctx.peering.peers.contains_key(*p))
+        .cloned()
+        .collect();
+    for peer in peers {
+        let notice = handoff::notice(&me, &peer, c, what, message.to_string(), ctx.now);
+        if let Err(e) = post(ctx, &notice) {
+            tracing::warn!("could not tell {peer} that {} is {what}: {e}", c.slug);
+        }
+    }
+}
+
+/// After the tool loop: a memory written this tick with `closes: SLUG` in
+/// its front matter completes that collaboration here and tells its
+/// other participants (a notice each, which their supervisors take into
+/// their inboxes and records).
+pub fn close_collaborations(ctx: &mut ToolContext<'_>) {
+    let written: Vec<String> = ctx
+        .effects
+        .touched
+        .iter()
+        .filter(|r| r.starts_with("memory/"))
+        .cloned()
+        .collect();
+    for rel in written {
+        let Ok(text) = std::fs::read_to_string(ctx.home.path(&rel)) else {
+            continue;
+        };
+        let Some(slug) = handoff::closes(&text) else {
+            continue;
+        };
+        let Ok(Some(mut c)) = store::load(ctx.home, &slug) else {
+            continue;
+        };
+        let me = ctx.peering.me.clone();
+        if c.change(Change::Complete, &me, &format!("closes: {rel}"), ctx.now)
+            .is_err()
+        {
+            continue; // complete already, or abandoned
+        }
+        match store::save(ctx.home, &c) {
+            Ok(record) => ctx.effects.touch(record),
+            Err(e) => {
+                tracing::warn!("could not complete {slug}: {e}");
+                continue;
+            }
+        }
+        let message = format!(
+            "{me} completed collaboration \"{}\" ({slug}): {rel} closes it.",
+            c.name
+        );
+        notify_peers(ctx, &c, "complete", &message);
+    }
+}
+
 /// Past `[collaborations] max_rounds`: one flare for this home's operator
-/// (once per collaboration and limit).
+/// and one notice to each other participant, whose supervisor flares its
+/// own operator (once per collaboration and limit).
 fn flare_max_rounds(ctx: &mut ToolContext<'_>, slug: &str, max: u32) {
     let subject = format!("collaboration {slug} reached its {max} rounds");
     let already = crate::mailbox::flares::names(ctx.home).iter().any(|name| {
@@ -76,6 +147,14 @@ fn flare_max_rounds(ctx: &mut ToolContext<'_>, slug: &str, max: u32) {
     flare.tick = Some(ctx.tick);
     if let Ok(rel) = outbox::post(ctx.home, &flare, ctx.now) {
         ctx.effects.touch(rel);
+    }
+    if let Ok(Some(c)) = store::load(ctx.home, slug) {
+        let message = format!(
+            "{} tried to hand off in collaboration \"{}\" ({slug}) past its {max} rounds \
+             ([collaborations] max_rounds); the handoff was refused.",
+            ctx.peering.me, c.name
+        );
+        notify_peers(ctx, &c, "max-rounds", &message);
     }
 }
 

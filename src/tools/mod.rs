@@ -8,7 +8,7 @@
 //! agent's own changes.
 
 mod builtins;
-mod handoff;
+pub mod handoff;
 pub mod operator;
 pub mod sandbox;
 pub mod trust;

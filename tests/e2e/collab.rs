@@ -692,3 +692,162 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
     let listed = json(&bob, &["collab", "list", "--status", "active", "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
 }
+
+/// A model that, on a tick whose last user turn says `trigger`, calls
+/// `tool` with `input` (once), and otherwise just answers.
+fn model_calling_on(
+    trigger: &'static str,
+    tool: &'static str,
+    input: impl Fn() -> serde_json::Value + Send + Sync + 'static,
+) -> crate::common::model_server::Answer {
+    use crate::common::model_server::{anthropic, Answer};
+    Answer::Computed(std::sync::Arc::new(move |body: &serde_json::Value| {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        let events = if last.contains(trigger) && !last.contains("tool_result") {
+            let args = input().to_string();
+            anthropic::message("", &[("t1", tool, &[args.as_str()])], 10, 1)
+        } else {
+            anthropic::message("Noted.", &[], 10, 1)
+        };
+        Answer::Stream { events, hang: None }
+    }))
+}
+
+#[test]
+fn a_closes_memory_completes_the_collaboration_on_both_sides() {
+    use crate::common::model_server::ModelServer;
+    let root = tempfile::tempdir().unwrap();
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let alice_model = ModelServer::start(vec![model_calling_on(
+        "Start design x",
+        "handoff",
+        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
+    )]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "write",
+        || serde_json::json!({"path": "memory/design-x-decision.md", "content": "---\ntitle: Design X, decided\ncloses: design-x\n---\nOne keeper.\n"}),
+    )]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[],
+        &bob_model.url,
+    );
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    tick(&bob);
+    let bobs = json(&bob, &["collab", "show", "design-x", "--json"]);
+    assert_eq!(bobs["status"], "complete", "{bobs}");
+    let last = bobs["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["by"], "bob");
+    assert_eq!(last["note"], "closes: memory/design-x-decision.md");
+    assert!(bob
+        .list("outbox")
+        .iter()
+        .any(|n| n.ends_with("-notice-design-x-complete-to-alice.md")));
+
+    // Alice learns it from the notice, in her record and her inbox.
+    tick(&alice);
+    let alices = json(&alice, &["collab", "show", "design-x", "--json"]);
+    assert_eq!(alices["status"], "complete", "{alices}");
+    let told = alice_model
+        .received()
+        .iter()
+        .map(|r| r.body.to_string())
+        .any(|b| b.contains("Notice from bob") && b.contains("now complete"));
+    assert!(told, "alice's model was told");
+    assert_eq!(
+        json(
+            &alice,
+            &["collab", "list", "--status", "complete", "--json"]
+        )[0]["slug"],
+        "design-x"
+    );
+}
+
+#[test]
+fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
+    use crate::common::model_server::ModelServer;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let root = tempfile::tempdir().unwrap();
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let turn = |to: &'static str| {
+        let n = AtomicU32::new(0);
+        move || {
+            let n = n.fetch_add(1, Ordering::SeqCst);
+            serde_json::json!({"to": to, "message": format!("Version {n} of the plan."), "collaboration": "ping"})
+        }
+    };
+    let alice_model = ModelServer::start(vec![model_calling_on(
+        "Start ping",
+        "handoff",
+        || serde_json::json!({"to": "bob", "message": "Version A.", "name": "Ping"}),
+    )]);
+    let alice_again = ModelServer::start(vec![model_calling_on(
+        "Handoff from bob",
+        "handoff",
+        turn("bob"),
+    )]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "handoff",
+        turn("alice"),
+    )]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[],
+        &bob_model.url,
+    );
+    alice.ok(&["say", "Start ping with bob."]);
+    tick(&alice); // round 1
+                  // From here alice answers bob's handoffs.
+    let config = alice
+        .read("hearth.toml")
+        .replace(&alice_model.url, &alice_again.url);
+    std::fs::write(alice.file("hearth.toml"), config).unwrap();
+    tick(&bob); // round 2
+    tick(&alice); // round 3 = max_rounds
+    tick(&bob); // round 4: refused, flared, alice told
+    tick(&alice); // takes the notice
+    let flares = |home: &TestHome| {
+        home.list("outbox")
+            .into_iter()
+            .filter(|n| n.ends_with("-flare-collab.md"))
+            .count()
+    };
+    assert_eq!(flares(&bob), 1, "{:?}", bob.list("outbox"));
+    assert_eq!(flares(&alice), 1, "{:?}", alice.list("outbox"));
+    let rounds = json(&alice, &["collab", "show", "ping", "--json"])["rounds"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(rounds, 3);
+    let refused = bob_model
+        .received()
+        .iter()
+        .map(|r| r.body.to_string())
+        .any(|b| b.contains("has had its 3 rounds"));
+    assert!(refused, "bob's model was told why");
+}
