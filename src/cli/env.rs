@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use hearth::clock::Clock;
 use hearth::config::ModelConfig;
@@ -79,6 +80,16 @@ impl Env {
             ),
             vars,
         })
+    }
+
+    /// `HEARTH_TEST_INTAKE_DELAY=MS`: the supervisor pauses this long
+    /// between writing a peer's handoff into the inbox and recording it,
+    /// so a test can `kill -9` it there (see `supervisor::peers`).
+    pub fn intake_pause(&self) -> Option<Duration> {
+        self.vars
+            .get("HEARTH_TEST_INTAKE_DELAY")
+            .and_then(|ms| ms.parse().ok())
+            .map(Duration::from_millis)
     }
 
     /// `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD`, for `[git] push` to

@@ -51,6 +51,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         notifier,
         clock: env.clock,
         push_credentials: env.push_credentials(),
+        intake_pause: env.intake_pause(),
     };
     let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");

@@ -33,6 +33,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             notifier: None,
             clock: env.clock,
             push_credentials: env.push_credentials(),
+            intake_pause: env.intake_pause(),
         };
         let outcome = supervisor::run(&home, options)?;
         // The tick's own code (0, 3, 11–15, crash), as the ledger has it.

@@ -144,6 +144,9 @@ pub struct RunOptions {
     pub clock: Clock,
     /// What `[git] push` authenticates with (from the environment).
     pub push_credentials: crate::repo::PushCredentials,
+    /// A test's pause between writing a handoff into the inbox and
+    /// recording it (`HEARTH_TEST_INTAKE_DELAY`), to `kill -9` there.
+    pub intake_pause: Option<Duration>,
 }
 
 /// Why the supervisor returned.

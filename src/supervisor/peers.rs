@@ -147,6 +147,9 @@ impl Supervisor<'_> {
                 .map_err(|e| e.to_string())?;
             paths.push(inbox_rel.clone());
             paths.push(store::save(self.home, &intake.record).map_err(|e| e.to_string())?);
+            if let Some(pause) = self.options.intake_pause {
+                std::thread::sleep(pause);
+            }
         }
         crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)
             .map_err(|e| e.to_string())?;

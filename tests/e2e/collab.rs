@@ -851,3 +851,104 @@ fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
         .any(|b| b.contains("has had its 3 rounds"));
     assert!(refused, "bob's model was told why");
 }
+
+#[test]
+fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart() {
+    use crate::common::model_server::ModelServer;
+    use std::time::Duration;
+    let root = tempfile::tempdir().unwrap();
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let alice_model = ModelServer::start(vec![model_calling_on(
+        "Start design x",
+        "handoff",
+        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
+    )]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "send",
+        || serde_json::json!({"body": "Got draft one."}),
+    )]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[],
+        &bob_model.url,
+    );
+    std::fs::write(
+        bob.file("hearth.toml"),
+        format!("{}\n[tick]\ninterval_s = 3600\n", bob.read("hearth.toml")),
+    )
+    .unwrap();
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+
+    // Bob's supervisor writes the inbox message and is killed before it
+    // records the handoff or commits.
+    let mut cmd = bob.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY)
+        .env("HEARTH_TEST_INTAKE_DELAY", "3000");
+    let supervisor = bob.spawn_with(cmd);
+    bob.wait_for(
+        Duration::from_secs(20),
+        "the handoff in bob's inbox",
+        || {
+            bob.list("inbox")
+                .iter()
+                .any(|n| n.starts_with("handoff-alice-"))
+        },
+    );
+    crate::common::signal(&supervisor, libc::SIGKILL);
+    crate::common::finish(supervisor, Duration::from_secs(10));
+    assert!(
+        !bob.file("state/handoffs.jsonl").exists(),
+        "killed before the ledger line"
+    );
+
+    let mut cmd = bob.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = bob.spawn_with(cmd);
+    bob.wait_for(Duration::from_secs(20), "bob's answer", || {
+        bob.list("outbox").iter().any(|n| !n.contains("-flare-"))
+    });
+    assert!(
+        crate::common::finish_after_term(supervisor).success(),
+        "{}",
+        bob.log()
+    );
+    let taken = bob.read("state/handoffs.jsonl");
+    assert_eq!(taken.lines().count(), 1, "{taken}");
+    let answered: usize = bob
+        .ticks()
+        .iter()
+        .map(|t| {
+            t["inbox"].as_array().map_or(0, |m| {
+                m.iter()
+                    .filter(|m| m.as_str().unwrap_or("").contains("handoff-alice-"))
+                    .count()
+            })
+        })
+        .sum();
+    assert_eq!(answered, 1, "read once: {:?}", bob.ticks());
+    let replies = bob
+        .list("outbox")
+        .into_iter()
+        .filter(|n| !n.contains("-flare-"))
+        .count();
+    assert_eq!(replies, 1, "{:?}", bob.list("outbox"));
+    assert_eq!(
+        json(&bob, &["collab", "show", "design-x", "--json"])["rounds"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(bob.git(&["status", "--porcelain"]).stdout.is_empty());
+}
