@@ -493,6 +493,23 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
         header.contains("Draft one: a lighthouse with two keepers."),
         "{header}"
     );
+    // The handoff's latency, for the record: from the end of alice's tick
+    // (its commit follows at once) to the start of bob's tick that read it.
+    let time =
+        |v: &serde_json::Value| chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap();
+    let sent = time(&alice.ticks().last().unwrap()["end"]);
+    bob.wait_for(Duration::from_secs(20), "bob's tick in its ledger", || {
+        bob.ticks()
+            .iter()
+            .any(|t| t["inbox"].to_string().contains("handoff-alice-"))
+    });
+    let read = bob
+        .ticks()
+        .into_iter()
+        .find(|t| t["inbox"].to_string().contains("handoff-alice-"))
+        .map(|t| time(&t["start"]))
+        .unwrap();
+    eprintln!("handoff latency: {} ms", (read - sent).num_milliseconds());
     assert!(
         crate::common::finish_after_term(bob_supervisor).success(),
         "{}",
