@@ -379,29 +379,6 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
     assert!(lone.list("collaborations").is_empty());
 }
 
-/// A model that hands off once per tick whose last user turn says
-/// `trigger` (calling `handoff` with `input`), and otherwise just answers.
-fn model_handing_off_on(
-    trigger: &'static str,
-    input: serde_json::Value,
-) -> crate::common::model_server::Answer {
-    use crate::common::model_server::{anthropic, Answer};
-    Answer::Computed(std::sync::Arc::new(move |body: &serde_json::Value| {
-        let last = body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .map(|m| m.to_string())
-            .unwrap_or_default();
-        let events = if last.contains(trigger) && !last.contains("tool_result") {
-            let args = input.to_string();
-            anthropic::message("", &[("t1", "handoff", &[args.as_str()])], 10, 1)
-        } else {
-            anthropic::message("Noted.", &[], 10, 1)
-        };
-        Answer::Stream { events, hang: None }
-    }))
-}
-
 /// The user turns (as text) of every request `server` received.
 fn asked(server: &crate::common::model_server::ModelServer) -> Vec<String> {
     server
@@ -423,23 +400,23 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
     let root = tempfile::tempdir().unwrap();
     let w1 = tempfile::tempdir().unwrap();
     let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
-    let alice_model = ModelServer::start(vec![model_handing_off_on(
-        "Start design x",
-        serde_json::json!({
+    let alice_model = ModelServer::start(vec![model_calling_on("Start design x", "handoff", {
+        let input = serde_json::json!({
             "to": "bob",
             "message": "Draft one: a lighthouse with two keepers.",
             "name": "Design X",
             "workdir": w1.path().to_str().unwrap(),
-        }),
-    )]);
-    let bob_model = ModelServer::start(vec![model_handing_off_on(
-        "Handoff from alice",
-        serde_json::json!({
+        });
+        move || input.clone()
+    })]);
+    let bob_model = ModelServer::start(vec![model_calling_on("Handoff from alice", "handoff", {
+        let input = serde_json::json!({
             "to": "alice",
             "message": "Round two: one keeper is enough.",
             "collaboration": "design-x",
-        }),
-    )]);
+        });
+        move || input.clone()
+    })]);
     let alice = agent(
         root.path(),
         "alice",
@@ -932,8 +909,10 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
     let mut cmd = bob.cmd(&["run"]);
     cmd.env("ANTHROPIC_API_KEY", KEY);
     let supervisor = bob.spawn_with(cmd);
-    bob.wait_for(Duration::from_secs(20), "bob's answer", || {
-        bob.list("outbox").iter().any(|n| !n.contains("-flare-"))
+    bob.wait_for(Duration::from_secs(20), "bob's tick on the handoff", || {
+        bob.ticks()
+            .iter()
+            .any(|t| t["exit"] == 0 && t["inbox"].to_string().contains("handoff-alice-"))
     });
     assert!(
         crate::common::finish_after_term(supervisor).success(),
