@@ -120,7 +120,7 @@ impl Repo {
     pub fn pack_if_due<G>(
         &self,
         policy: PackPolicy,
-        lock: impl FnOnce() -> Result<G, RepoError>,
+        lock: impl Fn() -> Result<G, RepoError>,
     ) -> Result<Packed, RepoError> {
         // Read all 256 directories (1-1.5 ms a tick) only once a sample
         // of 16 says the pile may be near the limit; small limits (tests)
@@ -132,8 +132,17 @@ impl Repo {
         if loose.len() < policy.loose_max {
             return Ok(Packed::default());
         }
-        let full = self.packs().len() + 1 > policy.packs_max;
-        self.pack(full, &loose, lock)
+        if self.packs().len() < policy.packs_max {
+            return self.pack(false, &loose, lock);
+        }
+        // Past the pack limit: the new history still goes into a pack of
+        // its own first. It packs in a moment; the full repack after it
+        // may take minutes, and a supervisor stopped meanwhile (often, in
+        // a simulated month) would otherwise never pack anything again.
+        let new = self.pack(false, &loose, &lock)?;
+        let mut done = self.pack(true, &self.loose_objects(), &lock)?;
+        done.loose_removed += new.loose_removed;
+        Ok(done)
     }
 
     /// Writes the history since the last pack (or all of it, `full`) into
