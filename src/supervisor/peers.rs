@@ -122,11 +122,14 @@ impl Supervisor<'_> {
         let line = serde_json::to_string(&taken).expect("a ledger line serialises");
         let _lock = CommitLock::acquire(self.home).map_err(|e| e.to_string())?;
         let mut paths = vec![rel::HANDOFFS.to_string()];
+        // The record is written whether or not the message was: taking a
+        // round twice keeps one (rounds merge by number), and a supervisor
+        // killed between the two writes must not lose it.
+        let intake = match h.notice.as_deref() {
+            Some(_) => intake::take_notice(&h, mine),
+            None => intake::take(&h, mine, self.config.collaborations.max_rounds),
+        };
         if !already {
-            let intake = match h.notice.as_deref() {
-                Some(_) => intake::take_notice(&h, mine),
-                None => intake::take(&h, mine, self.config.collaborations.max_rounds),
-            };
             if h.notice.as_deref() == Some("max-rounds") {
                 let flare = crate::mailbox::outbox::Letter::flare(
                     "collab",
@@ -146,10 +149,10 @@ impl Supervisor<'_> {
             crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())
                 .map_err(|e| e.to_string())?;
             paths.push(inbox_rel.clone());
-            paths.push(store::save(self.home, &intake.record).map_err(|e| e.to_string())?);
-            if let Some(pause) = self.options.intake_pause {
-                std::thread::sleep(pause);
-            }
+        }
+        paths.push(store::save(self.home, &intake.record).map_err(|e| e.to_string())?);
+        if let Some(pause) = self.options.intake_pause.filter(|_| !already) {
+            std::thread::sleep(pause);
         }
         crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)
             .map_err(|e| e.to_string())?;
