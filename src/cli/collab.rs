@@ -145,6 +145,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                 &config,
                 &c,
                 &format!("collab: new {slug} ({name})"),
+                None,
             )?;
             outln!("{}", store::rel_path(&slug));
             Ok(Exit::Success)
@@ -192,6 +193,41 @@ fn status_change(
     })
 }
 
+/// Notices to `c`'s other participants among this home's peers that its
+/// operator changed its status (`what`): their supervisors take them into
+/// their records and inboxes, as they take a completion.
+fn notify_peers(
+    env: &Env,
+    home: &Home,
+    config: &Config,
+    c: &Collaboration,
+    what: &str,
+) -> Result<Vec<String>, CommandError> {
+    let me = collab::own_name(home);
+    let reason = c
+        .events
+        .last()
+        .filter(|e| !e.note.is_empty())
+        .map(|e| format!(" ({})", e.note))
+        .unwrap_or_default();
+    let message = format!(
+        "{me}'s operator changed collaboration \"{}\" ({}): {what}{reason}; it is now {}.",
+        c.name,
+        c.slug,
+        c.status.as_str()
+    );
+    let mut posted = Vec::new();
+    for peer in c
+        .participants
+        .iter()
+        .filter(|p| **p != me && config.peers.contains_key(*p))
+    {
+        let notice = collab::handoff::notice(&me, peer, c, what, message.clone(), env.clock.now());
+        posted.push(store::post(home, &notice, env.clock.now())?);
+    }
+    Ok(posted)
+}
+
 /// Loads `slug`, applies `apply`, writes and commits the record.
 fn change(
     env: &Env,
@@ -213,30 +249,45 @@ fn change(
             "`hearth collab show SLUG` shows where it stands",
         )
     })?;
+    // A status change travels to the peers; a rename goes with the next
+    // handoff's record.
+    let status_change = c
+        .events
+        .last()
+        .map(|e| e.what.clone())
+        .filter(|what| ["pause", "complete", "abandon", "reopen"].contains(&what.as_str()));
     commit_change(
         env,
         home,
         &config,
         &c,
         &format!("collab: {summary} ({slug})"),
+        status_change.as_deref(),
     )?;
     outln!("{slug}: {} ({})", c.status.as_str(), c.name);
     Ok(Exit::Success)
 }
 
+/// Writes the record (and, for a status change `notice`, the notices to
+/// the peers) and commits them as the operator.
 fn commit_change(
     env: &Env,
     home: &Home,
     config: &Config,
     c: &Collaboration,
     message: &str,
+    notice: Option<&str>,
 ) -> Result<(), CommandError> {
     // Held from the write to the commit: a running supervisor must not
     // take the record for a hand edit.
     let _lock = CommitLock::acquire(home)?;
-    let rel = store::save(home, c)?;
+    let mut paths = vec![store::save(home, c)?];
+    if let Some(what) = notice {
+        paths.extend(notify_peers(env, home, config, c, what)?);
+    }
+    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
     Repo::open(home.root())?.commit(
-        &[&rel],
+        &specs,
         &Identity::operator(&config.git),
         message,
         env.clock.now(),

@@ -71,8 +71,11 @@ pub struct Intake {
 pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
     let what = h.notice.as_deref().unwrap_or("");
     let mut record = mine.unwrap_or_else(|| h.collaboration.clone());
-    if what == "complete" && record.status != Status::Abandoned {
-        record.status = Status::Complete;
+    match what {
+        "complete" if record.status != Status::Abandoned => record.status = Status::Complete,
+        // An operator's status change travels: the latest one stands.
+        "pause" | "abandon" | "reopen" => record.status = h.collaboration.status,
+        _ => {}
     }
     for event in &h.collaboration.events {
         if !record.events.contains(event) {

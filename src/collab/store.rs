@@ -99,6 +99,28 @@ pub fn handoffs_taken(home: &Home) -> Vec<super::intake::Taken> {
         .collect()
 }
 
+/// Posts a handoff or a notice in this home's own `outbox/`, where the
+/// peer's supervisor takes it from: `…-handoff-SLUG-ROUND-to-PEER.md` or
+/// `…-notice-SLUG-WHAT-to-PEER.md`. Returns its path relative to the home.
+pub fn post(
+    home: &Home,
+    h: &super::handoff::Handoff,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<String, atomic::WriteError> {
+    let what = match &h.notice {
+        Some(what) => format!("notice-{}-{what}", h.collaboration.slug),
+        None => format!("handoff-{}-{}", h.collaboration.slug, h.round),
+    };
+    let rel = format!(
+        "{}/{}-{what}-to-{}.md",
+        rel::OUTBOX,
+        now.format("%Y%m%dT%H%M%S%.3fZ"),
+        h.to
+    );
+    atomic::write(&home.path(&rel), h.render().as_bytes())?;
+    Ok(rel)
+}
+
 /// Writes `c`'s record; returns its path relative to the home.
 pub fn save(home: &Home, c: &Collaboration) -> Result<String, atomic::WriteError> {
     let rel = rel_path(&c.slug);

@@ -47,20 +47,9 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
     ))
 }
 
-/// Posts a handoff or notice in this home's outbox, for the tick's commit:
-/// `…-handoff-SLUG-ROUND-to-PEER.md` or `…-notice-SLUG-WHAT-to-PEER.md`.
+/// Posts a handoff or notice in this home's outbox, for the tick's commit.
 fn post(ctx: &mut ToolContext<'_>, h: &Handoff) -> Result<String, atomic::WriteError> {
-    let what = match &h.notice {
-        Some(what) => format!("notice-{}-{what}", h.collaboration.slug),
-        None => format!("handoff-{}-{}", h.collaboration.slug, h.round),
-    };
-    let rel = format!(
-        "{}/{}-{what}-to-{}.md",
-        crate::home::layout::rel::OUTBOX,
-        ctx.now.format("%Y%m%dT%H%M%S%.3fZ"),
-        h.to
-    );
-    atomic::write(&ctx.home.path(&rel), h.render().as_bytes())?;
+    let rel = store::post(ctx.home, h, ctx.now)?;
     ctx.effects.touch(rel.clone());
     Ok(rel)
 }

@@ -948,3 +948,82 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
     );
     assert!(bob.git(&["status", "--porcelain"]).stdout.is_empty());
 }
+
+#[test]
+fn an_operators_pause_reaches_the_peer_whose_agent_then_cannot_hand_off() {
+    use crate::common::model_server::ModelServer;
+    let root = tempfile::tempdir().unwrap();
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let alice_model = ModelServer::start(vec![model_calling_on(
+        "Start design x",
+        "handoff",
+        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
+    )]);
+    // Bob tries to answer in design-x whenever he is told anything of it.
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "design-x",
+        "handoff",
+        || serde_json::json!({"to": "alice", "message": "Draft two.", "collaboration": "design-x"}),
+    )]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[],
+        &bob_model.url,
+    );
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    alice.ok(&[
+        "collab",
+        "pause",
+        "design-x",
+        "--reason",
+        "waiting for legal",
+    ]);
+    let last = &alice.history()[0];
+    assert_eq!(last.author, "operator");
+    assert!(
+        last.files
+            .iter()
+            .any(|f| f.ends_with("-notice-design-x-pause-to-bob.md")),
+        "the notice is in the operator's commit: {:?}",
+        last.files
+    );
+
+    // Bob takes the handoff and the notice before his tick: his record is
+    // paused, his model is told, and his handoff is refused.
+    tick(&bob);
+    let bobs = json(&bob, &["collab", "show", "design-x", "--json"]);
+    assert_eq!(bobs["status"], "paused", "{bobs}");
+    let bodies: Vec<String> = bob_model
+        .received()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("alice's operator changed collaboration")
+                && b.contains("waiting for legal")),
+        "bob's model was told"
+    );
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("is paused: no handoff until the operator reopens it")),
+        "bob's handoff was refused"
+    );
+    assert!(
+        !bob.list("outbox").iter().any(|n| n.contains("-handoff-")),
+        "{:?}",
+        bob.list("outbox")
+    );
+}
