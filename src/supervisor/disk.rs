@@ -46,13 +46,18 @@ pub fn is_disk_full(error: &(dyn std::error::Error + 'static)) -> bool {
                 return true;
             }
         }
-        let text = e.to_string();
-        if text.contains("No space left on device") || text.contains("Disk quota exceeded") {
+        if says_disk_full(&e.to_string()) {
             return true;
         }
         next = e.source();
     }
     false
+}
+
+/// Whether an error's text is the system's word for a full disk or a spent
+/// quota (how libgit2 and a tick's failure note carry it).
+pub fn says_disk_full(text: &str) -> bool {
+    text.contains("No space left on device") || text.contains("Disk quota exceeded")
 }
 
 /// A full-disk episode in progress.

@@ -24,6 +24,7 @@ pub mod runtime;
 mod safety;
 mod signals;
 pub mod status;
+mod ticking;
 pub use push::PushState;
 pub mod systemd;
 mod waiting;
@@ -36,18 +37,14 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError};
-use crate::healer::{self, state::HealerState, Verdict};
+use crate::healer::{state::HealerState, Verdict};
 use crate::home::lock::{CommitLock, LockError, RunLock};
 use crate::home::Home;
 use crate::mailbox::flares;
 use crate::mailbox::outbox::{self, Letter};
 use crate::repo::{clean_stale_locks, Repo, RepoError};
-use crate::tick::class::Class;
-use crate::tick::ledger::{self, Ledger, TickRecord};
-use crate::tick::report::TickReport;
-use child::{ChildEnd, TickChild};
-use record::record_for;
-use runtime::{Phase, SupervisorState, TickInProgress};
+use crate::tick::ledger::{Ledger, TickRecord};
+use runtime::{Phase, SupervisorState};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
 
@@ -506,124 +503,6 @@ impl Supervisor<'_> {
                 self.flared_config = Some(text);
             }
         }
-    }
-
-    /// Runs one tick to its end and commits it. Returns its record, the
-    /// sleep it asked for, and a stop signal received meanwhile.
-    fn run_one_tick(&mut self) -> Result<TickEnd, SupervisorError> {
-        let clock = self.options.clock;
-        let now = || clock.now();
-        let previous = self.last_tick.clone();
-        let number = previous.as_ref().map_or(0, |t| t.tick) + 1;
-        let start = now();
-        runtime::clear_tick(self.home);
-        runtime::mark_tick(
-            self.home,
-            &TickInProgress {
-                tick: number,
-                start,
-            },
-        )?;
-        self.set_phase(Phase::Ticking, Some(number), None);
-        tracing::info!("tick {number} starting");
-
-        let mut child = TickChild::spawn(&self.options.exe, self.home, number, &self.config)
-            .map_err(|source| SupervisorError::Spawn {
-                exe: self.options.exe.clone(),
-                source,
-            })?;
-        let limit = Duration::from_secs(self.config.tick.timeout_s);
-        let ChildEnd { ending, note, stop } = child
-            .supervise(number, limit, &self.wake, self.options.notifier.as_ref())
-            .map_err(|source| SupervisorError::Io {
-                context: format!("waiting for tick {number}"),
-                source,
-            })?;
-        // Reap anything the tick left running in its group.
-        child.signal_group(libc::SIGKILL);
-
-        let report = TickReport::load(self.home, number);
-        let class = Class::from_exit(ending.code());
-        let record = record_for(
-            previous.as_ref(),
-            number,
-            start,
-            now(),
-            ending.exit_number(),
-            class,
-            report.as_ref(),
-            note,
-        );
-        let mut record = record;
-        record.interrupted = stop.is_some() && record.class.is_failure();
-        record.disk_full = record.class.is_failure()
-            && !record.outage
-            && !record.interrupted
-            && self.disk_is_short(record.note.as_deref());
-        if record.outage {
-            let wait = healer::outage_backoff(&self.config.healer, self.healer.outages + 1);
-            record.backoff_ms = Some(wait.as_millis() as u64);
-        }
-        record::give_back_messages(self.home, &mut record, report.as_ref())?;
-        let verdict = self.finish_tick(&record, report.as_ref())?;
-        tracing::info!(
-            "tick {number}: exit {} ({})",
-            record.exit,
-            record.class.as_str()
-        );
-        let sleep_until = report.and_then(|r| r.effects.sleep_until);
-        Ok(TickEnd {
-            record,
-            sleep_until,
-            stop,
-            verdict,
-        })
-    }
-
-    /// Records a tick in the ledger and the healer's count, commits it,
-    /// clears the marker, and returns the healer's verdict.
-    fn finish_tick(
-        &mut self,
-        record: &TickRecord,
-        report: Option<&TickReport>,
-    ) -> Result<Verdict, SupervisorError> {
-        let touched = report
-            .map(|r| r.effects.touched.clone())
-            .unwrap_or_default();
-        healer::validate::validate(
-            self.home,
-            &self.repo,
-            record.tick,
-            &touched,
-            self.options.clock.now(),
-        )?;
-        ledger::append(&self.home.ticks_path(), record)?;
-        self.last_tick = Some(record.clone());
-        self.record_spend(record, report)?;
-        let verdict = healer::observe(
-            &mut self.healer,
-            record,
-            &self.config.healer,
-            self.options.clock.now(),
-        );
-        if record.quiet.is_some() && self.healer.quiet == self.config.healer.quiet_streak {
-            self.quiet_flare(record)?;
-        }
-        self.speak_of_the_model_api(record, report)?;
-        self.healer.save(self.home)?;
-        commit::commit_tick(
-            self.home,
-            &self.repo,
-            record,
-            &touched,
-            self.options.clock.now(),
-        )?;
-        runtime::clear_tick(self.home);
-        if let Some(pusher) = &self.pusher {
-            pusher.request();
-        }
-        self.origins.request();
-        Ok(verdict)
     }
 
     /// Says what the supervisor does (for `hearth status`); a failure is

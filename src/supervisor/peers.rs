@@ -104,8 +104,8 @@ impl Supervisor<'_> {
             return Ok(false);
         };
         let now = self.options.clock.now();
-        let inbox_rel = format!("{}/{}", rel::INBOX, intake::inbox_name(peer, file));
         let name = intake::inbox_name(peer, file);
+        let inbox_rel = format!("{}/{name}", rel::INBOX);
         let already = self.home.path(&inbox_rel).exists()
             || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
         let slug = h.collaboration.slug.clone();

@@ -102,9 +102,7 @@ impl Supervisor<'_> {
 
     /// Whether a tick that just failed may have failed for want of room.
     pub(super) fn disk_is_short(&self, note: Option<&str>) -> bool {
-        let said_so = note.is_some_and(|n| {
-            n.contains("No space left on device") || n.contains("Disk quota exceeded")
-        });
+        let said_so = note.is_some_and(disk::says_disk_full);
         said_so || disk::free_bytes(self.home.root()).is_ok_and(|free| free < self.min_free())
     }
 

@@ -215,11 +215,7 @@ fn recall_finds_collaboration_records_with_or_without_a_supervisor() {
 
     // A supervisor vouches for the index only while its watcher sees every
     // change: a record made while it runs must be found too.
-    std::fs::write(
-        home.file("hearth.toml"),
-        format!("{}\n[tick]\ninterval_s = 3600\n", home.read("hearth.toml")),
-    )
-    .unwrap();
+    hourly(&home);
     let supervisor = home.spawn(&["run"]);
     home.wait_for(Duration::from_secs(10), "the index marked current", || {
         home.file(".hearth/index/current.json").exists()
@@ -379,6 +375,24 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
     assert!(lone.list("collaborations").is_empty());
 }
 
+/// Alice's model, founding "Design X" by handing it to bob.
+fn founds_design_x() -> crate::common::model_server::Answer {
+    model_calling_on(
+        "Start design x",
+        "handoff",
+        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
+    )
+}
+
+/// Ticks an hour apart: what happens sooner was woken by something.
+fn hourly(home: &TestHome) {
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!("{}\n[tick]\ninterval_s = 3600\n", home.read("hearth.toml")),
+    )
+    .unwrap();
+}
+
 /// The user turns (as text) of every request `server` received.
 fn asked(server: &crate::common::model_server::ModelServer) -> Vec<String> {
     server
@@ -433,11 +447,7 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
         &[w1.path()],
         &bob_model.url,
     );
-    std::fs::write(
-        bob.file("hearth.toml"),
-        format!("{}\n[tick]\ninterval_s = 3600\n", bob.read("hearth.toml")),
-    )
-    .unwrap();
+    hourly(&bob);
     let mut cmd = bob.cmd(&["run"]);
     cmd.env("ANTHROPIC_API_KEY", KEY);
     let bob_supervisor = bob.spawn_with(cmd);
@@ -589,21 +599,10 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
         },
     ]);
     // Bob runs its `mark` tool on every handoff it reads.
-    let bob_model = ModelServer::start(vec![Answer::Computed(std::sync::Arc::new(
-        |body: &serde_json::Value| {
-            let last = body["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .map(|m| m.to_string())
-                .unwrap_or_default();
-            let events = if last.contains("Handoff from alice") && !last.contains("tool_result") {
-                anthropic::message("", &[("m1", "mark", &["{}"])], 10, 1)
-            } else {
-                anthropic::message("Marked.", &[], 10, 1)
-            };
-            Answer::Stream { events, hang: None }
-        },
-    ))]);
+    let bob_model =
+        ModelServer::start(vec![model_calling_on("Handoff from alice", "mark", || {
+            serde_json::json!({})
+        })]);
     let alice = agent(
         root.path(),
         "alice",
@@ -716,11 +715,7 @@ fn a_closes_memory_completes_the_collaboration_on_both_sides() {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
     let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
-    let alice_model = ModelServer::start(vec![model_calling_on(
-        "Start design x",
-        "handoff",
-        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
-    )]);
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
     let bob_model = ModelServer::start(vec![model_calling_on(
         "Handoff from alice",
         "write",
@@ -852,11 +847,7 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
     use std::time::Duration;
     let root = tempfile::tempdir().unwrap();
     let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
-    let alice_model = ModelServer::start(vec![model_calling_on(
-        "Start design x",
-        "handoff",
-        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
-    )]);
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
     let bob_model = ModelServer::start(vec![model_calling_on(
         "Handoff from alice",
         "send",
@@ -876,11 +867,7 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
         &[],
         &bob_model.url,
     );
-    std::fs::write(
-        bob.file("hearth.toml"),
-        format!("{}\n[tick]\ninterval_s = 3600\n", bob.read("hearth.toml")),
-    )
-    .unwrap();
+    hourly(&bob);
     alice.ok(&["say", "Start design x with bob."]);
     tick(&alice);
 
@@ -954,11 +941,7 @@ fn an_operators_pause_reaches_the_peer_whose_agent_then_cannot_hand_off() {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
     let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
-    let alice_model = ModelServer::start(vec![model_calling_on(
-        "Start design x",
-        "handoff",
-        || serde_json::json!({"to": "bob", "message": "Draft one.", "name": "Design X"}),
-    )]);
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
     // Bob tries to answer in design-x whenever he is told anything of it.
     let bob_model = ModelServer::start(vec![model_calling_on(
         "design-x",
