@@ -95,9 +95,15 @@ pub enum Refusal {
         /// The limit.
         max: u32,
     },
-    /// The same handoff text as the last round.
-    #[error("this is the same message as the last round of {0}: hand off when something changed")]
-    Repeat(String),
+    /// The same handoff text as the round before, or as this agent's own
+    /// previous round: two agents handing off without progress.
+    #[error("this is the same message as round {round} of {slug}: two agents handing the same text back and forth make no progress; hand off when something changed")]
+    Repeat {
+        /// The collaboration.
+        slug: String,
+        /// The round it repeats.
+        round: u32,
+    },
     /// An empty message.
     #[error("the message is empty")]
     Empty,
@@ -196,12 +202,12 @@ pub fn plan(
         });
     }
     let summary = first_line(message);
-    if record
-        .rounds
-        .last()
-        .is_some_and(|r| r.from == me && r.summary == summary && r.to == request.to)
-    {
-        return Err(Refusal::Repeat(record.slug));
+    let digest = digest(message);
+    if let Some(echoed) = repeats(&record, me, &digest) {
+        return Err(Refusal::Repeat {
+            slug: record.slug,
+            round: echoed,
+        });
     }
     if !record.participants.contains(&request.to) {
         record.participants.push(request.to.clone());
@@ -213,6 +219,7 @@ pub fn plan(
         to: request.to.clone(),
         at: now,
         summary,
+        digest: Some(digest),
         sent_in: None,
         taken_in: None,
     });
@@ -227,6 +234,31 @@ pub fn plan(
         message: message.to_string(),
     };
     Ok(Plan { record, handoff })
+}
+
+/// The fingerprint a round keeps of its message: the text with case and
+/// spacing evened out, hashed (16 hex digits). Digits count: "version 2"
+/// after "version 1" is progress.
+pub fn digest(message: &str) -> String {
+    let even = message
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("{:016x}", crate::stamp::fnv1a(even.as_bytes()))
+}
+
+/// The round a handoff from `me` with `digest` would repeat: the last
+/// round (an echo of what the peer just said), or `me`'s own previous one
+/// (the same text again, whatever came between).
+fn repeats(record: &Collaboration, me: &str, digest: &str) -> Option<u32> {
+    let last = record.rounds.last()?;
+    let own = record.rounds.iter().rev().find(|r| r.from == me);
+    [Some(last), own]
+        .into_iter()
+        .flatten()
+        .find(|r| r.digest.as_deref() == Some(digest))
+        .map(|r| r.n)
 }
 
 /// A status notice from `me` to `peer` about `c`: `what` happened.
@@ -478,10 +510,59 @@ mod tests {
         .unwrap();
         assert!(refuse(&cont("y"), Some(one.record.clone()), &settings(1)).contains("its 1 rounds"));
         assert!(
-            refuse(&cont("x"), Some(one.record.clone()), &settings(12)).contains("same message")
+            refuse(&cont(" X\n"), Some(one.record.clone()), &settings(12))
+                .contains("same message as round 1 of design-x")
         );
-        let mut paused = one.record;
+        let mut paused = one.record.clone();
         paused.status = Status::Paused;
         assert!(refuse(&cont("y"), Some(paused), &settings(12)).contains("is paused"));
+    }
+
+    #[test]
+    fn handing_the_same_text_back_and_forth_is_refused_but_progress_is_not() {
+        let p = peers();
+        let alices: Peers = [("alice".to_string(), PathBuf::from("/h/alice"))].into();
+        let s = settings(12);
+        let hand = |me: &str, peers: &Peers, to: &str, msg: &str, c: &Collaboration| {
+            let request = Request {
+                to: to.into(),
+                message: msg.into(),
+                collaboration: Some(c.slug.clone()),
+                ..Request::default()
+            };
+            plan(me, peers, &s, &request, Some(c.clone()), |_| true, at(1))
+        };
+        let one = plan(
+            "alice",
+            &p,
+            &s,
+            &found("Version 1."),
+            None,
+            |_| false,
+            at(0),
+        )
+        .unwrap();
+        // bob echoes what alice just said: a loop.
+        let echo = hand("bob", &alices, "alice", "version 1.", &one.record).unwrap_err();
+        assert_eq!(
+            echo,
+            Refusal::Repeat {
+                slug: "design-x".into(),
+                round: 1
+            }
+        );
+        // bob says something new; alice says her round 1 again: a loop.
+        let two = hand("bob", &alices, "alice", "Version 2.", &one.record).unwrap();
+        let again = hand("alice", &p, "bob", "Version 1.", &two.record).unwrap_err();
+        assert_eq!(
+            again,
+            Refusal::Repeat {
+                slug: "design-x".into(),
+                round: 1
+            }
+        );
+        // Another number is another version: progress.
+        let three = hand("alice", &p, "bob", "Version 3.", &two.record).unwrap();
+        assert_eq!(three.handoff.round, 3);
     }
 }

@@ -73,6 +73,10 @@ pub struct Round {
     pub at: DateTime<Utc>,
     /// The message's first line.
     pub summary: String,
+    /// A fingerprint of the whole message (see [`handoff::digest`]): how a
+    /// handoff that repeats an earlier one is recognised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
     /// The sender's commit that holds the handoff, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_in: Option<String>,

@@ -143,6 +143,7 @@ mod tests {
             to: "bob".into(),
             at: at(5),
             summary: "Draft one: {braces}, [brackets] and a # hash".into(),
+            digest: None,
             sent_in: Some("abc123".into()),
             taken_in: None,
         });

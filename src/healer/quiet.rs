@@ -6,6 +6,9 @@
 //!   the same arguments and the same reply (after normalising case, digits
 //!   and spacing), while the inbox waited.
 //!
+//! - it tried to hand a peer the same message as an earlier round of the
+//!   collaboration (DESIGN 14): two agents handing off without progress.
+//!
 //! Four different `send` replies that each end "Done." are four answers,
 //! not a loop: what a tick *did* is its actions and its words together.
 //! Idle ticks with an empty inbox are never quiet: saying "nothing to do"
@@ -24,7 +27,13 @@ pub fn assess(previous: Option<&TickRecord>, report: &TickReport) -> (Option<u64
         did.push_str(action);
     }
     let fingerprint = (!did.is_empty()).then(|| fnv1a(did.as_bytes()));
-    if report.inbox_waiting == 0 || !report.failures.is_empty() {
+    if !report.failures.is_empty() {
+        return (fingerprint, None);
+    }
+    if let Some(handoff_loop) = report.effects.loops.first() {
+        return (fingerprint, Some(handoff_loop.clone()));
+    }
+    if report.inbox_waiting == 0 {
         return (fingerprint, None);
     }
     let addressed =
@@ -106,5 +115,15 @@ mod tests {
         assert_eq!(quiet, None, "a reply addresses the message");
         let (_, quiet) = assess(None, &report("", 0, None));
         assert_eq!(quiet, None);
+    }
+
+    #[test]
+    fn a_handoff_refused_as_a_repeat_is_quiet_even_with_a_reply() {
+        let mut r = report("I handed it back.", 1, None);
+        r.effects
+            .loops
+            .push("handed bob the same message as round 1 of x again".into());
+        let (_, quiet) = assess(None, &r);
+        assert!(quiet.unwrap().contains("round 1 of x"));
     }
 }

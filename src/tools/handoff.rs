@@ -28,8 +28,14 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
     let plan = match plan {
         Ok(plan) => plan,
         Err(refusal) => {
-            if let handoff::Refusal::MaxRounds { slug, max } = &refusal {
-                flare_max_rounds(ctx, slug, *max);
+            match &refusal {
+                handoff::Refusal::MaxRounds { slug, max } => flare_max_rounds(ctx, slug, *max),
+                handoff::Refusal::Repeat { slug, round } => ctx.effects.loops.push(format!(
+                    "handed {} the same message as round {round} of {slug} again (agents \
+                     handing off without progress)",
+                    request.to
+                )),
+                _ => {}
             }
             return Err(ToolError::Refused {
                 tool: "handoff".into(),

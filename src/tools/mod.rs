@@ -67,6 +67,10 @@ pub struct Effects {
     pub sent: Vec<String>,
     /// When the agent asked to be woken next (capped by `[tick] max_sleep_h`).
     pub sleep_until: Option<DateTime<Utc>>,
+    /// Handoffs refused because they repeated an earlier round: a loop
+    /// between agents, which makes the tick a quiet failure (DESIGN 7).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<String>,
 }
 
 impl Effects {

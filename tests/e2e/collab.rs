@@ -777,7 +777,7 @@ fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
         let n = AtomicU32::new(0);
         move || {
             let n = n.fetch_add(1, Ordering::SeqCst);
-            serde_json::json!({"to": to, "message": format!("Version {n} of the plan."), "collaboration": "ping"})
+            serde_json::json!({"to": to, "message": format!("{to}, version {n} of the plan."), "collaboration": "ping"})
         }
     };
     let alice_model = ModelServer::start(vec![model_calling_on(
@@ -839,6 +839,65 @@ fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
         .map(|r| r.body.to_string())
         .any(|b| b.contains("has had its 3 rounds"));
     assert!(refused, "bob's model was told why");
+}
+
+#[test]
+fn two_agents_handing_the_same_text_back_and_forth_is_a_quiet_failure() {
+    use crate::common::model_server::ModelServer;
+    let root = tempfile::tempdir().unwrap();
+    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
+    let alice_model = ModelServer::start(vec![model_calling_on(
+        "Start echo",
+        "handoff",
+        || serde_json::json!({"to": "bob", "message": "Same as ever.", "name": "Echo"}),
+    )]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "handoff",
+        || serde_json::json!({"to": "alice", "message": "same as  ever.", "collaboration": "echo"}),
+    )]);
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[],
+        &bob_model.url,
+    );
+    alice.ok(&["say", "Start echo with bob."]);
+    tick(&alice);
+    tick(&bob);
+
+    let last = bob.ticks().pop().unwrap();
+    assert_eq!(last["class"], "ok", "{last}");
+    let quiet = last["quiet"].as_str().unwrap_or_default();
+    assert!(
+        quiet.contains("same message as round 1 of echo"),
+        "bob's tick is marked a quiet failure: {last}"
+    );
+    assert!(
+        !bob.list("outbox")
+            .iter()
+            .any(|n| n.contains("-handoff-echo-2-")),
+        "the echo was not posted: {:?}",
+        bob.list("outbox")
+    );
+    let told = bob_model
+        .received()
+        .iter()
+        .any(|r| r.body.to_string().contains("make no progress"));
+    assert!(told, "bob's model was told why");
+    let rounds = json(&bob, &["collab", "show", "echo", "--json"])["rounds"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(rounds, 1);
 }
 
 #[test]
