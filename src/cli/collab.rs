@@ -85,7 +85,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let home = env.open_home(flag)?;
     match args.command {
         Sub::List { status, json } => list(&home, status.as_deref(), json),
-        Sub::Show { slug, json } => show(&home, &slug, json),
+        Sub::Show { slug, json } => show(&home, &Config::load(&home.config_path())?, &slug, json),
         Sub::New {
             name,
             slug,
@@ -367,10 +367,11 @@ fn summary_json(c: &Collaboration) -> serde_json::Value {
     })
 }
 
-fn show(home: &Home, slug: &str, json: bool) -> Result<Exit, CommandError> {
-    let Some(c) = store::load(home, slug).map_err(no_hint)? else {
+fn show(home: &Home, config: &Config, slug: &str, json: bool) -> Result<Exit, CommandError> {
+    let Some(mut c) = store::load(home, slug).map_err(no_hint)? else {
         return Err(not_found(slug));
     };
+    collab::commits::fill(home, &collab::own_name(home), &config.peers, &mut c);
     if json {
         outln!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
         return Ok(Exit::Success);

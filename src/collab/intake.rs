@@ -94,12 +94,23 @@ pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
     Intake { inbox_text, record }
 }
 
-/// Decides the intake. The sender's record is the base (it holds the new
-/// round); a status this home's operator set (paused, complete,
-/// abandoned) stands, and status changes made here are kept.
-pub fn take(h: &Handoff, mine: Option<Collaboration>, max_rounds: u32) -> Intake {
+/// Decides the intake of round `h.round`, which the sender committed in
+/// `sent_in`. The sender's record is the base (it holds the new round); a
+/// status this home's operator set (paused, complete, abandoned) stands,
+/// status changes made here are kept, and what this home knew of the
+/// rounds (the commits on its side) is kept too.
+pub fn take(
+    h: &Handoff,
+    mine: Option<Collaboration>,
+    max_rounds: u32,
+    sent_in: Option<String>,
+) -> Intake {
     let mut record = h.collaboration.clone();
+    if let Some(round) = record.rounds.iter_mut().find(|r| r.n == h.round) {
+        round.sent_in = round.sent_in.take().or(sent_in);
+    }
     if let Some(mine) = mine {
+        record.learn(&mine.rounds);
         if mine.status != Status::Active {
             record.status = mine.status;
         }
@@ -154,7 +165,8 @@ mod tests {
             ..Request::default()
         };
         let sent = plan("alice", &peers, &settings, &request, None, |_| false, at(0)).unwrap();
-        let first = take(&sent.handoff, None, 12);
+        let first = take(&sent.handoff, None, 12, Some("c0ffee".into()));
+        assert_eq!(first.record.rounds[0].sent_in.as_deref(), Some("c0ffee"));
         assert!(
             first.inbox_text.starts_with("Handoff from alice"),
             "{}",
@@ -170,7 +182,14 @@ mod tests {
         let mut mine = first.record;
         mine.change(Change::Pause, "operator", "bob's operator", at(1))
             .unwrap();
-        let again = take(&sent.handoff, Some(mine), 12);
+        mine.rounds[0].taken_in = Some("beef".into());
+        let again = take(&sent.handoff, Some(mine), 12, None);
+        let round = &again.record.rounds[0];
+        assert_eq!(
+            (round.sent_in.as_deref(), round.taken_in.as_deref()),
+            (Some("c0ffee"), Some("beef")),
+            "what the receiver knew of the round is kept"
+        );
         assert_eq!(again.record.status, Status::Paused);
         assert_eq!(again.record.events.len(), 2, "{:?}", again.record.events);
         assert!(again

@@ -9,6 +9,7 @@
 //! (and recall indexes them). Decisions here are pure functions over the
 //! record; reading and writing the files is [`store`].
 
+pub mod commits;
 pub mod handoff;
 pub mod intake;
 pub mod record;
@@ -269,6 +270,29 @@ impl Collaboration {
                 note: String::new(),
             }],
         })
+    }
+
+    /// Fills in what this record does not know of its rounds from another
+    /// record of the same collaboration (a peer's): the commits on each
+    /// side, the digest. What is known here stays.
+    pub fn learn(&mut self, other: &[Round]) {
+        for mine in &mut self.rounds {
+            let Some(theirs) = other
+                .iter()
+                .find(|r| r.n == mine.n && r.from == mine.from && r.to == mine.to)
+            else {
+                continue;
+            };
+            for (field, known) in [
+                (&mut mine.sent_in, &theirs.sent_in),
+                (&mut mine.taken_in, &theirs.taken_in),
+                (&mut mine.digest, &theirs.digest),
+            ] {
+                if field.is_none() {
+                    field.clone_from(known);
+                }
+            }
+        }
     }
 
     /// Applies `change`, recording who made it and why.

@@ -111,14 +111,23 @@ pub fn post(
         Some(what) => format!("notice-{}-{what}", h.collaboration.slug),
         None => format!("handoff-{}-{}", h.collaboration.slug, h.round),
     };
-    let rel = format!(
-        "{}/{}-{what}-to-{}.md",
-        rel::OUTBOX,
-        now.format("%Y%m%dT%H%M%S%.3fZ"),
-        h.to
-    );
+    let rel = outbox_rel(&what, &h.to, now);
     atomic::write(&home.path(&rel), h.render().as_bytes())?;
     Ok(rel)
+}
+
+/// Where `c`'s round `r` was posted, when this home handed it off (the
+/// handoff tool posts it with the round's own time).
+pub fn handoff_rel(c: &Collaboration, r: &super::Round) -> String {
+    outbox_rel(&format!("handoff-{}-{}", c.slug, r.n), &r.to, r.at)
+}
+
+fn outbox_rel(what: &str, to: &str, at: chrono::DateTime<chrono::Utc>) -> String {
+    format!(
+        "{}/{}-{what}-to-{to}.md",
+        rel::OUTBOX,
+        at.format("%Y%m%dT%H%M%S%.3fZ")
+    )
 }
 
 /// Writes `c`'s record; returns its path relative to the home.

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
 use git2::Oid;
 
 use super::{Provenance, Repo, RepoError, GOOD_REF};
@@ -56,6 +57,33 @@ impl Repo {
                 Err(_) => return Ok(None),
             }
         }
+    }
+
+    /// The commit that brought `rel` into HEAD's history: the oldest on
+    /// HEAD's first-parent line, back from HEAD, whose tree holds `rel` as
+    /// HEAD has it. `None` when HEAD does not hold it (not committed yet).
+    /// The walk stops at commits older than `not_before` (less a minute,
+    /// for clocks that disagree): a file written then cannot be older, and
+    /// a long history is not read to the root.
+    pub fn introduced(&self, rel: &str, not_before: DateTime<Utc>) -> Option<String> {
+        let path = Path::new(rel);
+        let mut commit = self.head_commit().ok()??;
+        let blob = commit.tree().ok()?.get_path(path).ok()?.id();
+        let oldest = not_before.timestamp() - 60;
+        loop {
+            let Ok(parent) = commit.parent(0) else { break };
+            let holds = parent.time().seconds() >= oldest
+                && parent
+                    .tree()
+                    .ok()
+                    .and_then(|t| t.get_path(path).ok())
+                    .is_some_and(|e| e.id() == blob);
+            if !holds {
+                break;
+            }
+            commit = parent;
+        }
+        Some(commit.id().to_string())
     }
 
     /// Every file at or under `rel` in `commit`, as (path, bytes).
@@ -195,5 +223,46 @@ impl Repo {
         let oid = Oid::from_str(commit).ok()?;
         let commit = self.git.find_commit(oid).ok()?;
         commit.message().map(str::to_string)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repo::Identity;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
+    }
+
+    #[test]
+    fn the_commit_that_brought_a_file_in_is_found_behind_later_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        let write = |rel: &str, text: &str| std::fs::write(dir.path().join(rel), text).unwrap();
+        let commit = |s: i64| {
+            repo.commit(&["."], &Identity::hearth(), "c", at(s))
+                .unwrap()
+                .unwrap()
+        };
+        write("a", "a");
+        commit(0);
+        assert_eq!(repo.introduced("h", at(0)), None, "not committed");
+        write("h", "handoff");
+        let brought = commit(10);
+        write("a", "b");
+        commit(20);
+        write("a", "c");
+        commit(30);
+        assert_eq!(repo.introduced("h", at(10)), Some(brought.clone()));
+        // Rewritten later: the commit that holds it as it is now.
+        write("h", "handoff, edited");
+        let edited = commit(40);
+        assert_eq!(repo.introduced("h", at(10)), Some(edited.clone()));
+        // The walk does not go back past `not_before` (less a minute).
+        write("a", "d");
+        let last = commit(500);
+        assert_eq!(repo.introduced("h", at(10)), Some(edited));
+        assert_eq!(repo.introduced("h", at(400)), Some(last));
     }
 }

@@ -407,14 +407,6 @@ impl Repo {
         Ok((None, index))
     }
 
-    /// HEAD's commit (full id) if HEAD's tree holds `rel`: the commit a
-    /// file was committed in, as far as a reader of another home cares.
-    pub fn head_holding(&self, rel: &str) -> Option<String> {
-        let head = self.head_commit().ok()??;
-        head.tree().ok()?.get_path(Path::new(rel)).ok()?;
-        Some(head.id().to_string())
-    }
-
     /// The commit HEAD points at (full id), or None before the first commit.
     pub fn head(&self) -> Option<String> {
         self.head_commit()

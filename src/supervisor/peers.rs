@@ -100,7 +100,7 @@ impl Supervisor<'_> {
             return Ok(false);
         }
         // Not committed yet: the peer's commit wakes us again.
-        let Some(sent_in) = committed_in(peer_home, file) else {
+        let Some(sent_in) = committed_in(peer_home, file, h.created) else {
             return Ok(false);
         };
         let now = self.options.clock.now();
@@ -113,7 +113,7 @@ impl Supervisor<'_> {
         let taken = Taken {
             peer: peer.to_string(),
             file: file.to_string(),
-            sent_in: Some(sent_in),
+            sent_in: Some(sent_in.clone()),
             slug: slug.clone(),
             round: h.round,
             inbox: inbox_rel.clone(),
@@ -127,7 +127,12 @@ impl Supervisor<'_> {
         // killed between the two writes must not lose it.
         let intake = match h.notice.as_deref() {
             Some(_) => intake::take_notice(&h, mine),
-            None => intake::take(&h, mine, self.config.collaborations.max_rounds),
+            None => intake::take(
+                &h,
+                mine,
+                self.config.collaborations.max_rounds,
+                Some(sent_in),
+            ),
         };
         if !already {
             if h.notice.as_deref() == Some("max-rounds") {
@@ -161,15 +166,55 @@ impl Supervisor<'_> {
             Some(what) => format!("handoff: notice from {peer}, {slug} {what}"),
             None => format!("handoff: from {peer}, {slug} round {}", h.round),
         };
-        if let Err(e) = self.repo.commit(&specs, &Identity::hearth(), &message, now) {
+        match self.repo.commit(&specs, &Identity::hearth(), &message, now) {
+            Ok(Some(taken_in)) if h.notice.is_none() => {
+                self.record_taken_in(intake.record, h.round, &taken_in, now)
+            }
+            Ok(_) => {}
             // Taken all the same: the next commit carries it.
-            tracing::warn!("could not commit the handoff from {peer} ({e}); the next commit will");
+            Err(e) => tracing::warn!(
+                "could not commit the handoff from {peer} ({e}); the next commit will"
+            ),
         }
         tracing::info!(
             "took {peer}'s handoff: {slug} round {} ({inbox_rel})",
             h.round
         );
         Ok(!already)
+    }
+
+    /// Writes the commit that took round `n` in into the record, in a
+    /// commit of its own (a commit cannot name itself): `collab show`
+    /// then gives the commits on both sides of every round.
+    fn record_taken_in(
+        &self,
+        mut record: crate::collab::Collaboration,
+        n: u32,
+        taken_in: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        let Some(round) = record.rounds.iter_mut().find(|r| r.n == n) else {
+            return;
+        };
+        round.taken_in = Some(taken_in.to_string());
+        let message = format!(
+            "handoff: {} round {n} taken in {}",
+            record.slug,
+            &taken_in[..taken_in.len().min(10)]
+        );
+        let done = store::save(self.home, &record)
+            .map_err(|e| e.to_string())
+            .and_then(|rel| {
+                self.repo
+                    .commit(&[rel.as_str()], &Identity::hearth(), &message, now)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = done {
+            tracing::warn!(
+                "could not record which commit took {} round {n}: {e}",
+                record.slug
+            );
+        }
     }
 
     /// Logs a problem once (and `hearth status` lists what was logged).
@@ -180,9 +225,14 @@ impl Supervisor<'_> {
     }
 }
 
-/// The peer's commit that holds its outbox `file`, when HEAD has it.
-fn committed_in(peer_home: &std::path::Path, file: &str) -> Option<String> {
+/// The peer's commit that brought its outbox `file` (written at `created`)
+/// into its history, when its HEAD holds it.
+fn committed_in(
+    peer_home: &std::path::Path,
+    file: &str,
+    created: chrono::DateTime<chrono::Utc>,
+) -> Option<String> {
     crate::repo::Repo::open(peer_home)
         .ok()?
-        .head_holding(&format!("{}/{file}", rel::OUTBOX))
+        .introduced(&format!("{}/{file}", rel::OUTBOX), created)
 }

@@ -343,6 +343,10 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
     // In the tick's own commit, nothing left over.
     let last = &alice.history()[0];
     assert!(last.summary.starts_with("tick 1"), "{}", last.summary);
+    // Not taken in yet (bob's home is not there): show names the commit
+    // that posted it, and no receiver's.
+    assert_eq!(shown["rounds"][0]["sent_in"], last.id.as_str(), "{shown}");
+    assert_eq!(shown["rounds"][0]["taken_in"], serde_json::Value::Null);
     assert!(
         last.files
             .contains(&"collaborations/design-x.md".to_string()),
@@ -548,6 +552,59 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
             home.git(&["status", "--porcelain"]).stdout.is_empty(),
             "{}",
             home.path.display()
+        );
+    }
+    // `collab show` gives the commits on both sides of each round, on
+    // either side: the commit that posted the handoff, the one that took
+    // it in.
+    let committed = |home: &TestHome, posted: &str| {
+        home.history()
+            .into_iter()
+            .filter(|c| c.files.iter().any(|f| f.ends_with(posted)))
+            .last()
+            .map(|c| c.id)
+            .unwrap()
+    };
+    let took = |home: &TestHome, summary: &str| {
+        home.history()
+            .into_iter()
+            .find(|c| c.summary == summary)
+            .map(|c| c.id)
+            .unwrap()
+    };
+    let expected = serde_json::json!([
+        [
+            committed(&alice, "-handoff-design-x-1-to-bob.md"),
+            took(&bob, "handoff: from alice, design-x round 1")
+        ],
+        [
+            committed(&bob, "-handoff-design-x-2-to-alice.md"),
+            took(&alice, "handoff: from bob, design-x round 2")
+        ],
+    ]);
+    for home in [&alice, &bob] {
+        let shown = json(home, &["collab", "show", "design-x", "--json"]);
+        let commits: Vec<serde_json::Value> = shown["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| serde_json::json!([r["sent_in"], r["taken_in"]]))
+            .collect();
+        assert_eq!(
+            serde_json::Value::from(commits),
+            expected,
+            "{}",
+            home.path.display()
+        );
+        let human = home.ok(&["collab", "show", "design-x"]);
+        let short = |v: &serde_json::Value| v.as_str().unwrap()[..10].to_string();
+        assert!(
+            human.contains(&format!(
+                "[{} → {}]",
+                short(&expected[0][0]),
+                short(&expected[0][1])
+            )),
+            "{human}"
         );
     }
     // Each handoff was taken exactly once, with the sender's commit.
