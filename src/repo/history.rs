@@ -227,6 +227,7 @@ impl Repo {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
     use crate::repo::Identity;

@@ -560,8 +560,7 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
     let committed = |home: &TestHome, posted: &str| {
         home.history()
             .into_iter()
-            .filter(|c| c.files.iter().any(|f| f.ends_with(posted)))
-            .last()
+            .rfind(|c| c.files.iter().any(|f| f.ends_with(posted)))
             .map(|c| c.id)
             .unwrap()
     };
