@@ -249,13 +249,10 @@ fn change(
             "`hearth collab show SLUG` shows where it stands",
         )
     })?;
-    // A status change travels to the peers; a rename goes with the next
-    // handoff's record.
-    let status_change = c
-        .events
-        .last()
-        .map(|e| e.what.clone())
-        .filter(|what| ["pause", "complete", "abandon", "reopen"].contains(&what.as_str()));
+    // A status change or a new name travels to the peers as a notice.
+    let status_change = c.events.last().map(|e| e.what.clone()).filter(|what| {
+        ["pause", "complete", "abandon", "reopen", "rename"].contains(&what.as_str())
+    });
     commit_change(
         env,
         home,

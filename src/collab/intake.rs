@@ -75,6 +75,7 @@ pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
         "complete" if record.status != Status::Abandoned => record.status = Status::Complete,
         // An operator's status change travels: the latest one stands.
         "pause" | "abandon" | "reopen" => record.status = h.collaboration.status,
+        "rename" => record.name.clone_from(&h.collaboration.name),
         _ => {}
     }
     for event in &h.collaboration.events {

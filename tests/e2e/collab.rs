@@ -1124,4 +1124,11 @@ fn an_operators_pause_reaches_the_peer_whose_agent_then_cannot_hand_off() {
         "{:?}",
         bob.list("outbox")
     );
+
+    // A new name travels the same way.
+    alice.ok(&["collab", "rename", "design-x", "Design X, final"]);
+    tick(&bob);
+    let bobs = json(&bob, &["collab", "show", "design-x", "--json"]);
+    assert_eq!(bobs["name"], "Design X, final", "{bobs}");
+    assert_eq!(bobs["status"], "paused", "{bobs}");
 }
