@@ -196,6 +196,8 @@ struct Supervisor<'a> {
     /// Problems with the working tree already logged (said once, not every
     /// tick; `hearth status` lists them while they last).
     reported: std::collections::HashSet<String>,
+    /// The peers' directories watched, and how many of them were missing.
+    peers_watched: (Vec<(String, PathBuf)>, usize),
     /// The pushing thread, with `[git] push = true`.
     pusher: Option<push::Pusher>,
     /// The thread that keeps recall's line origins up to HEAD.
@@ -254,20 +256,6 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         });
     }
     let pusher = config_push(home, &config, &options);
-    let mut wake = wake;
-    // A handoff is taken once the peer has committed it: its outbox and
-    // its branch refs are watched.
-    let watched: Vec<(String, PathBuf)> = config
-        .peers
-        .iter()
-        .flat_map(|(name, peer)| {
-            [
-                (name.clone(), peer.join(crate::home::layout::rel::OUTBOX)),
-                (name.clone(), peer.join(".git/refs/heads")),
-            ]
-        })
-        .collect();
-    wake.watch_peers(&watched);
     let mut sup = Supervisor {
         home,
         repo,
@@ -279,12 +267,14 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         announced: flares::names(home).into_iter().collect(),
         last_tick: last_recorded_tick(home),
         reported: Default::default(),
+        peers_watched: Default::default(),
         pusher,
         origins: origins::Origins::new(home),
         disk: None,
         packer: packer::Packer::new(home),
         options,
     };
+    sup.watch_peers();
     sup.set_phase(Phase::Starting, None, None);
     let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
     let recovered = sup.recover_unfinished_tick(recovery::Cut::SupervisorDied)?;
@@ -483,6 +473,8 @@ impl Supervisor<'_> {
                 }
                 self.config = config;
                 self.flared_config = None;
+                // A peer added (or removed) is watched from now on.
+                self.watch_peers();
             }
             Err(e) => {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();

@@ -15,6 +15,7 @@
 //! ledger line finds the message at its next start and only records it.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 use super::Supervisor;
 use crate::collab::handoff::Handoff;
@@ -29,6 +30,7 @@ impl Supervisor<'_> {
     /// and it has not taken yet; returns how many. Never fatal: a peer
     /// that cannot be read is named once and the others are taken.
     pub(super) fn take_handoffs(&mut self) -> usize {
+        self.watch_peers();
         if self.config.peers.is_empty() {
             return 0;
         }
@@ -76,6 +78,37 @@ impl Supervisor<'_> {
             }
         }
         count
+    }
+
+    /// Watches the peers' `outbox/` and branch refs (a handoff is taken
+    /// once the peer has committed it): at start, when `[peers]` changed
+    /// (the config is read again before each tick), and when a peer's home
+    /// that was missing has appeared.
+    pub(super) fn watch_peers(&mut self) {
+        let dirs: Vec<(String, PathBuf)> = self
+            .config
+            .peers
+            .iter()
+            .flat_map(|(name, peer)| {
+                [
+                    (name.clone(), peer.join(rel::OUTBOX)),
+                    (name.clone(), peer.join(".git/refs/heads")),
+                ]
+            })
+            .collect();
+        if self.peers_watched.0 == dirs && !self.peer_appeared() {
+            return;
+        }
+        let missing = dirs.iter().filter(|(_, d)| !d.is_dir()).count();
+        self.wake.watch_peers(&dirs);
+        self.peers_watched = (dirs, missing);
+    }
+
+    /// Whether a peer directory that was missing when last watched exists
+    /// now.
+    pub(super) fn peer_appeared(&self) -> bool {
+        let (dirs, were_missing) = &self.peers_watched;
+        dirs.iter().filter(|(_, d)| !d.is_dir()).count() < *were_missing
     }
 
     /// Takes `file` from `peer`'s outbox; `Ok(false)` when it was taken

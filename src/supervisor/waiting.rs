@@ -20,6 +20,10 @@ const MEMORY_SETTLE: Duration = Duration::from_millis(100);
 /// copied in is read whole.
 const INBOX_SETTLE: Duration = Duration::from_millis(150);
 
+/// How often a waiting supervisor looks for a peer's home that was missing
+/// (a directory that does not exist cannot be watched): a few `stat`s.
+const MISSING_PEER_RECHECK: Duration = Duration::from_secs(1);
+
 impl Supervisor<'_> {
     /// `--ticks` runs start at once; otherwise the schedule carries over
     /// from the last recorded tick, so a restart does not tick early.
@@ -121,6 +125,9 @@ impl Supervisor<'_> {
             {
                 timeout = timeout.min(every);
             }
+            if self.peers_watched.1 > 0 {
+                timeout = timeout.min(MISSING_PEER_RECHECK);
+            }
             match self.wake.next(timeout) {
                 Some(Wake::Stop(signal)) => return Some(signal),
                 Some(first @ (Wake::Memory | Wake::Inbox)) => {
@@ -145,6 +152,14 @@ impl Supervisor<'_> {
                     }
                 }
                 Some(Wake::Peer) => {
+                    if self.take_handoffs() > 0 {
+                        tracing::info!("a peer handed off; ticking now");
+                        return None;
+                    }
+                }
+                // A peer's home that has appeared is watched from now on,
+                // and what it handed off meanwhile taken.
+                None if self.peers_watched.1 > 0 && self.peer_appeared() => {
                     if self.take_handoffs() > 0 {
                         tracing::info!("a peer handed off; ticking now");
                         return None;

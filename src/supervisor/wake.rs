@@ -124,6 +124,7 @@ impl Wakeups {
     /// that cannot be watched is named, and looked at before each tick
     /// anyway.
     pub fn watch_peers(&mut self, outboxes: &[(String, PathBuf)]) {
+        self._peers_watcher = None;
         if outboxes.is_empty() {
             return;
         }

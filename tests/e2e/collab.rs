@@ -616,6 +616,55 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
 }
 
 #[test]
+fn a_peer_whose_home_appears_while_the_supervisor_waits_is_watched_from_then_on() {
+    use crate::common::model_server::ModelServer;
+    use std::time::Duration;
+    let root = tempfile::tempdir().unwrap();
+    let alice_path = root.path().join("alice");
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "send",
+        || serde_json::json!({"body": "Read alice's draft."}),
+    )]);
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_path)],
+        &[],
+        &bob_model.url,
+    );
+    hourly(&bob);
+    let mut cmd = bob.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = bob.spawn_with(cmd);
+    bob.wait_for(Duration::from_secs(20), "bob's first tick", || {
+        !bob.ticks().is_empty()
+    });
+
+    // alice's home is made after bob started; her handoff still wakes him.
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob.path)],
+        &[],
+        &alice_model.url,
+    );
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    bob.wait_for(Duration::from_secs(20), "bob's tick on the handoff", || {
+        bob.ticks()
+            .iter()
+            .any(|t| t["inbox"].to_string().contains("handoff-alice-"))
+    });
+    assert!(
+        crate::common::finish_after_term(supervisor).success(),
+        "{}",
+        bob.log()
+    );
+}
+
+#[test]
 fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
     use crate::common::model_server::{anthropic, Answer, ModelServer};
     let root = tempfile::tempdir().unwrap();
