@@ -703,11 +703,45 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
             hang: None,
         },
     ]);
-    // Bob runs its `mark` tool on every handoff it reads.
-    let bob_model =
-        ModelServer::start(vec![model_calling_on("Handoff from alice", "mark", || {
-            serde_json::json!({})
-        })]);
+    // Bob runs its `mark` tool on every handoff it reads, then hands back
+    // in the same collaboration.
+    let bob_model = ModelServer::start(vec![Answer::Computed(std::sync::Arc::new(
+        |body: &serde_json::Value| {
+            let messages: Vec<String> = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.to_string())
+                .collect();
+            let last = messages.last().unwrap();
+            // The collaboration of the latest handoff bob was given.
+            let slug = messages
+                .iter()
+                .rev()
+                .find_map(|m| {
+                    let at = m.find("Handoff from alice")?;
+                    let rest = &m[at..];
+                    let open = rest.find(" (")? + 2;
+                    let close = open + rest[open..].find(')')?;
+                    Some(rest[open..close].to_string())
+                })
+                .unwrap_or_default();
+            let back = serde_json::json!({
+                "to": "alice",
+                "message": format!("Done with {slug}: see where.log."),
+                "collaboration": slug,
+            })
+            .to_string();
+            let events = if last.contains("Handoff from alice") && !last.contains("tool_result") {
+                anthropic::message("", &[("m1", "mark", &["{}"])], 10, 1)
+            } else if last.contains("\"m1\"") {
+                anthropic::message("", &[("h1", "handoff", &[back.as_str()])], 10, 1)
+            } else {
+                anthropic::message("Noted.", &[], 10, 1)
+            };
+            Answer::Stream { events, hang: None }
+        },
+    ))]);
     let alice = agent(
         root.path(),
         "alice",
@@ -789,6 +823,60 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
     );
     let listed = json(&bob, &["collab", "list", "--status", "active", "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
+
+    // Bob handed each back in its own collaboration; alice reads them one
+    // collaboration a tick, each with its own header.
+    tick(&alice);
+    tick(&alice);
+    tick(&alice);
+    let most = alice_model
+        .received()
+        .iter()
+        .filter_map(|r| r.body["messages"].as_array()?.last().map(|m| m.to_string()))
+        .map(|m| m.matches("Handoff from bob").count())
+        .max();
+    assert_eq!(most, Some(1), "one collaboration's handoff a tick");
+    for (slug, name) in [
+        ("w-one", "W one"),
+        ("w-two", "W two"),
+        ("w-three", "W three"),
+    ] {
+        let asked_about: Vec<String> = alice_model
+            .received()
+            .iter()
+            .filter_map(|r| r.body["messages"].as_array()?.last().map(|m| m.to_string()))
+            .filter(|m| m.contains(&format!("collaboration \\\"{name}\\\" ({slug})")))
+            .collect();
+        assert_eq!(asked_about.len(), 1, "{slug}: {asked_about:?}");
+        assert!(
+            asked_about[0].contains("round 2")
+                && asked_about[0].contains(&format!("Done with {slug}")),
+            "{}",
+            asked_about[0]
+        );
+        for home in [&alice, &bob] {
+            let rounds = json(home, &["collab", "show", slug, "--json"])["rounds"].clone();
+            let rounds = rounds.as_array().unwrap();
+            assert_eq!(rounds.len(), 2, "{slug}: {rounds:?}");
+            assert!(
+                rounds
+                    .iter()
+                    .all(|r| r["sent_in"].is_string() && r["taken_in"].is_string()),
+                "{slug}, {}: {rounds:?}",
+                home.path.display()
+            );
+        }
+    }
+    // For the record (`--nocapture`): both sides of two of them.
+    for home in [&alice, &bob] {
+        for slug in ["w-one", "w-two"] {
+            eprintln!(
+                "$ hearth collab show {slug}   ({})\n{}",
+                home.path.file_name().unwrap().to_string_lossy(),
+                home.ok(&["collab", "show", slug])
+            );
+        }
+    }
 }
 
 /// A model that, on a tick whose last user turn says `trigger`, calls
