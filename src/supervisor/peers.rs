@@ -57,12 +57,7 @@ impl Supervisor<'_> {
                     names
                 }
                 Err(e) => {
-                    self.report_once(format!(
-                        "peer {peer}: cannot read {} ({e}); its handoffs wait until it can be \
-                         read (check [peers] in hearth.toml, and that this agent may read that \
-                         home: ReadOnlyPaths= in its unit)",
-                        outbox.display()
-                    ));
+                    self.report_once(unreadable(&peer, &outbox, &e));
                     continue;
                 }
             };
@@ -250,12 +245,40 @@ impl Supervisor<'_> {
         }
     }
 
-    /// Logs a problem once (and `hearth status` lists what was logged).
+    /// Logs a problem once (`hearth status` finds the lasting ones itself).
     fn report_once(&mut self, problem: String) {
         if self.reported.insert(problem.clone()) {
             tracing::warn!("{problem}");
         }
     }
+}
+
+/// What is said of a peer whose `outbox/` cannot be read.
+fn unreadable(peer: &str, outbox: &std::path::Path, e: &std::io::Error) -> String {
+    format!(
+        "peer {peer}: cannot read {} ({e}); its handoffs wait until it can be read (check \
+         [peers] in hearth.toml, and that this agent may read that home: ReadOnlyPaths= in \
+         its unit)",
+        outbox.display()
+    )
+}
+
+/// What keeps handoffs from being taken, for `hearth status`: peers whose
+/// outbox cannot be read, and records that do not parse (a handoff in a
+/// collaboration whose record is broken waits until it is fixed).
+pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config) -> Vec<String> {
+    let mut problems: Vec<String> = config
+        .peers
+        .iter()
+        .filter_map(|(peer, path)| {
+            let outbox = path.join(rel::OUTBOX);
+            std::fs::read_dir(&outbox)
+                .err()
+                .map(|e| unreadable(peer, &outbox, &e))
+        })
+        .collect();
+    problems.extend(store::list(home).1.iter().map(ToString::to_string));
+    problems
 }
 
 /// The peer's commit that brought its outbox `file` (written at `created`)

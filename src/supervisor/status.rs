@@ -77,7 +77,10 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Err(e) => problems.push(e.to_string()),
     }
     let (daily_usd, config_error) = match crate::config::Config::load(&home.config_path()) {
-        Ok(config) => (Some(config.budget.daily_usd), None),
+        Ok(config) => {
+            problems.extend(super::peers::problems(home, &config));
+            (Some(config.budget.daily_usd), None)
+        }
         Err(e) => {
             let hint = e.hint().map(|h| format!(" — {h}")).unwrap_or_default();
             (None, Some(format!("{e}{hint}")))

@@ -177,6 +177,11 @@ fn a_record_broken_by_hand_is_named_and_the_others_still_list() {
         err.contains("collaborations/beta.md") && err.contains("not YAML"),
         "{err}"
     );
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("problem:    ") && status.contains("collaborations/beta.md"),
+        "{status}"
+    );
     let out = home.output(&["collab", "show", "beta"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -515,6 +520,11 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
         log.matches("peer carol: cannot read").count(),
         1,
         "said once: {log}"
+    );
+    let status = bob.ok(&["status"]);
+    assert!(
+        status.contains("problem:    peer carol: cannot read"),
+        "and listed by status for as long as it lasts: {status}"
     );
 
     // Alice's next tick takes bob's answer first, and reads round 2.
