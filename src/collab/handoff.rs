@@ -332,6 +332,11 @@ impl Handoff {
                 handoff.kind
             ));
         }
+        // It comes from another home: what becomes a path here is checked.
+        let slug = &handoff.collaboration.slug;
+        if !valid_slug(slug) {
+            return Err(super::CollabError::BadSlug(slug.clone()).to_string());
+        }
         handoff.message = split.body.trim_end().to_string();
         Ok(handoff)
     }
@@ -450,6 +455,10 @@ mod tests {
         let text = second.handoff.render();
         let back = Handoff::parse(&text).unwrap();
         assert_eq!(back, second.handoff, "{text}");
+        let forged = text.replace("\"slug\":\"design-x\"", "\"slug\":\"../memory/identity\"");
+        assert_ne!(forged, text);
+        let err = Handoff::parse(&forged).unwrap_err();
+        assert!(err.contains("not a collaboration slug"), "{err}");
     }
 
     #[test]

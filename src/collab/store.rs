@@ -130,8 +130,19 @@ fn outbox_rel(what: &str, to: &str, at: chrono::DateTime<chrono::Utc>) -> String
     )
 }
 
-/// Writes `c`'s record; returns its path relative to the home.
+/// Writes `c`'s record; returns its path relative to the home. A slug
+/// that is not one (it would name a path outside `collaborations/`) is
+/// refused here too, whoever checked it before.
 pub fn save(home: &Home, c: &Collaboration) -> Result<String, atomic::WriteError> {
+    if !valid_slug(&c.slug) {
+        return Err(atomic::WriteError {
+            path: home.path(rel::COLLABORATIONS),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                super::CollabError::BadSlug(c.slug.clone()).to_string(),
+            ),
+        });
+    }
     let rel = rel_path(&c.slug);
     atomic::write(&home.path(&rel), record::render(c).as_bytes())?;
     Ok(rel)
