@@ -7,7 +7,8 @@
 //!
 //! Only hearth and the operator write these records; the agent reads them
 //! (and recall indexes them). Decisions here are pure functions over the
-//! record; reading and writing the files is [`store`].
+//! record; reading and writing the files is [`store`]; [`commits`] looks,
+//! read only, at peers' records and the history for `collab show`.
 
 pub mod commits;
 pub mod handoff;
