@@ -173,7 +173,7 @@ pub fn ask(
         content: vec![Block::Text { text: user_text }],
     });
     let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
-    let mut specs = tools::specs(&operator, false);
+    let mut specs = tools::specs(&operator, None);
     if question.read_only {
         specs.retain(|s| !tools::writes(&operator, &s.name));
     }

@@ -141,7 +141,7 @@ pub fn prepare(
         number,
         system: boot.system,
         conversation,
-        tools: tools::specs(&operator, !config.peers.is_empty()),
+        tools: tools::specs(&operator, Some(&tools::Peering::of(home, config))),
         operator,
         tool_problems,
         inbox: messages,

@@ -73,12 +73,45 @@ pub fn specs() -> Vec<ToolSpec> {
             "Ask not to be woken for the given minutes (an inbox message still wakes you).",
             json!({"type": "object", "properties": {"minutes": {"type": "integer", "minimum": 1}}, "required": ["minutes"], "additionalProperties": false}),
         ),
-        spec(
-            "handoff",
-            "Hand work to a peer agent as the next round of a collaboration: give `collaboration` (an existing one's slug, see collaborations/) or `name` to found one (with an optional `workdir` from the operator's list and the memory that founds it).",
-            json!({"type": "object", "properties": {"to": {"type": "string", "description": "the peer's name"}, "message": {"type": "string"}, "collaboration": {"type": "string", "description": "an existing collaboration's slug"}, "name": {"type": "string", "description": "a new collaboration's name"}, "workdir": {"type": "string", "description": "a new collaboration's working directory"}, "founded_by": {"type": "string", "description": "the memory that founds a new collaboration, e.g. memory/design-x.md"}}, "required": ["to", "message"], "additionalProperties": false}),
-        ),
     ]
+}
+
+/// `handoff`, for an agent with peers: who it is, who they are, and where
+/// a collaboration may work, so that the model need not guess.
+pub fn handoff_spec(peering: &super::Peering) -> ToolSpec {
+    let peers: Vec<&str> = peering.peers.keys().map(String::as_str).collect();
+    let workdirs: Vec<String> = peering
+        .settings
+        .workdirs
+        .iter()
+        .map(|w| w.display().to_string())
+        .collect();
+    let where_ = if workdirs.is_empty() {
+        "The operator allows no working directories: collaborations work in your home.".to_string()
+    } else {
+        format!(
+            "Working directories the operator allows: {}.",
+            workdirs.join(", ")
+        )
+    };
+    let description = format!(
+        "Hand work to a peer agent as the next round of a collaboration: give `collaboration` \
+         (an existing one's slug, see collaborations/) or `name` to found one (with an optional \
+         `workdir` and the memory that founds it). You are {}; your peers are {}. {where_} A \
+         collaboration has at most {} rounds; handing the same message again is refused.",
+        peering.me,
+        peers.join(", "),
+        peering.settings.max_rounds
+    );
+    let mut workdir = json!({"type": "string", "description": "a new collaboration's working directory (absolute)"});
+    if !workdirs.is_empty() {
+        workdir["enum"] = json!(workdirs);
+    }
+    ToolSpec {
+        name: "handoff".into(),
+        description,
+        input_schema: json!({"type": "object", "properties": {"to": {"type": "string", "enum": peers, "description": "the peer's name"}, "message": {"type": "string"}, "collaboration": {"type": "string", "description": "an existing collaboration's slug"}, "name": {"type": "string", "description": "a new collaboration's name"}, "workdir": workdir, "founded_by": {"type": "string", "description": "the memory that founds a new collaboration, e.g. memory/design-x.md"}}, "required": ["to", "message"], "additionalProperties": false}),
+    }
 }
 
 #[derive(Deserialize)]

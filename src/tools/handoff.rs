@@ -10,6 +10,22 @@ use crate::collab::{store, Change, Collaboration};
 use crate::mailbox::outbox::{self, Letter};
 
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
+    if let Some(memory) = request
+        .founded_by
+        .as_deref()
+        .filter(|_| request.name.is_some())
+    {
+        let under_memory = memory.starts_with("memory/") && !memory.contains("..");
+        if !under_memory || !ctx.home.path(memory).is_file() {
+            return Err(ToolError::Refused {
+                tool: "handoff".into(),
+                message: format!(
+                    "founded_by {memory:?} is not a memory of yours: write it first (a path \
+                     under memory/), or leave founded_by out"
+                ),
+            });
+        }
+    }
     let peering = &ctx.peering;
     let existing = match &request.collaboration {
         Some(slug) => store::load(ctx.home, slug).map_err(failed)?,

@@ -184,11 +184,14 @@ pub const BUILTINS: [&str; 9] = [
 
 /// The built-in tools, then the operator's (by name), as the model sees
 /// them. Stable order and text, so the tool list is byte-stable from tick
-/// to tick (cacheable). `handoff` is among them when the agent has peers.
-pub fn specs(operator: &[OperatorTool], with_peers: bool) -> Vec<ToolSpec> {
+/// to tick (cacheable). `handoff` is among them when the agent has peers,
+/// naming them and the operator's workdirs (they change only with
+/// `hearth.toml`).
+pub fn specs(operator: &[OperatorTool], peering: Option<&Peering>) -> Vec<ToolSpec> {
     let mut specs = builtins::specs();
-    if !with_peers {
-        specs.retain(|s| s.name != "handoff");
+    specs.retain(|s| s.name != "handoff");
+    if let Some(peering) = peering.filter(|p| !p.peers.is_empty()) {
+        specs.push(builtins::handoff_spec(peering));
     }
     specs.extend(operator.iter().map(OperatorTool::spec));
     specs

@@ -310,15 +310,28 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
     alice.ok(&["say", "Start design x with bob."]);
     tick(&alice);
 
-    // The model was offered the tool (it has a peer).
+    // The model was offered the tool (it has a peer), told who it is, who
+    // its peers are and where a collaboration may work.
     let tools = &server.received()[0].body["tools"];
+    let handoff = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "handoff")
+        .unwrap_or_else(|| panic!("{tools}"));
+    let description = handoff["description"].as_str().unwrap();
     assert!(
-        tools
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "handoff"),
-        "{tools}"
+        description.contains("You are alice; your peers are bob.")
+            && description.contains(&format!(
+                "Working directories the operator allows: {}.",
+                w1.path().display()
+            ))
+            && description.contains("at most 3 rounds"),
+        "{description}"
+    );
+    assert_eq!(
+        handoff["input_schema"]["properties"]["to"]["enum"],
+        serde_json::json!(["bob"])
     );
     let posted: Vec<String> = alice
         .list("outbox")
@@ -382,6 +395,30 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
         "{tools}"
     );
     assert!(lone.list("collaborations").is_empty());
+}
+
+#[test]
+fn founding_on_a_memory_that_does_not_exist_is_refused_with_the_fix() {
+    use crate::common::model_server::ModelServer;
+    let root = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(hands_off(serde_json::json!({
+        "to": "bob",
+        "message": "Draft one.",
+        "name": "Design X",
+        "founded_by": "memory/design-x.md",
+    })));
+    let bob = root.path().join("bob");
+    let alice = agent(root.path(), "alice", &[("bob", &bob)], &[], &server.url);
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    let told = server.received().iter().any(|r| {
+        r.body
+            .to_string()
+            .contains("is not a memory of yours: write it first")
+    });
+    assert!(told, "the model was told the fix");
+    assert!(alice.list("collaborations").is_empty());
+    assert!(!alice.list("outbox").iter().any(|n| n.contains("-handoff-")));
 }
 
 /// Alice's model, founding "Design X" by handing it to bob.
