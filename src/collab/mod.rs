@@ -166,18 +166,7 @@ pub fn own_name(home: &crate::home::Home) -> String {
 
 /// The slug a name suggests: "Design X, v2" → "design-x-v2".
 pub fn slug_for(name: &str) -> String {
-    let mut slug = String::new();
-    for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_alphanumeric() {
-            slug.push(c);
-        } else if !slug.is_empty() && !slug.ends_with('-') {
-            slug.push('-');
-        }
-        if slug.len() >= 64 {
-            break;
-        }
-    }
-    let slug = slug.trim_end_matches('-').to_string();
+    let slug = crate::config::collab::name_for(name);
     if slug.is_empty() {
         "collaboration".into()
     } else {

@@ -57,6 +57,24 @@ pub fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
+/// The name a text suggests under [`valid_name`]'s rule: "Design X, v2"
+/// → "design-x-v2" (empty when it has no letters or digits). An agent's
+/// name among its peers is this of its home directory's name.
+pub fn name_for(text: &str) -> String {
+    let mut name = String::new();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            name.push(c);
+        } else if !name.is_empty() && !name.ends_with('-') {
+            name.push('-');
+        }
+        if name.len() >= 64 {
+            break;
+        }
+    }
+    name.trim_end_matches('-').to_string()
+}
+
 /// What is wrong with `[peers]` and `[collaborations]`, if anything.
 pub fn validate(peers: &Peers, collaborations: &CollaborationsConfig) -> Result<(), String> {
     for (name, path) in peers {
@@ -69,6 +87,20 @@ pub fn validate(peers: &Peers, collaborations: &CollaborationsConfig) -> Result<
         if !path.is_absolute() {
             return Err(format!(
                 "[peers] {name} = {:?}: give the peer's home as an absolute path",
+                path.display()
+            ));
+        }
+        // The peer calls itself by its home directory's name: handoffs are
+        // addressed, and rounds recorded, under that name on both sides.
+        let own = path
+            .file_name()
+            .map(|d| name_for(&d.to_string_lossy()))
+            .unwrap_or_default();
+        if own != *name {
+            return Err(format!(
+                "[peers] {name} = {:?}: that agent's name is its home directory's name, {own:?}; \
+                 write it as {own} = {:?}",
+                path.display(),
                 path.display()
             ));
         }

@@ -565,6 +565,10 @@ mod tests {
             ("[peers]\nBob = \"/h\"\n", "a peer's name"),
             ("[peers]\nbob = \"h/bob\"\n", "absolute path"),
             (
+                "[peers]\nalice = \"/var/lib/hearth/alice-prod\"\n",
+                "its home directory's name, \"alice-prod\"; write it as alice-prod = ",
+            ),
+            (
                 "[collaborations]\nworkdirs = [\"w1\"]\n",
                 "not an absolute path",
             ),
