@@ -25,6 +25,10 @@ use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::repo::Identity;
 
+/// The largest handoff file taken from a peer: a message, not a payload
+/// (the sender's tool refuses a message over `[tools] max_write_bytes`).
+const MAX_HANDOFF_BYTES: u64 = 16 * 1024 * 1024;
+
 impl Supervisor<'_> {
     /// Takes every handoff addressed to this agent that its peers posted
     /// and it has not taken yet; returns how many. Never fatal: a peer
@@ -116,6 +120,14 @@ impl Supervisor<'_> {
         me: &str,
     ) -> Result<bool, String> {
         let path = peer_home.join(rel::OUTBOX).join(file);
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        if size > MAX_HANDOFF_BYTES {
+            return Err(format!(
+                "peer {peer}: {} is {size} bytes, more than a handoff may be ({MAX_HANDOFF_BYTES}); \
+                 it is not taken",
+                path.display()
+            ));
+        }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("peer {peer}: cannot read {} ({e})", path.display()))?;
         let h = Handoff::parse(&text).map_err(|e| {
@@ -126,6 +138,14 @@ impl Supervisor<'_> {
         })?;
         if h.to != me {
             return Ok(false);
+        }
+        if h.from != peer {
+            return Err(format!(
+                "peer {peer}: {} says it is from {:?}; a home hands off only as itself, so it \
+                 is not taken",
+                path.display(),
+                h.from
+            ));
         }
         // Not committed yet: the peer's commit wakes us again.
         let Some(sent_in) = committed_in(peer_home, file, h.created) else {

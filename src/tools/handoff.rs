@@ -10,6 +10,18 @@ use crate::collab::{store, Change, Collaboration};
 use crate::mailbox::outbox::{self, Letter};
 
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
+    if request.message.len() as u64 > ctx.max_write_bytes {
+        return Err(ToolError::Refused {
+            tool: "handoff".into(),
+            message: format!(
+                "the message is {} bytes, more than [tools] max_write_bytes ({}): write the \
+                 work into the collaboration's workdir or a memory, and hand off a message \
+                 that points to it",
+                request.message.len(),
+                ctx.max_write_bytes
+            ),
+        });
+    }
     if let Some(memory) = request
         .founded_by
         .as_deref()

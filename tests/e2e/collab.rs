@@ -663,7 +663,8 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
 }
 
 #[test]
-fn a_handoff_whose_slug_names_a_path_outside_collaborations_is_refused() {
+fn a_handoff_whose_slug_names_a_path_outside_collaborations_or_that_poses_as_another_agent_is_refused(
+) {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
     let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
@@ -695,6 +696,12 @@ fn a_handoff_whose_slug_names_a_path_outside_collaborations_is_refused() {
         # replaced\n";
     let file = "20260101T000000.000Z-handoff-x-1-to-bob.md";
     std::fs::write(alice.file(&format!("outbox/{file}")), forged).unwrap();
+    // And one that claims to come from another agent.
+    let posing = forged
+        .replace("../memory/identity", "x")
+        .replace("from: \"alice\"", "from: \"mallory\"");
+    let posing_file = "20260101T000001.000Z-handoff-x-1-to-bob.md";
+    std::fs::write(alice.file(&format!("outbox/{posing_file}")), posing).unwrap();
     alice.git(&["add", "-A"]);
     alice.git(&["commit", "-qm", "forged"]);
 
@@ -705,6 +712,10 @@ fn a_handoff_whose_slug_names_a_path_outside_collaborations_is_refused() {
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(
         log.contains(file) && log.contains("not a collaboration slug"),
+        "{log}"
+    );
+    assert!(
+        log.contains(posing_file) && log.contains("says it is from \"mallory\""),
         "{log}"
     );
 }
