@@ -398,7 +398,7 @@ fn an_agent_founds_a_collaboration_by_handing_off_and_the_round_is_committed() {
 }
 
 #[test]
-fn founding_on_a_memory_that_does_not_exist_is_refused_with_the_fix() {
+fn founding_on_a_memory_that_does_not_exist_or_an_overlong_message_is_refused_with_the_fix() {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
     let server = ModelServer::start(hands_off(serde_json::json!({
@@ -419,6 +419,30 @@ fn founding_on_a_memory_that_does_not_exist_is_refused_with_the_fix() {
     assert!(told, "the model was told the fix");
     assert!(alice.list("collaborations").is_empty());
     assert!(!alice.list("outbox").iter().any(|n| n.contains("-handoff-")));
+
+    // A message longer than [tools] max_write_bytes is refused too.
+    let long = "A very long draft. ".repeat(10);
+    let server = ModelServer::start(hands_off(
+        serde_json::json!({"to": "bob", "message": long, "name": "Design Y"}),
+    ));
+    let carol = agent(root.path(), "carol", &[("bob", &bob)], &[], &server.url);
+    std::fs::write(
+        carol.file("hearth.toml"),
+        format!(
+            "{}\n[tools]\nmax_write_bytes = 100\n",
+            carol.read("hearth.toml")
+        ),
+    )
+    .unwrap();
+    carol.ok(&["say", "Start design y with bob."]);
+    tick(&carol);
+    let told = server.received().iter().any(|r| {
+        r.body
+            .to_string()
+            .contains("more than [tools] max_write_bytes (100)")
+    });
+    assert!(told, "the model was told the limit");
+    assert!(carol.list("collaborations").is_empty());
 }
 
 /// Alice's model, founding "Design X" by handing it to bob.
