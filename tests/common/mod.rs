@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod model_server;
+pub mod read_only;
 pub mod small_disk;
 pub mod soak;
 

@@ -745,6 +745,61 @@ fn a_handoff_whose_slug_names_a_path_outside_collaborations_or_that_poses_as_ano
 }
 
 #[test]
+fn a_receiver_that_sees_its_peer_read_only_takes_the_handoff() {
+    use crate::common::model_server::ModelServer;
+    use crate::common::read_only::ReadOnlyView;
+    use std::time::Duration;
+    let root = tempfile::tempdir().unwrap();
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "handoff",
+        || serde_json::json!({"to": "alice", "message": "Round two.", "collaboration": "design-x"}),
+    )]);
+    let bob_path = root.path().join("bob");
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    // Bob sees alice's home only through a read-only mount, as under
+    // `ReadOnlyPaths=`.
+    let seen = root.path().join("view/alice");
+    let Some(_view) = ReadOnlyView::bind_or_skip(&alice.path, &seen) else {
+        return;
+    };
+    let bob = agent(root.path(), "bob", &[("alice", &seen)], &[], &bob_model.url);
+    hourly(&bob);
+    let mut cmd = bob.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = bob.spawn_with(cmd);
+    bob.wait_for(Duration::from_secs(20), "bob's first tick", || {
+        !bob.ticks().is_empty()
+    });
+
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    bob.wait_for(Duration::from_secs(20), "bob to hand back", || {
+        bob.list("outbox")
+            .iter()
+            .any(|n| n.ends_with("-handoff-design-x-2-to-alice.md"))
+    });
+    assert!(
+        crate::common::finish_after_term(supervisor).success(),
+        "{}",
+        bob.log()
+    );
+    let round = json(&bob, &["collab", "show", "design-x", "--json"])["rounds"][0].clone();
+    assert!(
+        round["sent_in"].is_string() && round["taken_in"].is_string(),
+        "{round}"
+    );
+    assert!(!bob.log().contains("cannot read"), "{}", bob.log());
+}
+
+#[test]
 fn a_peer_whose_home_appears_while_the_supervisor_waits_is_watched_from_then_on() {
     use crate::common::model_server::ModelServer;
     use std::time::Duration;
