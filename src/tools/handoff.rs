@@ -38,6 +38,16 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
             });
         }
     }
+    let mut request = request;
+    // A model may name a collaboration as people do ("Design X"): the
+    // record it means is found by the slug the name makes.
+    if let Some(given) = &request.collaboration {
+        let slug = crate::collab::slug_for(given);
+        let here = |slug: &str| ctx.home.path(&store::rel_path(slug)).exists();
+        if !here(given) && here(&slug) {
+            request.collaboration = Some(slug);
+        }
+    }
     let peering = &ctx.peering;
     let existing = match &request.collaboration {
         Some(slug) => store::load(ctx.home, slug).map_err(failed)?,

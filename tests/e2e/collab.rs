@@ -493,11 +493,12 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
         });
         move || input.clone()
     })]);
+    // Bob's model names the collaboration as people do, not by its slug.
     let bob_model = ModelServer::start(vec![model_calling_on("Handoff from alice", "handoff", {
         let input = serde_json::json!({
             "to": "alice",
             "message": "Round two: one keeper is enough.",
-            "collaboration": "design-x",
+            "collaboration": "Design X",
         });
         move || input.clone()
     })]);
