@@ -10,6 +10,7 @@ mod locks;
 mod pack;
 mod provenance;
 mod push;
+pub mod reflog;
 mod worktree;
 
 use std::path::{Path, PathBuf};

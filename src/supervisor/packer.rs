@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
-use crate::repo::{PackPolicy, Repo, RepoError};
+use crate::repo::{reflog, PackPolicy, Repo, RepoError};
 
 /// One pack at a time; a request while one runs is dropped (the next tick
 /// asks again).
@@ -80,7 +80,13 @@ fn pack_if_due(root: &std::path::Path, policy: PackPolicy) {
             message: e.to_string(),
         })
     };
-    let packed = Repo::open(root).and_then(|repo| repo.pack_if_due(policy, lock));
+    let packed = Repo::open(root).and_then(|repo| {
+        let done = repo.pack_if_due(policy, lock)?;
+        if done.objects > 0 {
+            expire_reflogs(&repo, lock)?;
+        }
+        Ok(done)
+    });
     match packed {
         Ok(done) if done.objects > 0 => tracing::info!(
             "packed the history: {} objects into one {} pack, {} loose objects and {} packs removed ({} ms)",
@@ -93,4 +99,24 @@ fn pack_if_due(root: &std::path::Path, policy: PackPolicy) {
         Ok(_) => {}
         Err(e) => tracing::warn!("could not pack the history (will try again): {e}"),
     }
+}
+
+/// After a pack (every few hundred commits): reflog entries older than
+/// [`reflog::KEEP_DAYS`] go, as `git gc` would drop them. libgit2 stamps
+/// them with the system's clock, so the cutoff is taken from it too (not
+/// from a pinned or simulated clock).
+fn expire_reflogs<G>(
+    repo: &Repo,
+    lock: impl Fn() -> Result<G, RepoError>,
+) -> Result<(), RepoError> {
+    let now: chrono::DateTime<chrono::Utc> = crate::clock::file_time_now().into();
+    let _lock = lock()?;
+    let expired = repo.expire_reflogs(now - chrono::Duration::days(reflog::KEEP_DAYS))?;
+    if expired > 0 {
+        tracing::info!(
+            "expired {expired} reflog entries older than {} days",
+            reflog::KEEP_DAYS
+        );
+    }
+    Ok(())
 }

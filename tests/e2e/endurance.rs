@@ -74,6 +74,73 @@ fn the_history_is_packed_as_it_grows_and_nothing_is_lost() {
     assert!(home.git(&["status", "--porcelain"]).stdout.is_empty());
 }
 
+/// A reflog line's time: "<old> <new> <name> <email> <seconds> <zone>\tmessage".
+fn reflog_secs(line: &str) -> i64 {
+    let head = line.split_once('\t').unwrap().0;
+    let fields: Vec<&str> = head.split(' ').collect();
+    fields[fields.len() - 2].parse().unwrap()
+}
+
+#[test]
+fn reflog_entries_older_than_ninety_days_expire_when_the_history_is_packed() {
+    let home = TestHome::with_config("[git]\npack_loose = 40\n");
+    home.ok(&["init"]);
+    home.ok(&["run", "--ticks", "3"]);
+    // Age every entry so far by 100 days, as if written long ago: the
+    // line ends "<seconds> <zone>\tmessage".
+    let logs = [
+        "HEAD".to_string(),
+        format!(
+            "refs/heads/{}",
+            String::from_utf8_lossy(&home.git(&["branch", "--show-current"]).stdout).trim()
+        ),
+    ];
+    let aged = |text: &str| {
+        text.lines()
+            .map(|line| {
+                let (head, message) = line.split_once('\t').unwrap();
+                let mut fields: Vec<String> = head.split(' ').map(String::from).collect();
+                let at = fields.len() - 2;
+                let secs: i64 = fields[at].parse().unwrap();
+                fields[at] = (secs - 100 * 86_400).to_string();
+                format!("{}\t{message}\n", fields.join(" "))
+            })
+            .collect::<String>()
+    };
+    let mut old = 0;
+    let mut newest_aged = i64::MIN;
+    for log in &logs {
+        let path = home.file(&format!(".git/logs/{log}"));
+        let text = aged(&std::fs::read_to_string(&path).unwrap());
+        old += text.lines().count();
+        newest_aged = newest_aged.max(text.lines().map(reflog_secs).max().unwrap());
+        std::fs::write(&path, text).unwrap();
+    }
+    assert!(old >= 6, "{old}");
+
+    let out = home.ok_with_env(&["run", "--ticks", "20"], &[]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains(&format!("expired {old} reflog entries older than 90 days")),
+        "{log}"
+    );
+    for name in &logs {
+        let text = std::fs::read_to_string(home.file(&format!(".git/logs/{name}"))).unwrap();
+        assert!(!text.is_empty(), "{name}");
+        let oldest_kept = text.lines().map(reflog_secs).min().unwrap();
+        assert!(
+            oldest_kept > newest_aged,
+            "{name}: an aged entry is left: {text}"
+        );
+    }
+    // The newer entries stay: `git reflog` still walks back through them.
+    let reflog = home.git(&["reflog", "--format=%gs"]);
+    let kept = String::from_utf8_lossy(&reflog.stdout).lines().count();
+    assert!(kept >= 20, "{kept}");
+    let fsck = home.git(&["fsck", "--strict", "--no-dangling"]);
+    assert!(fsck.status.success());
+}
+
 #[test]
 fn a_clone_of_the_home_continues_with_the_next_tick_and_answers_nothing_twice() {
     let home = TestHome::with_config("");
