@@ -267,6 +267,16 @@ fn agent(
     home
 }
 
+/// alice and bob under `root`, each the other's only peer, with no
+/// workdirs, talking to the model servers at these URLs.
+fn pair(root: &std::path::Path, alice_model: &str, bob_model: &str) -> (TestHome, TestHome) {
+    let (alice, bob) = (root.join("alice"), root.join("bob"));
+    (
+        agent(root, "alice", &[("bob", &bob)], &[], alice_model),
+        agent(root, "bob", &[("alice", &alice)], &[], bob_model),
+    )
+}
+
 /// One model turn calling `handoff` with `input`, then a plain answer.
 fn hands_off(input: serde_json::Value) -> Vec<crate::common::model_server::Answer> {
     use crate::common::model_server::{anthropic, Answer};
@@ -692,24 +702,10 @@ fn a_handoff_whose_slug_names_a_path_outside_collaborations_or_that_poses_as_ano
 ) {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
-    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
     let server = ModelServer::start(vec![model_calling_on("never", "send", || {
         serde_json::json!({})
     })]);
-    let alice = agent(
-        root.path(),
-        "alice",
-        &[("bob", &bob_path)],
-        &[],
-        &server.url,
-    );
-    let bob = agent(
-        root.path(),
-        "bob",
-        &[("alice", &alice_path)],
-        &[],
-        &server.url,
-    );
+    let (alice, bob) = pair(root.path(), &server.url, &server.url);
     let identity = bob.read("memory/identity.md");
     // Written into alice's outbox by something other than hearth, and
     // committed there.
@@ -1092,27 +1088,13 @@ fn model_calling_on(
 fn a_closes_memory_completes_the_collaboration_on_both_sides() {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
-    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
     let alice_model = ModelServer::start(vec![founds_design_x()]);
     let bob_model = ModelServer::start(vec![model_calling_on(
         "Handoff from alice",
         "write",
         || serde_json::json!({"path": "memory/design-x-decision.md", "content": "---\ntitle: Design X, decided\ncloses: design-x\n---\nOne keeper.\n"}),
     )]);
-    let alice = agent(
-        root.path(),
-        "alice",
-        &[("bob", &bob_path)],
-        &[],
-        &alice_model.url,
-    );
-    let bob = agent(
-        root.path(),
-        "bob",
-        &[("alice", &alice_path)],
-        &[],
-        &bob_model.url,
-    );
+    let (alice, bob) = pair(root.path(), &alice_model.url, &bob_model.url);
     alice.ok(&["say", "Start design x with bob."]);
     tick(&alice);
     tick(&bob);
@@ -1150,7 +1132,6 @@ fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
     use crate::common::model_server::ModelServer;
     use std::sync::atomic::{AtomicU32, Ordering};
     let root = tempfile::tempdir().unwrap();
-    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
     let turn = |to: &'static str| {
         let n = AtomicU32::new(0);
         move || {
@@ -1173,20 +1154,7 @@ fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
         "handoff",
         turn("alice"),
     )]);
-    let alice = agent(
-        root.path(),
-        "alice",
-        &[("bob", &bob_path)],
-        &[],
-        &alice_model.url,
-    );
-    let bob = agent(
-        root.path(),
-        "bob",
-        &[("alice", &alice_path)],
-        &[],
-        &bob_model.url,
-    );
+    let (alice, bob) = pair(root.path(), &alice_model.url, &bob_model.url);
     alice.ok(&["say", "Start ping with bob."]);
     tick(&alice); // round 1
                   // From here alice answers bob's handoffs.
@@ -1223,7 +1191,6 @@ fn max_rounds_stops_a_ping_pong_with_one_flare_for_each_operator() {
 fn two_agents_handing_the_same_text_back_and_forth_is_a_quiet_failure() {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
-    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
     let alice_model = ModelServer::start(vec![model_calling_on(
         "Start echo",
         "handoff",
@@ -1234,20 +1201,7 @@ fn two_agents_handing_the_same_text_back_and_forth_is_a_quiet_failure() {
         "handoff",
         || serde_json::json!({"to": "alice", "message": "same as  ever.", "collaboration": "echo"}),
     )]);
-    let alice = agent(
-        root.path(),
-        "alice",
-        &[("bob", &bob_path)],
-        &[],
-        &alice_model.url,
-    );
-    let bob = agent(
-        root.path(),
-        "bob",
-        &[("alice", &alice_path)],
-        &[],
-        &bob_model.url,
-    );
+    let (alice, bob) = pair(root.path(), &alice_model.url, &bob_model.url);
     alice.ok(&["say", "Start echo with bob."]);
     tick(&alice);
     tick(&bob);
@@ -1283,27 +1237,13 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
     use crate::common::model_server::ModelServer;
     use std::time::Duration;
     let root = tempfile::tempdir().unwrap();
-    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
     let alice_model = ModelServer::start(vec![founds_design_x()]);
     let bob_model = ModelServer::start(vec![model_calling_on(
         "Handoff from alice",
         "send",
         || serde_json::json!({"body": "Got draft one."}),
     )]);
-    let alice = agent(
-        root.path(),
-        "alice",
-        &[("bob", &bob_path)],
-        &[],
-        &alice_model.url,
-    );
-    let bob = agent(
-        root.path(),
-        "bob",
-        &[("alice", &alice_path)],
-        &[],
-        &bob_model.url,
-    );
+    let (alice, bob) = pair(root.path(), &alice_model.url, &bob_model.url);
     hourly(&bob);
     alice.ok(&["say", "Start design x with bob."]);
     tick(&alice);
@@ -1377,7 +1317,6 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
 fn an_operators_pause_reaches_the_peer_whose_agent_then_cannot_hand_off() {
     use crate::common::model_server::ModelServer;
     let root = tempfile::tempdir().unwrap();
-    let (alice_path, bob_path) = (root.path().join("alice"), root.path().join("bob"));
     let alice_model = ModelServer::start(vec![founds_design_x()]);
     // Bob tries to answer in design-x whenever he is told anything of it.
     let bob_model = ModelServer::start(vec![model_calling_on(
@@ -1385,20 +1324,7 @@ fn an_operators_pause_reaches_the_peer_whose_agent_then_cannot_hand_off() {
         "handoff",
         || serde_json::json!({"to": "alice", "message": "Draft two.", "collaboration": "design-x"}),
     )]);
-    let alice = agent(
-        root.path(),
-        "alice",
-        &[("bob", &bob_path)],
-        &[],
-        &alice_model.url,
-    );
-    let bob = agent(
-        root.path(),
-        "bob",
-        &[("alice", &alice_path)],
-        &[],
-        &bob_model.url,
-    );
+    let (alice, bob) = pair(root.path(), &alice_model.url, &bob_model.url);
     alice.ok(&["say", "Start design x with bob."]);
     tick(&alice);
     alice.ok(&[
