@@ -464,6 +464,21 @@ fn founds_design_x() -> crate::common::model_server::Answer {
     )
 }
 
+/// `home`'s supervisor, ticking hourly, once it has made its first tick:
+/// what it does sooner than an hour later, something woke it for.
+fn supervising(home: &TestHome) -> std::process::Child {
+    hourly(home);
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = home.spawn_with(cmd);
+    home.wait_for(
+        std::time::Duration::from_secs(20),
+        "the supervisor's first tick",
+        || !home.ticks().is_empty(),
+    );
+    supervisor
+}
+
 /// Ticks an hour apart: what happens sooner was woken by something.
 fn hourly(home: &TestHome) {
     std::fs::write(
@@ -528,13 +543,7 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
         &[w1.path()],
         &bob_model.url,
     );
-    hourly(&bob);
-    let mut cmd = bob.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
-    let bob_supervisor = bob.spawn_with(cmd);
-    bob.wait_for(Duration::from_secs(20), "bob's first tick", || {
-        !bob.ticks().is_empty()
-    });
+    let bob_supervisor = supervising(&bob);
 
     // Alice founds it and hands off; bob's supervisor, waiting an hour,
     // takes it at once and ticks on it.
@@ -768,13 +777,7 @@ fn a_receiver_that_sees_its_peer_read_only_takes_the_handoff() {
         return;
     };
     let bob = agent(root.path(), "bob", &[("alice", &seen)], &[], &bob_model.url);
-    hourly(&bob);
-    let mut cmd = bob.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
-    let supervisor = bob.spawn_with(cmd);
-    bob.wait_for(Duration::from_secs(20), "bob's first tick", || {
-        !bob.ticks().is_empty()
-    });
+    let supervisor = supervising(&bob);
 
     alice.ok(&["say", "Start design x with bob."]);
     tick(&alice);
@@ -815,13 +818,7 @@ fn a_peer_whose_home_appears_while_the_supervisor_waits_is_watched_from_then_on(
         &[],
         &bob_model.url,
     );
-    hourly(&bob);
-    let mut cmd = bob.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
-    let supervisor = bob.spawn_with(cmd);
-    bob.wait_for(Duration::from_secs(20), "bob's first tick", || {
-        !bob.ticks().is_empty()
-    });
+    let supervisor = supervising(&bob);
 
     // alice's home is made after bob started; her handoff still wakes him.
     let alice = agent(
