@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hearth::collab::{self, store, Change, Collaboration, Status};
+use hearth::config::collab as collab_config;
 use hearth::config::Config;
 use hearth::home::lock::CommitLock;
 use hearth::home::Home;
@@ -85,7 +86,17 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let home = env.open_home(flag)?;
     match args.command {
         Sub::List { status, json } => list(&home, status.as_deref(), json),
-        Sub::Show { slug, json } => show(&home, &Config::load(&home.config_path())?, &slug, json),
+        Sub::Show { slug, json } => {
+            // The record is shown whatever the config says; the peers are
+            // only where the other side's commits are looked up.
+            let peers = Config::load(&home.config_path())
+                .map(|c| c.peers)
+                .unwrap_or_else(|e| {
+                    tracing::warn!("{e}; the peers' side of the rounds is not looked up");
+                    Default::default()
+                });
+            show(&home, &peers, &slug, json)
+        }
         Sub::New {
             name,
             slug,
@@ -364,11 +375,16 @@ fn summary_json(c: &Collaboration) -> serde_json::Value {
     })
 }
 
-fn show(home: &Home, config: &Config, slug: &str, json: bool) -> Result<Exit, CommandError> {
+fn show(
+    home: &Home,
+    peers: &collab_config::Peers,
+    slug: &str,
+    json: bool,
+) -> Result<Exit, CommandError> {
     let Some(mut c) = store::load(home, slug).map_err(no_hint)? else {
         return Err(not_found(slug));
     };
-    collab::commits::fill(home, &collab::own_name(home), &config.peers, &mut c);
+    collab::commits::fill(home, &collab::own_name(home), peers, &mut c);
     if json {
         outln!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
         return Ok(Exit::Success);

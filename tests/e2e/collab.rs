@@ -158,6 +158,23 @@ fn what_the_operator_may_not_do_is_refused_with_the_fix() {
     home.ok(&["collab", "new", "X"]);
     refused(&["collab", "new", "X"], "exists already");
     assert_eq!(home.list("collaborations"), vec!["x.md"]);
+
+    // A hearth.toml broken meanwhile does not hide the records.
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "{}\n[tick]\ninterval_s = \"soon\"\n",
+            home.read("hearth.toml")
+        ),
+    )
+    .unwrap();
+    let out = home.output(&["collab", "show", "x"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hearth.toml") && err.contains("not looked up"),
+        "{err}"
+    );
 }
 
 #[test]
