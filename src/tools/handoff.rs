@@ -10,50 +10,13 @@ use crate::collab::{store, Change, Collaboration};
 use crate::mailbox::outbox::{self, Letter};
 
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
-    if request.message.len() as u64 > ctx.max_write_bytes {
-        return Err(ToolError::Refused {
-            tool: "handoff".into(),
-            message: format!(
-                "the message is {} bytes, more than [tools] max_write_bytes ({}): write the \
-                 work into the collaboration's workdir or a memory, and hand off a message \
-                 that points to it",
-                request.message.len(),
-                ctx.max_write_bytes
-            ),
-        });
-    }
-    if let Some(memory) = request
-        .founded_by
-        .as_deref()
-        .filter(|_| request.name.is_some())
-    {
-        let under_memory = memory.starts_with("memory/") && !memory.contains("..");
-        if !under_memory || !ctx.home.path(memory).is_file() {
-            return Err(ToolError::Refused {
-                tool: "handoff".into(),
-                message: format!(
-                    "founded_by {memory:?} is not a memory of yours: write it first (a path \
-                     under memory/), or leave founded_by out"
-                ),
-            });
-        }
-    }
-    let mut request = request;
-    // A model may name a collaboration as people do ("Design X"): the
-    // record it means is found by the slug the name makes.
-    if let Some(given) = &request.collaboration {
-        let slug = crate::collab::slug_for(given);
-        let here = |slug: &str| ctx.home.path(&store::rel_path(slug)).exists();
-        if !here(given) && here(&slug) {
-            request.collaboration = Some(slug);
-        }
-    }
+    let request = against_the_home(ctx, request)?;
     let peering = &ctx.peering;
     let existing = match &request.collaboration {
         Some(slug) => store::load(ctx.home, slug).map_err(failed)?,
         None => None,
     };
-    let exists = |slug: &str| ctx.home.path(&store::rel_path(slug)).exists();
+    let exists = |slug: &str| has_record(ctx, slug);
     let plan = handoff::plan(
         &peering.me,
         &peering.peers,
@@ -89,6 +52,49 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
         "handed to {} as round {} of {} ({rel})",
         h.to, h.round, h.collaboration.slug
     ))
+}
+
+/// What [`handoff::plan`] cannot see, checked against the home and the
+/// tool limits: the message's size, that the founding memory exists, and
+/// the slug of a collaboration the model named as people do ("Design X").
+fn against_the_home(ctx: &ToolContext<'_>, mut request: Request) -> Result<Request, ToolError> {
+    let refused = |message: String| ToolError::Refused {
+        tool: "handoff".into(),
+        message,
+    };
+    if request.message.len() as u64 > ctx.max_write_bytes {
+        return Err(refused(format!(
+            "the message is {} bytes, more than [tools] max_write_bytes ({}): write the work \
+             into the collaboration's workdir or a memory, and hand off a message that points \
+             to it",
+            request.message.len(),
+            ctx.max_write_bytes
+        )));
+    }
+    if let Some(memory) = request
+        .founded_by
+        .as_deref()
+        .filter(|_| request.name.is_some())
+    {
+        let under_memory = memory.starts_with("memory/") && !memory.contains("..");
+        if !under_memory || !ctx.home.path(memory).is_file() {
+            return Err(refused(format!(
+                "founded_by {memory:?} is not a memory of yours: write it first (a path under \
+                 memory/), or leave founded_by out"
+            )));
+        }
+    }
+    if let Some(given) = &request.collaboration {
+        let slug = crate::collab::slug_for(given);
+        if !has_record(ctx, given) && has_record(ctx, &slug) {
+            request.collaboration = Some(slug);
+        }
+    }
+    Ok(request)
+}
+
+fn has_record(ctx: &ToolContext<'_>, slug: &str) -> bool {
+    crate::collab::valid_slug(slug) && ctx.home.path(&store::rel_path(slug)).exists()
 }
 
 /// Posts a handoff or notice in this home's outbox, for the tick's commit.
