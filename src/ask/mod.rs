@@ -27,7 +27,7 @@ use crate::conversation::sessions::{self, Exchange, Line};
 use crate::conversation::store::Conversation;
 use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::home::layout::rel;
-use crate::home::lock::CommitLock;
+use crate::home::lock::{AskLock, CommitLock};
 use crate::home::Home;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
 use crate::repo::{Identity, Repo};
@@ -172,6 +172,16 @@ pub fn ask(
         role: Role::User,
         content: vec![Block::Text { text: user_text }],
     });
+    // Held until the ask's commit (the end of this function): a supervisor
+    // meanwhile does not take what the tools write for hand edits.
+    let _writing = if question.read_only {
+        None
+    } else {
+        Some(AskLock::acquire(home).map_err(|e| TickError::Io {
+            context: "taking the ask lock".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?)
+    };
     let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
     let mut specs = tools::specs(&operator, None);
     if question.read_only {

@@ -144,6 +144,11 @@ impl Home {
     pub fn run_lock_path(&self) -> PathBuf {
         self.runtime_dir().join("run.lock")
     }
+    /// `.hearth/ask.lock`: held (shared) by each `hearth ask` that may
+    /// write, so the supervisor leaves its writes to its own commit.
+    pub fn ask_lock_path(&self) -> PathBuf {
+        self.runtime_dir().join("ask.lock")
+    }
     /// `.hearth/commit.lock`: one committer at a time.
     pub fn commit_lock_path(&self) -> PathBuf {
         self.runtime_dir().join("commit.lock")

@@ -110,6 +110,48 @@ pub fn supervisor_running(home: &Home) -> bool {
     }
 }
 
+/// Held, shared, by each `hearth ask` from before its first tool call to
+/// after its commit. What an ask writes is the ask's commit's: while any
+/// ask holds this, the supervisor does not look for hand edits (it would
+/// take the ask's half-done writes for the operator's), and looks at
+/// everything the next time. The kernel lets go of it when the ask dies.
+#[derive(Debug)]
+pub struct AskLock {
+    _file: File,
+}
+
+impl AskLock {
+    /// Takes a share of the ask lock; asks never wait for one another.
+    pub fn acquire(home: &Home) -> Result<AskLock, LockError> {
+        let path = home.ask_lock_path();
+        let file = open(&path)?;
+        file.lock_shared()
+            .map_err(|source| LockError::Io { path, source })?;
+        Ok(AskLock { _file: file })
+    }
+}
+
+/// Held by the supervisor around a look for hand edits: an ask that
+/// starts meanwhile waits the moment the look takes.
+#[derive(Debug)]
+pub struct AsksHeld {
+    _file: Option<File>,
+}
+
+/// The ask lock, exclusive, for a look for hand edits; `None` while an ask
+/// that may write is running (then the look waits for a later turn).
+pub fn hold_asks(home: &Home) -> Option<AsksHeld> {
+    // A lock file that cannot even be made cannot be held by an ask either.
+    let Ok(file) = open(&home.ask_lock_path()) else {
+        return Some(AsksHeld { _file: None });
+    };
+    match file.try_lock() {
+        Ok(()) => Some(AsksHeld { _file: Some(file) }),
+        Err(TryLockError::WouldBlock) => None,
+        Err(TryLockError::Error(_)) => Some(AsksHeld { _file: None }),
+    }
+}
+
 impl CommitLock {
     /// Waits for the commit lock; commits are short, so waiting is right.
     pub fn acquire(home: &Home) -> Result<CommitLock, LockError> {

@@ -295,8 +295,15 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
     let everything = [".".to_string()];
-    if let Err(e) = commit::commit_hand_edits(home, &sup.repo, config, clock.now(), &everything) {
-        tracing::warn!("could not commit hand edits at exit: {e}");
+    match crate::home::lock::hold_asks(home) {
+        None => tracing::info!("an ask is running: hand edits are committed at the next start"),
+        Some(_asks) => {
+            if let Err(e) =
+                commit::commit_hand_edits(home, &sup.repo, config, clock.now(), &everything)
+            {
+                tracing::warn!("could not commit hand edits at exit: {e}");
+            }
+        }
     }
     if let Some(pusher) = sup.pusher.take() {
         // What the last commits made goes off the box before we go.
@@ -428,6 +435,13 @@ impl Supervisor<'_> {
     /// a commit that fails (say, the disk is full) is tried again before
     /// the next tick; the supervisor must outlive both.
     fn commit_hand_edits(&mut self) {
+        let Some(_asks) = crate::home::lock::hold_asks(self.home) else {
+            // Its writes are its commit's; the hand edits wait for a full
+            // look next time (nothing the watcher saw is dropped).
+            self.wake.hand_edits_failed();
+            tracing::info!("an ask is running: hand edits are committed at the next look");
+            return;
+        };
         // The watcher says which memory files changed; without its word
         // (no watcher, a lost event, the first look) every file is looked at.
         let scope = match self.wake.take_hand_edits() {

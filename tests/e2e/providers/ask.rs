@@ -333,3 +333,95 @@ fn each_tier_gets_exactly_its_context_and_the_warm_digest_refreshes() {
         .is_empty());
     assert!(knowledge.contains("<warm-digest>"));
 }
+
+#[test]
+fn what_an_ask_writes_is_the_asks_commit_even_when_a_tick_looks_for_hand_edits_meanwhile() {
+    use std::sync::{Arc, Mutex};
+    let home = TestHome::with_config("");
+    let ledger = Arc::new(Mutex::new(home.file("state/ticks.jsonl")));
+    // The ask writes a memory, and answers only once the supervisor has
+    // run a tick (with its look for hand edits) after that write.
+    let server = ModelServer::start(vec![Answer::Computed(Arc::new({
+        let ledger = ledger.clone();
+        move |body: &Value| {
+            let text = request_text(body);
+            if !text.contains("This is `hearth ask`") {
+                return text_answer("Noted.");
+            }
+            let last = body["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .to_string();
+            if !last.contains("tool_result") {
+                return tool(
+                    "write",
+                    json!({"path": "memory/notes/from-ask.md", "content": "# From the ask\n"}),
+                );
+            }
+            let ledger = ledger.lock().unwrap().clone();
+            let ticks = || {
+                std::fs::read_to_string(&ledger)
+                    .map(|t| t.lines().count())
+                    .unwrap_or(0)
+            };
+            let deadline = Instant::now() + Duration::from_secs(15);
+            while ticks() < 2 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            text_answer("Written.")
+        }
+    }))]);
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
+             timeout_s = 30\nmax_retries = 0\n[tick]\ninterval_s = 3600\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    home.git(&["commit", "-qam", "config"]);
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(20), "the first tick", || {
+        home.ticks().len() == 1
+    });
+
+    let mut cmd = home.cmd(&["ask", "note something"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let asking = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(20), "the ask's write", || {
+        home.file("memory/notes/from-ask.md").exists()
+    });
+    // The operator edits a memory by hand meanwhile, and a message makes
+    // the supervisor tick (and look for hand edits) while the ask runs.
+    std::fs::write(home.file("memory/by-hand.md"), "# By hand\n").unwrap();
+    home.ok(&["say", "tick now"]);
+    let asked = crate::common::finish(asking, Duration::from_secs(30));
+    assert!(asked.success(), "{}", home.log());
+    assert!(
+        crate::common::finish_after_term(supervisor).success(),
+        "{}",
+        home.log()
+    );
+
+    let brought = |path: &str| {
+        home.history()
+            .into_iter()
+            .rfind(|c| c.files.iter().any(|f| f == path))
+            .unwrap_or_else(|| panic!("{path} never committed"))
+    };
+    let by_ask = brought("memory/notes/from-ask.md");
+    assert!(
+        by_ask.summary.starts_with("ask: note something") && by_ask.author == "hearth",
+        "the ask's write is the ask's commit: {} by {}",
+        by_ask.summary,
+        by_ask.author
+    );
+    let by_hand = brought("memory/by-hand.md");
+    assert_eq!(by_hand.author, "operator", "{}", by_hand.summary);
+    assert!(home.git(&["status", "--porcelain"]).stdout.is_empty());
+}
