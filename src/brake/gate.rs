@@ -107,7 +107,7 @@ impl Gate {
             .iter()
             .map(|path| Required {
                 path: path.clone(),
-                digest: required::now(home, path),
+                pages: required::now(home, path),
             })
             .collect()
     }

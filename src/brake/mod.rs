@@ -39,9 +39,11 @@ pub const WRITING: [&str; 4] = ["write", "append", "edit", "journal"];
 pub struct Required {
     /// Its path in the home.
     pub path: String,
-    /// The digest of its content now; `None` when it is missing or cannot
-    /// be read (unknown is never OK: such a file keeps the gate closed).
-    pub digest: Option<u64>,
+    /// The digests of its pages now, as `read` returns them (one page for
+    /// all but very long files: see [`crate::memory::page`]); `None` when
+    /// it is missing or cannot be read (unknown is never OK: such a file
+    /// keeps the gate closed). It counts as read when every page was.
+    pub pages: Option<Vec<u64>>,
 }
 
 /// A required file the agent has not (or no longer) read.
@@ -130,12 +132,18 @@ pub fn reads_in_context(
 pub fn waiting(required: &[Required], reads: &BTreeMap<String, BTreeSet<u64>>) -> Vec<Waiting> {
     required
         .iter()
-        .filter_map(|r| match r.digest {
+        .filter_map(|r| match &r.pages {
             None => Some(Waiting {
                 path: r.path.clone(),
                 missing: true,
             }),
-            Some(d) if reads.get(&r.path).is_some_and(|seen| seen.contains(&d)) => None,
+            Some(pages)
+                if reads
+                    .get(&r.path)
+                    .is_some_and(|seen| pages.iter().all(|d| seen.contains(d))) =>
+            {
+                None
+            }
             Some(_) => Some(Waiting {
                 path: r.path.clone(),
                 missing: false,
@@ -231,7 +239,7 @@ mod tests {
     fn a_write_is_refused_until_the_read_then_goes_through() {
         let rules = Required {
             path: "memory/rules.md".into(),
-            digest: Some(digest(b"be kind")),
+            pages: Some(vec![digest(b"be kind")]),
         };
         let before = waiting(std::slice::from_ref(&rules), &reads_in_context(&[], same));
         assert_eq!(
@@ -260,7 +268,7 @@ mod tests {
 
         // The file changed since: read again.
         let changed = Required {
-            digest: Some(digest(b"be kind and brief")),
+            pages: Some(vec![digest(b"be kind and brief")]),
             ..rules
         };
         let again = waiting(&[changed], &reads_in_context(&convo, same));
@@ -271,7 +279,7 @@ mod tests {
     fn a_missing_file_keeps_the_gate_closed_and_is_named() {
         let gone = Required {
             path: "memory/gone.md".into(),
-            digest: None,
+            pages: None,
         };
         let w = waiting(&[gone], &BTreeMap::new());
         assert!(w[0].missing);

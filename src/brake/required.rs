@@ -20,17 +20,25 @@ pub fn required(home: &Home, from_boot: &[String], configured: &[String]) -> Vec
     paths
         .into_iter()
         .map(|path| Required {
-            digest: now(home, &path),
+            pages: now(home, &path),
             path,
         })
         .collect()
 }
 
-/// The digest of `rel` now, `None` if it is missing or cannot be read.
-pub fn now(home: &Home, rel: &str) -> Option<u64> {
+/// The digests of `rel`'s pages now, as `read` would return them; `None`
+/// if it is missing or cannot be read.
+pub fn now(home: &Home, rel: &str) -> Option<Vec<u64>> {
     let path = home.path(rel);
     if !path.starts_with(home.root()) {
         return None;
     }
-    std::fs::read(path).ok().map(|b| digest(&b))
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(
+        crate::memory::page::all(rel, &text)
+            .iter()
+            .map(|page| digest(page.as_bytes()))
+            .collect(),
+    )
 }

@@ -5,6 +5,7 @@
 //! stops the others from loading.
 
 pub mod front_matter;
+pub mod page;
 mod scan_cache;
 pub mod watched;
 

@@ -71,7 +71,7 @@ pub(super) fn flare_missing_required(
 ) -> Result<(), TickError> {
     let missing: Vec<&str> = required
         .iter()
-        .filter(|r| r.digest.is_none())
+        .filter(|r| r.pages.is_none())
         .map(|r| r.path.as_str())
         .collect();
     if missing.is_empty() {

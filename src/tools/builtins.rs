@@ -9,11 +9,10 @@ use super::sandbox::{self, Area};
 use super::{ToolContext, ToolError};
 use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
+use crate::memory::page;
 use crate::model::ToolSpec;
 use crate::recall::answer::{self, Question, Rerank};
 
-/// How much of a file `read` returns at once.
-const READ_MAX_CHARS: usize = 100_000;
 /// The most blocks one `recall` call returns.
 const RECALL_MAX: usize = 20;
 const READABLE: &[Area] = &[
@@ -40,8 +39,8 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "read",
-            "Read a file (or list a directory) under memory/, state/, outbox/ or collaborations/.",
-            json!({"type": "object", "properties": {"path": path}, "required": ["path"], "additionalProperties": false}),
+            "Read a file (or list a directory) under memory/, state/, outbox/ or collaborations/. A file longer than 100,000 characters comes a page at a time: its last line says which page and how to read on.",
+            json!({"type": "object", "properties": {"path": path, "page": {"type": "integer", "minimum": 1, "description": "which page of a long file (1 when left out)"}}, "required": ["path"], "additionalProperties": false}),
         ),
         spec(
             "write",
@@ -124,8 +123,10 @@ struct RecallArgs {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PathArg {
+struct ReadArgs {
     path: String,
+    #[serde(default)]
+    page: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -202,7 +203,7 @@ fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
     }
 }
 
-fn read(ctx: &mut ToolContext<'_>, a: PathArg) -> Result<String, ToolError> {
+fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
     let path = sandbox::resolve(ctx.home, &a.path, READABLE).map_err(refused("read"))?;
     let rel = ctx.home.relative(&path);
     if path.is_dir() {
@@ -220,13 +221,16 @@ fn read(ctx: &mut ToolContext<'_>, a: PathArg) -> Result<String, ToolError> {
     }
     let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
-    if text.chars().count() > READ_MAX_CHARS {
-        let cut: String = text.chars().take(READ_MAX_CHARS).collect();
-        return Ok(format!(
-            "{cut}\n[… {rel} continues: only the first {READ_MAX_CHARS} characters are shown]"
-        ));
-    }
-    Ok(text.into_owned())
+    let n = a.page.unwrap_or(1);
+    page::page(&rel, &text, n).ok_or_else(|| {
+        failed(
+            "read",
+            format!(
+                "{rel} has {} page(s); there is no page {n}",
+                page::count(&text)
+            ),
+        )
+    })
 }
 
 fn write(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {

@@ -226,3 +226,55 @@ fn the_operators_override_opens_the_gate_for_n_ticks_and_is_audited() {
         .unwrap()
         .contains("\"deny\""));
 }
+
+#[test]
+fn a_required_file_too_long_for_one_read_counts_once_every_page_was_read() {
+    // 250,000 characters: three pages of `read`.
+    let long = format!("{RULES}{}", "Keep the journal. ".repeat(14_000));
+    let server = ModelServer::start(vec![
+        call("r1", "read", json!({"path": "memory/core/rules.md"})),
+        write_note(),
+        call(
+            "r2",
+            "read",
+            json!({"path": "memory/core/rules.md", "page": 2}),
+        ),
+        call(
+            "w2",
+            "write",
+            json!({"path": "memory/note.md", "content": "noted"}),
+        ),
+        call(
+            "r3",
+            "read",
+            json!({"path": "memory/core/rules.md", "page": 3}),
+        ),
+        call(
+            "w3",
+            "write",
+            json!({"path": "memory/note.md", "content": "noted"}),
+        ),
+        text("Done."),
+    ]);
+    let home = home_for(&server, "[brake]\nmode = \"enforce\"\n");
+    std::fs::write(home.file("memory/core/rules.md"), &long).unwrap();
+    home.ok(&["say", "please write a note"]);
+    assert!(run(&home, "1").status.success());
+
+    let requests = server.received();
+    let first_page = requests[1].body["messages"].to_string();
+    assert!(
+        first_page.contains("page 1 of 3; read it with page = 2"),
+        "the first read says how to read on"
+    );
+    let decisions: Vec<String> = brake_lines(&home)
+        .iter()
+        .map(|l| l["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        decisions,
+        ["deny", "deny", "allow"],
+        "refused after pages 1 and 2, let through after page 3"
+    );
+    assert_eq!(home.read("memory/note.md"), "noted");
+}
