@@ -147,6 +147,13 @@ pub fn ask(
     let system_tokens: u64 = system.iter().map(|b| estimate_tokens(&b.text)).sum();
     tokens.insert("system".into(), system_tokens);
 
+    // Held until the ask's commit (the end of this function): a supervisor
+    // meanwhile does not take what the tools write, or the question line
+    // already written, for hand edits.
+    let _writing = AskLock::acquire(home).map_err(|e| TickError::Io {
+        context: "taking the ask lock".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     // Write-ahead: the question is on disk before any model sees it.
     let mut asked = question.text.clone();
     if let Some(a) = &question.attachment {
@@ -172,16 +179,6 @@ pub fn ask(
         role: Role::User,
         content: vec![Block::Text { text: user_text }],
     });
-    // Held until the ask's commit (the end of this function): a supervisor
-    // meanwhile does not take what the tools write for hand edits.
-    let _writing = if question.read_only {
-        None
-    } else {
-        Some(AskLock::acquire(home).map_err(|e| TickError::Io {
-            context: "taking the ask lock".into(),
-            source: std::io::Error::other(e.to_string()),
-        })?)
-    };
     let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
     let mut specs = tools::specs(&operator, None);
     if question.read_only {

@@ -374,6 +374,9 @@ impl Supervisor<'_> {
         }
         // Handoffs the peers posted meanwhile are this tick's to read.
         self.take_handoffs();
+        // Hand edits first (hearth.toml among them), so a flare written
+        // next lands in the tick's commit, not the operator's.
+        self.commit_hand_edits();
         // The first tick's lateness is the start-up gap, flared already;
         // a pause for room is flared as such.
         if done > 0 && !after_pause {
@@ -382,9 +385,6 @@ impl Supervisor<'_> {
                 outbox::post(self.home, &flare, now)?;
             }
         }
-        // Hand edits first (hearth.toml among them), so a config flare
-        // written next lands in the tick's commit, not the operator's.
-        self.commit_hand_edits();
         self.reload_config();
         let TickEnd {
             record,

@@ -14,10 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::home::layout::rel;
+use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{PushCredentials, Repo};
+use crate::repo::{Identity, PushCredentials, Repo};
 
 /// What the pushes did, for `hearth status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -204,7 +205,24 @@ fn flare(
         home = home.root().display(),
     );
     let letter = Letter::flare("push", "the off-box copy is not being updated", body);
-    if let Err(e) = outbox::post(home, &letter, now) {
+    // Committed here, as hearth's: left for the next look for hand edits,
+    // it would be the operator's.
+    let committed = outbox::post(home, &letter, now)
+        .map_err(|e| e.to_string())
+        .and_then(|rel| {
+            let _lock = CommitLock::acquire(home).map_err(|e| e.to_string())?;
+            Repo::open(home.root())
+                .and_then(|repo| {
+                    repo.commit(
+                        &[rel.as_str()],
+                        &Identity::hearth(),
+                        "flare: push (the off-box copy is not being updated)",
+                        now,
+                    )
+                })
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = committed {
         tracing::error!("could not write the push flare: {e}");
     }
 }

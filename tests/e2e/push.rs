@@ -116,6 +116,13 @@ fn each_commit_goes_to_the_remote_and_a_failing_remote_is_flared_once_and_never_
     assert_eq!(flares.len(), 1, "{flares:?} {}", home.ok(&["status"]));
     let status = home.ok(&["status"]);
     assert!(status.contains("PUSH FAILING"), "{status}");
+    // The flare is hearth's commit, not taken for the operator's hand edit.
+    let flared_in = home
+        .history()
+        .into_iter()
+        .find(|c| c.files.iter().any(|f| f.ends_with(&flares[0])))
+        .expect("the flare is committed");
+    assert_eq!(flared_in.author, "hearth", "{}", flared_in.summary);
 
     // Back: the next run catches the remote up and clears the failure.
     let daemon = git_daemon(server.path(), port);
