@@ -21,7 +21,7 @@ use super::SupervisorError;
 const TICK_PATHS: [&str; 3] = [rel::STATE, rel::INBOX, rel::OUTBOX];
 
 /// Commits whatever changed outside hearth's own writes under `scope`
-/// (see [`hand_edit_scope`]; `["."]` for the whole home), as the operator.
+/// (see [`hand_edit_scope`]), as the operator.
 /// What could not be committed (a FIFO, a directory nested too deep) is
 /// returned by name for the caller to report; it never stops the commit.
 pub fn commit_hand_edits(
@@ -49,17 +49,23 @@ pub fn commit_hand_edits(
     Ok(done)
 }
 
-/// Where hand edits can be, when the memory watcher says which memory files
-/// changed (`memory_changes`, absolute paths): every top-level entry of the
-/// home but `memory/` (on disk or in HEAD, so a deletion is seen), and
-/// just those memory paths. On 10,000 memory files this is a look at a few
-/// dozen files instead of a stat of every one.
+/// Where hand edits can be: every top-level entry of the home (on disk or
+/// in HEAD, so a deletion is seen) but `.git/`, `.hearth/` and `outbox/`,
+/// and under `memory/` the files the memory watcher says changed
+/// (`memory_changes`, absolute paths) or, without its word, all of it. On
+/// 10,000 memory files the watcher's word makes this a look at a few dozen
+/// files instead of a stat of every one.
+///
+/// `outbox/` is hearth's alone (the agent's messages, handoffs, flares):
+/// what hearth posts there between ticks — a flare when the disk has room
+/// again, a late tick's — goes in the next tick's commit (or the one at
+/// exit, [`commit_outbox`]), never in the operator's.
 pub fn hand_edit_scope(
     home: &Home,
     repo: &Repo,
-    memory_changes: &BTreeSet<PathBuf>,
+    memory_changes: Option<&BTreeSet<PathBuf>>,
 ) -> Vec<String> {
-    let skip = [".git", ".hearth", rel::MEMORY];
+    let skip = [".git", ".hearth", rel::OUTBOX, rel::MEMORY];
     let mut scope: BTreeSet<String> = repo.head_top_level().into_iter().collect();
     if let Ok(entries) = std::fs::read_dir(home.root()) {
         for entry in entries.flatten() {
@@ -72,6 +78,10 @@ pub fn hand_edit_scope(
         }
     }
     scope.retain(|name| !skip.contains(&name.as_str()));
+    let Some(memory_changes) = memory_changes else {
+        scope.insert(rel::MEMORY.to_string());
+        return scope.into_iter().collect();
+    };
     for path in memory_changes {
         match path.strip_prefix(home.root()) {
             Ok(rel) if !rel.as_os_str().is_empty() => {
@@ -81,6 +91,19 @@ pub fn hand_edit_scope(
         }
     }
     scope.into_iter().collect()
+}
+
+/// At exit: what hearth posted in `outbox/` since the last tick, committed
+/// as hearth's (see [`hand_edit_scope`]).
+pub fn commit_outbox(home: &Home, repo: &Repo, now: DateTime<Utc>) -> Result<(), SupervisorError> {
+    let _lock = CommitLock::acquire(home)?;
+    repo.commit(
+        &[rel::OUTBOX],
+        &Identity::hearth(),
+        "outbox: posted since the last tick",
+        now,
+    )?;
+    Ok(())
 }
 
 /// `edit: memory/x.md (by hand)`, or the list when several files changed.

@@ -294,7 +294,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     }
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
-    let everything = [".".to_string()];
+    let everything = commit::hand_edit_scope(home, &sup.repo, None);
     match crate::home::lock::hold_asks(home) {
         None => tracing::info!("an ask is running: hand edits are committed at the next start"),
         Some(_asks) => {
@@ -304,6 +304,9 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
                 tracing::warn!("could not commit hand edits at exit: {e}");
             }
         }
+    }
+    if let Err(e) = commit::commit_outbox(home, &sup.repo, clock.now()) {
+        tracing::warn!("could not commit the outbox at exit: {e}");
     }
     if let Some(pusher) = sup.pusher.take() {
         // What the last commits made goes off the box before we go.
@@ -445,8 +448,8 @@ impl Supervisor<'_> {
         // The watcher says which memory files changed; without its word
         // (no watcher, a lost event, the first look) every file is looked at.
         let scope = match self.wake.take_hand_edits() {
-            Some(changed) => commit::hand_edit_scope(self.home, &self.repo, &changed),
-            None => vec![".".to_string()],
+            Some(changed) => commit::hand_edit_scope(self.home, &self.repo, Some(&changed)),
+            None => commit::hand_edit_scope(self.home, &self.repo, None),
         };
         match commit::commit_hand_edits(
             self.home,

@@ -32,6 +32,12 @@ impl Supervisor<'_> {
         if self.options.ticks.is_some() {
             return now;
         }
+        // A message waiting already (left while no supervisor ran, or
+        // come before the inbox was watched) is answered now, as one that
+        // arrives while we wait would be.
+        if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
+            return now;
+        }
         match &self.last_tick {
             Some(last) => (last.end + self.interval()).min(now + self.interval()),
             None => now,

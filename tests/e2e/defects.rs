@@ -463,3 +463,43 @@ fn a_huge_write_and_hundreds_of_calls_in_one_turn_are_refused() {
         368
     );
 }
+
+#[test]
+fn what_hearth_posts_in_the_outbox_between_ticks_is_never_committed_as_the_operators() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    // A flare hearth posted after the last commit (the disk had room
+    // again, a tick was late), and a hand edit beside it.
+    let flare = "outbox/20260101T000000.000Z-flare-disk.md";
+    std::fs::write(home.file(flare), "---\nkind: flare\n---\nroom again\n").unwrap();
+    std::fs::write(home.file("memory/by-hand.md"), "# mine\n").unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let brought = |path: &str| {
+        home.history()
+            .into_iter()
+            .find(|c| c.files.iter().any(|f| f == path))
+            .unwrap_or_else(|| panic!("{path} never committed"))
+    };
+    let flared = brought(flare);
+    assert_eq!(flared.author, "hearth", "{}", flared.summary);
+    assert!(flared.summary.starts_with("tick 2"), "{}", flared.summary);
+    assert_eq!(brought("memory/by-hand.md").author, "operator");
+
+    // And one posted after the last tick: committed at exit, as hearth's.
+    let late = "outbox/20260101T000001.000Z-flare-push.md";
+    std::fs::write(home.file(late), "---\nkind: flare\n---\nlate\n").unwrap();
+    let supervisor = home.spawn(&["run", "--interval", "3600"]);
+    home.ok(&["say", "one more"]);
+    home.wait_for(Duration::from_secs(20), "the third tick", || {
+        home.ticks().len() == 3
+    });
+    // This one arrives while the supervisor waits for its next tick.
+    let later = "outbox/20260101T000002.000Z-flare-gap.md";
+    std::fs::write(home.file(later), "---\nkind: flare\n---\nlater\n").unwrap();
+    assert!(crate::common::finish_after_term(supervisor).success());
+    let at_exit = brought(later);
+    assert_eq!(at_exit.author, "hearth", "{}", at_exit.summary);
+    assert_eq!(at_exit.summary, "outbox: posted since the last tick");
+    assert_eq!(brought(late).author, "hearth");
+    assert!(porcelain(&home).is_empty(), "{}", porcelain(&home));
+}
