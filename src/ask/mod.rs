@@ -264,14 +264,20 @@ pub fn ask(
     let asks = lines.iter().filter(|l| l.kind == "question").count();
     let every = config.ask.warm_every.max(1) as usize;
     let mut changed = vec![rel::SESSIONS.to_string()];
+    let mut answer_line = answer_line;
     if asks % every == 0 {
         let fresh = match config.model.provider {
             ProviderKind::Offline => None,
-            _ => warm::summarise(
-                config,
-                question.api_key.as_deref(),
-                &sessions::exchanges(&lines),
-            ),
+            _ => {
+                let (fresh, usage) = warm::summarise(
+                    config,
+                    question.api_key.as_deref(),
+                    &sessions::exchanges(&lines),
+                );
+                // The digest's call is this ask's spend too.
+                answer_line.cost_usd += crate::tick::cost_usd(&usage, config.price().as_ref());
+                fresh
+            }
         };
         let digest = fresh.unwrap_or_else(|| warm::extract(&sessions::exchanges(&lines)));
         crate::atomic::write(&home.path(rel::WARM), digest.as_bytes()).map_err(TickError::from)?;
@@ -298,7 +304,7 @@ pub fn ask(
         tier,
         tokens,
         usage: (report.usage.input_tokens, report.usage.output_tokens),
-        cost_usd: cost,
+        cost_usd: answer_line.cost_usd,
         problems: report.failures.iter().map(|f| f.detail.clone()).collect(),
     })
 }

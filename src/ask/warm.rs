@@ -86,11 +86,18 @@ pub fn extract(exchanges: &[Exchange]) -> String {
     cut(&out)
 }
 
-/// The digest from one bounded call to the agent's model; `None` if the
-/// call fails (the caller falls back to [`extract`]).
-pub fn summarise(config: &Config, api_key: Option<&str>, exchanges: &[Exchange]) -> Option<String> {
+/// The digest from one bounded call to the agent's model, and what the
+/// call used (it is paid for whether or not its text is kept); no digest
+/// if the call fails (the caller falls back to [`extract`]).
+pub fn summarise(
+    config: &Config,
+    api_key: Option<&str>,
+    exchanges: &[Exchange],
+) -> (Option<String>, model::Usage) {
     let recent = &exchanges[exchanges.len().saturating_sub(SOURCE)..];
-    let mut provider = model::provider_for(&config.model, api_key).ok()?;
+    let Ok(mut provider) = model::provider_for(&config.model, api_key) else {
+        return (None, model::Usage::default());
+    };
     let prompt = format!(
         "Below are the latest exchanges between an operator and their agent. Write the agent's \
          warm digest: at most {MAX_CHARS} characters of markdown saying what matters across \
@@ -109,11 +116,15 @@ pub fn summarise(config: &Config, api_key: Option<&str>, exchanges: &[Exchange])
         max_tokens: 400,
         facts: None,
     };
-    let reply = provider.complete(&request, &mut |_| {}).ok()?;
+    let Ok(reply) = provider.complete(&request, &mut |_| {}) else {
+        return (None, model::Usage::default());
+    };
     let text: String = crate::conversation::texts(&reply.content)
         .collect::<Vec<_>>()
         .join("\n");
-    (reply.stop == model::Stop::Complete && !text.trim().is_empty()).then(|| cut(text.trim()))
+    let digest =
+        (reply.stop == model::Stop::Complete && !text.trim().is_empty()).then(|| cut(text.trim()));
+    (digest, reply.usage)
 }
 
 /// At most [`MAX_CHARS`] characters, ending with a newline.

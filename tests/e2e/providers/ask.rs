@@ -425,3 +425,28 @@ fn what_an_ask_writes_is_the_asks_commit_even_when_a_tick_looks_for_hand_edits_m
     assert_eq!(by_hand.author, "operator", "{}", by_hand.summary);
     assert!(home.git(&["status", "--porcelain"]).stdout.is_empty());
 }
+
+#[test]
+fn the_warm_digests_model_call_is_counted_in_the_asks_spend() {
+    let server = ModelServer::start(vec![Answer::Respond(secret_keeper)]);
+    // Every call here uses 10 tokens in and 5 out: $0.015 at these prices.
+    let home = home_for(
+        &server,
+        "[ask]\nwarm_every = 1\n[budget.prices.\"claude-test\"]\n\
+         input_per_mtok = 1000.0\noutput_per_mtok = 1000.0\n",
+    );
+    ask(&home, "note this please");
+    let calls = server.received().len();
+    assert_eq!(calls, 2, "the answer, then the warm digest");
+    let answer: Value = home
+        .read("state/sessions.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .rfind(|l| l["kind"] == "answer")
+        .unwrap();
+    let cost = answer["cost_usd"].as_f64().unwrap();
+    assert!(
+        (cost - 0.03).abs() < 1e-9,
+        "both calls are the ask's spend: {answer}"
+    );
+}
