@@ -144,8 +144,8 @@ impl Home {
     pub fn run_lock_path(&self) -> PathBuf {
         self.runtime_dir().join("run.lock")
     }
-    /// `.hearth/ask.lock`: held (shared) by each `hearth ask` that may
-    /// write, so the supervisor leaves its writes to its own commit.
+    /// `.hearth/ask.lock`: held (shared) by each `hearth ask`, so the
+    /// supervisor leaves what it writes to its own commit.
     pub fn ask_lock_path(&self) -> PathBuf {
         self.runtime_dir().join("ask.lock")
     }

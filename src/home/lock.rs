@@ -110,8 +110,8 @@ pub fn supervisor_running(home: &Home) -> bool {
     }
 }
 
-/// Held, shared, by each `hearth ask` from before its first tool call to
-/// after its commit. What an ask writes is the ask's commit's: while any
+/// Held, shared, by each `hearth ask` from before it writes its question
+/// line to after its commit. What an ask writes is the ask's commit's: while any
 /// ask holds this, the supervisor does not look for hand edits (it would
 /// take the ask's half-done writes for the operator's), and looks at
 /// everything the next time. The kernel lets go of it when the ask dies.
@@ -139,7 +139,7 @@ pub struct AsksHeld {
 }
 
 /// The ask lock, exclusive, for a look for hand edits; `None` while an ask
-/// that may write is running (then the look waits for a later turn).
+/// is running (then the look waits for a later turn).
 pub fn hold_asks(home: &Home) -> Option<AsksHeld> {
     // A lock file that cannot even be made cannot be held by an ask either.
     let Ok(file) = open(&home.ask_lock_path()) else {

@@ -25,8 +25,9 @@ const INBOX_SETTLE: Duration = Duration::from_millis(150);
 const MISSING_PEER_RECHECK: Duration = Duration::from_secs(1);
 
 impl Supervisor<'_> {
-    /// `--ticks` runs start at once; otherwise the schedule carries over
-    /// from the last recorded tick, so a restart does not tick early.
+    /// `--ticks` runs start at once, and so does a start with a message
+    /// waiting; otherwise the schedule carries over from the last recorded
+    /// tick, so a restart does not tick early.
     pub(super) fn first_due(&self) -> DateTime<Utc> {
         let now = self.options.clock.now();
         if self.options.ticks.is_some() {
