@@ -54,11 +54,11 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let state = runtime::read_state(home).filter(|_| running);
     let mut problems = Vec::new();
     let ticks_path = home.ticks_path();
-    let ledger = match Ledger::read_all(&ticks_path) {
-        Ok(ledger) => ledger,
+    let ledger = match Ledger::tally(&ticks_path) {
+        Ok(tally) => tally,
         Err(e) => {
             problems.push(format!("{}: {e}", home.relative(&ticks_path)));
-            Ledger::default()
+            Default::default()
         }
     };
     for (line, problem) in &ledger.skipped {
@@ -117,8 +117,8 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         pid: state.as_ref().map(|s| s.pid),
         phase: state.as_ref().map(|s| s.phase),
         next_due: state.as_ref().and_then(|s| s.next_due),
-        last_tick: ledger.last().cloned(),
-        ticks_recorded: ledger.records.len(),
+        last_tick: ledger.last,
+        ticks_recorded: ledger.recorded,
         problems,
     }
 }
