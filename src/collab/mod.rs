@@ -55,11 +55,6 @@ impl Status {
         .into_iter()
         .find(|s| s.as_str() == word)
     }
-
-    /// Whether a handoff may go on in it.
-    pub fn is_open(self) -> bool {
-        self == Status::Active
-    }
 }
 
 /// One handoff: the next round of a collaboration.

@@ -93,16 +93,17 @@ pub fn hand_edit_scope(
     scope.into_iter().collect()
 }
 
-/// At exit: what hearth posted in `outbox/` since the last tick, committed
-/// as hearth's (see [`hand_edit_scope`]).
-pub fn commit_outbox(home: &Home, repo: &Repo, now: DateTime<Utc>) -> Result<(), SupervisorError> {
+/// What hearth posted in `outbox/` since the last tick, committed as
+/// hearth's with `message` (see [`hand_edit_scope`]): at exit, and by the
+/// push thread for its flare.
+pub fn commit_outbox(
+    home: &Home,
+    repo: &Repo,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<(), SupervisorError> {
     let _lock = CommitLock::acquire(home)?;
-    repo.commit(
-        &[rel::OUTBOX],
-        &Identity::hearth(),
-        "outbox: posted since the last tick",
-        now,
-    )?;
+    repo.commit(&[rel::OUTBOX], &Identity::hearth(), message, now)?;
     Ok(())
 }
 

@@ -305,7 +305,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             }
         }
     }
-    if let Err(e) = commit::commit_outbox(home, &sup.repo, clock.now()) {
+    let posted = "outbox: posted since the last tick";
+    if let Err(e) = commit::commit_outbox(home, &sup.repo, posted, clock.now()) {
         tracing::warn!("could not commit the outbox at exit: {e}");
     }
     if let Some(pusher) = sup.pusher.take() {

@@ -95,10 +95,11 @@ impl Supervisor<'_> {
                 ]
             })
             .collect();
-        if self.peers_watched.0 == dirs && !self.peer_appeared() {
+        let missing = missing(&dirs);
+        let (watched, were_missing) = &self.peers_watched;
+        if *watched == dirs && missing >= *were_missing {
             return;
         }
-        let missing = dirs.iter().filter(|(_, d)| !d.is_dir()).count();
         self.wake.watch_peers(&dirs);
         self.peers_watched = (dirs, missing);
     }
@@ -107,7 +108,7 @@ impl Supervisor<'_> {
     /// now.
     pub(super) fn peer_appeared(&self) -> bool {
         let (dirs, were_missing) = &self.peers_watched;
-        dirs.iter().filter(|(_, d)| !d.is_dir()).count() < *were_missing
+        missing(dirs) < *were_missing
     }
 
     /// Takes `file` from `peer`'s outbox; `Ok(false)` when it was taken
@@ -271,6 +272,11 @@ impl Supervisor<'_> {
             tracing::warn!("{problem}");
         }
     }
+}
+
+/// How many of the peers' directories do not exist (cannot be watched).
+fn missing(dirs: &[(String, PathBuf)]) -> usize {
+    dirs.iter().filter(|(_, d)| !d.is_dir()).count()
 }
 
 /// What is said of a peer whose `outbox/` cannot be read.

@@ -14,11 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::home::layout::rel;
-use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{Identity, PushCredentials, Repo};
+use crate::repo::{PushCredentials, Repo};
 
 /// What the pushes did, for `hearth status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -209,18 +208,10 @@ fn flare(
     // it would be the operator's.
     let committed = outbox::post(home, &letter, now)
         .map_err(|e| e.to_string())
-        .and_then(|rel| {
-            let _lock = CommitLock::acquire(home).map_err(|e| e.to_string())?;
-            Repo::open(home.root())
-                .and_then(|repo| {
-                    repo.commit(
-                        &[rel.as_str()],
-                        &Identity::hearth(),
-                        "flare: push (the off-box copy is not being updated)",
-                        now,
-                    )
-                })
-                .map_err(|e| e.to_string())
+        .and_then(|_| {
+            let repo = Repo::open(home.root()).map_err(|e| e.to_string())?;
+            let message = "flare: push (the off-box copy is not being updated)";
+            super::commit::commit_outbox(home, &repo, message, now).map_err(|e| e.to_string())
         });
     if let Err(e) = committed {
         tracing::error!("could not write the push flare: {e}");

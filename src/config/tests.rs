@@ -1,0 +1,98 @@
+//! `hearth.toml` parsing and checks, on text.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(Path::new("home/hearth.toml"), text)
+}
+
+#[test]
+fn push_settings_parse() {
+    let config = parse("[git]\npush = true\nremote = \"backup\"\npush_flare_min = 5\n").unwrap();
+    assert!(config.git.push);
+    assert_eq!(
+        (config.git.remote.as_str(), config.git.push_flare_min),
+        ("backup", 5)
+    );
+}
+
+#[test]
+fn peers_and_collaborations_parse_and_are_checked() {
+    let config = parse(
+        "[peers]\nbob = \"/var/lib/hearth/bob\"\n\
+         [collaborations]\nworkdirs = [\"/srv/w1\"]\nmax_rounds = 4\n",
+    )
+    .unwrap();
+    assert_eq!(config.peers["bob"], PathBuf::from("/var/lib/hearth/bob"));
+    assert_eq!(config.collaborations.max_rounds, 4);
+    assert!(config.collaborations.allows(Path::new("/srv/w1")));
+    assert!(!config.collaborations.allows(Path::new("/srv/w2")));
+    for (text, says) in [
+        ("[peers]\nBob = \"/h\"\n", "a peer's name"),
+        ("[peers]\nbob = \"h/bob\"\n", "absolute path"),
+        (
+            "[peers]\nalice = \"/var/lib/hearth/alice-prod\"\n",
+            "its home directory's name, \"alice-prod\"; write it as alice-prod = ",
+        ),
+        (
+            "[collaborations]\nworkdirs = [\"w1\"]\n",
+            "not an absolute path",
+        ),
+        ("[collaborations]\nmax_rounds = 0\n", "at least 1"),
+    ] {
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains(says), "{text}: {err}");
+    }
+}
+
+#[test]
+fn empty_file_is_all_defaults() {
+    let config = parse("").unwrap();
+    assert_eq!(config, Config::default());
+    assert_eq!(config.tick.interval_s, 900);
+    assert_eq!(config.model.provider, ProviderKind::Offline);
+    assert_eq!(config.boot.identity_tags, ["identity", "facet:identity"]);
+}
+
+#[test]
+fn the_shipped_example_parses_to_the_defaults() {
+    let text = include_str!("../../supervisor/hearth.toml");
+    assert_eq!(parse(text).unwrap(), Config::default());
+}
+
+#[test]
+fn unknown_key_names_the_key_file_and_line() {
+    let err = parse("[tick]\nintreval_s = 5\n").unwrap_err().to_string();
+    assert!(err.contains("home/hearth.toml:2:"), "{err}");
+    assert!(err.contains("intreval_s"), "{err}");
+}
+
+#[test]
+fn unknown_section_is_an_error() {
+    let err = parse("[modle]\nprovider = \"offline\"\n").unwrap_err();
+    assert!(err.to_string().contains("modle"), "{err}");
+}
+
+#[test]
+fn prices_are_a_map_of_models() {
+    let config = parse(
+        "[budget.prices.\"claude-sonnet-4-5\"]\ninput_per_mtok = 3.0\noutput_per_mtok = 15.0\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.budget.prices["claude-sonnet-4-5"].output_per_mtok,
+        15.0
+    );
+}
+
+#[test]
+fn malformed_toml_reports_the_line() {
+    let err = parse("[tick]\ninterval_s = \n").unwrap_err().to_string();
+    assert!(err.starts_with("home/hearth.toml:2:"), "{err}");
+}
+
+#[test]
+fn zero_timeout_is_refused() {
+    let err = parse("[tick]\ntimeout_s = 0\n").unwrap_err().to_string();
+    assert!(err.contains("timeout_s"), "{err}");
+}
