@@ -52,6 +52,8 @@ fn main() {
         tools: &[],
         max_tokens: 100,
         facts: Some(&facts),
+        cache: None,
+        cache_key: None,
     };
 
     let hearth = time(|| {

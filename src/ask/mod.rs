@@ -228,6 +228,10 @@ pub fn ask(
         &mut Door {
             persist: false,
             on_text,
+            // No later exchange sends this ask's conversation again: only
+            // its own tool rounds read what it caches.
+            next_exchange_in: None,
+            cache_key: Some(&home.cache_key()),
         },
         provider,
         &gate,

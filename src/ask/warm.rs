@@ -115,6 +115,8 @@ pub fn summarise(
         tools: &[],
         max_tokens: 400,
         facts: None,
+        cache: None,
+        cache_key: None,
     };
     let Ok(reply) = provider.complete(&request, &mut |_| {}) else {
         return (None, model::Usage::default());

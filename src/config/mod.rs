@@ -201,6 +201,11 @@ pub struct TickConfig {
     /// No tick starts with less room than this (MiB) on the filesystem
     /// that holds the home: its work could not be saved.
     pub min_free_mb: u64,
+    /// An idle supervisor whose interval just outlives the provider's
+    /// longest cache lifetime (up to 90 minutes) starts ticks early enough
+    /// to read the conversation from the cache, when the last tick's
+    /// tokens say that is cheaper. Never delays an inbox message.
+    pub cache_aware: bool,
 }
 
 impl Default for TickConfig {
@@ -211,6 +216,7 @@ impl Default for TickConfig {
             max_tool_rounds: 16,
             max_sleep_h: 24,
             min_free_mb: 64,
+            cache_aware: true,
         }
     }
 }
@@ -316,8 +322,32 @@ pub struct Price {
     pub output_per_mtok: f64,
     /// Per million cache reads; none: a tenth of the input price.
     pub cache_read_per_mtok: Option<f64>,
-    /// Per million cache writes; none: 1.25 times the input price.
+    /// Per million cache writes with the 5-minute lifetime (or the
+    /// provider's only one); none: 1.25 times the input price.
     pub cache_write_per_mtok: Option<f64>,
+    /// Per million cache writes with the 1-hour lifetime; none: 2 times
+    /// the input price (Anthropic's rule).
+    pub cache_write_1h_per_mtok: Option<f64>,
+}
+
+impl Price {
+    /// Per million cache reads.
+    pub fn cache_read(&self) -> f64 {
+        self.cache_read_per_mtok
+            .unwrap_or(self.input_per_mtok * 0.1)
+    }
+
+    /// Per million cache writes with the 5-minute lifetime.
+    pub fn cache_write(&self) -> f64 {
+        self.cache_write_per_mtok
+            .unwrap_or(self.input_per_mtok * 1.25)
+    }
+
+    /// Per million cache writes with the 1-hour lifetime.
+    pub fn cache_write_1h(&self) -> f64 {
+        self.cache_write_1h_per_mtok
+            .unwrap_or(self.input_per_mtok * 2.0)
+    }
 }
 
 /// `[boot]`: the identity layer (DESIGN 4).

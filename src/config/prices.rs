@@ -1,8 +1,8 @@
 //! The prices hearth ships, so that `[budget] daily_usd` bounds the spend of
 //! a real model out of the box (DESIGN 6). Dollars per million tokens, as
 //! the providers' pricing pages list them (Anthropic: "Model pricing", 5-minute
-//! cache writes; OpenAI: "Pricing", standard tier, where a cache write costs
-//! what an input token does). The README dates the table. A
+//! cache writes, 1-hour writes at twice the input price; OpenAI: "Pricing",
+//! standard tier, where a cache write costs what an input token does). The README dates the table. A
 //! `[budget.prices."MODEL"]` entry always wins over it.
 //!
 //! Names are matched as the APIs and gateways spell them: a provider prefix
@@ -90,6 +90,13 @@ pub fn shipped(model: &str) -> Option<Price> {
             output_per_mtok: output,
             cache_read_per_mtok: Some(read),
             cache_write_per_mtok: Some(write),
+            // Anthropic's 1-hour writes cost twice the input price; OpenAI
+            // has one lifetime, priced as its only write.
+            cache_write_1h_per_mtok: Some(if name.starts_with("claude-") {
+                input * 2.0
+            } else {
+                write
+            }),
         })
 }
 

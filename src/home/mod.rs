@@ -119,6 +119,23 @@ impl Home {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// A key that is the same for every request of this home and differs
+    /// between homes, for a provider's cache routing (OpenAI's
+    /// `prompt_cache_key`): a digest of the root's path (FNV-1a, fixed so
+    /// it survives upgrades), never the path itself.
+    pub fn cache_key(&self) -> String {
+        use std::os::unix::ffi::OsStrExt;
+        let digest = self
+            .root
+            .as_os_str()
+            .as_bytes()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        format!("hearth-{digest:016x}")
+    }
     /// `path` relative to the root, with `/` separators, as git and the
     /// ledgers name files.
     pub fn relative(&self, path: &Path) -> String {

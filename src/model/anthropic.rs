@@ -3,8 +3,9 @@
 //! `_stop`, `message_delta` (stop reason, output usage), `message_stop`,
 //! `ping` anywhere, and an `error` event even after HTTP 200. Tool-call
 //! arguments arrive as JSON fragments, joined per block and parsed at the
-//! block's stop. The last system block carries `cache_control`, so the
-//! byte-stable prompt and identity are cached across ticks.
+//! block's stop. Breakpoints (`cache_control`) mark the system and the
+//! conversation with the lifetime the tick chose ([`super::cache`]), so
+//! the byte-stable prefix is read from the cache by the next request.
 //!
 //! A stream that ends before `message_stop` is an error, never a partial
 //! answer taken as whole.
@@ -14,11 +15,12 @@ use std::io::BufReader;
 
 use serde_json::{json, Value};
 
+use super::cache::Lifetime;
 use super::http::Endpoint;
 use super::sse::Events;
-use super::{ModelError, Provider, Reply, Request, Stop, SystemBlock, Usage};
+use super::{ModelError, Provider, Reply, Request, Stop, Usage};
 use crate::config::ModelConfig;
-use crate::conversation::{self, Block};
+use crate::conversation::{self, Block, Message, Role};
 
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
@@ -42,48 +44,18 @@ impl Anthropic {
 
 /// The Messages API request body for `request`.
 fn body(model: &str, thinking_tokens: u32, request: &Request<'_>) -> Value {
-    let system: Vec<&SystemBlock> = request
+    let system: Vec<Value> = request
         .system
         .iter()
         .filter(|b| !b.text.is_empty())
+        .map(|b| json!({"type": "text", "text": b.text}))
         .collect();
-    let system: Vec<Value> = system
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let mut block = json!({"type": "text", "text": b.text});
-            // The prompt and identity are byte-stable from tick to tick:
-            // one breakpoint after the last of them caches them all.
-            if i + 1 == system.len() {
-                block["cache_control"] = json!({"type": "ephemeral"});
-            }
-            block
-        })
-        .collect();
-    let mut messages = serde_json::to_value(request.messages).expect("messages serialise");
-    // In a round of tool calls, a second breakpoint on the newest message
-    // lets the next round read the whole conversation from the cache.
-    let in_tool_round = request.messages.last().is_some_and(|m| {
-        m.content
-            .iter()
-            .any(|b| matches!(b, Block::ToolResult { .. }))
-    });
-    if in_tool_round {
-        if let Some(block) = messages
-            .as_array_mut()
-            .and_then(|m| m.last_mut())
-            .and_then(|m| m["content"].as_array_mut())
-            .and_then(|c| c.last_mut())
-        {
-            block["cache_control"] = json!({"type": "ephemeral"});
-        }
-    }
     let mut body = json!({
         "model": model,
         "max_tokens": request.max_tokens,
         "stream": true,
         "system": system,
-        "messages": messages,
+        "messages": serde_json::to_value(request.messages).expect("messages serialise"),
     });
     // The API refuses an empty tool list from some gateways; none is no key.
     if !request.tools.is_empty() {
@@ -94,12 +66,62 @@ fn body(model: &str, thinking_tokens: u32, request: &Request<'_>) -> Value {
             .collect();
         body["tools"] = Value::Array(tools);
     }
+    if let Some(lifetime) = request.cache {
+        breakpoints(&mut body, request.messages, lifetime);
+    }
     if thinking_tokens > 0 {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": thinking_tokens});
         // The answer's limit must leave room above the thinking budget.
         body["max_tokens"] = json!(request.max_tokens.max(thinking_tokens + 1024));
     }
     body
+}
+
+/// Marks the request's prefix for the cache, all with one lifetime (so the
+/// rule that 1-hour breakpoints come first always holds), at most three of
+/// the API's four:
+///
+/// 1. the last system block (the last tool when there is no system): tools
+///    and system, which change only when memory does, are read even on the
+///    tick after a compaction moved the conversation;
+/// 2. the end of the previous request, the message before the newest
+///    assistant turn: exactly where the last request (of this tick, or the
+///    last tick's final one) wrote, so it is read however many blocks were
+///    added since (a breakpoint looks back at most 20 blocks);
+/// 3. the end of the request, so the next one reads all of it.
+fn breakpoints(body: &mut Value, messages: &[Message], lifetime: Lifetime) {
+    let mark = match lifetime {
+        Lifetime::FiveMinutes => json!({"type": "ephemeral"}),
+        Lifetime::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
+    };
+    let head = if body["system"].as_array().is_some_and(|s| !s.is_empty()) {
+        body["system"].as_array_mut().and_then(|s| s.last_mut())
+    } else {
+        body.get_mut("tools")
+            .and_then(Value::as_array_mut)
+            .and_then(|t| t.last_mut())
+    };
+    if let Some(block) = head {
+        block["cache_control"] = mark.clone();
+    }
+    let last = messages.len().checked_sub(1);
+    let previous = messages
+        .iter()
+        .rposition(|m| m.role == Role::Assistant)
+        .and_then(|i| i.checked_sub(1));
+    for at in [previous, last].into_iter().flatten() {
+        let Some(content) = body["messages"][at]["content"].as_array_mut() else {
+            continue;
+        };
+        // Thinking blocks cannot carry a breakpoint, nor can empty text.
+        let markable = content.iter_mut().rev().find(|b| {
+            !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"))
+                && !(b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty))
+        });
+        if let Some(block) = markable {
+            block["cache_control"] = mark.clone();
+        }
+    }
 }
 
 impl Provider for Anthropic {
@@ -324,6 +346,16 @@ fn read_usage(u: &Value, usage: &mut Usage) {
     set("output_tokens", &mut usage.output_tokens);
     set("cache_read_input_tokens", &mut usage.cache_read_tokens);
     set("cache_creation_input_tokens", &mut usage.cache_write_tokens);
+    // Writes by lifetime, when the API says (it does since the 1-hour
+    // lifetime exists): the 1-hour ones are priced at 2× input, not 1.25×.
+    let by_lifetime = &u["cache_creation"];
+    if let (Some(five), Some(hour)) = (
+        by_lifetime["ephemeral_5m_input_tokens"].as_u64(),
+        by_lifetime["ephemeral_1h_input_tokens"].as_u64(),
+    ) {
+        usage.cache_write_tokens = five;
+        usage.cache_write_1h_tokens = hour;
+    }
 }
 
 /// An `error` event, which can arrive after HTTP 200: the status it stands

@@ -9,6 +9,7 @@
 //! format (Anthropic's is nearly this).
 
 pub mod anthropic;
+pub mod cache;
 mod http;
 pub mod offline;
 pub mod openai;
@@ -51,9 +52,14 @@ pub struct Usage {
     /// Input tokens read from the provider's prompt cache.
     #[serde(default)]
     pub cache_read_tokens: u64,
-    /// Input tokens written to the provider's prompt cache.
+    /// Input tokens written to the provider's prompt cache with the
+    /// 5-minute lifetime (or the provider's only one).
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// Input tokens written to the prompt cache with the 1-hour lifetime
+    /// (Anthropic's `ttl: "1h"`), priced apart: 2× input, not 1.25×.
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
 }
 
 impl Usage {
@@ -63,6 +69,16 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.cache_write_1h_tokens += other.cache_write_1h_tokens;
+    }
+
+    /// Every input token the requests sent: uncached, read from the cache
+    /// and written to it.
+    pub fn input_sent(&self) -> u64 {
+        self.input_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+            + self.cache_write_1h_tokens
     }
 }
 
@@ -116,6 +132,14 @@ pub struct Request<'a> {
     /// The turn's facts; `None` for a call that is not a tick's turn (the
     /// rerank call).
     pub facts: Option<&'a TurnFacts>,
+    /// How long the request's prefix should stay in the provider's cache
+    /// ([`cache::for_request`]); `None` writes nothing (a one-off call, or a
+    /// prefix that would die before anything reads it).
+    pub cache: Option<cache::Lifetime>,
+    /// A stable key for the provider's cache routing (OpenAI's
+    /// `prompt_cache_key`): one per home, so its requests meet their
+    /// prefixes.
+    pub cache_key: Option<&'a str>,
 }
 
 /// The assistant's turn.

@@ -230,6 +230,8 @@ mod tests {
             tools: &[],
             max_tokens: 100,
             facts: Some(&facts),
+            cache: None,
+            cache_key: None,
         };
         let reply = Offline.complete(&request, &mut |_| {}).unwrap();
         let calls: Vec<_> = reply.tool_uses().collect();
@@ -259,6 +261,8 @@ mod tests {
             tools: &[],
             max_tokens: 100,
             facts: Some(&facts),
+            cache: None,
+            cache_key: None,
         };
         let second = Offline.complete(&request, &mut |_| {}).unwrap();
         assert_eq!(second.tool_uses().count(), 0);

@@ -25,6 +25,11 @@ pub struct OpenAi {
     api: Endpoint,
     /// `max_tokens` or `max_completion_tokens`.
     max_tokens_field: &'static str,
+    /// Whether the API is OpenAI's own, which documents
+    /// `prompt_cache_key` and `prompt_cache_retention`; compatible servers
+    /// (llama.cpp, vLLM, Ollama) get only the byte-stable prefix, which
+    /// their prefix caches serve, and no field they might refuse.
+    openai_itself: bool,
 }
 
 impl OpenAi {
@@ -33,6 +38,7 @@ impl OpenAi {
         Ok(OpenAi {
             api: Endpoint::new(config, key, DEFAULT_BASE_URL, "/chat/completions")?,
             max_tokens_field: max_tokens_field(config),
+            openai_itself: is_openai_itself(&config.base_url),
         })
     }
 }
@@ -66,8 +72,37 @@ fn max_tokens_field(config: &ModelConfig) -> &'static str {
     }
 }
 
-/// Our conversation in the chat-completions shape.
-fn body(model: &str, max_tokens_field: &str, request: &Request<'_>) -> Value {
+/// Whether `base_url` is OpenAI's API (empty: the default, which is).
+fn is_openai_itself(base_url: &str) -> bool {
+    let base = base_url.trim();
+    base.is_empty()
+        || reqwest::Url::parse(base)
+            .ok()
+            .and_then(|u| {
+                u.host_str()
+                    .map(|h| h.eq_ignore_ascii_case("api.openai.com"))
+            })
+            .unwrap_or(false)
+}
+
+/// Whether OpenAI documents extended prompt-cache retention (`"24h"`) for
+/// `model`: the GPT-4.1 and GPT-5 families ("Prompt caching", extended
+/// retention). Others keep the in-memory default; an unknown value would
+/// be refused.
+fn keeps_a_day(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    name == "gpt-4.1"
+        || name.starts_with("gpt-4.1-20")
+        || name == "gpt-5"
+        || name.starts_with("gpt-5-")
+        || name.starts_with("gpt-5.")
+}
+
+/// Our conversation in the chat-completions shape. Its prefix (system,
+/// then the stored conversation, tools after) is byte-stable from tick to
+/// tick, which every prefix cache (OpenAI's, llama.cpp's `cache_prompt`,
+/// vLLM's) needs.
+fn body(model: &str, max_tokens_field: &str, openai_itself: bool, request: &Request<'_>) -> Value {
     let mut messages = Vec::new();
     let system: Vec<&str> = request
         .system
@@ -96,6 +131,14 @@ fn body(model: &str, max_tokens_field: &str, request: &Request<'_>) -> Value {
             .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
             .collect();
         body["tools"] = Value::Array(tools);
+    }
+    if openai_itself {
+        if let Some(key) = request.cache_key {
+            body["prompt_cache_key"] = json!(key);
+        }
+        if request.cache == Some(super::cache::Lifetime::OneHour) && keeps_a_day(model) {
+            body["prompt_cache_retention"] = json!("24h");
+        }
     }
     body
 }
@@ -154,7 +197,12 @@ impl Provider for OpenAi {
         request: &Request<'_>,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Reply, ModelError> {
-        let body = body(&self.api.model, self.max_tokens_field, request);
+        let body = body(
+            &self.api.model,
+            self.max_tokens_field,
+            self.openai_itself,
+            request,
+        );
         let auth = format!("Bearer {}", self.api.key);
         self.api.http.post(
             &self.api.url,
@@ -322,8 +370,14 @@ fn read_usage(u: &Value, usage: &mut Usage) {
         .as_u64()
         .unwrap_or(0)
         .min(prompt);
-    usage.input_tokens = prompt - cached;
+    // GPT-5.6 and later charge writes (1.25× input) and report them here.
+    let written = u["prompt_tokens_details"]["cache_write_tokens"]
+        .as_u64()
+        .unwrap_or(0)
+        .min(prompt - cached);
+    usage.input_tokens = prompt - cached - written;
     usage.cache_read_tokens = cached;
+    usage.cache_write_tokens = written;
     usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(0);
 }
 

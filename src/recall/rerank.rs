@@ -146,6 +146,8 @@ fn ask(
         tools: &[],
         max_tokens,
         facts: None,
+        cache: None,
+        cache_key: None,
     };
     let reply = provider
         .complete(&request, &mut |_| {})

@@ -174,12 +174,11 @@ fn tick_message(record: &TickRecord) -> String {
         message.push_str("\n\n");
     }
     message.push_str(&format!(
-        "Hearth-Tick: {}\nHearth-Exit: {}\nHearth-Class: {}\nHearth-Tokens: in={} out={}\nHearth-Cost-USD: {:.4}\n",
+        "Hearth-Tick: {}\nHearth-Exit: {}\nHearth-Class: {}\nHearth-Tokens: {}\nHearth-Cost-USD: {:.4}\n",
         record.tick,
         record.exit,
         record.class.as_str(),
-        record.tokens.input,
-        record.tokens.output,
+        record.tokens.trailer(),
         record.cost_usd
     ));
     message

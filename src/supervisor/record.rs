@@ -49,6 +49,7 @@ pub(super) fn record_for(
                 output: r.usage.output_tokens,
                 cache_read: r.usage.cache_read_tokens,
                 cache_write: r.usage.cache_write_tokens,
+                cache_write_1h: r.usage.cache_write_1h_tokens,
             })
             .unwrap_or_default(),
         cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),

@@ -5,7 +5,7 @@
 //! point leaves a conversation that is valid up to there. Every recovery
 //! it tries goes on the tick's ledger line with its outcome (DESIGN 7).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
@@ -20,6 +20,7 @@ use crate::conversation::archive as history;
 use crate::conversation::store::Conversation;
 use crate::conversation::{self as convo, Block, Message, Role};
 use crate::home::Home;
+use crate::model::cache::{self, Lifetime};
 use crate::model::{self, Provider, Request, TurnFacts};
 use crate::tools::sandbox::Area;
 use crate::tools::{self, ToolContext};
@@ -73,6 +74,34 @@ pub struct Door<'a> {
     pub persist: bool,
     /// Receives the model's text as it streams in.
     pub on_text: &'a mut dyn FnMut(&str),
+    /// When the next request that shares this conversation's prefix is
+    /// expected after this exchange ends: the next tick, for a tick; none
+    /// for an ask, whose conversation no later exchange sends again.
+    pub next_exchange_in: Option<Duration>,
+    /// The home's key for the provider's cache routing.
+    pub cache_key: Option<&'a str>,
+}
+
+impl Door<'_> {
+    /// How long the prefix of the next request should stay cached, after
+    /// `rounds` rounds of tool calls in this exchange (a `sleep` the agent
+    /// asked for defers the next tick, so it may outlive every lifetime).
+    fn cache_lifetime(
+        &self,
+        rounds: usize,
+        effects: &tools::Effects,
+        now: DateTime<Utc>,
+    ) -> Option<Lifetime> {
+        let slept = effects
+            .sleep_until
+            .and_then(|until| (until - now).to_std().ok());
+        let next = match (self.next_exchange_in, slept) {
+            (Some(wait), Some(slept)) => cache::lifetime_for(wait.max(slept)),
+            (Some(wait), None) => cache::lifetime_for(wait),
+            (None, _) => None,
+        };
+        cache::for_request(next, rounds)
+    }
 }
 
 /// Runs the model and its tools until the step says stop.
@@ -102,6 +131,7 @@ pub fn tool_loop(
     let mut tries = Tries(Vec::new());
     let mut max_tokens = config.model.max_tokens;
     let mut correction: Option<String> = None;
+    let mut rounds = 0;
     loop {
         let corrected;
         let messages = match &correction {
@@ -117,6 +147,8 @@ pub fn tool_loop(
             tools: specs,
             max_tokens,
             facts: Some(facts),
+            cache: door.cache_lifetime(rounds, &tool_ctx.effects, tool_ctx.now),
+            cache_key: door.cache_key,
         };
         let outcome = provider.complete(&request, &mut *door.on_text);
         correction = None;
@@ -227,6 +259,7 @@ pub fn tool_loop(
                 home,
             };
             turn.answer(calls, decision.calls)?;
+            rounds += 1;
         }
         if decision.then == Then::Stop {
             break;

@@ -23,21 +23,47 @@ use serde::{Deserialize, Serialize};
 use super::class::Class;
 use crate::atomic;
 
-/// Tokens a tick used.
+/// Tokens a tick used, by how they were priced. The keys keep their
+/// first names (`in`, `cache_write`) so every ledger line ever written
+/// reads the same way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
-    /// Input tokens, cache reads and writes included.
+    /// Input tokens sent at the full input price: neither read from the
+    /// provider's prompt cache nor written to it.
     #[serde(rename = "in")]
     pub input: u64,
     /// Output tokens.
     #[serde(rename = "out")]
     pub output: u64,
-    /// Input tokens served from the provider's prompt cache.
+    /// Input tokens read from the provider's prompt cache.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_read: u64,
-    /// Input tokens written to the provider's prompt cache.
+    /// Input tokens written to the cache with the 5-minute lifetime.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write: u64,
+    /// Input tokens written to the cache with the 1-hour lifetime.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h: u64,
+}
+
+impl Tokens {
+    /// Every input token the tick's requests sent, however priced.
+    pub fn sent(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write + self.cache_write_1h
+    }
+
+    /// The `Hearth-Tokens` trailer's value: each kind under its own name.
+    pub fn trailer(&self) -> String {
+        format!(
+            "sent={} uncached={} cache_read={} cache_write_5m={} cache_write_1h={} out={}",
+            self.sent(),
+            self.input,
+            self.cache_read,
+            self.cache_write,
+            self.cache_write_1h,
+            self.output
+        )
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

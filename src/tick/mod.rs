@@ -211,11 +211,18 @@ pub fn run(
         peering: crate::tools::Peering::of(home, config),
         workdir: crate::tools::Workdir::for_collaboration(home, config, collaboration.as_deref()),
     };
+    // The next tick reads this one's prefix: after the interval, or
+    // sooner when a cache-aware supervisor pulls it into the lifetime.
+    let interval = std::time::Duration::from_secs(config.tick.interval_s);
+    let plan = model::cache::between_ticks(interval, config.tick.cache_aware);
+    let cache_key = home.cache_key();
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(
             &mut driver::Door {
                 persist: true,
                 on_text: &mut |text| tracing::debug!("model: {text}"),
+                next_exchange_in: Some(plan.pull_to.unwrap_or(interval)),
+                cache_key: Some(&cache_key),
             },
             provider,
             &gate,
@@ -378,17 +385,13 @@ fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), 
 }
 
 /// Dollars for `usage` at `price`; a model without a price costs zero.
+/// Writes are priced by their lifetime.
 pub fn cost_usd(usage: &Usage, price: Option<&Price>) -> f64 {
     let Some(p) = price else { return 0.0 };
     let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
     per(usage.input_tokens, p.input_per_mtok)
         + per(usage.output_tokens, p.output_per_mtok)
-        + per(
-            usage.cache_read_tokens,
-            p.cache_read_per_mtok.unwrap_or(p.input_per_mtok * 0.1),
-        )
-        + per(
-            usage.cache_write_tokens,
-            p.cache_write_per_mtok.unwrap_or(p.input_per_mtok * 1.25),
-        )
+        + per(usage.cache_read_tokens, p.cache_read())
+        + per(usage.cache_write_tokens, p.cache_write())
+        + per(usage.cache_write_1h_tokens, p.cache_write_1h())
 }

@@ -30,7 +30,7 @@ fn run_ticks_3_creates_the_home_and_commits_each_tick_with_trailers() {
             format!("Hearth-Tick: {n}\n"),
             "Hearth-Exit: 0\n".to_string(),
             "Hearth-Class: ok\n".to_string(),
-            "Hearth-Tokens: in=".to_string(),
+            "Hearth-Tokens: sent=".to_string(),
             "Hearth-Cost-USD: 0.0000\n".to_string(),
         ] {
             assert!(

@@ -99,7 +99,9 @@ fn a_full_anthropic_tick_streams_calls_a_tool_and_records_usage_and_cost() {
     assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
     let commit = &home.history()[0];
     assert!(
-        commit.message.contains("Hearth-Tokens: in=2200 out=70"),
+        commit.message.contains(
+            "Hearth-Tokens: sent=2200 uncached=2200 cache_read=0 cache_write_5m=0 cache_write_1h=0 out=70"
+        ),
         "{}",
         commit.message
     );
