@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod billing;
+pub mod cost;
 pub mod model_server;
 pub mod read_only;
 pub mod small_disk;
@@ -60,7 +62,13 @@ impl TestHome {
 
     /// `hearth --home HOME ARGS…` in a sealed environment.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(HEARTH);
+        self.cmd_of(HEARTH, args)
+    }
+
+    /// Like [`Self::cmd`], with another build of hearth (a benchmark's
+    /// "before" run).
+    pub fn cmd_of(&self, binary: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(binary);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path.parent().unwrap())

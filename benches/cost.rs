@@ -1,0 +1,112 @@
+//! What a month of ticks costs, in dollars, at four intervals, against a
+//! model API on 127.0.0.1 that bills by Anthropic's documented prompt-cache
+//! rules (`tests/common/billing.rs`), on the soak's simulated clock. For
+//! each interval, side by side in one run: what hearth recorded, what the
+//! server billed, what the same requests cost with no `cache_control`, and
+//! the floor an informed client reaches under the same rules (everything
+//! sent in the last hour read from the cache, the rest at the input price).
+//!
+//! `cargo bench --bench cost` (COST_DAYS=N for a shorter run, scaled to 30
+//! days; COST_INTERVALS=4,15 to pick intervals in minutes).
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+fn main() {
+    let days: u32 = std::env::var("COST_DAYS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(30);
+    let intervals: Vec<u64> = std::env::var("COST_INTERVALS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![4, 15, 55, 120]);
+    let runs: Vec<(u64, bool)> = intervals
+        .iter()
+        .flat_map(|&m| {
+            // Just past the hour, the cache-aware schedule is shown beside
+            // the plain one.
+            if m > 59 && m <= 90 {
+                vec![(m, false), (m, true)]
+            } else {
+                vec![(m, true)]
+            }
+        })
+        .collect();
+    // Two at a time: the machine has two cores, and the runs share nothing.
+    let mut months = Vec::new();
+    for pair in runs.chunks(2) {
+        let handles: Vec<_> = pair
+            .iter()
+            .map(|&(m, aware)| {
+                std::thread::spawn(move || {
+                    common::cost::month(Duration::from_secs(m * 60), days, aware)
+                })
+            })
+            .collect();
+        for (h, &(_, aware)) in handles.into_iter().zip(pair) {
+            months.push((h.join().unwrap(), aware));
+        }
+    }
+    println!(
+        "A month ({days} simulated day(s), scaled to 30) of Claude Sonnet 4.5 ticks, \
+         3-6 inbox messages a day, a core memory edited daily:\n"
+    );
+    println!(
+        "| interval | ticks | hearth recorded | server billed | no cache_control | floor | hearth ÷ floor | hearth ÷ no caching | first requests read from cache | wall |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut failed = false;
+    for (m, aware) in &months {
+        let minutes = m.interval.as_secs() / 60;
+        let label = if minutes > 59 && minutes <= 90 {
+            format!("{minutes} min (cache_aware = {aware})")
+        } else {
+            format!("{minutes} min")
+        };
+        println!(
+            "| {label} | {} | ${:.2} | ${:.2} | ${:.2} | ${:.2} | {:.2}× | {:.2}× | {:.0}% | {:.0} s |",
+            m.ticks,
+            m.per_month(m.recorded_usd),
+            m.per_month(m.billed()),
+            m.per_month(m.without_caching()),
+            m.per_month(m.floor()),
+            m.billed() / m.floor(),
+            m.billed() / m.without_caching(),
+            100.0 * m.first_request_hit_ratio(),
+            m.wall.as_secs_f64(),
+        );
+        if !m.mismatches.is_empty() {
+            failed = true;
+            println!(
+                "  recorded spend differs from the bill at {} time(s), e.g. {}",
+                m.mismatches.len(),
+                m.mismatches[0]
+            );
+        }
+    }
+    println!("\nA tick's first request at steady state (median of the last quarter):\n");
+    println!("| interval | sent | uncached | cache read | 5-min write | 1-hour write | output |");
+    println!("|---|---|---|---|---|---|---|");
+    for (m, _) in &months {
+        if let Some(b) = m.steady_first_request() {
+            println!(
+                "| {} min | {} | {} | {} | {} | {} | {} |",
+                m.interval.as_secs() / 60,
+                b.sent(),
+                b.uncached,
+                b.read,
+                b.write_5m,
+                b.write_1h,
+                b.output
+            );
+        }
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
