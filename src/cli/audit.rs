@@ -4,6 +4,7 @@ use std::path::Path;
 
 use hearth::boot::drift;
 use hearth::config::Config;
+use hearth::supervisor::status::cache_warning;
 
 use super::{CommandError, Env, Exit};
 
@@ -36,6 +37,12 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         value["context_window"] = window.into();
         value["room_tokens"] = room.into();
         value["fits"] = fits.into();
+        value["cache"] = serde_json::json!({
+            "interval_s": config.tick.interval_s,
+            "cache_aware": config.tick.cache_aware,
+            "pays": cache_warning(&config).is_none(),
+            "verdict": cache_verdict(&config),
+        });
         outln!(
             "{}",
             serde_json::to_string_pretty(&value).expect("audit serialises")
@@ -52,6 +59,14 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                  memories are shortened",
                 audit.estimated_tokens
             );
+        }
+        if let Some(verdict) = cache_verdict(&config) {
+            let label = if cache_warning(&config).is_some() {
+                "CACHE:         "
+            } else {
+                "cache:         "
+            };
+            outln!("{label} {verdict}");
         }
     }
     // Operator tools: a manifest that does not parse is named with file
@@ -116,4 +131,14 @@ fn print_human(audit: &drift::Audit) -> Result<(), CommandError> {
         outln!("problem:        {problem}");
     }
     Ok(())
+}
+
+/// Which cache lifetime serves the interval, for a model that caches.
+fn cache_verdict(config: &Config) -> Option<String> {
+    (config.model.provider != hearth::config::ProviderKind::Offline).then(|| {
+        hearth::model::cache::verdict(
+            std::time::Duration::from_secs(config.tick.interval_s),
+            config.tick.cache_aware,
+        )
+    })
 }

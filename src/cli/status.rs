@@ -82,6 +82,24 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             status.spent_today_usd
         ),
     }
+    if let Some(day) = &status.last_24h {
+        let ratio = status
+            .cache_hit_ratio_24h
+            .map_or("no input sent".to_string(), |r| {
+                format!("{:.0}% of the input read from the cache", 100.0 * r)
+            });
+        let month = status.projected_month_usd.map_or(String::new(), |m| {
+            format!("; a month at this rate: ${m:.2}")
+        });
+        outln!(
+            "last 24 h:  ${:.2} over {} ticks, {ratio}{month}",
+            day.usd,
+            day.ticks
+        );
+    }
+    if let Some(warning) = &status.cache_warning {
+        outln!("CACHE:      {warning}");
+    }
     if let Some(o) = &status.outage {
         outln!(
             "OUTAGE:     the model API has failed since {} ({} ticks): {}",

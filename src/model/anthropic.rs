@@ -436,6 +436,108 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert!(err.to_string().contains("overloaded_error"), "{err}");
     }
 
+    fn text(role: Role, text: &str) -> Message {
+        Message {
+            role,
+            content: vec![Block::Text { text: text.into() }],
+        }
+    }
+
+    fn marks(body: &Value) -> Vec<(String, Value)> {
+        let mut found = Vec::new();
+        for (i, b) in body["system"].as_array().unwrap().iter().enumerate() {
+            if !b["cache_control"].is_null() {
+                found.push((format!("system {i}"), b["cache_control"].clone()));
+            }
+        }
+        for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+            for b in m["content"].as_array().unwrap() {
+                if !b["cache_control"].is_null() {
+                    found.push((format!("message {i}"), b["cache_control"].clone()));
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn a_tick_marks_the_system_the_last_requests_end_and_its_own_end() {
+        let system = [crate::model::SystemBlock {
+            source: "memory/prompt.md".into(),
+            text: "You are Kit.".into(),
+        }];
+        let messages = [
+            text(Role::User, "Tick 1"),
+            text(Role::Assistant, "Noted."),
+            text(Role::User, "Tick 2"),
+        ];
+        let mut request = Request {
+            system: &system,
+            messages: &messages,
+            tools: &[],
+            max_tokens: 100,
+            facts: None,
+            cache: Some(Lifetime::OneHour),
+            cache_key: None,
+        };
+        let hour = json!({"type": "ephemeral", "ttl": "1h"});
+        let b = body("claude-sonnet-4-5", 0, &request);
+        assert_eq!(
+            marks(&b),
+            vec![
+                ("system 0".to_string(), hour.clone()),
+                ("message 0".to_string(), hour.clone()),
+                ("message 2".to_string(), hour),
+            ]
+        );
+        request.cache = Some(Lifetime::FiveMinutes);
+        let b = body("claude-sonnet-4-5", 0, &request);
+        assert!(marks(&b)
+            .iter()
+            .all(|(_, m)| *m == json!({"type": "ephemeral"})));
+        request.cache = None;
+        assert!(marks(&body("claude-sonnet-4-5", 0, &request)).is_empty());
+    }
+
+    #[test]
+    fn thinking_blocks_never_carry_a_breakpoint() {
+        let messages = [
+            text(Role::User, "Tick 1"),
+            Message {
+                role: Role::Assistant,
+                content: vec![Block::Thinking {
+                    thinking: "hm".into(),
+                    signature: "s".into(),
+                }],
+            },
+            text(Role::User, "Tick 2"),
+        ];
+        let request = Request {
+            system: &[],
+            messages: &messages,
+            tools: &[],
+            max_tokens: 100,
+            facts: None,
+            cache: Some(Lifetime::OneHour),
+            cache_key: None,
+        };
+        let b = body("claude-sonnet-4-5", 0, &request);
+        assert!(b["messages"][1]["content"][0]["cache_control"].is_null());
+        assert_eq!(marks(&b).len(), 2);
+    }
+
+    #[test]
+    fn one_hour_writes_are_read_apart_from_five_minute_ones() {
+        let s = STREAM.replace(
+            "\"cache_read_input_tokens\":7}",
+            "\"cache_read_input_tokens\":7,\"cache_creation_input_tokens\":900,\"cache_creation\":{\"ephemeral_5m_input_tokens\":100,\"ephemeral_1h_input_tokens\":800}}",
+        );
+        let reply = read_stream(s.as_bytes(), &mut |_| {}).unwrap();
+        assert_eq!(reply.usage.cache_write_tokens, 100);
+        assert_eq!(reply.usage.cache_write_1h_tokens, 800);
+        assert_eq!(reply.usage.input_sent(), 12 + 7 + 900);
+    }
+
     #[test]
     fn bad_tool_json_is_malformed() {
         let s = STREAM.replace(r#"xt\": \"hi\"}"#, "xt");

@@ -48,10 +48,13 @@ impl Supervisor<'_> {
         let Some(at) = budget.runs_out_at(daily, now) else {
             return Ok(());
         };
+        let split = crate::tick::spend::today(self.home, self.config.price().as_ref(), now)
+            .map(|s| format!(" Of the ticks' spend today, {}.", s.breakdown()))
+            .unwrap_or_default();
         let body = format!(
             "Spent today (UTC): ${:.2} of [budget] daily_usd = ${daily:.2}. At the last hour's \
              rate the limit is reached at about {} UTC, and ticks are then skipped until the \
-             day ends.\n\nTo act now: raise [budget] daily_usd in hearth.toml, lengthen \
+             day ends.{split}\n\nTo act now: raise [budget] daily_usd in hearth.toml, lengthen \
              [tick] interval_s, or choose a cheaper [model] model.",
             budget.spent(now),
             at.format("%H:%M")

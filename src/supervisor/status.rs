@@ -7,7 +7,9 @@ use serde::Serialize;
 
 use super::runtime::{self, Phase};
 use crate::home::{lock, Home};
+use crate::model::cache;
 use crate::tick::ledger::{Ledger, TickRecord};
+use crate::tick::spend::Spend;
 
 /// What `hearth status` says.
 #[derive(Debug, Clone, Serialize)]
@@ -46,6 +48,16 @@ pub struct Status {
     pub push: Option<super::push::PushState>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
+    /// The last 24 hours' ticks, priced by kind of token.
+    pub last_24h: Option<crate::tick::spend::Spend>,
+    /// Of the input sent in the last 24 hours, the part read from the
+    /// provider's cache.
+    pub cache_hit_ratio_24h: Option<f64>,
+    /// Thirty days at the last 24 hours' rate.
+    pub projected_month_usd: Option<f64>,
+    /// When the interval keeps the provider's cache from paying: why, and
+    /// what interval would.
+    pub cache_warning: Option<String>,
 }
 
 /// What a look at the home at `now`, without locking it, says.
@@ -76,9 +88,10 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Ok(scan) => problems.extend(scan.problems),
         Err(e) => problems.push(e.to_string()),
     }
-    let (daily_usd, config_error) = match crate::config::Config::load(&home.config_path()) {
+    let config = crate::config::Config::load(&home.config_path());
+    let (daily_usd, config_error) = match &config {
         Ok(config) => {
-            problems.extend(super::peers::problems(home, &config));
+            problems.extend(super::peers::problems(home, config));
             (Some(config.budget.daily_usd), None)
         }
         Err(e) => {
@@ -91,6 +104,23 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Default::default()
     });
     let push = super::push::PushState::load(home);
+    let day_ago = now - chrono::Duration::hours(24);
+    let last_24h = match Ledger::since(&ticks_path, day_ago) {
+        Ok(records) => {
+            let price = config.as_ref().ok().and_then(|c| c.price());
+            Some(Spend::of(
+                &records,
+                price.as_ref(),
+                day_ago,
+                now + chrono::Duration::seconds(1),
+            ))
+        }
+        Err(e) => {
+            problems.push(format!("{}: {e}", home.relative(&ticks_path)));
+            None
+        }
+    };
+    let cache_warning = config.as_ref().ok().and_then(cache_warning);
     Status {
         spent_today_usd: budget.spent(now)
             + crate::conversation::sessions::asked_spend(
@@ -120,5 +150,23 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         last_tick: ledger.last,
         ticks_recorded: ledger.recorded,
         problems,
+        cache_hit_ratio_24h: last_24h.and_then(|s| s.hit_ratio()),
+        projected_month_usd: last_24h.and_then(|s| s.projected_month()),
+        last_24h,
+        cache_warning,
     }
+}
+
+/// What to tell the operator when the interval outlives the provider's
+/// cache: with a model that caches (Anthropic's, or OpenAI's own), the
+/// verdict of [`cache::verdict`] when no lifetime serves the ticks.
+pub fn cache_warning(config: &crate::config::Config) -> Option<String> {
+    if config.model.provider == crate::config::ProviderKind::Offline {
+        return None;
+    }
+    let interval = std::time::Duration::from_secs(config.tick.interval_s);
+    let plan = cache::between_ticks(interval, config.tick.cache_aware);
+    plan.lifetime
+        .is_none()
+        .then(|| cache::verdict(interval, config.tick.cache_aware))
 }

@@ -33,10 +33,16 @@ impl Supervisor<'_> {
         self.set_phase(Phase::Ticking, Some(number), None);
         tracing::info!("tick {number} starting");
 
-        let mut child = TickChild::spawn(&self.options.exe, self.home, number, &self.config)
-            .map_err(|source| SupervisorError::Spawn {
-                exe: self.options.exe.clone(),
-                source,
+        // The tick is told the interval it runs at (`--interval` included):
+        // how long its prefix should stay cached depends on it.
+        let mut config = self.config.clone();
+        config.tick.interval_s = u64::try_from(self.interval().num_seconds()).unwrap_or(u64::MAX);
+        let mut child =
+            TickChild::spawn(&self.options.exe, self.home, number, &config).map_err(|source| {
+                SupervisorError::Spawn {
+                    exe: self.options.exe.clone(),
+                    source,
+                }
             })?;
         let limit = Duration::from_secs(self.config.tick.timeout_s);
         let ChildEnd { ending, note, stop } = child

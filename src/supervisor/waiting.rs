@@ -11,6 +11,7 @@ use super::systemd::Notifier;
 use super::wake::Wake;
 use super::{runtime::Phase, Supervisor};
 use crate::mailbox::inbox;
+use crate::model::cache;
 use crate::tick::ledger::TickRecord;
 
 /// Quiet time after memory events before re-indexing, so an editor's burst
@@ -82,7 +83,38 @@ impl Supervisor<'_> {
             // Arrived while the tick ran, after it read the inbox.
             return now;
         }
-        sleep_until.map_or(due, |s| s.max(due))
+        match sleep_until {
+            Some(s) => s.max(due),
+            None => self
+                .pulled_into_the_cache(record)
+                .map_or(due, |p| p.min(due)),
+        }
+    }
+
+    /// With `[tick] cache_aware`, when an interval just past the cache's
+    /// longest lifetime would let the conversation's prefix die: the time
+    /// to tick instead (before it dies, counted from the tick's start, so
+    /// however long the tick ran), if the last tick's tokens say reading
+    /// it costs less per hour than the extra ticks. Only ever earlier than
+    /// due, so no inbox message waits longer.
+    fn pulled_into_the_cache(&self, record: &TickRecord) -> Option<DateTime<Utc>> {
+        let interval = self.interval().to_std().ok()?;
+        let pull = cache::between_ticks(interval, self.config.tick.cache_aware).pull_to?;
+        let price = self.config.price()?;
+        let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
+        let tokens = &record.tokens;
+        let sent = tokens.sent();
+        if sent < cache::MIN_CACHEABLE {
+            return None;
+        }
+        // What is new each tick: the user turn and the last answer, about.
+        let fresh = sent.min(2 * tokens.output + 1_000);
+        let output = per(tokens.output, price.output_per_mtok);
+        let cached =
+            per(sent - fresh, price.cache_read()) + per(fresh, price.cache_write_1h()) + output;
+        let uncached = per(sent, price.input_per_mtok) + output;
+        cache::pull_pays(cached, uncached, interval, pull)
+            .then(|| record.start + chrono::Duration::from_std(pull).unwrap_or_default())
     }
 
     /// Sleeps until `due`, an inbox message, or a stop signal (returned).

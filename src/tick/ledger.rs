@@ -205,6 +205,31 @@ impl Ledger {
         Ok(all)
     }
 
+    /// The ticks that ended at or after `since`, oldest first: the live
+    /// file, and rotated segments newest first only as far back as needed
+    /// (a day of one-minute ticks is a few segments, a year hundreds).
+    pub fn since(path: &Path, since: DateTime<Utc>) -> std::io::Result<Vec<TickRecord>> {
+        let mut found: Vec<TickRecord> = Vec::new();
+        for file in [path.to_path_buf()]
+            .into_iter()
+            .chain(segments(path).into_iter().rev())
+        {
+            let part = Ledger::read_file(&file)?;
+            let older = part.records.iter().any(|r| r.end < since);
+            let mut records: Vec<TickRecord> = part
+                .records
+                .into_iter()
+                .filter(|r| r.end >= since)
+                .collect();
+            records.append(&mut found);
+            found = records;
+            if older {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
     /// What `hearth status` needs of the whole ledger: how many ticks are
     /// recorded, the newest, and the live file's lines that do not parse.
     /// Rotated segments are counted by their lines, not parsed: at a year

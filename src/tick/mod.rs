@@ -20,6 +20,7 @@ pub mod ledger;
 mod preflight;
 pub mod prepare;
 pub mod report;
+pub mod spend;
 pub mod step;
 
 use chrono::{DateTime, Utc};
@@ -107,8 +108,11 @@ pub fn run(
         // One budget flare a day: a warning given earlier today already
         // said ticks would be skipped once the limit is reached.
         if !budget.told_today(now) {
+            let split = spend::today(home, config.price().as_ref(), now)
+                .map(|s| format!(" Of the ticks' spend today, {}.", s.breakdown()))
+                .unwrap_or_default();
             let body = format!(
-                "{reason}.\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \
+                "{reason}.{split}\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \
                  Raise [budget] daily_usd in hearth.toml to resume sooner (0 = no limit).\n"
             );
             let mut flare = Letter::flare("budget", "the daily budget is spent", body);

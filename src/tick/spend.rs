@@ -1,0 +1,165 @@
+//! Where the money went: a span of ledger lines priced by kind of token
+//! (uncached input, cache reads, writes by lifetime, output), the cache's
+//! hit ratio, and a month at the rate. Pure: the callers read the ledger
+//! (`hearth status`, the budget flares).
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::ledger::TickRecord;
+use crate::config::Price;
+
+/// Spend over a span of ticks, by kind of token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Spend {
+    /// Ticks counted.
+    pub ticks: usize,
+    /// Dollars the ledger recorded for them.
+    pub usd: f64,
+    /// Input sent at the full price.
+    pub uncached_usd: f64,
+    /// Cache reads.
+    pub read_usd: f64,
+    /// Cache writes, both lifetimes.
+    pub write_usd: f64,
+    /// Output.
+    pub output_usd: f64,
+    /// Input tokens sent, however priced.
+    pub sent_tokens: u64,
+    /// Of them, read from the cache.
+    pub read_tokens: u64,
+    /// Of them, written to the cache.
+    pub written_tokens: u64,
+    /// From the first counted tick's start to the end of the span.
+    #[serde(skip)]
+    pub covered: Duration,
+}
+
+impl Spend {
+    /// The ticks of `records` that ended in `[from, to)`, priced at `price`
+    /// (the total is the ledger's own figure; the parts are at `price`).
+    pub fn of(
+        records: &[TickRecord],
+        price: Option<&Price>,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Spend {
+        let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
+        let mut spend = Spend::default();
+        let mut first: Option<DateTime<Utc>> = None;
+        for r in records.iter().filter(|r| r.end >= from && r.end < to) {
+            let t = &r.tokens;
+            spend.ticks += 1;
+            spend.usd += r.cost_usd;
+            spend.sent_tokens += t.sent();
+            spend.read_tokens += t.cache_read;
+            spend.written_tokens += t.cache_write + t.cache_write_1h;
+            if let Some(p) = price {
+                spend.uncached_usd += per(t.input, p.input_per_mtok);
+                spend.read_usd += per(t.cache_read, p.cache_read());
+                spend.write_usd +=
+                    per(t.cache_write, p.cache_write()) + per(t.cache_write_1h, p.cache_write_1h());
+                spend.output_usd += per(t.output, p.output_per_mtok);
+            }
+            first = Some(first.map_or(r.start, |f| f.min(r.start)));
+        }
+        spend.covered = first.map_or(Duration::zero(), |f| to - f);
+        spend
+    }
+
+    /// Of the input sent, the part read from the cache (none sent: none).
+    pub fn hit_ratio(&self) -> Option<f64> {
+        (self.sent_tokens > 0).then(|| self.read_tokens as f64 / self.sent_tokens as f64)
+    }
+
+    /// Thirty days at this span's rate, once it covers an hour (a rate
+    /// from minutes of ticks says little).
+    pub fn projected_month(&self) -> Option<f64> {
+        let hours = self.covered.num_seconds() as f64 / 3600.0;
+        (hours >= 1.0).then(|| self.usd / hours * 24.0 * 30.0)
+    }
+
+    /// One sentence: how the spend divides between the cache's writes and
+    /// reads and the rest, for the budget flares.
+    pub fn breakdown(&self) -> String {
+        format!(
+            "${:.2} went to cache writes ({} tokens), ${:.2} to cache reads ({} tokens, {:.0}% of the input sent), ${:.2} to input sent uncached and ${:.2} to output",
+            self.write_usd,
+            self.written_tokens,
+            self.read_usd,
+            self.read_tokens,
+            100.0 * self.hit_ratio().unwrap_or(0.0),
+            self.uncached_usd,
+            self.output_usd
+        )
+    }
+}
+
+/// Today's (UTC) ticks in the home's ledger, priced: for the budget flares
+/// (none when the ledger cannot be read; the flare goes out without it).
+pub fn today(home: &crate::home::Home, price: Option<&Price>, now: DateTime<Utc>) -> Option<Spend> {
+    let midnight = now.date_naive().and_hms_opt(0, 0, 0)?.and_utc();
+    let records = super::ledger::Ledger::since(&home.ticks_path(), midnight).ok()?;
+    let spend = Spend::of(&records, price, midnight, now + Duration::seconds(1));
+    (spend.ticks > 0).then_some(spend)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tick::class::Class;
+    use crate::tick::ledger::Tokens;
+
+    fn tick(hour: i64, tokens: Tokens, usd: f64) -> TickRecord {
+        let at = DateTime::from_timestamp(1_800_000_000 + hour * 3600, 0).unwrap();
+        TickRecord {
+            tick: hour as u64,
+            start: at,
+            end: at,
+            exit: 0,
+            class: Class::Ok,
+            tokens,
+            cost_usd: usd,
+            tokens_by_part: Default::default(),
+            inbox: vec![],
+            required_reads: vec![],
+            reply_fingerprint: None,
+            quiet: None,
+            outage: false,
+            interrupted: false,
+            disk_full: false,
+            backoff_ms: None,
+            note: None,
+            stop_reason: None,
+            refusal: None,
+            recoveries: vec![],
+        }
+    }
+
+    #[test]
+    fn reads_and_writes_are_priced_apart_and_a_month_is_projected_from_the_rate() {
+        let price = Price {
+            input_per_mtok: 3.0,
+            output_per_mtok: 15.0,
+            ..Price::default()
+        };
+        let tokens = Tokens {
+            input: 100,
+            output: 200,
+            cache_read: 60_000,
+            cache_write: 0,
+            cache_write_1h: 1_000,
+        };
+        let records: Vec<TickRecord> = (0..4).map(|h| tick(h, tokens, 0.03)).collect();
+        let from = records[0].start;
+        let to = from + Duration::hours(4);
+        let spend = Spend::of(&records, Some(&price), from, to);
+        assert_eq!(spend.ticks, 4);
+        assert!((spend.read_usd - 4.0 * 60_000.0 * 0.3 / 1e6).abs() < 1e-12);
+        assert!((spend.write_usd - 4.0 * 1_000.0 * 6.0 / 1e6).abs() < 1e-12);
+        let ratio = spend.hit_ratio().unwrap();
+        assert!((ratio - 60_000.0 / 61_100.0).abs() < 1e-12, "{ratio}");
+        let month = spend.projected_month().unwrap();
+        assert!((month - 0.12 / 4.0 * 24.0 * 30.0).abs() < 1e-9, "{month}");
+        assert!(spend.breakdown().contains("cache writes (4000 tokens)"));
+    }
+}
