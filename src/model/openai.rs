@@ -491,6 +491,36 @@ mod tests {
     }
 
     #[test]
+    fn openai_itself_gets_the_homes_cache_key_and_a_days_retention_where_documented() {
+        let messages = [Message {
+            role: Role::User,
+            content: vec![Block::Text {
+                text: "Tick 1".into(),
+            }],
+        }];
+        let request = Request {
+            system: &[],
+            messages: &messages,
+            tools: &[],
+            max_tokens: 100,
+            facts: None,
+            cache: Some(crate::model::cache::Lifetime::OneHour),
+            cache_key: Some("hearth-0123456789abcdef"),
+        };
+        let b = body("gpt-5.1", "max_completion_tokens", true, &request);
+        assert_eq!(b["prompt_cache_key"], "hearth-0123456789abcdef");
+        assert_eq!(b["prompt_cache_retention"], "24h");
+        let b = body("gpt-4o", "max_tokens", true, &request);
+        assert_eq!(b["prompt_cache_key"], "hearth-0123456789abcdef");
+        assert!(b.get("prompt_cache_retention").is_none(), "{b}");
+        // llama.cpp, vLLM, Ollama: no field they might refuse.
+        let b = body("gpt-5.1", "max_tokens", false, &request);
+        assert!(b.get("prompt_cache_key").is_none() && b.get("prompt_cache_retention").is_none());
+        assert!(is_openai_itself("") && is_openai_itself("https://api.openai.com/v1"));
+        assert!(!is_openai_itself("http://127.0.0.1:8080/v1"));
+    }
+
+    #[test]
     fn the_token_limit_field_follows_the_model_family() {
         let field = |model: &str, set: &str| {
             max_tokens_field(&ModelConfig {

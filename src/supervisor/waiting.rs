@@ -107,8 +107,13 @@ impl Supervisor<'_> {
         if sent < cache::MIN_CACHEABLE {
             return None;
         }
-        // What is new each tick: the user turn and the last answer, about.
-        let fresh = sent.min(2 * tokens.output + 1_000);
+        // What is new each tick: when the last tick read its prefix, what
+        // it did not read; else the last answer and a user turn, about.
+        let fresh = if tokens.cache_read > 0 {
+            sent - tokens.cache_read
+        } else {
+            sent.min(2 * tokens.output + 300)
+        };
         let output = per(tokens.output, price.output_per_mtok);
         let cached =
             per(sent - fresh, price.cache_read()) + per(fresh, price.cache_write_1h()) + output;

@@ -57,3 +57,32 @@ fn ticks_two_hours_apart_write_nothing_to_the_cache_that_dies_unread() {
         "billed ${billed:.4}, uncached ${uncached:.4}"
     );
 }
+
+#[test]
+fn a_cache_aware_supervisor_pulls_ticks_just_past_the_hour_into_the_cache() {
+    let aware = month(Duration::from_secs(75 * 60), 1, true);
+    assert!(aware.mismatches.is_empty(), "{:?}", aware.mismatches);
+    assert!(
+        aware.first_request_hit_ratio() > 0.8,
+        "{}",
+        aware.first_request_hit_ratio()
+    );
+    let plain = month(Duration::from_secs(75 * 60), 1, false);
+    assert!(
+        plain.first_request_hit_ratio() < 0.05,
+        "{}",
+        plain.first_request_hit_ratio()
+    );
+    assert!(
+        aware.ticks > plain.ticks,
+        "{} vs {} ticks",
+        aware.ticks,
+        plain.ticks
+    );
+    assert!(
+        aware.billed() < plain.billed(),
+        "pulled ${:.4}, plain ${:.4}",
+        aware.billed(),
+        plain.billed()
+    );
+}

@@ -75,3 +75,44 @@ fn an_openai_stream_without_done_is_model_limitation() {
     assert!(run_openai(&home).status.success());
     assert_eq!(home.ticks()[0]["class"], "model-limitation");
 }
+
+/// What a prefix cache (llama.cpp's `cache_prompt`, vLLM's, OpenAI's)
+/// needs: each tick's request begins with the last tick's, byte for byte.
+#[test]
+fn each_ticks_request_begins_with_the_last_ones_byte_for_byte() {
+    use crate::common::model_server::openai;
+    let server = ModelServer::start(vec![stream(openai::completion(
+        "Noted; nothing else to do.",
+        &[],
+        500,
+        8,
+    ))]);
+    let home = openai_home(&server, "llama3.1");
+    for _ in 0..3 {
+        let out = run_openai(&home);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let requests = server.received();
+    assert_eq!(requests.len(), 3);
+    for pair in requests.windows(2) {
+        let (before, after) = (&pair[0].body, &pair[1].body);
+        let sent = before["messages"].as_array().unwrap();
+        let next = after["messages"].as_array().unwrap();
+        assert!(next.len() > sent.len());
+        for (i, (a, b)) in sent.iter().zip(next).enumerate() {
+            assert_eq!(
+                a.to_string(),
+                b.to_string(),
+                "message {i} changed between ticks"
+            );
+        }
+        assert_eq!(next[sent.len()]["role"], "assistant");
+        assert_eq!(before["tools"].to_string(), after["tools"].to_string());
+        // A compatible server gets no field it might refuse.
+        assert!(after.get("prompt_cache_key").is_none());
+    }
+}
