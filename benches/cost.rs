@@ -106,6 +106,39 @@ fn main() {
             );
         }
     }
+    // The same months' tokens at other Claude models' prices (the same
+    // rules; Opus 4.5 and Haiku 4.5 cache only from 4,096 tokens, which a
+    // conversation passes within its first ticks).
+    println!("\nThe same months re-priced for other Claude models (dollars a month):\n");
+    println!("| interval | claude-haiku-4-5 | claude-sonnet-4-5 | claude-opus-4-5 |");
+    println!("|---|---|---|---|");
+    for (m, aware) in &months {
+        let priced = |input: f64, output: f64| {
+            let per = |t: u64, r: f64| t as f64 * r / 1e6;
+            m.per_month(
+                m.bills
+                    .iter()
+                    .map(|b| {
+                        per(b.uncached, input)
+                            + per(b.read, input * 0.1)
+                            + per(b.write_5m, input * 1.25)
+                            + per(b.write_1h, input * 2.0)
+                            + per(b.output, output)
+                    })
+                    .sum(),
+            )
+        };
+        let minutes = m.interval.as_secs() / 60;
+        if minutes > 59 && minutes <= 90 && !aware {
+            continue;
+        }
+        println!(
+            "| {minutes} min | ${:.2} | ${:.2} | ${:.2} |",
+            priced(1.0, 5.0),
+            priced(3.0, 15.0),
+            priced(5.0, 25.0)
+        );
+    }
     if failed {
         std::process::exit(1);
     }

@@ -83,11 +83,11 @@ impl Supervisor<'_> {
             // Arrived while the tick ran, after it read the inbox.
             return now;
         }
-        match sleep_until {
-            Some(s) => s.max(due),
-            None => self
-                .pulled_into_the_cache(record)
-                .map_or(due, |p| p.min(due)),
+        let due = sleep_until.map_or(due, |s| s.max(due));
+        // Never before the agent's own sleep ends.
+        match self.pulled_into_the_cache(record) {
+            Some(pulled) if sleep_until.is_none_or(|s| pulled >= s) => pulled.min(due),
+            _ => due,
         }
     }
 

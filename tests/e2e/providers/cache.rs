@@ -86,3 +86,72 @@ fn a_cache_aware_supervisor_pulls_ticks_just_past_the_hour_into_the_cache() {
         plain.billed()
     );
 }
+
+#[test]
+fn status_and_audit_say_what_the_cache_does_at_the_interval() {
+    use crate::common::{billing, TestHome};
+    let clock_dir = tempfile::tempdir().unwrap();
+    let clock = clock_dir.path().join("now");
+    let start = "2026-03-02T09:00:00Z";
+    std::fs::write(&clock, start).unwrap();
+    let (server, _books) = billing::serve(clock.clone(), billing::agent);
+    let config = |interval: u64| {
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{}\"\n\
+             timeout_s = 5\n[tick]\ninterval_s = {interval}\n",
+            server.url
+        )
+    };
+    let home = TestHome::with_config(&config(900));
+    std::fs::write(
+        home.file("memory/notes.md"),
+        "# Notes\n\n".to_string() + &"The tide is high. ".repeat(400),
+    )
+    .unwrap();
+    home.ok(&["say", "read my notes, please"]);
+    let out = home
+        .cmd(&["run", "--ticks", "3"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("HEARTH_SIM_CLOCK", &clock)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = home.ok_with_env(&["status"], &[("HEARTH_NOW", start)]);
+    let status = String::from_utf8(status.stdout).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("last 24 h:"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(line.contains("over 3 ticks"), "{line}");
+    assert!(
+        line.contains("read from the cache") && !line.contains(" 0% of"),
+        "{line}"
+    );
+    assert!(!status.contains("CACHE:"), "{status}");
+    let audit = home.ok(&["audit"]);
+    assert!(audit.contains("1-hour lifetime"), "{audit}");
+
+    std::fs::write(home.file("hearth.toml"), config(7200)).unwrap();
+    let status = String::from_utf8(
+        home.ok_with_env(&["status"], &[("HEARTH_NOW", start)])
+            .stdout,
+    )
+    .unwrap();
+    let warning = status
+        .lines()
+        .find(|l| l.starts_with("CACHE:"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        warning.contains("pays nothing") && warning.contains("59 min or less"),
+        "{warning}"
+    );
+    let audit = home.ok(&["audit"]);
+    assert!(
+        audit.contains("CACHE:") && audit.contains("pays nothing"),
+        "{audit}"
+    );
+}
