@@ -122,6 +122,26 @@ pub fn texts(content: &[Block]) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The conversation as a model is sent it: turns that alternate. A tick
+/// that failed before the model answered leaves its user turn unanswered,
+/// and the next tick's turn follows it; strict chat templates (Gemma's, as
+/// llama.cpp ships it) refuse two user turns in a row with a 400 on every
+/// later request. Consecutive turns of one role are sent as one, their
+/// blocks in order (tool results stay first, as they were) — what
+/// Anthropic's API does by itself. `messages.json` keeps what happened.
+pub fn alternating(messages: &[Message]) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match out.last_mut() {
+            Some(last) if last.role == message.role => {
+                last.content.extend(message.content.iter().cloned());
+            }
+            _ => out.push(message.clone()),
+        }
+    }
+    out
+}
+
 /// A rough token count (4 characters a token): enough to budget context and
 /// to report the offline provider's "usage" honestly as an estimate.
 pub fn estimate_tokens(text: &str) -> u64 {

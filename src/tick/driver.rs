@@ -133,17 +133,14 @@ pub fn tool_loop(
     let mut correction: Option<String> = None;
     let mut rounds = 0;
     loop {
-        let corrected;
+        let messages = convo::alternating(&conversation.messages);
         let messages = match &correction {
-            Some(what) => {
-                corrected = with_correction(&conversation.messages, what);
-                &corrected
-            }
-            None => &conversation.messages,
+            Some(what) => with_correction(&messages, what),
+            None => messages,
         };
         let request = Request {
             system,
-            messages,
+            messages: &messages,
             tools: specs,
             max_tokens,
             facts: Some(facts),

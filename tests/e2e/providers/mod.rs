@@ -447,6 +447,7 @@ mod openai;
 mod operator_tools;
 mod outages;
 mod overflow;
+mod real_servers;
 mod signals;
 mod spend;
 mod stops;

@@ -1,0 +1,58 @@
+//! What real inference servers did to hearth (issue 28), each reproduced
+//! by a model API on 127.0.0.1 that behaves as the real one did:
+//! llama.cpp's `llama-server --jinja` with small local models.
+
+use super::*;
+use crate::common::model_server::openai;
+
+/// A strict chat template (Gemma's, as llama.cpp ships it) refuses two
+/// turns of one role in a row; otherwise a plain answer.
+fn strict_template(body: &Value) -> Answer {
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or(""))
+        .filter(|r| *r != "system")
+        .collect();
+    if roles.windows(2).any(|w| w[0] == w[1] && w[0] != "tool") {
+        return Answer::Status {
+            status: 400,
+            headers: vec![],
+            body: serde_json::json!({"error": {"code": 400, "message": "Conversation roles must alternate user/assistant/user/assistant/...", "type": "invalid_request_error"}}).to_string(),
+        };
+    }
+    Answer::Stream {
+        events: openai::completion("Noted.", &[], 300, 3),
+        hang: None,
+    }
+}
+
+#[test]
+fn a_failed_tick_does_not_leave_two_user_turns_in_a_row_for_a_strict_template() {
+    let server = ModelServer::start(vec![
+        status(
+            400,
+            &[],
+            serde_json::json!({"error": {"code": 400, "message": "the request could not be parsed", "type": "invalid_request_error"}}).to_string(),
+        ),
+        Answer::Respond(strict_template),
+    ]);
+    let home = openai_home(&server, "gemma-2-2b-it");
+    for _ in 0..3 {
+        run_openai(&home);
+    }
+    let ticks = home.ticks();
+    assert_eq!(ticks[0]["class"], "model-limitation", "{}", ticks[0]);
+    assert_eq!(ticks[1]["class"], "ok", "{}", ticks[1]);
+    assert_eq!(ticks[2]["class"], "ok", "{}", ticks[2]);
+    // What happened stays as it happened: the unanswered turn is kept.
+    let messages: Value = serde_json::from_str(&home.read("state/messages.json")).unwrap();
+    let roles: Vec<&str> = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "user", "assistant", "user", "assistant"]);
+}
