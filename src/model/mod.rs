@@ -248,6 +248,11 @@ pub enum ModelError {
     /// The stream broke before it ended.
     #[error("the model's stream broke: {0}")]
     Stream(String),
+    /// The connection broke mid-answer (the server died or restarted, a
+    /// proxy dropped it): the API went away, like a refused connection a
+    /// moment later would say, so it is an outage, not the model's answer.
+    #[error("the connection to the model API broke mid-answer: {0}")]
+    Dropped(String),
     /// A tool call's arguments were not valid JSON.
     #[error("the model sent a malformed tool call: {0}")]
     Malformed(String),
@@ -345,7 +350,7 @@ impl ModelError {
     pub fn is_outage(&self) -> bool {
         match self {
             ModelError::Http { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
-            ModelError::Connect { .. } | ModelError::Timeout(_) => true,
+            ModelError::Connect { .. } | ModelError::Timeout(_) | ModelError::Dropped(_) => true,
             _ => false,
         }
     }
@@ -434,7 +439,27 @@ fn stream_error(e: std::io::Error) -> ModelError {
         timed_out |= r.is_timeout();
     }
     if timed_out || text.contains("timed out") {
-        ModelError::Timeout(format!("the stream stalled past [model] timeout_s: {text}"))
+        return ModelError::Timeout(format!("the stream stalled past [model] timeout_s: {text}"));
+    }
+    // A body cut by the transport: hyper's "unexpected EOF during chunk
+    // size line" when llama-server is killed mid-stream, a reset, a close.
+    let lower = text.to_lowercase();
+    let dropped = matches!(
+        e.kind(),
+        std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe
+    ) || [
+        "unexpected eof",
+        "connection reset",
+        "connection closed",
+        "error decoding response body",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    if dropped {
+        ModelError::Dropped(text)
     } else {
         ModelError::Stream(text)
     }

@@ -21,6 +21,10 @@ pub enum Answer {
         events: Vec<String>,
         pause: Duration,
     },
+    /// 200 with a chunked SSE body (as llama.cpp's server sends it) whose
+    /// connection drops after `events` mid-way through the next chunk's
+    /// size line: a server killed mid-answer.
+    Dropped { events: Vec<String> },
     /// The answer is computed from the request's body: a model that knows
     /// only what each request tells it.
     Respond(fn(&serde_json::Value) -> Answer),
@@ -139,6 +143,16 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
                     std::thread::sleep(hang);
                 }
             }
+        }
+        Answer::Dropped { events } => {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            let _ = out.write_all(head.as_bytes());
+            for event in &events {
+                let _ = write!(out, "{:x}\r\n{event}\r\n", event.len());
+            }
+            let _ = out.write_all(b"1");
+            let _ = out.flush();
+            let _ = out.shutdown(std::net::Shutdown::Both);
         }
         Answer::Status {
             status,

@@ -56,3 +56,26 @@ fn a_failed_tick_does_not_leave_two_user_turns_in_a_row_for_a_strict_template() 
         .collect();
     assert_eq!(roles, ["user", "user", "assistant", "user", "assistant"]);
 }
+
+#[test]
+fn a_server_killed_mid_stream_is_an_outage_and_the_message_waits() {
+    let mut events = openai::completion("The lighthouse keeper's cat is", &[], 300, 9);
+    events.truncate(3);
+    let server = ModelServer::start(vec![Answer::Dropped { events }]);
+    let home = openai_home(&server, "smollm2-135m");
+    home.ok(&["say", "what is the cat called?"]);
+    run_openai(&home);
+    let tick = &home.ticks()[0];
+    assert_eq!(tick["outage"], true, "{tick}");
+    assert!(
+        tick["note"].as_str().unwrap().contains("broke mid-answer"),
+        "{tick}"
+    );
+    // Not consumed: the next tick presents it again.
+    assert_eq!(home.list("inbox").len(), 1, "{:?}", home.list("inbox"));
+    let healer: Value = serde_json::from_str(&home.read("state/healer.json")).unwrap();
+    assert!(
+        healer["streak"].as_array().is_none_or(|s| s.is_empty()),
+        "an outage is not counted toward a heal: {healer}"
+    );
+}
