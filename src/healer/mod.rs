@@ -103,10 +103,14 @@ pub fn observe(
     now: DateTime<Utc>,
 ) -> Verdict {
     state.last_tick = Some(record.tick);
+    let idle = record.inbox.is_empty() && record.class == crate::tick::class::Class::Ok;
     if record.quiet.is_some() {
         state.quiet += 1;
-    } else {
+    } else if !idle {
         state.quiet = 0;
+    }
+    if !record.inbox.is_empty() {
+        state.last_answer = record.reply_fingerprint;
     }
     if record.interrupted || record.disk_full {
         // Cut short by the operator's stop, or failed for want of room on
@@ -353,4 +357,49 @@ fn files_on_disk(home: &Home, rel: &str) -> Vec<String> {
         .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| home.relative(e.path()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tick(n: u64, inbox: bool, quiet: bool, fingerprint: u64) -> TickRecord {
+        let mut r: TickRecord = serde_json::from_str(
+            r#"{"tick":1,"start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z","exit":0,"class":"ok"}"#,
+        )
+        .unwrap();
+        r.tick = n;
+        if inbox {
+            r.inbox = vec![format!("state/inbox-archive/{n}.md")];
+        }
+        r.quiet = quiet.then(|| "did the same".to_string());
+        r.reply_fingerprint = Some(fingerprint);
+        r
+    }
+
+    #[test]
+    fn idle_ticks_between_quiet_ones_neither_count_nor_break_the_run() {
+        let config = HealerConfig::default();
+        let mut state = HealerState::default();
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let ticks = [
+            tick(1, true, false, 7),
+            tick(2, false, false, 9),
+            tick(3, true, true, 7),
+            tick(4, false, false, 9),
+            tick(5, true, true, 7),
+        ];
+        for t in &ticks {
+            observe(&mut state, t, &config, now);
+        }
+        assert_eq!(state.quiet, 2);
+        assert_eq!(
+            state.last_answer,
+            Some(7),
+            "the last message tick's, not the idle one's"
+        );
+        // A message tick that does something new ends the run.
+        observe(&mut state, &tick(6, true, false, 8), &config, now);
+        assert_eq!(state.quiet, 0);
+    }
 }

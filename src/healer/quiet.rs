@@ -2,9 +2,10 @@
 //! tick is *quiet* when it exits 0 and either
 //! - inbox messages were waiting and nothing addressed them: no `send`, no
 //!   memory change, no reply text at all; or
-//! - it did exactly what the tick before it did: the same tool calls with
-//!   the same arguments and the same reply (after normalising case, digits
-//!   and spacing), while the inbox waited.
+//! - it did exactly what the last tick with inbox messages did (idle ticks
+//!   between them do not count): the same tool calls with the same
+//!   arguments and the same reply (after normalising case, digits and
+//!   spacing), while the inbox waited.
 //!
 //! - it tried to hand a peer the same message as an earlier round of the
 //!   collaboration (DESIGN 14): two agents handing off without progress.
@@ -15,11 +16,10 @@
 //! again is the right answer then.
 
 use crate::stamp::fnv1a;
-use crate::tick::ledger::TickRecord;
 use crate::tick::report::TickReport;
 
 /// The fingerprint of what the tick did, and why it is quiet, if it is.
-pub fn assess(previous: Option<&TickRecord>, report: &TickReport) -> (Option<u64>, Option<String>) {
+pub fn assess(last_answer: Option<u64>, report: &TickReport) -> (Option<u64>, Option<String>) {
     let reply = normalise(&report.reply);
     let mut did = reply.clone();
     for action in &report.actions {
@@ -38,10 +38,9 @@ pub fn assess(previous: Option<&TickRecord>, report: &TickReport) -> (Option<u64
     }
     let addressed =
         !report.effects.touched.is_empty() || !report.effects.sent.is_empty() || !reply.is_empty();
-    let repeated =
-        fingerprint.is_some() && previous.and_then(|p| p.reply_fingerprint) == fingerprint;
+    let repeated = fingerprint.is_some() && last_answer == fingerprint;
     let reason = if repeated {
-        Some("did exactly what the previous tick did (same calls, same reply) while the inbox waited".to_string())
+        Some("did exactly what the last tick with inbox messages did (same calls, same reply) while the inbox waited".to_string())
     } else if !addressed {
         Some(format!(
             "neither replied nor acted while {} inbox message(s) waited",
@@ -79,31 +78,18 @@ mod tests {
         r
     }
 
-    fn recorded(fingerprint: Option<u64>) -> TickRecord {
-        TickRecord {
-            reply_fingerprint: fingerprint,
-            ..serde_json::from_str(r#"{"tick":4,"start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z","exit":0,"class":"ok"}"#).unwrap()
-        }
-    }
-
     #[test]
     fn the_same_calls_and_reply_again_while_the_inbox_waits_is_quiet() {
         let (fp, quiet) = assess(None, &report("Done.", 1, Some("I looked into it")));
         assert_eq!(quiet, None);
-        let (_, quiet) = assess(
-            Some(&recorded(fp)),
-            &report("Done.", 1, Some("I looked into it")),
-        );
+        let (_, quiet) = assess(fp, &report("Done.", 1, Some("I looked into it")));
         assert!(quiet.unwrap().contains("same calls"));
     }
 
     #[test]
     fn different_answers_that_end_alike_are_not_quiet() {
         let (fp, _) = assess(None, &report("Done.", 1, Some("The capital is Paris.")));
-        let (_, quiet) = assess(
-            Some(&recorded(fp)),
-            &report("Done.", 1, Some("It rained 3 mm.")),
-        );
+        let (_, quiet) = assess(fp, &report("Done.", 1, Some("It rained 3 mm.")));
         assert_eq!(quiet, None);
     }
 

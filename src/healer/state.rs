@@ -50,9 +50,16 @@ pub struct HealerState {
     /// Set while healing is exhausted (until `hearth heal --resume`).
     #[serde(default)]
     pub panic: Option<Panic>,
-    /// Quiet ticks in a row.
+    /// Quiet ticks in a row (idle ticks between them neither count nor
+    /// break the run: a model that answers every message the same way is
+    /// quiet however many empty ticks come between).
     #[serde(default)]
     pub quiet: u32,
+    /// What the last tick that had inbox messages did (its fingerprint):
+    /// the next such tick doing the same is a repeat, idle ticks between
+    /// them or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_answer: Option<u64>,
     /// Provider outages in a row (for the backoff).
     #[serde(default)]
     pub outages: u32,

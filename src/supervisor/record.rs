@@ -13,7 +13,7 @@ use crate::tick::report::TickReport;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn record_for(
-    previous: Option<&TickRecord>,
+    last_answer: Option<u64>,
     tick: u64,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
@@ -33,7 +33,7 @@ pub(super) fn record_for(
         })
         .filter(|s| !s.is_empty());
     let (reply_fingerprint, quiet) = report
-        .map(|r| healer::quiet::assess(previous, r))
+        .map(|r| healer::quiet::assess(last_answer, r))
         .unwrap_or((None, None));
     let outage = class.is_failure()
         && report.is_some_and(|r| !r.failures.is_empty() && r.failures.iter().all(|f| f.outage));

@@ -58,7 +58,7 @@ impl Supervisor<'_> {
             }
         };
         let mut record = record_for(
-            previous.as_ref(),
+            self.healer.last_answer,
             number,
             start,
             now,

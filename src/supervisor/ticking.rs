@@ -57,7 +57,7 @@ impl Supervisor<'_> {
         let report = TickReport::load(self.home, number);
         let class = Class::from_exit(ending.code());
         let record = record_for(
-            previous.as_ref(),
+            self.healer.last_answer,
             number,
             start,
             now(),

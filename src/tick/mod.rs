@@ -255,6 +255,7 @@ pub fn run(
     if unanswered_for_an_outage(&report, conversation.messages.len() == asked) {
         give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;
     }
+    deliver_a_plain_answer(home, &mut report, now)?;
     // Config validation refused an unknown price with a daily limit, so
     // `None` here means no limit was asked for.
     let price = config.price();
@@ -314,6 +315,48 @@ fn record_exchange(
         ..Default::default()
     };
     sessions::append(home, &line)?;
+    Ok(())
+}
+
+/// A tick that read inbox messages and answered them in its reply text,
+/// without `send` (small local models rarely call tools; large ones
+/// sometimes answer in text too): the answer would live only in
+/// `messages.json`, so hearth delivers it to `outbox/` as the agent wrote
+/// it, saying so. A tick that failed is left alone (its messages may go
+/// back to the inbox); one that said nothing at all is quiet, and flared.
+fn deliver_a_plain_answer(
+    home: &Home,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let answer = report.reply.trim();
+    if report.consumed.is_empty()
+        || !report.effects.sent.is_empty()
+        || !report.failures.is_empty()
+        || answer.is_empty()
+    {
+        return Ok(());
+    }
+    let answered: Vec<&str> = report
+        .consumed
+        .iter()
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    let body = format!(
+        "{answer}\n\n---\n_The agent answered in its reply rather than with `send`; hearth \
+         delivered it as written. It answers {}._\n",
+        answered.join(", ")
+    );
+    let letter = Letter {
+        kind: outbox::Kind::Message,
+        subject: "A reply from your agent".into(),
+        body,
+        tick: Some(report.tick),
+        in_reply_to: answered.first().map(|r| r.to_string()),
+    };
+    let rel = outbox::post(home, &letter, now)?;
+    tracing::info!("the agent answered in text without `send`: delivered it as {rel}");
+    report.effects.sent.push(rel);
     Ok(())
 }
 

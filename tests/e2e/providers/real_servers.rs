@@ -79,3 +79,57 @@ fn a_server_killed_mid_stream_is_an_outage_and_the_message_waits() {
         "an outage is not counted toward a heal: {healer}"
     );
 }
+
+#[test]
+fn a_plain_text_answer_to_an_inbox_message_reaches_the_operator() {
+    let server = ModelServer::start(vec![stream(openai::completion(
+        "The lighthouse keeper's cat is called Pemberton.",
+        &[],
+        400,
+        12,
+    ))]);
+    let home = openai_home(&server, "smollm2-135m");
+    home.ok(&["say", "what is the lighthouse keeper's cat called?"]);
+    run_openai(&home);
+    let tick = &home.ticks()[0];
+    assert_eq!(tick["class"], "ok", "{tick}");
+    assert!(tick.get("quiet").is_none(), "{tick}");
+    let letters = home.list("outbox");
+    assert_eq!(letters.len(), 1, "{letters:?}");
+    let letter = home.read(&format!("outbox/{}", letters[0]));
+    assert!(letter.contains("called Pemberton"), "{letter}");
+    assert!(letter.contains("in_reply_to: \"inbox/"), "{letter}");
+    assert!(letter.contains("rather than with `send`"), "{letter}");
+    let listed = home.ok(&["outbox"]);
+    assert!(listed.contains("A reply from your agent"), "{listed}");
+    // One agent, two doors: the answer is the ask's hot memory too.
+    assert!(home.read("state/sessions.jsonl").contains("Pemberton"));
+}
+
+#[test]
+fn the_same_reply_to_every_message_is_flared_though_idle_ticks_come_between() {
+    let server = ModelServer::start(vec![stream(openai::completion(
+        "I am a helpful assistant.",
+        &[],
+        400,
+        13,
+    ))]);
+    let home = openai_home(&server, "smollm2-135m");
+    for n in 0..4 {
+        home.ok(&["say", &format!("question {n}: where is the boat?")]);
+        run_openai(&home);
+        run_openai(&home); // an idle tick between messages
+    }
+    let ticks = home.ticks();
+    let quiet: Vec<u64> = ticks
+        .iter()
+        .filter(|t| t.get("quiet").is_some())
+        .map(|t| t["tick"].as_u64().unwrap())
+        .collect();
+    assert_eq!(quiet, [3, 5, 7], "{ticks:?}");
+    let flares = home.ok(&["flares"]);
+    assert!(
+        flares.contains("quiet-failure") || flares.contains("nothing happens"),
+        "{flares}"
+    );
+}
