@@ -132,6 +132,7 @@ pub fn tool_loop(
     let mut max_tokens = config.model.max_tokens;
     let mut correction: Option<String> = None;
     let mut rounds = 0;
+    let price = config.price();
     loop {
         let messages = convo::alternating(&conversation.messages);
         let messages = match &correction {
@@ -156,6 +157,12 @@ pub fn tool_loop(
             }
             Ok(reply) => {
                 report.usage.add(reply.usage);
+                // Paid now: on disk now, so a tick killed at its time limit
+                // later still records (and budgets) what it spent.
+                report.cost_usd = super::cost_usd(&report.usage, price.as_ref());
+                if door.persist {
+                    report.save(home)?;
+                }
                 if reply.stop != model::Stop::Complete {
                     tracing::warn!(
                         "the model stopped: {}",

@@ -133,3 +133,42 @@ fn the_same_reply_to_every_message_is_flared_though_idle_ticks_come_between() {
         "{flares}"
     );
 }
+
+#[test]
+fn a_tick_killed_at_its_time_limit_records_the_calls_it_paid_for() {
+    let server = ModelServer::start(vec![
+        stream(openai::completion(
+            "Writing it down.",
+            &[("call_1", "journal", &["{\"text\": \"the boat is in\"}"])],
+            646,
+            1024,
+        )),
+        Answer::Paced {
+            events: openai::completion("and then some", &[], 700, 5),
+            pause: Duration::from_secs(3),
+        },
+    ]);
+    let home = openai_home(&server, "smollm2-135m");
+    let config = home
+        .read("hearth.toml")
+        .replace("timeout_s = 2", "timeout_s = 20");
+    std::fs::write(home.file("hearth.toml"), config + "[tick]\ntimeout_s = 1\n").unwrap();
+    run_openai(&home);
+    let tick = &home.ticks()[0];
+    assert_eq!(tick["class"], "crash", "{tick}");
+    assert_eq!(tick["tokens"]["in"], 646, "{tick}");
+    assert_eq!(tick["tokens"]["out"], 1024, "{tick}");
+    let expected = 646.0 * 1.0 / 1e6 + 1024.0 * 2.0 / 1e6;
+    assert!(
+        (tick["cost_usd"].as_f64().unwrap() - expected).abs() < 1e-12,
+        "{tick}"
+    );
+    let budget: Value = serde_json::from_str(&home.read("state/budget.json")).unwrap();
+    let spent: f64 = budget["days"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((spent - expected).abs() < 1e-12, "{budget}");
+}
