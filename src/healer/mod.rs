@@ -308,21 +308,49 @@ fn heal_flare(plan: &HealPlan, requeued: &[String]) -> Letter {
     letter
 }
 
-/// Enters panic: records it and sends a panic flare unless one went out
-/// within `[healer] panic_flare_interval_min`.
+/// Why healing cannot go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// `[healer] max_heals` heals within the window did not help.
+    Exhausted,
+    /// No tick has exited 0 yet: there is no good state to restore (a new
+    /// home whose first ticks all fail, usually a setting).
+    NothingToRestore,
+}
+
+/// Enters panic: gives back the inbox messages the failed ticks had read
+/// (they were never answered: a human fixing the cause wants them
+/// answered after `hearth heal --resume`), records the panic and sends a
+/// panic flare unless one went out within `[healer]
+/// panic_flare_interval_min`.
 pub fn panic(
     home: &Home,
     state: &mut HealerState,
     config: &HealerConfig,
     now: DateTime<Utc>,
+    why: Stop,
 ) -> Result<(), HealError> {
-    let reason = format!(
-        "{} failed ticks in a row after {} heals within {} h ([healer] max_heals = {})",
-        state.streak.len(),
-        state.heals_within(now, Duration::hours(config.window_h as i64)),
-        config.window_h,
-        config.max_heals
-    );
+    let reason = match why {
+        Stop::Exhausted => format!(
+            "{} failed ticks in a row after {} heals within {} h ([healer] max_heals = {})",
+            state.streak.len(),
+            state.heals_within(now, Duration::hours(config.window_h as i64)),
+            config.window_h,
+            config.max_heals
+        ),
+        Stop::NothingToRestore => format!(
+            "{} failed ticks in a row, and no tick has exited 0 yet, so there is no good state \
+             to restore: the first ticks of a home failing usually mean a setting ([model] \
+             provider, model, base_url, the key) or a model the requests do not suit",
+            state.streak.len()
+        ),
+    };
+    let mut requeued = Vec::new();
+    for failed in &mut state.streak {
+        for archived in std::mem::take(&mut failed.inbox) {
+            requeued.extend(crate::mailbox::inbox::requeue(home, &archived)?);
+        }
+    }
     if state.panic.is_none() {
         state.panic = Some(Panic {
             since: now,
@@ -331,13 +359,26 @@ pub fn panic(
     }
     let interval = Duration::minutes(config.panic_flare_interval_min as i64);
     if !state.flared_panic_within(now, interval) {
+        let given_back = if requeued.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n\nYour messages the failed ticks had read are back in the inbox, to be \
+                 answered once hearth runs again: {}",
+                requeued.join(", ")
+            )
+        };
         let body = format!(
-            "Healing is exhausted: {reason}.\n\nThe supervisor stopped (exit status 2; systemd will \
-             not restart it). Look at `hearth status`, `git log` and the last ticks in \
-             state/ticks.jsonl; fix the cause; then run `hearth heal --resume` and start it again \
-             (`systemctl start hearth`).\n"
+            "Healing cannot go on: {reason}.{given_back}\n\nThe supervisor stopped (exit status 2; \
+             systemd will not restart it). Look at `hearth status`, `git log` and the last ticks \
+             in state/ticks.jsonl; fix the cause; then run `hearth heal --resume` and start it \
+             again (`systemctl start hearth`).\n"
         );
-        let mut letter = Letter::flare("panic", "hearth stopped: healing is exhausted", body);
+        let subject = match why {
+            Stop::Exhausted => "hearth stopped: healing is exhausted",
+            Stop::NothingToRestore => "hearth stopped: no tick has succeeded yet",
+        };
+        let mut letter = Letter::flare("panic", subject, body);
         letter.tick = state.streak.last().map(|f| f.tick);
         outbox::post(home, &letter, now)?;
         state.panic_flares.push(now);

@@ -27,11 +27,11 @@ impl Supervisor<'_> {
                 }
                 Err(HealError::NoGoodCommit) => {
                     tracing::error!("cannot heal: no tick has exited 0 yet");
-                    self.enter_panic(now)
+                    self.enter_panic(now, healer::Stop::NothingToRestore)
                 }
                 Err(e) => Err(e.into()),
             },
-            Verdict::Panic => self.enter_panic(now),
+            Verdict::Panic => self.enter_panic(now, healer::Stop::Exhausted),
         }
     }
 
@@ -111,13 +111,22 @@ impl Supervisor<'_> {
         }
     }
 
-    fn enter_panic(&mut self, now: DateTime<Utc>) -> Result<Option<RunOutcome>, SupervisorError> {
-        healer::panic(self.home, &mut self.healer, &self.config.healer, now)?;
+    fn enter_panic(
+        &mut self,
+        now: DateTime<Utc>,
+        why: healer::Stop,
+    ) -> Result<Option<RunOutcome>, SupervisorError> {
+        healer::panic(self.home, &mut self.healer, &self.config.healer, now, why)?;
         let _lock = CommitLock::acquire(self.home)?;
         self.repo.commit(
-            &[rel::STATE, rel::OUTBOX],
+            &[rel::STATE, rel::OUTBOX, rel::INBOX],
             &crate::repo::Identity::hearth(),
-            "panic: healing is exhausted; waiting for a human",
+            match why {
+                healer::Stop::Exhausted => "panic: healing is exhausted; waiting for a human",
+                healer::Stop::NothingToRestore => {
+                    "panic: no tick has succeeded yet, nothing to restore; waiting for a human"
+                }
+            },
             now,
         )?;
         tracing::error!(

@@ -172,3 +172,45 @@ fn a_tick_killed_at_its_time_limit_records_the_calls_it_paid_for() {
         .sum();
     assert!((spent - expected).abs() < 1e-12, "{budget}");
 }
+
+#[test]
+fn a_new_home_whose_first_ticks_all_fail_says_why_and_gives_its_messages_back() {
+    let refused = serde_json::json!({"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}});
+    let server = ModelServer::start(vec![status(400, &[], refused.to_string())]);
+    let home = openai_home(&server, "smollm2-135m");
+    home.ok(&["say", "are you there?"]);
+    let out = home
+        .cmd(&["run", "--ticks", "20"])
+        .env("OLLAMA_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let flares = home.ok(&["flares"]);
+    assert!(flares.contains("no tick has succeeded yet"), "{flares}");
+    let panic = home
+        .list("outbox")
+        .into_iter()
+        .map(|f| home.read(&format!("outbox/{f}")))
+        .find(|l| l.contains("flare: \"panic\"") || l.contains("flare: panic"))
+        .expect("a panic flare");
+    assert!(panic.contains("no tick has exited 0 yet"), "{panic}");
+    assert!(!panic.contains("after 0 heals"), "{panic}");
+    assert!(panic.contains("back in the inbox"), "{panic}");
+    assert_eq!(home.list("inbox").len(), 1, "the message is back");
+    home.ok(&["heal", "--resume"]);
+    assert_eq!(
+        home.list("inbox").len(),
+        1,
+        "and still there after --resume"
+    );
+    let status = home.git(&["status", "--porcelain"]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).trim().is_empty(),
+        "all committed"
+    );
+}
