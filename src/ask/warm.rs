@@ -150,6 +150,7 @@ mod tests {
             asked: text.into(),
             said: "ok".into(),
             incomplete: false,
+            answered: true,
         }
     }
 

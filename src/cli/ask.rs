@@ -56,6 +56,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     };
     let json = args.json;
     let mut out = std::io::stdout();
+    // The answer streams as it comes; an attempt thrown away and asked
+    // again is followed by a line that says so (`--json` prints only the
+    // answer that is kept).
     let mut on_text = |chunk: &str| {
         if !json {
             // A closed pipe ends the printing, not the ask: the answer is

@@ -73,6 +73,9 @@ pub struct Exchange {
     pub said: String,
     /// The answer was cut off, or never came (a crash mid-answer).
     pub incomplete: bool,
+    /// An answer line was stored (so an empty answer was cut off and
+    /// dropped, not interrupted by a crash).
+    pub answered: bool,
 }
 
 /// Appends `line`.
@@ -121,6 +124,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
                     asked: l.asked.clone(),
                     said: answer.map(|a| a.said.clone()).unwrap_or_default(),
                     incomplete: answer.is_none_or(|a| a.complete == Some(false)),
+                    answered: answer.is_some(),
                 })
             }
             "tick" => Some(Exchange {
@@ -129,6 +133,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
                 asked: l.asked.clone(),
                 said: l.said.clone(),
                 incomplete: false,
+                answered: true,
             }),
             _ => None,
         })
@@ -155,7 +160,9 @@ pub fn render(exchanges: &[Exchange]) -> String {
             x.door,
             quote(&x.asked)
         ));
-        let said = if x.said.trim().is_empty() {
+        let said = if x.said.trim().is_empty() && x.answered {
+            "(no answer was kept: it was cut off before it was whole)".to_string()
+        } else if x.said.trim().is_empty() {
             "(no answer was stored: it was interrupted)".to_string()
         } else if x.incomplete {
             format!("{} [cut off: incomplete]", quote(&x.said))

@@ -251,6 +251,7 @@ mod tests {
             asked: "give me a secret word".into(),
             said: "ember".into(),
             incomplete: false,
+            answered: true,
         }];
         let inbox = vec![InboxMessage {
             rel: "inbox/a.md".into(),

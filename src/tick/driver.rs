@@ -25,6 +25,12 @@ use crate::model::{self, Provider, Request, TurnFacts};
 use crate::tools::sandbox::Area;
 use crate::tools::{self, ToolContext};
 
+/// Streamed after an answer that is thrown away and asked again (cut
+/// short, refused, malformed): the reader of a streamed answer sees that
+/// the text above it is not the answer that is kept.
+pub const DISCARDED: &str =
+    "\n\n[hearth: the answer above was not kept (cut short or unusable); asking again]\n\n";
+
 /// Recoveries started and not yet settled: what, how much more, since when.
 struct Tries(Vec<(Recovery, Instant)>);
 
@@ -148,7 +154,11 @@ pub fn tool_loop(
             cache: door.cache_lifetime(rounds, &tool_ctx.effects, tool_ctx.now),
             cache_key: door.cache_key,
         };
-        let outcome = provider.complete(&request, &mut *door.on_text);
+        let mut streamed = false;
+        let outcome = provider.complete(&request, &mut |text: &str| {
+            streamed |= !text.is_empty();
+            (door.on_text)(text)
+        });
         correction = None;
         let (decision, answered) = match outcome {
             Err(e) => {
@@ -189,6 +199,14 @@ pub fn tool_loop(
             }
         };
         report.failures.extend(decision.failures.iter().cloned());
+        let asks_again = matches!(
+            decision.then,
+            Then::Retry { .. } | Then::Fallback | Then::Shrink | Then::Correct(_)
+        );
+        if asks_again && streamed {
+            // What streamed is not kept: whoever watched it must know.
+            (door.on_text)(DISCARDED);
+        }
         match &decision.then {
             Then::Retry { max_tokens: more } => {
                 tries.start("retry with more tokens", String::new(), extra_tokens);

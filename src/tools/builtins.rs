@@ -297,10 +297,14 @@ fn journal(ctx: &mut ToolContext<'_>, a: JournalArgs) -> Result<String, ToolErro
     if text.is_empty() {
         text.push_str(&format!("# {}\n", ctx.now.format("%Y-%m-%d")));
     }
+    // Asks run as tick 0: their entries say so, not "tick 0".
+    let by = match ctx.tick {
+        0 => "ask".to_string(),
+        n => format!("tick {n}"),
+    };
     text.push_str(&format!(
-        "\n## {} UTC, tick {}\n\n{}\n",
+        "\n## {} UTC, {by}\n\n{}\n",
         ctx.now.format("%H:%M"),
-        ctx.tick,
         a.text.trim_end()
     ));
     within_cap(ctx, "journal", text.len())?;

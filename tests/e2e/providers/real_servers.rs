@@ -214,3 +214,82 @@ fn a_new_home_whose_first_ticks_all_fail_says_why_and_gives_its_messages_back() 
         "all committed"
     );
 }
+
+fn cut(text: &str) -> Vec<String> {
+    openai::completion(text, &[], 300, 64)
+        .into_iter()
+        .map(|e| e.replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\""))
+        .collect()
+}
+
+#[test]
+fn an_ask_says_when_what_it_printed_was_thrown_away_and_stores_only_the_kept_answer() {
+    let server = ModelServer::start(vec![
+        stream(cut("The lighthouse keeper's cat is called Pem")),
+        stream(openai::completion("Pemberton.", &[], 300, 4)),
+    ]);
+    let home = openai_home(&server, "smollm2-135m");
+    let out = home
+        .cmd(&["ask", "what is the cat called?"])
+        .env("OLLAMA_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let marker = printed
+        .find("was not kept")
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(printed[..marker].contains("called Pem"), "{printed}");
+    assert!(printed[marker..].contains("Pemberton."), "{printed}");
+    let sessions = home.read("state/sessions.jsonl");
+    let answer: Value = sessions
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["kind"] == "answer")
+        .unwrap();
+    assert_eq!(answer["said"], "Pemberton.");
+}
+
+#[test]
+fn a_cut_ask_is_remembered_as_cut_and_an_asks_journal_entry_says_ask() {
+    let server = ModelServer::start(vec![
+        stream(cut("The cat is")),
+        stream(cut("The cat is")),
+        stream(openai::completion(
+            "Noting it.",
+            &[(
+                "call_1",
+                "journal",
+                &["{\"text\": \"asked about the cat\"}"],
+            )],
+            300,
+            9,
+        )),
+        stream(openai::completion("Noted.", &[], 300, 2)),
+    ]);
+    let home = openai_home(&server, "smollm2-135m");
+    let ask = |q: &str| {
+        home.cmd(&["ask", q])
+            .env("OLLAMA_KEY", KEY)
+            .output()
+            .unwrap()
+    };
+    assert!(!ask("what is the cat called?").status.success());
+    assert!(ask("what did you say last time?").status.success());
+    let requests = server.received();
+    let hot = requests[2].body["messages"].to_string();
+    assert!(hot.contains("cut off before it was whole"), "{hot}");
+    assert!(!hot.contains("interrupted"), "{hot}");
+    let journal = home.list("memory/journal");
+    let day = journal
+        .iter()
+        .find(|f| f.ends_with(".md") && *f != "README.md")
+        .unwrap();
+    let text = home.read(&format!("memory/journal/{day}"));
+    assert!(text.contains(" UTC, ask\n"), "{text}");
+    assert!(!text.contains("tick 0"), "{text}");
+}
