@@ -204,16 +204,30 @@ impl Provider for OpenAi {
             request,
         );
         let auth = format!("Bearer {}", self.api.key);
-        self.api.http.post(
-            &self.api.url,
-            &[("authorization", auth.as_str())],
-            &body,
-            |response| {
-                super::expect_event_stream(&response)?;
-                read_stream(BufReader::new(response), on_text)
-            },
-        )
+        self.api
+            .http
+            .post(
+                &self.api.url,
+                &[("authorization", auth.as_str())],
+                &body,
+                |response| {
+                    super::expect_event_stream(&response)?;
+                    read_stream(BufReader::new(response), on_text)
+                },
+            )
+            .map(|reply| window_filled(reply, request.max_tokens))
     }
+}
+
+/// A `length` stop before the answer reached its own limit means the
+/// context window filled (llama.cpp and vLLM stop there and say `length`):
+/// more room for the answer cannot help, a shorter conversation can.
+fn window_filled(mut reply: Reply, max_tokens: u32) -> Reply {
+    let output = reply.usage.output_tokens;
+    if reply.stop == Stop::Truncated && output > 0 && output < u64::from(max_tokens) {
+        reply.stop = Stop::Overflowed;
+    }
+    reply
 }
 
 struct Call {

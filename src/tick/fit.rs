@@ -69,6 +69,10 @@ pub fn remedy(part: &str) -> &'static str {
              (`hearth audit` lists them)"
         }
         "inbox" => "split the waiting inbox messages into smaller ones",
+        "tools" => {
+            "serve the model with a larger context window (llama.cpp: --ctx-size), or declare \
+             fewer operator tools in tools/"
+        }
         _ => "raise [model] context_tokens if the model allows more, or shorten the memory",
     }
 }

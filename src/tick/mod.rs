@@ -184,7 +184,10 @@ pub fn run(
     // only then do the messages leave the inbox and the healer's note go
     // (it is in the conversation now: consumed once, even if we fail).
     conversation.save(home)?;
-    let asked = conversation.messages.len();
+    // The turn this tick asks: still the last message at the end means the
+    // model kept nothing (the reduced-context recovery may have archived
+    // older turns meanwhile).
+    let asked = conversation.messages.last().cloned();
     if healer_note.is_some() {
         HealerNote::consume(home);
     }
@@ -252,8 +255,15 @@ pub fn run(
     }
     crate::tools::handoff::close_collaborations(&mut tool_ctx);
     report.effects = tool_ctx.effects;
-    if unanswered_for_an_outage(&report, conversation.messages.len() == asked) {
+    let nothing_kept = conversation.messages.last() == asked.as_ref();
+    if unanswered_for_an_outage(&report, nothing_kept) {
         give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;
+    } else if refused_as_too_long(&report, nothing_kept) {
+        // The server's word that the request does not fit (its window is
+        // smaller than hearth estimated): as when hearth's own estimate
+        // says so, nothing is consumed and one `context` flare says why.
+        give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;
+        flare_too_long(home, &report, config, now)?;
     }
     deliver_a_plain_answer(home, &mut report, now)?;
     // Config validation refused an unknown price with a daily limit, so
@@ -368,6 +378,55 @@ fn unanswered_for_an_outage(report: &TickReport, nothing_kept: bool) -> bool {
         && report.failures.iter().all(|f| f.outage)
         && report.effects.touched.is_empty()
         && report.effects.sent.is_empty()
+}
+
+/// Whether the server refused the request as too long for its context
+/// window (after the reduced-context recovery), before anything was kept
+/// or done.
+fn refused_as_too_long(report: &TickReport, nothing_kept: bool) -> bool {
+    nothing_kept
+        && report.effects.touched.is_empty()
+        && report.effects.sent.is_empty()
+        && report
+            .failures
+            .first()
+            .is_some_and(|f| f.kind == class::FailureKind::Context)
+}
+
+/// One `context` flare until the operator reads it.
+fn flare_too_long(
+    home: &Home,
+    report: &TickReport,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let unread = crate::mailbox::flares::list(home)
+        .into_iter()
+        .any(|f| f.flare == "context" && !f.read);
+    if unread {
+        return Ok(());
+    }
+    let said = report
+        .failures
+        .first()
+        .map(|f| f.detail.clone())
+        .unwrap_or_default();
+    let window = config.context_window();
+    let body = format!(
+        "The model's server refused the request as longer than its context window: {said}\n\n\
+         hearth estimated it would fit [model] context_tokens = {window}; the server's window \
+         is smaller. Set [model] context_tokens to the window the server really has (llama.cpp: \
+         its --ctx-size), or serve the model with a larger one. No inbox message was consumed; \
+         they wait for a tick that fits.\n"
+    );
+    let mut flare = Letter::flare(
+        "context",
+        "the request does not fit the server's context window",
+        body,
+    );
+    flare.tick = Some(report.tick);
+    outbox::post(home, &flare, now)?;
+    Ok(())
 }
 
 /// Undoes the asking of a tick the model never answered: its user turn

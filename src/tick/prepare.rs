@@ -137,11 +137,18 @@ pub fn prepare(
             .sum(),
     );
     conversation.messages.push(user_turn);
+    let tools = tools::specs(&operator, Some(&tools::Peering::of(home, config)));
+    // Every request carries the tool definitions too: on a small local
+    // window (2,048 tokens) they are a third of it.
+    parts.insert(
+        "tools".into(),
+        estimate_tokens(&serde_json::to_string(&tools).unwrap_or_default()),
+    );
     Ok(Prepared {
         number,
         system: boot.system,
         conversation,
-        tools: tools::specs(&operator, Some(&tools::Peering::of(home, config))),
+        tools,
         operator,
         tool_problems,
         inbox: messages,

@@ -346,27 +346,31 @@ fn now_of(clock: &std::path::Path) -> DateTime<Utc> {
 pub fn serve(clock: PathBuf, agent: fn(&Value) -> Reply) -> (ModelServer, Arc<Mutex<Biller>>) {
     let biller = Arc::new(Mutex::new(Biller::default()));
     let books = biller.clone();
-    let server = ModelServer::start(vec![Answer::Computed(Arc::new(move |body: &Value| {
-        let reply = agent(body);
-        let output = tokens_of(&reply.0)
-            + reply
-                .1
-                .iter()
-                .map(|(n, i)| tokens_of(&format!("{n}{i}")))
-                .sum::<u64>();
-        let billed = books.lock().unwrap().bill(body, now_of(&clock), output);
-        match billed {
-            Ok(bill) => Answer::Stream {
-                events: stream(&reply, &bill),
-                hang: None,
-            },
-            Err(message) => Answer::Status {
-                status: 400,
-                headers: vec![],
-                body: super::model_server::anthropic::error_body("invalid_request_error", &message),
-            },
-        }
-    }))]);
+    let server =
+        ModelServer::start_unrecorded(vec![Answer::Computed(Arc::new(move |body: &Value| {
+            let reply = agent(body);
+            let output = tokens_of(&reply.0)
+                + reply
+                    .1
+                    .iter()
+                    .map(|(n, i)| tokens_of(&format!("{n}{i}")))
+                    .sum::<u64>();
+            let billed = books.lock().unwrap().bill(body, now_of(&clock), output);
+            match billed {
+                Ok(bill) => Answer::Stream {
+                    events: stream(&reply, &bill),
+                    hang: None,
+                },
+                Err(message) => Answer::Status {
+                    status: 400,
+                    headers: vec![],
+                    body: super::model_server::anthropic::error_body(
+                        "invalid_request_error",
+                        &message,
+                    ),
+                },
+            }
+        }))]);
     (server, biller)
 }
 

@@ -65,6 +65,16 @@ pub struct ModelServer {
 impl ModelServer {
     /// Serves `script` in order; past its end, the last answer repeats.
     pub fn start(script: Vec<Answer>) -> ModelServer {
+        ModelServer::serving(script, true)
+    }
+
+    /// Like [`Self::start`], keeping no request (a month of ticks sends
+    /// tens of GB of bodies: the billing server keeps its own books).
+    pub fn start_unrecorded(script: Vec<Answer>) -> ModelServer {
+        ModelServer::serving(script, false)
+    }
+
+    fn serving(script: Vec<Answer>, record: bool) -> ModelServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -73,7 +83,7 @@ impl ModelServer {
             for (n, stream) in listener.incoming().enumerate() {
                 let Ok(stream) = stream else { continue };
                 let answer = script[n.min(script.len() - 1)].clone();
-                let log = log.clone();
+                let log = record.then(|| log.clone());
                 std::thread::spawn(move || serve(stream, answer, log));
             }
         });
@@ -85,7 +95,7 @@ impl ModelServer {
     }
 }
 
-fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
+fn serve(stream: TcpStream, answer: Answer, log: Option<Arc<Mutex<Vec<Received>>>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() {
@@ -125,12 +135,14 @@ fn serve(stream: TcpStream, answer: Answer, log: Arc<Mutex<Vec<Received>>>) {
         Answer::Computed(respond) => respond(&body),
         other => other,
     };
-    log.lock().unwrap().push(Received {
-        at: std::time::Instant::now(),
-        path,
-        headers,
-        body,
-    });
+    if let Some(log) = log {
+        log.lock().unwrap().push(Received {
+            at: std::time::Instant::now(),
+            path,
+            headers,
+            body,
+        });
+    }
     let mut out = stream;
     match answer {
         Answer::Respond(_) | Answer::Computed(_) => {}

@@ -175,7 +175,7 @@ fn a_tick_killed_at_its_time_limit_records_the_calls_it_paid_for() {
 
 #[test]
 fn a_new_home_whose_first_ticks_all_fail_says_why_and_gives_its_messages_back() {
-    let refused = serde_json::json!({"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}});
+    let refused = serde_json::json!({"error": {"code": 400, "message": "Failed to parse tools: unsupported chat template", "type": "invalid_request_error"}});
     let server = ModelServer::start(vec![status(400, &[], refused.to_string())]);
     let home = openai_home(&server, "smollm2-135m");
     home.ok(&["say", "are you there?"]);
@@ -216,7 +216,7 @@ fn a_new_home_whose_first_ticks_all_fail_says_why_and_gives_its_messages_back() 
 }
 
 fn cut(text: &str) -> Vec<String> {
-    openai::completion(text, &[], 300, 64)
+    openai::completion(text, &[], 300, 4096)
         .into_iter()
         .map(|e| e.replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\""))
         .collect()
@@ -292,4 +292,65 @@ fn a_cut_ask_is_remembered_as_cut_and_an_asks_journal_entry_says_ask() {
     let text = home.read(&format!("memory/journal/{day}"));
     assert!(text.contains(" UTC, ask\n"), "{text}");
     assert!(!text.contains("tick 0"), "{text}");
+}
+
+/// llama.cpp's refusal of a prompt longer than its `--ctx-size`.
+fn exceeds_context() -> Answer {
+    status(
+        400,
+        &[],
+        serde_json::json!({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 2223, "n_ctx": 2048}}).to_string(),
+    )
+}
+
+#[test]
+fn a_server_that_refuses_the_request_as_too_long_consumes_nothing_and_flares_once() {
+    let server = ModelServer::start(vec![exceeds_context()]);
+    let home = openai_home(&server, "smollm2-135m");
+    home.ok(&["say", "are you there?"]);
+    run_openai(&home);
+    run_openai(&home);
+    let ticks = home.ticks();
+    assert_eq!(ticks[0]["class"], "context-insufficiency", "{}", ticks[0]);
+    assert_eq!(home.list("inbox").len(), 1, "nothing consumed");
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .map(|f| home.read(&format!("outbox/{f}")))
+        .filter(|l| l.contains("context"))
+        .collect();
+    assert_eq!(flares.len(), 1, "one flare until read: {flares:?}");
+    assert!(flares[0].contains("context_tokens"), "{}", flares[0]);
+    // The tick estimated the tools it sends, too.
+    assert!(
+        ticks[0]["tokens_by_part"]["tools"].as_u64().unwrap() > 300,
+        "{}",
+        ticks[0]
+    );
+}
+
+#[test]
+fn a_window_that_fills_mid_answer_is_met_with_less_history_not_more_answer() {
+    let full: Vec<String> = openai::completion("The cat is called", &[], 2011, 37)
+        .into_iter()
+        .map(|e| e.replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\""))
+        .collect();
+    let server = ModelServer::start(vec![
+        stream(openai::completion("Noted.", &[], 900, 2)),
+        stream(full),
+        stream(openai::completion("Pemberton.", &[], 800, 4)),
+    ]);
+    let home = openai_home(&server, "smollm2-135m");
+    run_openai(&home);
+    home.ok(&["say", "what is the cat called?"]);
+    run_openai(&home);
+    let tick = &home.ticks()[1];
+    let strategies: Vec<&str> = tick["recoveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["strategy"].as_str().unwrap())
+        .collect();
+    assert!(strategies.contains(&"reduced context"), "{tick}");
+    assert!(!strategies.contains(&"retry with more tokens"), "{tick}");
 }
