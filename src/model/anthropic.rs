@@ -114,10 +114,11 @@ fn breakpoints(body: &mut Value, messages: &[Message], lifetime: Lifetime) {
             continue;
         };
         // Thinking blocks cannot carry a breakpoint, nor can empty text.
-        let markable = content.iter_mut().rev().find(|b| {
-            !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"))
-                && !(b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty))
-        });
+        let unmarkable = |b: &Value| {
+            matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"))
+                || (b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty))
+        };
+        let markable = content.iter_mut().rev().find(|b| !unmarkable(b));
         if let Some(block) = markable {
             block["cache_control"] = mark.clone();
         }
