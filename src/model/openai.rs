@@ -219,12 +219,13 @@ impl Provider for OpenAi {
     }
 }
 
-/// A `length` stop before the answer reached its own limit means the
-/// context window filled (llama.cpp and vLLM stop there and say `length`):
-/// more room for the answer cannot help, a shorter conversation can.
+/// A `length` stop far short of the answer's own limit (under half of it)
+/// means the context window filled: llama.cpp and vLLM stop there and say
+/// `length`, and more room for the answer cannot help, a shorter
+/// conversation can. Near the limit it is the limit.
 fn window_filled(mut reply: Reply, max_tokens: u32) -> Reply {
     let output = reply.usage.output_tokens;
-    if reply.stop == Stop::Truncated && output > 0 && output < u64::from(max_tokens) {
+    if reply.stop == Stop::Truncated && output > 0 && output < u64::from(max_tokens) / 2 {
         reply.stop = Stop::Overflowed;
     }
     reply

@@ -394,7 +394,7 @@ fn an_empty_assistant_turn_stored_by_an_older_hearth_is_dropped_and_never_sent()
 }
 
 #[test]
-fn cache_breakpoints_sit_on_the_last_system_block_and_the_newest_message_in_tool_rounds() {
+fn cache_breakpoints_sit_on_the_system_the_last_requests_end_and_the_newest_message() {
     let server = ModelServer::start(vec![
         stream(anthropic::message(
             "Noting.",
@@ -413,17 +413,19 @@ fn cache_breakpoints_sit_on_the_last_system_block_and_the_newest_message_in_tool
     assert!(system
         .iter()
         .all(|b| !b["text"].as_str().unwrap().is_empty()));
-    let first_last = requests[0].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert!(first_last["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|b| b.get("cache_control").is_none()));
+    let marked = |message: &Value| {
+        message["content"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .get("cache_control")
+            .is_some()
+    };
+    // The first request caches itself whole for the tool round after it.
+    let first = requests[0].body["messages"].as_array().unwrap();
+    assert!(marked(first.last().unwrap()));
+    // The round reads it back where it ended, and caches itself whole.
     let round = requests[1].body["messages"].as_array().unwrap();
     let newest = round.last().unwrap()["content"]
         .as_array()
@@ -433,6 +435,16 @@ fn cache_breakpoints_sit_on_the_last_system_block_and_the_newest_message_in_tool
         .clone();
     assert_eq!(newest["type"], "tool_result");
     assert_eq!(newest["cache_control"]["type"], "ephemeral", "{newest}");
+    assert!(
+        marked(&round[round.len() - 3]),
+        "the previous request's end"
+    );
+    let count = requests[1]
+        .body
+        .to_string()
+        .matches("cache_control")
+        .count();
+    assert!(count <= 4, "{count} breakpoints");
 }
 
 #[test]
