@@ -106,33 +106,17 @@ pub fn today(home: &crate::home::Home, price: Option<&Price>, now: DateTime<Utc>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tick::class::Class;
     use crate::tick::ledger::Tokens;
 
     fn tick(hour: i64, tokens: Tokens, usd: f64) -> TickRecord {
         let at = DateTime::from_timestamp(1_800_000_000 + hour * 3600, 0).unwrap();
-        TickRecord {
-            tick: hour as u64,
-            start: at,
-            end: at,
-            exit: 0,
-            class: Class::Ok,
-            tokens,
-            cost_usd: usd,
-            tokens_by_part: Default::default(),
-            inbox: vec![],
-            required_reads: vec![],
-            reply_fingerprint: None,
-            quiet: None,
-            outage: false,
-            interrupted: false,
-            disk_full: false,
-            backoff_ms: None,
-            note: None,
-            stop_reason: None,
-            refusal: None,
-            recoveries: vec![],
-        }
+        let mut r: TickRecord = serde_json::from_value(serde_json::json!({
+            "tick": hour, "start": at, "end": at, "exit": 0, "class": "ok"
+        }))
+        .unwrap();
+        r.tokens = tokens;
+        r.cost_usd = usd;
+        r
     }
 
     #[test]
