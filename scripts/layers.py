@@ -6,7 +6,7 @@ import os, re, sys, collections
 
 LAYERS = [["cli"], ["supervisor"], ["healer", "ask"], ["tick"], ["tools", "context", "brake"],
           ["boot", "recall"], ["model"], ["conversation"], ["mailbox"], ["collab"], ["memory"],
-          ["budget"], ["home"], ["repo"], ["config", "atomic", "json_file", "stamp", "clock", "process"]]
+          ["budget"], ["home"], ["repo"], ["config", "atomic", "bounded", "json_file", "stamp", "clock", "process"]]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}
 
 def module_of(path):

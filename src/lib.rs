@@ -27,6 +27,7 @@
 pub mod ask;
 pub mod atomic;
 pub mod boot;
+pub mod bounded;
 pub mod brake;
 pub mod budget;
 pub mod clock;

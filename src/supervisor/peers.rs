@@ -121,16 +121,16 @@ impl Supervisor<'_> {
         me: &str,
     ) -> Result<bool, String> {
         let path = peer_home.join(rel::OUTBOX).join(file);
-        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        if size > MAX_HANDOFF_BYTES {
-            return Err(format!(
-                "peer {peer}: {} is {size} bytes, more than a handoff may be ({MAX_HANDOFF_BYTES}); \
-                 it is not taken",
+        // A regular file of bounded size, or named and skipped: a FIFO
+        // there would block this supervisor for ever, /dev/zero never end.
+        let bytes = crate::bounded::read(&path, MAX_HANDOFF_BYTES)
+            .map_err(|e| format!("peer {peer}: {e}; it is not taken"))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            format!(
+                "peer {peer}: {} is not UTF-8 text; it is not taken",
                 path.display()
-            ));
-        }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("peer {peer}: cannot read {} ({e})", path.display()))?;
+            )
+        })?;
         let h = Handoff::parse(&text).map_err(|e| {
             format!(
                 "peer {peer}: {} is not a handoff hearth can read: {e}",

@@ -115,6 +115,10 @@ impl std::fmt::Display for ManifestProblem {
     }
 }
 
+/// The largest manifest read: a command, a schema and a description fit
+/// in far less.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
 /// Every `tools/*.toml`: the tools that parse, sorted by name, and the
 /// problems of those that do not (the tool is then absent: a call to it
 /// is a coverage gap).
@@ -136,7 +140,9 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
             line,
             message,
         };
-        let bytes = match std::fs::read(&path) {
+        // A regular file of bounded size, or named and skipped: a FIFO
+        // here blocked every tick until its time limit.
+        let bytes = match crate::bounded::read(&path, MAX_MANIFEST_BYTES) {
             Ok(b) => b,
             Err(e) => {
                 problems.push(problem(None, e.to_string()));

@@ -271,6 +271,30 @@ pub fn cases(huge_mb: usize) -> Vec<(&'static str, Expect, Setup)> {
             Box::new(|h| fifo(&h.file("inbox/pipe.md"))),
         ),
         (
+            "tools: FIFO manifest",
+            Handled,
+            Box::new(|h| fifo(&h.file("tools/pipe.toml"))),
+        ),
+        (
+            "peers: FIFO and /dev/zero named like handoffs",
+            Handled,
+            Box::new(|h| {
+                let outbox = h.path.with_file_name("bob").join("outbox");
+                std::fs::create_dir_all(&outbox).unwrap();
+                fifo(&outbox.join("20260101T000000Z-handoff-x-1-to-agent.md"));
+                std::os::unix::fs::symlink(
+                    "/dev/zero",
+                    outbox.join("20260101T000001Z-handoff-x-2-to-agent.md"),
+                )
+                .unwrap();
+                let config = format!(
+                    "[peers]\nbob = \"{}\"\n",
+                    outbox.parent().unwrap().display()
+                );
+                std::fs::write(h.file("hearth.toml"), config).unwrap();
+            }),
+        ),
+        (
             "memory: symlink loop",
             Handled,
             Box::new(|h| {
