@@ -85,6 +85,7 @@ pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, BoundedError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 
