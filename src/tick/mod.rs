@@ -125,6 +125,7 @@ pub fn run(
         return Ok(report);
     }
 
+    preflight::own_files_are_files(home)?;
     let mut prepared = prepare(home, config, options.number, now)?;
     for problem in &prepared.problems {
         tracing::warn!("{problem}");

@@ -15,6 +15,30 @@ use crate::conversation::archive as history;
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
 
+/// hearth's own append-only files that the tick writes after the model
+/// has answered: if one is not a file (a directory made by mistake, a
+/// FIFO), the tick would pay for a model call and then fail writing. It
+/// fails first, naming the file and the fix, with nothing consumed.
+pub(super) fn own_files_are_files(home: &Home) -> Result<(), TickError> {
+    use crate::home::layout::rel;
+    for rel in [rel::SESSIONS, rel::BRAKE_LOG] {
+        let path = home.path(rel);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue; // not there yet: written when first needed
+        };
+        if !meta.is_file() {
+            return Err(TickError::Io {
+                context: format!(
+                    "{rel} is not a regular file (hearth appends to it every exchange); move it \
+                     aside (`mv {rel} {rel}.aside`) and the next tick starts a new one"
+                ),
+                source: std::io::Error::other("not a regular file"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Operator tools that cannot be offered (a manifest that does not parse)
 /// or not run (changed since the operator trusted it): named in the log,
 /// and one `tools` flare (until read) says which files and what to do.

@@ -503,3 +503,22 @@ fn what_hearth_posts_in_the_outbox_between_ticks_is_never_committed_as_the_opera
     assert_eq!(brought(late).author, "hearth");
     assert!(porcelain(&home).is_empty(), "{}", porcelain(&home));
 }
+
+/// Issue 30, item 9: a directory at `state/sessions.jsonl` made every tick
+/// pay for a model call and then crash writing the exchange.
+#[test]
+fn a_directory_at_sessions_jsonl_is_named_before_the_model_is_called() {
+    let (server, home) = scripted(vec![anthropic::message("Hello.", &[], 10, 2)], "");
+    std::fs::create_dir_all(home.file("state/sessions.jsonl")).unwrap();
+    home.ok(&["say", "hello"]);
+    let out = run_with_key(&home, &["run", "--ticks", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.received().len(), 0, "no paid call");
+    assert_eq!(home.list("inbox").len(), 1, "nothing consumed");
+    let said = stderr(&out);
+    assert!(
+        said.contains("state/sessions.jsonl is not a regular file"),
+        "{said}"
+    );
+    assert!(said.contains("mv state/sessions.jsonl"), "{said}");
+}
