@@ -46,12 +46,51 @@ const CONTINUATION: usize = 6;
 /// Exchanges in all for the mission tier.
 const MISSION: usize = 8;
 
+/// Piped input, read no further than the limit (`yes | hearth ask` must
+/// not read for ever, nor 100 MB into memory to send 32 KiB of it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attachment {
+    /// What was read, decoded (invalid UTF-8 replaced).
+    pub text: String,
+    /// How many bytes were read, before decoding.
+    pub bytes: usize,
+    /// Whether more followed that was not read.
+    pub more: bool,
+}
+
+impl Attachment {
+    /// Reads at most [`ATTACHMENT_BYTES`] from `input`, and one byte more
+    /// to know whether anything was left.
+    pub fn read(input: impl std::io::Read) -> std::io::Result<Attachment> {
+        use std::io::Read as _;
+        let mut raw = Vec::new();
+        input
+            .take(ATTACHMENT_BYTES as u64 + 1)
+            .read_to_end(&mut raw)?;
+        let more = raw.len() > ATTACHMENT_BYTES;
+        raw.truncate(ATTACHMENT_BYTES);
+        // A character cut at the limit is dropped, not replaced.
+        let text = match std::str::from_utf8(&raw) {
+            Ok(t) => t.to_string(),
+            Err(e) if more && e.error_len().is_none() => {
+                String::from_utf8_lossy(&raw[..e.valid_up_to()]).into_owned()
+            }
+            Err(_) => String::from_utf8_lossy(&raw).into_owned(),
+        };
+        Ok(Attachment {
+            text,
+            bytes: raw.len(),
+            more,
+        })
+    }
+}
+
 /// What the operator asked.
 pub struct Question {
     /// The words.
     pub text: String,
-    /// Piped input, if any (bounded before it is sent).
-    pub attachment: Option<String>,
+    /// Piped input, if any, as read: at most [`ATTACHMENT_BYTES`].
+    pub attachment: Option<Attachment>,
     /// Offer only the tools that do not write.
     pub read_only: bool,
     /// The provider's key, read by the caller.
@@ -157,7 +196,8 @@ pub fn ask(
     // Write-ahead: the question is on disk before any model sees it.
     let mut asked = question.text.clone();
     if let Some(a) = &question.attachment {
-        asked.push_str(&format!("\n[with {} bytes of piped input]", a.len()));
+        let more = if a.more { ", and more not read" } else { "" };
+        asked.push_str(&format!("\n[with {} bytes of piped input{more}]", a.bytes));
     }
     sessions::append(
         home,
@@ -424,18 +464,10 @@ fn user_turn(
         add("tier", format!("\n\n<recall>\n{lines}</recall>"), &mut text);
     }
     if let Some(attachment) = &question.attachment {
-        let mut shown: String = String::new();
-        for c in attachment.chars() {
-            if shown.len() + c.len_utf8() > ATTACHMENT_BYTES {
-                break;
-            }
-            shown.push(c);
-        }
-        let cut = if shown.len() < attachment.len() {
+        let cut = if attachment.more {
             format!(
-                " (cut: the first {} of {} bytes; the rest was not sent)",
-                shown.len(),
-                attachment.len()
+                " (cut: the first {} bytes; the rest was not read)",
+                attachment.bytes
             )
         } else {
             String::new()
@@ -444,8 +476,8 @@ fn user_turn(
             "attachment",
             format!(
                 "\n\n<attachment source=\"stdin\" bytes=\"{}\" limit=\"{ATTACHMENT_BYTES}\">{cut}\n{}\n</attachment>",
-                attachment.len(),
-                shown.trim_end()
+                attachment.bytes,
+                attachment.text.trim_end()
             ),
             &mut text,
         );

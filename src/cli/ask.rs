@@ -2,7 +2,7 @@
 //! answer streams to stdout (flushed per chunk); `--json` prints one object
 //! at the end instead. Piped input is part of the question, bounded.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use hearth::ask::{self, Question};
@@ -33,9 +33,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let attachment = if stdin.is_terminal() {
         None
     } else {
-        let mut bytes = Vec::new();
-        stdin.lock().read_to_end(&mut bytes)?;
-        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+        let read = ask::Attachment::read(stdin.lock())?;
+        (read.bytes > 0).then_some(read)
     };
     let mut text = args.question.join(" ");
     if text.trim().is_empty() {

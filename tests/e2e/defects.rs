@@ -522,3 +522,51 @@ fn a_directory_at_sessions_jsonl_is_named_before_the_model_is_called() {
     );
     assert!(said.contains("mv state/sessions.jsonl"), "{said}");
 }
+
+/// Issue 30, item 6: piped input was read whole before being cut to 32 KiB
+/// (`yes | hearth ask q` ran out of memory) and its size was counted after
+/// lossy decoding.
+#[test]
+fn an_endless_or_binary_pipe_into_ask_is_read_only_to_the_limit() {
+    use std::io::Write;
+    let home = TestHome::with_config("");
+    let mut child = home
+        .cmd(&["ask", "what is this?"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // `yes`: writes until the reader goes away.
+    let writer = std::thread::spawn(move || {
+        let line = [b'y', b'\n'].repeat(4096);
+        while stdin.write_all(&line).is_ok() {}
+    });
+    let status = finish(child, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    writer.join().unwrap();
+    let sessions = home.read("state/sessions.jsonl");
+    assert!(
+        sessions.contains("[with 32768 bytes of piped input, and more not read]"),
+        "{sessions}"
+    );
+
+    // Bytes are counted as they came, not after decoding.
+    let out = home
+        .cmd(&["ask", "and this?"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(&[0xff; 20_000])?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let sessions = home.read("state/sessions.jsonl");
+    assert!(
+        sessions.contains("[with 20000 bytes of piped input]"),
+        "{sessions}"
+    );
+}
