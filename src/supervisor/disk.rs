@@ -28,6 +28,18 @@ use crate::mailbox::outbox::Letter;
 /// How often a supervisor waiting for room looks again.
 pub const RETRY: Duration = Duration::from_secs(300);
 
+/// The least wait between looks for room: `run --ticks N` has an interval
+/// of 0, and a wait of 0 spun a core at 100% while the disk was full.
+pub const RETRY_FLOOR: Duration = Duration::from_secs(1);
+
+/// How long to wait before looking for room again, at `interval`:
+/// [`RETRY`], or the interval if shorter, never less than [`RETRY_FLOOR`].
+pub fn retry_after(interval: chrono::Duration) -> chrono::Duration {
+    let retry = chrono::Duration::from_std(RETRY).unwrap_or_default();
+    let floor = chrono::Duration::from_std(RETRY_FLOOR).unwrap_or_default();
+    retry.min(interval).max(floor)
+}
+
 /// Bytes an unprivileged writer may still use on the filesystem holding
 /// `path` (what `df` calls available). fs4 (already built for tantivy)
 /// wraps statvfs safely.
@@ -182,6 +194,15 @@ pub fn ended(current: &mut Option<DiskFull>) -> Option<DiskFull> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_for_room_is_the_interval_at_most_five_minutes_and_never_zero() {
+        let min = chrono::Duration::minutes;
+        assert_eq!(retry_after(min(15)), min(5));
+        assert_eq!(retry_after(min(2)), min(2));
+        // `run --ticks N`: interval 0 spun a core while the disk was full.
+        assert_eq!(retry_after(min(0)), chrono::Duration::seconds(1));
+    }
 
     fn at(min: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000 + min * 60, 0).unwrap()

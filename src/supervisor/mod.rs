@@ -420,14 +420,12 @@ impl Supervisor<'_> {
         Ok(Turn::Ticked(self.next_due(&record, sleep_until)))
     }
 
-    /// When to look for room again: [`disk::RETRY`], or the interval if
-    /// shorter. A simulated clock jumps there, so a real moment passes
-    /// too: whoever frees the disk (a test's driver) keeps pace with it.
+    /// When to look for room again: [`disk::retry_after`] the interval.
+    /// A simulated clock jumps there, so a real moment passes too: whoever
+    /// frees the disk (a test's driver) keeps pace with it.
     fn retry_for_room(&self) -> DateTime<Utc> {
         let clock = self.options.clock;
-        let retry = chrono::Duration::from_std(disk::RETRY)
-            .unwrap_or_default()
-            .min(self.interval());
+        let retry = disk::retry_after(self.interval());
         if clock.is_simulated() {
             std::thread::sleep(Duration::from_millis(20));
         }
