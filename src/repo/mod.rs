@@ -64,6 +64,15 @@ pub enum RepoError {
         /// What git said.
         message: String,
     },
+    /// The index holds unmerged paths: a merge, rebase or cherry-pick the
+    /// operator started and did not finish. hearth cannot commit over it.
+    #[error("the git repository in {} has an unfinished merge: {} not merged yet", path.display(), paths.join(", "))]
+    Unmerged {
+        /// The repository.
+        path: PathBuf,
+        /// The paths in conflict (the first few).
+        paths: Vec<String>,
+    },
     /// A file of the repository could not be cleaned up.
     #[error("could not write or remove {}: {source}", path.display())]
     Io {
@@ -91,6 +100,12 @@ impl RepoError {
             RepoError::Locked { path, .. } => Some(format!(
                 "if no git command is running in {0}, remove the stale lock file \
                  (`hearth run` does this itself at start-up)",
+                path.display()
+            )),
+            RepoError::Unmerged { path, .. } => Some(format!(
+                "finish it (resolve the files, `git -C {0} add` them, `git -C {0} commit`) or \
+                 abandon it (`git -C {0} merge --abort`, or `rebase --abort`), then start \
+                 hearth again; nothing of hearth's is lost meanwhile",
                 path.display()
             )),
             RepoError::Git { .. } | RepoError::Io { .. } => None,
@@ -240,6 +255,21 @@ impl Repo {
     pub fn changes(&self) -> Result<Scan, RepoError> {
         let mut problems = Vec::new();
         let (stamp, mut index) = self.open_index(&mut problems)?;
+        if index.has_conflicts() {
+            let mut paths: Vec<String> = index
+                .conflicts()
+                .map_err(|e| self.error(e))?
+                .flatten()
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .collect();
+            paths.dedup();
+            paths.truncate(5);
+            return Err(RepoError::Unmerged {
+                path: self.root.clone(),
+                paths,
+            });
+        }
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
         problems.extend(ignore_problems);
         let mut scan = Scanner {
@@ -297,6 +327,21 @@ impl Repo {
         let mut problems = Vec::new();
         let scope = worktree::scope_of(pathspecs);
         let (stamp, mut index) = self.open_index(&mut problems)?;
+        if index.has_conflicts() {
+            let mut paths: Vec<String> = index
+                .conflicts()
+                .map_err(|e| self.error(e))?
+                .flatten()
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .collect();
+            paths.dedup();
+            paths.truncate(5);
+            return Err(RepoError::Unmerged {
+                path: self.root.clone(),
+                paths,
+            });
+        }
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
         problems.extend(ignore_problems);
         let scan = Scanner {

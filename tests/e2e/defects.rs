@@ -570,3 +570,34 @@ fn an_endless_or_binary_pipe_into_ask_is_read_only_to_the_limit() {
         "{sessions}"
     );
 }
+
+/// Issue 30, item 8: an unfinished merge stopped hearth with "cannot create
+/// a tree from a not fully merged index", naming neither file nor fix.
+#[test]
+fn an_unfinished_merge_is_named_with_its_files_and_the_way_out() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let git = |args: &[&str]| {
+        let out = home.git(args);
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let _ = git(&["config", "user.email", "op@localhost"]);
+    let _ = git(&["config", "user.name", "op"]);
+    std::fs::write(home.file("memory/notes.md"), "base\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    git(&["checkout", "-qb", "side"]);
+    std::fs::write(home.file("memory/notes.md"), "side\n").unwrap();
+    git(&["commit", "-qam", "side"]);
+    git(&["checkout", "-q", "-"]);
+    std::fs::write(home.file("memory/notes.md"), "main\n").unwrap();
+    git(&["commit", "-qam", "main"]);
+    let merged = git(&["merge", "side"]);
+    assert!(merged.contains("CONFLICT"), "{merged}");
+    let out = home.output(&["run", "--ticks", "1"]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("unfinished merge"), "{said}");
+    assert!(said.contains("memory/notes.md"), "{said}");
+    assert!(said.contains("merge --abort"), "{said}");
+}
