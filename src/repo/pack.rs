@@ -316,6 +316,7 @@ impl Repo {
         drop(new_pack);
 
         let _guard = lock()?;
+        self.remove_orphan_packs();
 
         // The pack first, its index last: readers find a pack by its index.
         let pack_dir = self.objects_dir().join("pack");
@@ -366,6 +367,38 @@ impl Repo {
         Ok(done)
     }
 
+    /// Packs without their index: what a `kill -9` between the two renames
+    /// below leaves (no reader can use a pack without its index, so nothing
+    /// else ever removes it). Only those older than [`ORPHAN_AGE`]: another
+    /// git (the operator's `gc`) renames its pack before its index too.
+    fn remove_orphan_packs(&self) {
+        let pack_dir = self.objects_dir().join("pack");
+        let Ok(entries) = std::fs::read_dir(&pack_dir) else {
+            return;
+        };
+        let now = crate::clock::file_time_now();
+        for path in entries.flatten().map(|e| e.path()) {
+            let is_pack = path.extension().is_some_and(|x| x == "pack")
+                && path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("pack-"));
+            if !is_pack || path.with_extension("idx").exists() {
+                continue;
+            }
+            let old = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > ORPHAN_AGE);
+            if old {
+                tracing::info!("removing {}: a pack without its index", path.display());
+                for ext in ["pack", "rev"] {
+                    let _ = std::fs::remove_file(path.with_extension(ext));
+                }
+            }
+        }
+    }
+
     /// Whether every object of the pack indexed at `idx` is in `new_pack`
     /// (a pack with a `.keep` file is never covered).
     fn pack_is_covered(&self, idx: &Path, new_pack: &git2::Odb<'_>) -> bool {
@@ -410,6 +443,10 @@ fn pack_index_ids(idx: &Path) -> std::io::Result<Vec<Oid>> {
     Ok(ids)
 }
 
+/// How old a pack without its index must be before it is taken for the
+/// leftover of an interrupted install rather than one being written.
+const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
@@ -422,6 +459,32 @@ mod tests {
 
     fn no_lock() -> Result<(), RepoError> {
         Ok(())
+    }
+
+    #[test]
+    fn a_pack_left_without_its_index_by_a_kill_is_removed_at_the_next_pack() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        std::fs::write(dir.path().join("f.md"), "x\n").unwrap();
+        repo.commit(&["."], &Identity::hearth(), "c", now())
+            .unwrap();
+        let pack_dir = dir.path().join(".git/objects/pack");
+        std::fs::create_dir_all(&pack_dir).unwrap();
+        let orphan = pack_dir.join(format!("pack-{}.pack", "a".repeat(40)));
+        let fresh = pack_dir.join(format!("pack-{}.pack", "b".repeat(40)));
+        std::fs::write(&orphan, vec![0u8; 685]).unwrap();
+        std::fs::write(&fresh, vec![0u8; 10]).unwrap();
+        let old = crate::clock::file_time_now() - std::time::Duration::from_secs(7200);
+        std::fs::File::options()
+            .write(true)
+            .open(&orphan)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        repo.pack(false, &repo.loose_objects(), no_lock).unwrap();
+        assert!(!orphan.exists(), "the orphan is gone");
+        assert!(fresh.exists(), "a pack maybe being written is left");
+        assert!(!repo.packs().is_empty(), "the real pack is installed");
     }
 
     #[test]
