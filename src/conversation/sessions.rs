@@ -86,12 +86,28 @@ pub fn append(home: &Home, line: &Line) -> Result<(), atomic::WriteError> {
 
 /// Every line that parses (a line half-written by a crash is skipped).
 pub fn read(home: &Home) -> Vec<Line> {
+    read_checked(home).0
+}
+
+/// Every line that parses, and `(line number, why)` for each that does
+/// not, so `hearth status` can name them (a torn last line after a crash,
+/// or a hand edit gone wrong).
+pub fn read_checked(home: &Home) -> (Vec<Line>, Vec<(usize, String)>) {
     let text = std::fs::read(home.path(rel::SESSIONS))
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    let mut lines = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(l) => lines.push(l),
+            Err(e) => skipped.push((i + 1, e.to_string())),
+        }
+    }
+    (lines, skipped)
 }
 
 /// What asks cost on `now`'s UTC day (they count toward `[budget]

@@ -121,12 +121,16 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         }
     };
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
+    let (sessions, torn) = crate::conversation::sessions::read_checked(home);
+    for (line, why) in torn {
+        problems.push(format!(
+            "{}:{line}: line skipped: {why}",
+            crate::home::layout::rel::SESSIONS
+        ));
+    }
     Status {
         spent_today_usd: budget.spent(now)
-            + crate::conversation::sessions::asked_spend(
-                &crate::conversation::sessions::read(home),
-                now,
-            ),
+            + crate::conversation::sessions::asked_spend(&sessions, now),
         daily_usd,
         outage: healer.outage.clone(),
         unread_flares: crate::mailbox::flares::list(home)

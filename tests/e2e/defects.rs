@@ -601,3 +601,20 @@ fn an_unfinished_merge_is_named_with_its_files_and_the_way_out() {
     assert!(said.contains("memory/notes.md"), "{said}");
     assert!(said.contains("merge --abort"), "{said}");
 }
+
+/// Issue 30: garbage lines in `state/sessions.jsonl` were skipped without
+/// a word.
+#[test]
+fn garbage_in_sessions_jsonl_is_named_by_status() {
+    let home = TestHome::with_config("");
+    home.ok(&["ask", "hello?"]);
+    let mut text = home.read("state/sessions.jsonl");
+    let good = text.lines().count();
+    text.push_str("{\"v\": 1, \"id\": \"torn\n");
+    std::fs::write(home.file("state/sessions.jsonl"), text).unwrap();
+    let status = home.ok(&["status"]);
+    let wanted = format!("state/sessions.jsonl:{}: line skipped", good + 1);
+    assert!(status.contains(&wanted), "{status}");
+    // A torn line does not stop the next ask.
+    home.ok(&["ask", "still there?"]);
+}
