@@ -330,26 +330,6 @@ pub struct Price {
     pub cache_write_1h_per_mtok: Option<f64>,
 }
 
-impl Price {
-    /// Per million cache reads.
-    pub fn cache_read(&self) -> f64 {
-        self.cache_read_per_mtok
-            .unwrap_or(self.input_per_mtok * 0.1)
-    }
-
-    /// Per million cache writes with the 5-minute lifetime.
-    pub fn cache_write(&self) -> f64 {
-        self.cache_write_per_mtok
-            .unwrap_or(self.input_per_mtok * 1.25)
-    }
-
-    /// Per million cache writes with the 1-hour lifetime.
-    pub fn cache_write_1h(&self) -> f64 {
-        self.cache_write_1h_per_mtok
-            .unwrap_or(self.input_per_mtok * 2.0)
-    }
-}
-
 /// `[boot]`: the identity layer (DESIGN 4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

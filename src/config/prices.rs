@@ -58,6 +58,28 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("o4-mini", 1.10, 1.10, 0.275, 4.40),
 ];
 
+/// The rates a `[budget.prices]` entry leaves out, by the providers'
+/// rules (Anthropic's multipliers of the input price).
+impl Price {
+    /// Per million cache reads.
+    pub fn cache_read(&self) -> f64 {
+        self.cache_read_per_mtok
+            .unwrap_or(self.input_per_mtok * 0.1)
+    }
+
+    /// Per million cache writes with the 5-minute lifetime.
+    pub fn cache_write(&self) -> f64 {
+        self.cache_write_per_mtok
+            .unwrap_or(self.input_per_mtok * 1.25)
+    }
+
+    /// Per million cache writes with the 1-hour lifetime.
+    pub fn cache_write_1h(&self) -> f64 {
+        self.cache_write_1h_per_mtok
+            .unwrap_or(self.input_per_mtok * 2.0)
+    }
+}
+
 /// The context window of `model`, in tokens, when hearth knows it (the
 /// providers' model pages: Claude models 200,000 by default; GPT-4.1
 /// 1,047,576; GPT-4o 128,000; GPT-5 400,000; o-series 200,000).

@@ -255,21 +255,6 @@ impl Repo {
     pub fn changes(&self) -> Result<Scan, RepoError> {
         let mut problems = Vec::new();
         let (stamp, mut index) = self.open_index(&mut problems)?;
-        if index.has_conflicts() {
-            let mut paths: Vec<String> = index
-                .conflicts()
-                .map_err(|e| self.error(e))?
-                .flatten()
-                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
-                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-                .collect();
-            paths.dedup();
-            paths.truncate(5);
-            return Err(RepoError::Unmerged {
-                path: self.root.clone(),
-                paths,
-            });
-        }
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
         problems.extend(ignore_problems);
         let mut scan = Scanner {
@@ -327,21 +312,6 @@ impl Repo {
         let mut problems = Vec::new();
         let scope = worktree::scope_of(pathspecs);
         let (stamp, mut index) = self.open_index(&mut problems)?;
-        if index.has_conflicts() {
-            let mut paths: Vec<String> = index
-                .conflicts()
-                .map_err(|e| self.error(e))?
-                .flatten()
-                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
-                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-                .collect();
-            paths.dedup();
-            paths.truncate(5);
-            return Err(RepoError::Unmerged {
-                path: self.root.clone(),
-                paths,
-            });
-        }
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
         problems.extend(ignore_problems);
         let scan = Scanner {
@@ -407,6 +377,28 @@ impl Repo {
     /// entries). A corrupt index file is moved aside and the index rebuilt
     /// from HEAD: it is only a cache of HEAD plus stat data, and the files
     /// themselves are untouched, so nothing is lost.
+    /// An index with unmerged paths (a merge, rebase or cherry-pick the
+    /// operator started and did not finish) is one hearth cannot look at
+    /// or commit over: named with its files and the way out.
+    fn refuse_unmerged(&self, index: &git2::Index) -> Result<(), RepoError> {
+        if !index.has_conflicts() {
+            return Ok(());
+        }
+        let mut paths: Vec<String> = index
+            .conflicts()
+            .map_err(|e| self.error(e))?
+            .flatten()
+            .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+            .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+            .collect();
+        paths.dedup();
+        paths.truncate(5);
+        Err(RepoError::Unmerged {
+            path: self.root.clone(),
+            paths,
+        })
+    }
+
     fn open_index(
         &self,
         problems: &mut Vec<String>,
@@ -419,7 +411,7 @@ impl Repo {
         let force = !self.index_fresh.replace(false);
         let broken = match self.git.index() {
             Ok(mut index) => match retry_locked(|| index.read(force)) {
-                Ok(()) => return Ok((stamp, index)),
+                Ok(()) => return self.refuse_unmerged(&index).map(|()| (stamp, index)),
                 Err(e) => e,
             },
             Err(e) => e,

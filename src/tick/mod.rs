@@ -20,6 +20,7 @@ pub mod ledger;
 mod preflight;
 pub mod prepare;
 pub mod report;
+mod settle;
 pub mod spend;
 pub mod step;
 
@@ -28,7 +29,6 @@ use chrono::{DateTime, Utc};
 use crate::budget::Budget;
 use crate::config::{Config, Price};
 use crate::conversation::archive as history;
-use crate::conversation::store::Conversation;
 use crate::conversation::store::{Broken, ConversationError};
 use crate::home::layout::rel;
 use crate::home::Home;
@@ -257,16 +257,15 @@ pub fn run(
     crate::tools::handoff::close_collaborations(&mut tool_ctx);
     report.effects = tool_ctx.effects;
     let nothing_kept = conversation.messages.last() == asked.as_ref();
-    if unanswered_for_an_outage(&report, nothing_kept) {
-        give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;
-    } else if refused_as_too_long(&report, nothing_kept) {
-        // The server's word that the request does not fit (its window is
-        // smaller than hearth estimated): as when hearth's own estimate
-        // says so, nothing is consumed and one `context` flare says why.
-        give_back(home, &mut conversation, healer_note.as_ref(), &mut report)?;
-        flare_too_long(home, &report, config, now)?;
-    }
-    deliver_a_plain_answer(home, &mut report, now)?;
+    settle::settle(
+        home,
+        config,
+        &mut conversation,
+        healer_note.as_ref(),
+        &mut report,
+        nothing_kept,
+        now,
+    )?;
     // Config validation refused an unknown price with a daily limit, so
     // `None` here means no limit was asked for.
     let price = config.price();
@@ -326,131 +325,6 @@ fn record_exchange(
         ..Default::default()
     };
     sessions::append(home, &line)?;
-    Ok(())
-}
-
-/// A tick that read inbox messages and answered them in its reply text,
-/// without `send` (small local models rarely call tools; large ones
-/// sometimes answer in text too): the answer would live only in
-/// `messages.json`, so hearth delivers it to `outbox/` as the agent wrote
-/// it, saying so. A tick that failed is left alone (its messages may go
-/// back to the inbox); one that said nothing at all is quiet, and flared.
-fn deliver_a_plain_answer(
-    home: &Home,
-    report: &mut TickReport,
-    now: DateTime<Utc>,
-) -> Result<(), TickError> {
-    let answer = report.reply.trim();
-    if report.consumed.is_empty()
-        || !report.effects.sent.is_empty()
-        || !report.failures.is_empty()
-        || answer.is_empty()
-    {
-        return Ok(());
-    }
-    let answered: Vec<&str> = report
-        .consumed
-        .iter()
-        .map(|(rel, _)| rel.as_str())
-        .collect();
-    let body = format!(
-        "{answer}\n\n---\n_The agent answered in its reply rather than with `send`; hearth \
-         delivered it as written. It answers {}._\n",
-        answered.join(", ")
-    );
-    let letter = Letter {
-        kind: outbox::Kind::Message,
-        subject: "A reply from your agent".into(),
-        body,
-        tick: Some(report.tick),
-        in_reply_to: answered.first().map(|r| r.to_string()),
-    };
-    let rel = outbox::post(home, &letter, now)?;
-    tracing::info!("the agent answered in text without `send`: delivered it as {rel}");
-    report.effects.sent.push(rel);
-    Ok(())
-}
-
-/// Whether the model was never reached (an outage on the first call, after
-/// the provider's retries), so nothing of the tick happened but the asking.
-fn unanswered_for_an_outage(report: &TickReport, nothing_kept: bool) -> bool {
-    nothing_kept
-        && !report.failures.is_empty()
-        && report.failures.iter().all(|f| f.outage)
-        && report.effects.touched.is_empty()
-        && report.effects.sent.is_empty()
-}
-
-/// Whether the server refused the request as too long for its context
-/// window (after the reduced-context recovery), before anything was kept
-/// or done.
-fn refused_as_too_long(report: &TickReport, nothing_kept: bool) -> bool {
-    nothing_kept
-        && report.effects.touched.is_empty()
-        && report.effects.sent.is_empty()
-        && report
-            .failures
-            .first()
-            .is_some_and(|f| f.kind == class::FailureKind::Context)
-}
-
-/// One `context` flare until the operator reads it.
-fn flare_too_long(
-    home: &Home,
-    report: &TickReport,
-    config: &Config,
-    now: DateTime<Utc>,
-) -> Result<(), TickError> {
-    let unread = crate::mailbox::flares::list(home)
-        .into_iter()
-        .any(|f| f.flare == "context" && !f.read);
-    if unread {
-        return Ok(());
-    }
-    let said = report
-        .failures
-        .first()
-        .map(|f| f.detail.clone())
-        .unwrap_or_default();
-    let window = config.context_window();
-    let body = format!(
-        "The model's server refused the request as longer than its context window: {said}\n\n\
-         hearth estimated it would fit [model] context_tokens = {window}; the server's window \
-         is smaller. Set [model] context_tokens to the window the server really has (llama.cpp: \
-         its --ctx-size), or serve the model with a larger one. No inbox message was consumed; \
-         they wait for a tick that fits.\n"
-    );
-    let mut flare = Letter::flare(
-        "context",
-        "the request does not fit the server's context window",
-        body,
-    );
-    flare.tick = Some(report.tick);
-    outbox::post(home, &flare, now)?;
-    Ok(())
-}
-
-/// Undoes the asking of a tick the model never answered: its user turn
-/// leaves `messages.json` (no empty turns piling up through an outage), its
-/// inbox messages go back to `inbox/` and the healer's note back to
-/// `state/`, so the next tick presents them again, as new.
-fn give_back(
-    home: &Home,
-    conversation: &mut Conversation,
-    healer_note: Option<&HealerNote>,
-    report: &mut TickReport,
-) -> Result<(), TickError> {
-    conversation.messages.pop();
-    conversation.save(home)?;
-    for (_, archived) in std::mem::take(&mut report.consumed) {
-        if let Some(back) = inbox::requeue(home, &archived)? {
-            tracing::info!("the model was not reached: {back} waits for the next tick");
-        }
-    }
-    if let Some(note) = healer_note {
-        note.write(home)?;
-    }
-    report.save(home)?;
     Ok(())
 }
 

@@ -1,0 +1,153 @@
+//! After the model: what a tick's exchange leaves behind. A tick that only
+//! asked (the model unreachable, or the server refusing the request as too
+//! long) gives its turn and its messages back; an answer given in text
+//! rather than with `send` is delivered.
+
+use chrono::{DateTime, Utc};
+
+use super::class;
+use super::healer_note::HealerNote;
+use super::report::TickReport;
+use super::TickError;
+use crate::config::Config;
+use crate::conversation::store::Conversation;
+use crate::home::Home;
+use crate::mailbox::inbox;
+use crate::mailbox::outbox::{self, Letter};
+
+/// Settles the exchange: gives back what a tick that only asked consumed
+/// (an outage; a server's word that the request does not fit its window,
+/// which is also flared once, as hearth's own estimate would be), and
+/// delivers an answer given in text.
+pub(super) fn settle(
+    home: &Home,
+    config: &Config,
+    conversation: &mut Conversation,
+    healer_note: Option<&HealerNote>,
+    report: &mut TickReport,
+    nothing_kept: bool,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    if only_asked(report, nothing_kept) {
+        let outage = report.failures.iter().all(|f| f.outage);
+        let too_long = report.failures[0].kind == class::FailureKind::Context;
+        if outage || too_long {
+            give_back(home, conversation, healer_note, report)?;
+        }
+        if too_long {
+            flare_too_long(home, report, config, now)?;
+        }
+    }
+    deliver_a_plain_answer(home, report, now)
+}
+
+/// A tick that read inbox messages and answered them in its reply text,
+/// without `send` (small local models rarely call tools; large ones
+/// sometimes answer in text too): the answer would live only in
+/// `messages.json`, so hearth delivers it to `outbox/` as the agent wrote
+/// it, saying so. A tick that failed is left alone (its messages may go
+/// back to the inbox); one that said nothing at all is quiet, and flared.
+fn deliver_a_plain_answer(
+    home: &Home,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let answer = report.reply.trim();
+    if report.consumed.is_empty()
+        || !report.effects.sent.is_empty()
+        || !report.failures.is_empty()
+        || answer.is_empty()
+    {
+        return Ok(());
+    }
+    let answered: Vec<&str> = report
+        .consumed
+        .iter()
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    let body = format!(
+        "{answer}\n\n---\n_The agent answered in its reply rather than with `send`; hearth \
+         delivered it as written. It answers {}._\n",
+        answered.join(", ")
+    );
+    let letter = Letter {
+        kind: outbox::Kind::Message,
+        subject: "A reply from your agent".into(),
+        body,
+        tick: Some(report.tick),
+        in_reply_to: answered.first().map(|r| r.to_string()),
+    };
+    let rel = outbox::post(home, &letter, now)?;
+    tracing::info!("the agent answered in text without `send`: delivered it as {rel}");
+    report.effects.sent.push(rel);
+    Ok(())
+}
+
+/// Whether nothing of the tick happened but the asking: it failed, the
+/// model kept no turn, no tool wrote or sent anything.
+fn only_asked(report: &TickReport, nothing_kept: bool) -> bool {
+    nothing_kept
+        && !report.failures.is_empty()
+        && report.effects.touched.is_empty()
+        && report.effects.sent.is_empty()
+}
+
+/// One `context` flare until the operator reads it.
+fn flare_too_long(
+    home: &Home,
+    report: &TickReport,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Result<(), TickError> {
+    let unread = crate::mailbox::flares::list(home)
+        .into_iter()
+        .any(|f| f.flare == "context" && !f.read);
+    if unread {
+        return Ok(());
+    }
+    let said = report
+        .failures
+        .first()
+        .map(|f| f.detail.clone())
+        .unwrap_or_default();
+    let window = config.context_window();
+    let body = format!(
+        "The model's server refused the request as longer than its context window: {said}\n\n\
+         hearth estimated it would fit [model] context_tokens = {window}; the server's window \
+         is smaller. Set [model] context_tokens to the window the server really has (llama.cpp: \
+         its --ctx-size), or serve the model with a larger one. No inbox message was consumed; \
+         they wait for a tick that fits.\n"
+    );
+    let mut flare = Letter::flare(
+        "context",
+        "the request does not fit the server's context window",
+        body,
+    );
+    flare.tick = Some(report.tick);
+    outbox::post(home, &flare, now)?;
+    Ok(())
+}
+
+/// Undoes the asking of a tick the model never answered: its user turn
+/// leaves `messages.json` (no empty turns piling up through an outage), its
+/// inbox messages go back to `inbox/` and the healer's note back to
+/// `state/`, so the next tick presents them again, as new.
+fn give_back(
+    home: &Home,
+    conversation: &mut Conversation,
+    healer_note: Option<&HealerNote>,
+    report: &mut TickReport,
+) -> Result<(), TickError> {
+    conversation.messages.pop();
+    conversation.save(home)?;
+    for (_, archived) in std::mem::take(&mut report.consumed) {
+        if let Some(back) = inbox::requeue(home, &archived)? {
+            tracing::info!("the model was not reached: {back} waits for the next tick");
+        }
+    }
+    if let Some(note) = healer_note {
+        note.write(home)?;
+    }
+    report.save(home)?;
+    Ok(())
+}
