@@ -31,6 +31,10 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         (true, Some(pid), Some(Phase::DiskFull)) => {
             format!("running (pid {pid}), paused: the disk holding the home is full")
         }
+        (true, Some(pid), Some(Phase::GitLocked)) => format!(
+            "running (pid {pid}), waiting for another git to let go of its lock \
+             (a commit is put off; nothing is lost)"
+        ),
         (true, Some(pid), Some(phase)) => format!("running (pid {pid}), {phase:?}").to_lowercase(),
         (true, _, _) => "running".to_string(),
     };

@@ -23,6 +23,10 @@ pub struct GitConfig {
     /// Repack everything into one pack once this many packs exist
     /// (git's `gc.autoPackLimit` is 50).
     pub pack_max_packs: usize,
+    /// Seconds a commit waits for another git process's lock (the
+    /// operator's `git commit` with its editor open) before the supervisor
+    /// puts its commits off and tries again later; commands give up then.
+    pub lock_wait_s: u64,
 }
 
 impl Default for GitConfig {
@@ -35,6 +39,7 @@ impl Default for GitConfig {
             push_flare_min: 60,
             pack_loose: 500,
             pack_max_packs: 50,
+            lock_wait_s: 5,
         }
     }
 }

@@ -19,8 +19,6 @@ use super::RepoError;
 
 /// A lock this old is stale whoever holds it.
 pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
-/// How long start-up waits for a live owner to let its lock go.
-const OWNER_WAIT: Duration = Duration::from_secs(5);
 
 /// What [`clean_stale_locks`] did.
 #[derive(Debug, Default)]
@@ -31,8 +29,9 @@ pub struct LockCleanup {
     pub held: Vec<(PathBuf, String)>,
 }
 
-/// Removes stale lock files and libgit2 temp objects under `root/.git`.
-pub fn clean_stale_locks(root: &Path) -> Result<LockCleanup, RepoError> {
+/// Removes stale lock files and libgit2 temp objects under `root/.git`,
+/// after waiting up to `owner_wait` for a live owner to let go.
+pub fn clean_stale_locks(root: &Path, owner_wait: Duration) -> Result<LockCleanup, RepoError> {
     let git_dir = root.join(".git");
     let mut done = LockCleanup::default();
     let mut locks = Vec::new();
@@ -55,7 +54,7 @@ pub fn clean_stale_locks(root: &Path) -> Result<LockCleanup, RepoError> {
     if !locks.is_empty() {
         let started = Instant::now();
         let mut owners = holders(root);
-        while !owners.is_empty() && started.elapsed() < OWNER_WAIT && locks.iter().any(|l| young(l))
+        while !owners.is_empty() && started.elapsed() < owner_wait && locks.iter().any(|l| young(l))
         {
             std::thread::sleep(Duration::from_millis(100));
             locks.retain(|l| l.exists());
@@ -138,15 +137,18 @@ fn holders(root: &Path) -> Vec<String> {
 }
 
 /// Runs `op` again while another git process holds a lock it needs
-/// (`index.lock`, a ref lock), for up to [`LOCK_WAIT`]: an operator's
-/// `git` command is waited for, not failed on.
+/// (`index.lock`, a ref lock), for up to `wait`: an operator's `git`
+/// command is waited for, not failed on. Past it the caller gets
+/// [`RepoError::Locked`]: a supervisor then pauses its commits and tries
+/// again later (`supervisor/git_wait.rs`); a command says so and exits.
 pub(super) fn retry_locked<T>(
+    wait: Duration,
     mut op: impl FnMut() -> Result<T, git2::Error>,
 ) -> Result<T, git2::Error> {
     let started = std::time::Instant::now();
     loop {
         match op() {
-            Err(e) if e.code() == git2::ErrorCode::Locked && started.elapsed() < LOCK_WAIT => {
+            Err(e) if e.code() == git2::ErrorCode::Locked && started.elapsed() < wait => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
             other => return other,
@@ -154,8 +156,9 @@ pub(super) fn retry_locked<T>(
     }
 }
 
-/// How long a commit waits for another git process's lock.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a commit waits for another git process's lock, unless
+/// `[git] lock_wait_s` says otherwise.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures, not state
@@ -173,7 +176,7 @@ mod tests {
         std::fs::create_dir_all(git.join("objects/ab")).unwrap();
         std::fs::write(git.join("objects/ab/tmp_object_git2_x1"), "").unwrap();
         std::fs::write(git.join("objects/ab/cdef"), "keep").unwrap();
-        let removed = clean_stale_locks(dir.path()).unwrap().removed;
+        let removed = clean_stale_locks(dir.path(), LOCK_WAIT).unwrap().removed;
         assert_eq!(removed.len(), 3, "{removed:?}");
         assert!(git.join("objects/ab/cdef").exists());
         assert!(git.join("HEAD").exists());
@@ -191,7 +194,7 @@ mod tests {
             .stdin(std::fs::File::open(&lock).unwrap())
             .spawn()
             .unwrap();
-        let done = clean_stale_locks(dir.path()).unwrap();
+        let done = clean_stale_locks(dir.path(), LOCK_WAIT).unwrap();
         owner.kill().unwrap();
         owner.wait().unwrap();
         assert!(done.removed.is_empty(), "{:?}", done.removed);

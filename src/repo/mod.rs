@@ -85,6 +85,12 @@ pub enum RepoError {
 }
 
 impl RepoError {
+    /// Whether another git process holds a lock hearth needs: a wait, not
+    /// a failure, for a supervisor.
+    pub fn is_locked(&self) -> bool {
+        matches!(self, RepoError::Locked { .. })
+    }
+
     /// What the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
@@ -175,6 +181,8 @@ pub struct Repo {
     /// changed it: a long-lived supervisor does not parse and checksum
     /// 1 MB (10,000 files) twice a tick.
     index_fresh: std::cell::Cell<bool>,
+    /// How long a write waits for another git's lock (`[git] lock_wait_s`).
+    lock_wait: std::time::Duration,
 }
 
 /// Turns on libgit2's fsync of objects, refs and the index for this process.
@@ -206,6 +214,7 @@ impl Repo {
             git,
             root: root.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
+            lock_wait: locks::LOCK_WAIT,
         })
     }
 
@@ -246,7 +255,14 @@ impl Repo {
             git,
             root: root.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
+            lock_wait: locks::LOCK_WAIT,
         })
+    }
+
+    /// How long this repository's writes wait for another git's lock
+    /// (`[git] lock_wait_s`; [`locks::LOCK_WAIT`] unless set).
+    pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
+        self.lock_wait = wait;
     }
 
     /// What changed in the whole home since the last commit (added,
@@ -348,7 +364,7 @@ impl Repo {
             if index.version() < 4 {
                 index.set_version(4).map_err(|e| self.error(e))?;
             }
-            retry_locked(|| index.write()).map_err(|e| self.error(e))?;
+            retry_locked(self.lock_wait, || index.write()).map_err(|e| self.error(e))?;
         }
         self.index_fresh.set(true);
         let mut done = Committed {
@@ -364,7 +380,7 @@ impl Repo {
         let sig = git2::Signature::new(&who.name, &who.email, &time).map_err(|e| self.error(e))?;
         let parents: Vec<&git2::Commit> = parent.iter().collect();
         let text = message(&done.paths);
-        let oid = retry_locked(|| {
+        let oid = retry_locked(self.lock_wait, || {
             self.git
                 .commit(Some("HEAD"), &sig, &sig, &text, &tree, &parents)
         })
@@ -410,7 +426,7 @@ impl Repo {
         // stamp (mtime, size, inode) moved: another process committed.
         let force = !self.index_fresh.replace(false);
         let broken = match self.git.index() {
-            Ok(mut index) => match retry_locked(|| index.read(force)) {
+            Ok(mut index) => match retry_locked(self.lock_wait, || index.read(force)) {
                 Ok(()) => return self.refuse_unmerged(&index).map(|()| (stamp, index)),
                 Err(e) => e,
             },

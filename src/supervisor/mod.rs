@@ -13,6 +13,7 @@ mod child;
 mod commit;
 mod disk;
 mod gap;
+mod git_wait;
 mod origins;
 mod packer;
 mod peers;
@@ -206,6 +207,8 @@ struct Supervisor<'a> {
     disk: Option<disk::DiskFull>,
     /// The thread that packs the history.
     packer: packer::Packer,
+    /// A commit put off while another git holds its lock.
+    git_wait: Option<git_wait::GitWait>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -220,9 +223,11 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     let _run_lock = RunLock::acquire(home)?;
     let clock = options.clock;
     let now = || clock.now();
+    let config = Config::load(&home.config_path())?;
+    let lock_wait = Duration::from_secs(config.git.lock_wait_s);
     let repo = {
         let _commit_lock = CommitLock::acquire(home)?;
-        let cleanup = clean_stale_locks(home.root())?;
+        let cleanup = clean_stale_locks(home.root(), lock_wait)?;
         for path in cleanup.removed {
             tracing::warn!(
                 "removed {} left by a git writer that was killed",
@@ -238,7 +243,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         }
         Repo::open(home.root())?
     };
-    let config = Config::load(&home.config_path())?;
+    let mut repo = repo;
+    repo.set_lock_wait(lock_wait);
     if config.git.push && !repo.has_remote(&config.git.remote) {
         return Err(SupervisorError::NoRemote {
             remote: config.git.remote.clone(),
@@ -272,12 +278,20 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         origins: origins::Origins::new(home),
         disk: None,
         packer: packer::Packer::new(home),
+        git_wait: None,
         options,
     };
     sup.watch_peers();
     sup.set_phase(Phase::Starting, None, None);
     let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
-    let recovered = sup.recover_unfinished_tick(recovery::Cut::SupervisorDied)?;
+    let recovered = match sup.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
+        Err(e) if git_wait::is_git_locked(&e) => {
+            // Finished before the first tick, once git lets go.
+            sup.put_off_for_git(&e, recovery::Cut::SupervisorDied);
+            Verdict::Fine
+        }
+        other => other?,
+    };
     sup.flare_start_up_gap(died_in)?;
     if let Some(RunOutcome::Panic) = sup.act(recovered)? {
         runtime::clear_state(home);
@@ -339,8 +353,14 @@ impl Supervisor<'_> {
             if let Some(signal) = self.wait_until(next_due) {
                 return Ok(RunOutcome::Stopped(signal));
             }
+            let recorded = self.last_tick.as_ref().map(|t| t.tick);
             let turn = self.turn(done, next_due, paused);
             paused = false;
+            if turn.is_err() && self.last_tick.as_ref().map(|t| t.tick) != recorded {
+                // A tick ran and is recorded; what failed after it (its
+                // commit) is finished by a later turn, not run again.
+                done += 1;
+            }
             match turn {
                 Ok(Turn::Ticked(due)) => {
                     self.disk_episode_over();
@@ -360,6 +380,11 @@ impl Supervisor<'_> {
                     paused = true;
                     next_due = self.retry_for_room();
                 }
+                Err(e) if git_wait::is_git_locked(&e) => {
+                    self.put_off_for_git(&e, recovery::Cut::GitLocked);
+                    paused = true;
+                    next_due = self.retry_for_git();
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -375,6 +400,13 @@ impl Supervisor<'_> {
     ) -> Result<Turn, SupervisorError> {
         if let Some(instead) = self.room_for_a_tick()? {
             return Ok(instead);
+        }
+        if let Some(instead) = self.finish_put_off()? {
+            return Ok(instead);
+        }
+        if self.options.ticks.is_some_and(|n| done >= n) {
+            // The last of them waited for git or room: finished now.
+            return Ok(Turn::Return(RunOutcome::TicksDone));
         }
         // Handoffs the peers posted meanwhile are this tick's to read.
         self.take_handoffs();
@@ -487,6 +519,8 @@ impl Supervisor<'_> {
                 if config != self.config {
                     tracing::info!("reloaded {}", path.display());
                 }
+                self.repo
+                    .set_lock_wait(Duration::from_secs(config.git.lock_wait_s));
                 self.config = config;
                 self.flared_config = None;
                 // A peer added (or removed) is watched from now on.
@@ -516,10 +550,10 @@ impl Supervisor<'_> {
     /// Says what the supervisor does (for `hearth status`); a failure is
     /// logged, but not over and over while the disk is full.
     fn set_phase(&self, phase: Phase, tick: Option<u64>, next_due: Option<DateTime<Utc>>) {
-        let phase = if self.disk.is_some() && phase == Phase::Waiting {
-            Phase::DiskFull
-        } else {
-            phase
+        let phase = match phase {
+            Phase::Waiting if self.disk.is_some() => Phase::DiskFull,
+            Phase::Waiting if self.git_wait.is_some() => Phase::GitLocked,
+            phase => phase,
         };
         let written = runtime::write_state(
             self.home,

@@ -19,6 +19,8 @@ pub(super) enum Cut {
     SupervisorDied,
     /// A write found the disk full (found when there is room again).
     DiskFull,
+    /// Another git held its lock past the wait (found when it let go).
+    GitLocked,
 }
 
 impl Supervisor<'_> {
@@ -56,6 +58,10 @@ impl Supervisor<'_> {
                 "The disk holding the home filled up during this tick; recorded when \
                  there was room again."
             }
+            Cut::GitLocked => {
+                "Another git process held its lock when this tick ended; recorded when \
+                 it let go."
+            }
         };
         let mut record = record_for(
             self.healer.last_answer,
@@ -73,6 +79,7 @@ impl Supervisor<'_> {
             match cut {
                 Cut::SupervisorDied => "the supervisor's death",
                 Cut::DiskFull => "a full disk",
+                Cut::GitLocked => "another git's lock",
             }
         );
         super::record::give_back_messages(self.home, &mut record, report.as_ref())?;

@@ -25,6 +25,9 @@ pub enum Phase {
     /// Ticks are paused: the disk holding the home is full.
     #[serde(rename = "disk-full")]
     DiskFull,
+    /// A commit is put off: another git holds its lock.
+    #[serde(rename = "git-locked")]
+    GitLocked,
 }
 
 /// `.hearth/supervisor.json`.

@@ -8,6 +8,7 @@ mod collab;
 mod context_fit;
 mod defects;
 mod disk;
+mod edges;
 mod endurance;
 mod faults;
 mod healer;
