@@ -149,6 +149,11 @@ impl Home {
     pub fn ask_lock_path(&self) -> PathBuf {
         self.runtime_dir().join("ask.lock")
     }
+    /// `.hearth/ask-gate.lock`: closed by a supervisor waiting to look
+    /// for hand edits, so asks starting meanwhile wait their turn.
+    pub fn ask_gate_path(&self) -> PathBuf {
+        self.runtime_dir().join("ask-gate.lock")
+    }
     /// `.hearth/commit.lock`: one committer at a time.
     pub fn commit_lock_path(&self) -> PathBuf {
         self.runtime_dir().join("commit.lock")

@@ -1,11 +1,13 @@
-//! The home's two locks, both advisory `flock`s in `.hearth/`.
+//! The home's locks, all advisory `flock`s in `.hearth/`.
 //!
 //! - `run.lock` is held by the one supervisor for its whole life (and by a
 //!   hand-run `hearth tick`): two supervisors on one home would double-tick
 //!   and fight over the index. The holder's PID is written inside so the
 //!   refusal can name it.
 //! - `commit.lock` is held only around one commit, so CLI commands that write
-//!   (`say`, later `ask` and `heal`) work while the supervisor runs.
+//!   (`say`, `ask`, `heal`) work while the supervisor runs.
+//! - `ask.lock` and `ask-gate.lock` keep an ask's writes out of the
+//!   operator's commits ([`AskLock`]).
 //!
 //! The kernel drops a `flock` when its holder dies, so a `kill -9` never
 //! leaves a stale lock behind.
@@ -113,20 +115,37 @@ pub fn supervisor_running(home: &Home) -> bool {
 /// Held, shared, by each `hearth ask` from before it writes its question
 /// line to after its commit. What an ask writes is the ask's commit's: while any
 /// ask holds this, the supervisor does not look for hand edits (it would
-/// take the ask's half-done writes for the operator's), and looks at
-/// everything the next time. The kernel lets go of it when the ask dies.
+/// take the ask's half-done writes for the operator's). The kernel lets go
+/// of it when the ask dies.
+///
+/// Asks share it among themselves, so a steady stream of overlapping asks
+/// would never leave the supervisor a moment to look: hand edits waited
+/// without bound (8 asks at once for 90 s: not one committed). So the
+/// supervisor is preferred, as a writer is in a fair reader-writer lock: it
+/// closes the *gate* (`ask-gate.lock`, exclusive), which every ask passes
+/// (shared, for an instant) before taking its share; asks that start while
+/// it waits wait behind it, the running ones end, it looks, and the gate
+/// opens.
 #[derive(Debug)]
 pub struct AskLock {
     _file: File,
 }
 
 impl AskLock {
-    /// Takes a share of the ask lock; asks never wait for one another.
+    /// Takes a share of the ask lock, once a supervisor waiting to look for
+    /// hand edits has looked; asks never wait for one another.
     pub fn acquire(home: &Home) -> Result<AskLock, LockError> {
+        let gate_path = home.ask_gate_path();
+        let gate = open(&gate_path)?;
+        gate.lock_shared().map_err(|source| LockError::Io {
+            path: gate_path,
+            source,
+        })?;
         let path = home.ask_lock_path();
         let file = open(&path)?;
         file.lock_shared()
             .map_err(|source| LockError::Io { path, source })?;
+        drop(gate);
         Ok(AskLock { _file: file })
     }
 }
@@ -138,17 +157,32 @@ pub struct AsksHeld {
     _file: Option<File>,
 }
 
-/// The ask lock, exclusive, for a look for hand edits; `None` while an ask
-/// is running (then the look waits for a later turn).
-pub fn hold_asks(home: &Home) -> Option<AsksHeld> {
+/// The ask lock, exclusive, for a look for hand edits. While asks run, the
+/// gate is closed to new ones and the running ones are waited for, up to
+/// `wait`; `None` if they outlast it (the look waits for a later turn).
+pub fn hold_asks(home: &Home, wait: std::time::Duration) -> Option<AsksHeld> {
     // A lock file that cannot even be made cannot be held by an ask either.
     let Ok(file) = open(&home.ask_lock_path()) else {
         return Some(AsksHeld { _file: None });
     };
     match file.try_lock() {
-        Ok(()) => Some(AsksHeld { _file: Some(file) }),
-        Err(TryLockError::WouldBlock) => None,
-        Err(TryLockError::Error(_)) => Some(AsksHeld { _file: None }),
+        Ok(()) => return Some(AsksHeld { _file: Some(file) }),
+        Err(TryLockError::WouldBlock) => {}
+        Err(TryLockError::Error(_)) => return Some(AsksHeld { _file: None }),
+    }
+    // Asks hold the gate only for an instant, so this wait is short.
+    let gate = open(&home.ask_gate_path()).ok()?;
+    gate.lock().ok()?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(AsksHeld { _file: Some(file) }),
+            Err(TryLockError::WouldBlock) if started.elapsed() < wait => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(TryLockError::WouldBlock) => return None,
+            Err(TryLockError::Error(_)) => return Some(AsksHeld { _file: None }),
+        }
     }
 }
 

@@ -49,6 +49,12 @@ use runtime::{Phase, SupervisorState};
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
 
+/// How long a look for hand edits waits for running asks to end (new ones
+/// wait behind it): an ask is a model call or two, so most end well within.
+const ASKS_WAIT: Duration = Duration::from_secs(10);
+/// The same at exit, where a stop must stay quick.
+const ASKS_WAIT_AT_EXIT: Duration = Duration::from_secs(3);
+
 /// Why the supervisor stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum SupervisorError {
@@ -309,7 +315,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
     let everything = commit::hand_edit_scope(home, &sup.repo, None);
-    match crate::home::lock::hold_asks(home) {
+    match crate::home::lock::hold_asks(home, ASKS_WAIT_AT_EXIT) {
         None => tracing::info!("an ask is running: hand edits are committed at the next start"),
         Some(_asks) => {
             if let Err(e) =
@@ -469,7 +475,7 @@ impl Supervisor<'_> {
     /// a commit that fails (say, the disk is full) is tried again before
     /// the next tick; the supervisor must outlive both.
     fn commit_hand_edits(&mut self) {
-        let Some(_asks) = crate::home::lock::hold_asks(self.home) else {
+        let Some(_asks) = crate::home::lock::hold_asks(self.home, ASKS_WAIT) else {
             // Its writes are its commit's; the hand edits wait for a full
             // look next time (nothing the watcher saw is dropped).
             self.wake.hand_edits_failed();

@@ -86,3 +86,85 @@ fn a_git_commit_holding_the_index_lock_puts_the_supervisors_commits_off_and_they
     );
     assert!(home.log().contains("git let go"), "{}", home.log());
 }
+
+#[test]
+fn hand_edits_are_committed_while_asks_keep_overlapping() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let supervisor = home.spawn(&["run", "--interval", "0"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicUsize::new(0));
+    // Eight shells asking back to back: at almost every moment one runs.
+    let askers: Vec<_> = (0..8)
+        .map(|n| {
+            let (stop, answered, path) = (stop.clone(), answered.clone(), home.path.clone());
+            std::thread::spawn(move || {
+                let home = TestHome::at(&path);
+                let mut failed = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let out = home.output(&["ask", &format!("what is note {n}?")]);
+                    if out.status.success() {
+                        answered.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        failed.push(String::from_utf8_lossy(&out.stderr).into_owned());
+                    }
+                }
+                failed
+            })
+        })
+        .collect();
+    home.wait_for(Duration::from_secs(30), "the asks to get going", || {
+        answered.load(Ordering::Relaxed) >= 16
+    });
+    // Saved while the asks go on: committed as the operator's meanwhile.
+    std::fs::write(home.file("memory/hand.md"), "# Hand\n\nsaved under asks\n").unwrap();
+    let ticks_at_save = home.ticks().len() as u64;
+    home.wait_for(
+        Duration::from_secs(30),
+        "the hand edit to be committed while asks run",
+        || {
+            let log = home
+                .git(&["log", "--format=%an %s", "--", "memory/hand.md"])
+                .stdout;
+            String::from_utf8_lossy(&log).contains("operator edit: memory/hand.md (by hand)")
+        },
+    );
+    let during = answered.load(Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
+    let failures: Vec<String> = askers.into_iter().flat_map(|a| a.join().unwrap()).collect();
+    assert!(failures.is_empty(), "asks failed: {failures:?}");
+    assert!(crate::common::finish_after_term(supervisor).success());
+
+    let history = home.history();
+    // Committed at the next look (a tick or two later: the watcher's word
+    // may come after one), where it used to wait for a gap among the asks
+    // for hundreds of ticks (26 s here, 90 s and more in the trial).
+    let edit = history
+        .iter()
+        .position(|c| c.summary == "edit: memory/hand.md (by hand)")
+        .unwrap();
+    let ticks_before_edit = history[edit..]
+        .iter()
+        .filter(|c| c.summary.starts_with("tick "))
+        .count() as u64;
+    assert!(
+        ticks_before_edit <= ticks_at_save + 3,
+        "the hand edit waited from tick {ticks_at_save} to tick {ticks_before_edit}"
+    );
+    let asks = history
+        .iter()
+        .filter(|c| c.summary.starts_with("ask: "))
+        .count();
+    assert_eq!(asks, answered.load(Ordering::Relaxed), "one commit per ask");
+    assert!(during >= 16);
+    for commit in history.iter().filter(|c| c.summary.starts_with("edit: ")) {
+        assert!(
+            !commit.files.iter().any(|f| f.starts_with("state/")),
+            "an ask's state in the operator's commit: {:?}",
+            commit.files
+        );
+    }
+}
