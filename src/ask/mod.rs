@@ -14,6 +14,7 @@
 //! stream ends (marked incomplete if it was cut). Tools are the tick's,
 //! under the same sandbox and brake; what an ask changes is one commit.
 
+pub mod journal;
 pub mod warm;
 
 use std::collections::BTreeMap;
@@ -193,7 +194,79 @@ pub fn ask(
         context: "taking the ask lock".into(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    // Write-ahead: the question is on disk before any model sees it.
+    // An ask killed before now (its process is gone) is finished first:
+    // its writes are its own, not the operator's.
+    journal::finish(home, journal::Whose::Gone, "its process was gone", now);
+    // Write-ahead: what this ask writes is named before it is written
+    // (its journal), and the question is on disk before any model sees it.
+    let mut journal = journal::Journal::begin(
+        home,
+        journal::Journal {
+            id: id.clone(),
+            pid: std::process::id(),
+            question: question.text.clone(),
+            touched: Vec::new(),
+            usage: (0, 0),
+            cost_usd: 0.0,
+            provider: config.model.provider.as_str().into(),
+        },
+    )
+    .map_err(TickError::from)?;
+    let asked = exchange(
+        home,
+        config,
+        question,
+        now,
+        on_text,
+        &mut journal,
+        Asking {
+            id,
+            system,
+            boot_required,
+            tier,
+            recall,
+            user_text,
+            tokens,
+        },
+    );
+    if let Err(e) = &asked {
+        // Its writes until the error are its own commit, not left for the
+        // operator's next look.
+        journal::finish(home, journal::Whose::Mine, &format!("it failed: {e}"), now);
+    }
+    asked
+}
+
+/// What [`ask`] decided before the exchange.
+struct Asking {
+    id: String,
+    system: Vec<crate::model::SystemBlock>,
+    boot_required: Vec<String>,
+    tier: Tier,
+    recall: Vec<(String, String)>,
+    user_text: String,
+    tokens: BTreeMap<String, u64>,
+}
+
+/// The exchange itself, from the question line to the commit.
+fn exchange(
+    home: &Home,
+    config: &Config,
+    question: &Question,
+    now: DateTime<Utc>,
+    on_text: &mut dyn FnMut(&str),
+    journal: &mut journal::Journal,
+    asking: Asking,
+) -> Result<Asked, AskError> {
+    let Asking {
+        id,
+        system,
+        boot_required,
+        tier,
+        recall,
+        user_text,
+        tokens,
+    } = asking;
     let mut asked = question.text.clone();
     if let Some(a) = &question.attachment {
         let more = if a.more { ", and more not read" } else { "" };
@@ -272,6 +345,12 @@ pub fn ask(
             // its own tool rounds read what it caches.
             next_exchange_in: None,
             cache_key: Some(&home.cache_key()),
+            after_call: Some(&mut |report, effects| {
+                let usage = (report.usage.input_tokens, report.usage.output_tokens);
+                if let Err(e) = journal.record(home, &effects.touched, usage, report.cost_usd) {
+                    tracing::warn!("{e}");
+                }
+            }),
         },
         provider,
         &gate,
@@ -340,7 +419,7 @@ pub fn ask(
         source: std::io::Error::other(e.to_string()),
     })?;
     sessions::append(home, &answer_line).map_err(TickError::from)?;
-    commit(home, &question.text, &changed, now, lock)?;
+    commit(home, &question.text, &changed, now, lock, journal)?;
     Ok(Asked {
         id,
         answer,
@@ -361,24 +440,37 @@ fn commit(
     paths: &[String],
     now: DateTime<Utc>,
     _lock: CommitLock,
+    journal: &journal::Journal,
 ) -> Result<(), TickError> {
-    let Ok(repo) = Repo::open(home.root()) else {
-        return Ok(());
-    };
-    let short: String = question
+    let repo = Repo::open(home.root()).map_err(|e| TickError::Io {
+        context: "committing the ask".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    repo.commit(
+        &specs,
+        &Identity::hearth(),
+        &format!("ask: {}", shorten(question)),
+        now,
+    )
+    .map_err(|e| TickError::Io {
+        context: "committing the ask".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    // Under the commit lock still: no one finishes it as interrupted.
+    journal.end(home);
+    Ok(())
+}
+
+/// The question on one line, at most 60 characters: a commit's subject.
+fn shorten(question: &str) -> String {
+    question
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
         .take(60)
-        .collect();
-    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    repo.commit(&specs, &Identity::hearth(), &format!("ask: {short}"), now)
-        .map_err(|e| TickError::Io {
-            context: "committing the ask".into(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
-    Ok(())
+        .collect()
 }
 
 /// What recall finds for the question: (citation place, text).

@@ -66,6 +66,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             let _ = out.flush();
         }
     };
+    interrupt_commits_what_was_written(&home, env.clock);
     let asked = ask::ask(&home, &config, &question, env.clock.now(), &mut on_text)
         .map_err(|e| CommandError::new(e, None))?;
     if json {
@@ -89,4 +90,30 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         ));
     }
     Ok(Exit::Success)
+}
+
+/// Ctrl-C, SIGTERM or a closed terminal in the middle of an ask: what its
+/// tools wrote until then is committed as the ask's, marked interrupted
+/// (`ask::journal`), and the process exits as the signal would have ended
+/// it. Without this the operator's next hand-edit commit took it all.
+fn interrupt_commits_what_was_written(home: &hearth::home::Home, clock: hearth::clock::Clock) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return; // the default action stays; the next look finishes the ask
+    };
+    let home = home.clone();
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let name = match signal {
+                SIGINT => "interrupted (SIGINT)",
+                SIGTERM => "terminated (SIGTERM)",
+                _ => "its terminal closed (SIGHUP)",
+            };
+            for subject in ask::journal::finish(&home, ask::journal::Whose::Mine, name, clock.now())
+            {
+                eprintln!("\nhearth: {name}; committed what the ask wrote: {subject}");
+            }
+            std::process::exit(128 + signal);
+        }
+    });
 }

@@ -54,6 +54,10 @@ pub struct Line {
     /// recall, and are not indexed for it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub provider: String,
+    /// An answer: what cut the ask short (a signal, a kill), when something
+    /// did; its writes are in a commit `ask (interrupted): …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 fn is_zero(n: &f64) -> bool {

@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::ask::journal::Whose;
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError};
 use crate::healer::{state::HealerState, Verdict};
@@ -318,6 +319,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     match crate::home::lock::hold_asks(home, ASKS_WAIT_AT_EXIT) {
         None => tracing::info!("an ask is running: hand edits are committed at the next start"),
         Some(_asks) => {
+            let gone = "its process ended before its commit";
+            crate::ask::journal::finish(home, Whose::All, gone, clock.now());
             if let Err(e) =
                 commit::commit_hand_edits(home, &sup.repo, config, clock.now(), &everything)
             {
@@ -482,6 +485,10 @@ impl Supervisor<'_> {
             tracing::info!("an ask is running: hand edits are committed at the next look");
             return;
         };
+        // An ask that died before its commit (`kill -9`): its writes are
+        // its own commit, not part of the operator's below.
+        let gone = "its process ended before its commit";
+        crate::ask::journal::finish(self.home, Whose::All, gone, self.options.clock.now());
         // The watcher says which memory files changed; without its word
         // (no watcher, a lost event, the first look) every file is looked at.
         let scope = match self.wake.take_hand_edits() {

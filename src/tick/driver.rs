@@ -72,6 +72,10 @@ impl Tries {
     }
 }
 
+/// What a door is told after each tool call that ran: the report so far
+/// (usage, cost) and what the calls wrote.
+pub type AfterCall<'a> = dyn FnMut(&TickReport, &tools::Effects) + 'a;
+
 /// Which door the loop serves: a tick persists every kept turn to
 /// `state/messages.json` and its report as it goes; an ask keeps its turns
 /// in memory (its record is `state/sessions.jsonl`) and streams its text.
@@ -86,6 +90,10 @@ pub struct Door<'a> {
     pub next_exchange_in: Option<Duration>,
     /// The home's key for the provider's cache routing.
     pub cache_key: Option<&'a str>,
+    /// Told what the exchange has written and spent after every tool call
+    /// that ran: an ask keeps its journal with it, so a signal or a
+    /// `kill -9` never leaves its writes to be taken for the operator's.
+    pub after_call: Option<&'a mut AfterCall<'a>>,
 }
 
 impl Door<'_> {
@@ -273,6 +281,7 @@ pub fn tool_loop(
         if !calls.is_empty() {
             let mut turn = Calls {
                 persist: door.persist,
+                after_call: door.after_call.as_deref_mut(),
                 step: &mut step,
                 gate,
                 conversation,
@@ -349,8 +358,9 @@ fn shrink(
 }
 
 /// What answering one turn's calls touches.
-struct Calls<'a, 'c> {
+struct Calls<'a, 'c, 'd> {
     persist: bool,
+    after_call: Option<&'a mut AfterCall<'d>>,
     step: &'a mut Step,
     gate: &'a Gate,
     conversation: &'a mut Conversation,
@@ -359,7 +369,7 @@ struct Calls<'a, 'c> {
     home: &'a Home,
 }
 
-impl Calls<'_, '_> {
+impl Calls<'_, '_, '_> {
     /// Runs or refuses each call as decided (the step's round and per-turn
     /// limits, then the brake), and keeps their results as one user turn:
     /// every call gets a result, or the next request is malformed. A call
@@ -385,6 +395,9 @@ impl Calls<'_, '_> {
                     if let Some(failure) = failure {
                         tracing::warn!("tool call failed: {}", failure.detail);
                         self.step.tool_failed(failure);
+                    }
+                    if let Some(after_call) = self.after_call.as_deref_mut() {
+                        after_call(self.report, &self.tool_ctx.effects);
                     }
                     (content, is_error)
                 }

@@ -231,6 +231,7 @@ pub fn run(
                 on_text: &mut |text| tracing::debug!("model: {text}"),
                 next_exchange_in: Some(plan.pull_to.unwrap_or(interval)),
                 cache_key: Some(&cache_key),
+                after_call: None,
             },
             provider,
             &gate,

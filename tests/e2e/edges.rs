@@ -168,3 +168,157 @@ fn hand_edits_are_committed_while_asks_keep_overlapping() {
         );
     }
 }
+
+mod interrupted_ask {
+    use super::*;
+    use crate::common::model_server::{anthropic, Answer, ModelServer};
+    use crate::common::signal;
+
+    const KEY: &str = "sk-ant-test-edges";
+
+    /// A home whose model writes `memory/note.md` at once, then keeps the
+    /// ask's second request open (the ask is mid-way when it is cut), then
+    /// answers a tick.
+    fn home_and_model() -> (ModelServer, TestHome) {
+        let write = serde_json::json!({"path": "memory/note.md", "content": "# Note\n\nnoted\n"})
+            .to_string();
+        let server = ModelServer::start(vec![
+            Answer::Stream {
+                events: anthropic::message("", &[("t1", "write", &[write.as_str()])], 10, 1),
+                hang: None,
+            },
+            Answer::Stream {
+                events: Vec::new(),
+                hang: Some(Duration::from_secs(30)),
+            },
+            Answer::Stream {
+                events: anthropic::message("tick done", &[], 10, 1),
+                hang: None,
+            },
+        ]);
+        let home = TestHome::with_config(&format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
+             timeout_s = 60\nmax_retries = 0\n[budget]\ndaily_usd = 0\n",
+            server.url
+        ));
+        (server, home)
+    }
+
+    /// Runs `hearth ask "note this"` until its tool has written the file,
+    /// then sends `sig`; returns its exit status and stderr.
+    fn ask_then(home: &TestHome, sig: i32) -> (std::process::ExitStatus, String) {
+        let child = home
+            .cmd(&["ask", "note this"])
+            .env("ANTHROPIC_API_KEY", KEY)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        home.wait_for(Duration::from_secs(20), "the ask's write", || {
+            home.file("memory/note.md").exists()
+        });
+        // The journal is brought up to date right after the call returns.
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn assert_the_asks_own_commit(home: &TestHome, why: &str) {
+        let history = home.history();
+        let interrupted: Vec<_> = history
+            .iter()
+            .filter(|c| c.summary == "ask (interrupted): note this")
+            .collect();
+        assert_eq!(interrupted.len(), 1, "{:?}", summaries(home));
+        let commit = interrupted[0];
+        assert_eq!(commit.author, "hearth");
+        assert!(
+            commit.files.contains(&"memory/note.md".to_string()),
+            "{:?}",
+            commit.files
+        );
+        assert!(commit.files.contains(&"state/sessions.jsonl".to_string()));
+        for edit in history.iter().filter(|c| c.summary.starts_with("edit: ")) {
+            assert!(
+                !edit
+                    .files
+                    .iter()
+                    .any(|f| f == "memory/note.md" || f.starts_with("state/")),
+                "the ask's writes in the operator's commit: {:?}",
+                edit.files
+            );
+        }
+        let sessions = home.read("state/sessions.jsonl");
+        let lines: Vec<serde_json::Value> = sessions
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let question = lines.iter().find(|l| l["asked"] == "note this").unwrap();
+        let last = lines
+            .iter()
+            .find(|l| l["kind"] == "answer" && l["id"] == question["id"])
+            .unwrap();
+        assert_eq!(last["complete"], false);
+        assert!(
+            last["interrupted"].as_str().unwrap().contains(why),
+            "{last}"
+        );
+        assert!(home.list(".hearth/asks").is_empty(), "the journal is gone");
+    }
+
+    fn summaries(home: &TestHome) -> Vec<String> {
+        home.history().into_iter().map(|c| c.summary).collect()
+    }
+
+    #[test]
+    fn ctrl_c_commits_what_the_ask_wrote_as_the_asks() {
+        let (_server, home) = home_and_model();
+        let (status, stderr) = ask_then(&home, libc::SIGINT);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.code(), Some(130), "{status:?} {stderr}");
+        assert!(stderr.contains("committed what the ask wrote"), "{stderr}");
+        // What the operator does next does not take it for theirs.
+        home.ok(&["say", "hello"]);
+        assert!(status.signal().is_none());
+        assert_the_asks_own_commit(&home, "SIGINT");
+        let porcelain = home
+            .git(&["status", "--porcelain", "memory", "state"])
+            .stdout;
+        assert!(
+            porcelain.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&porcelain)
+        );
+    }
+
+    #[test]
+    fn sigterm_commits_what_the_ask_wrote_as_the_asks() {
+        let (_server, home) = home_and_model();
+        let (status, stderr) = ask_then(&home, libc::SIGTERM);
+        assert_eq!(status.code(), Some(143), "{status:?} {stderr}");
+        assert_the_asks_own_commit(&home, "SIGTERM");
+    }
+
+    #[test]
+    fn after_kill_9_the_supervisors_next_look_commits_it_as_the_asks() {
+        let (_server, home) = home_and_model();
+        let (status, _) = ask_then(&home, libc::SIGKILL);
+        assert!(!status.success());
+        home.ok(&["say", "hello"]);
+        let out = home
+            .cmd(&["run", "--ticks", "1"])
+            .env("ANTHROPIC_API_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_the_asks_own_commit(&home, "ended before its commit");
+    }
+}
