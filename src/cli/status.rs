@@ -26,17 +26,21 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         return Ok(Exit::Success);
     }
     outln!("home:       {}", status.home);
-    let supervisor = match (status.running, status.pid, status.phase) {
-        (false, _, _) => "not running".to_string(),
-        (true, Some(pid), Some(Phase::DiskFull)) => {
-            format!("running (pid {pid}), paused: the disk holding the home is full")
+    let running = match status.pid {
+        Some(pid) => format!("running (pid {pid})"),
+        None => "running".to_string(),
+    };
+    let supervisor = match (status.running, status.phase) {
+        (false, _) => "not running".to_string(),
+        (true, Some(Phase::DiskFull)) => {
+            format!("{running}, paused: the disk holding the home is full")
         }
-        (true, Some(pid), Some(Phase::GitLocked)) => format!(
-            "running (pid {pid}), waiting for another git to let go of its lock \
+        (true, Some(Phase::GitLocked)) => format!(
+            "{running}, waiting for another git to let go of its lock \
              (a commit is put off; nothing is lost)"
         ),
-        (true, Some(pid), Some(phase)) => format!("running (pid {pid}), {phase:?}").to_lowercase(),
-        (true, _, _) => "running".to_string(),
+        (true, Some(phase)) => format!("{running}, {}", format!("{phase:?}").to_lowercase()),
+        (true, None) => running,
     };
     outln!("supervisor: {supervisor}");
     match &status.last_tick {
@@ -58,6 +62,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                 secs / 60,
                 secs % 60
             );
+        }
+        None if status.phase == Some(Phase::DiskFull) => {
+            outln!("next tick:  once the disk has room")
         }
         None if status.running => outln!("next tick:  running now"),
         None => outln!("next tick:  when the supervisor runs (`hearth run`)"),

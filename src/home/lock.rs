@@ -86,15 +86,34 @@ impl RunLock {
             }
             Err(TryLockError::Error(source)) => return Err(LockError::Io { path, source }),
         }
-        let io = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
-        file.set_len(0).map_err(io)?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        writeln!(file, "{}", std::process::id()).map_err(io)?;
+        // The pid is for the refusal's message and `status` only: written
+        // over the last one in place and then cut to length (cutting never
+        // needs room), so a disk full to the last byte, with no block for a
+        // file that was emptied first, still lets a supervisor start and
+        // wait for room; and if even that fails, the lock is held all the
+        // same.
+        let line = format!("{}\n", std::process::id());
+        let written = file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| file.write_all(line.as_bytes()))
+            .and_then(|()| file.set_len(line.len() as u64));
+        if let Err(e) = written {
+            tracing::warn!(
+                "could not write the pid into {} ({e}); the lock is held all the same",
+                path.display()
+            );
+        }
         Ok(RunLock { _file: file })
     }
+}
+
+/// The pid the supervisor wrote into the run lock, if it could.
+pub fn supervisor_pid(home: &Home) -> Option<u32> {
+    std::fs::read_to_string(run_lock_path(home))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Whether some process holds the run lock right now (for `status`).

@@ -60,6 +60,19 @@ pub struct Status {
     pub cache_warning: Option<String>,
 }
 
+/// A running supervisor on a disk with less room than a tick starts with
+/// is paused, whatever its state file says: on a disk full to the last
+/// byte it could not write that file to say so.
+fn paused_for_room(
+    home: &Home,
+    running: bool,
+    config: Option<&crate::config::Config>,
+) -> Option<Phase> {
+    let min_free = config.map_or(0, |c| c.tick.min_free_mb.saturating_mul(1 << 20));
+    let free = super::disk::free_bytes(home.root()).ok()?;
+    (running && free < min_free.max(super::disk::FLOOR)).then_some(Phase::DiskFull)
+}
+
 /// What a look at the home at `now`, without locking it, says.
 pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let running = lock::supervisor_running(home);
@@ -148,8 +161,12 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         panic: healer.panic,
         home: home.root().display().to_string(),
         running,
-        pid: state.as_ref().map(|s| s.pid),
-        phase: state.as_ref().map(|s| s.phase),
+        pid: state
+            .as_ref()
+            .map(|s| s.pid)
+            .or_else(|| running.then(|| lock::supervisor_pid(home)).flatten()),
+        phase: paused_for_room(home, running, config.as_ref().ok())
+            .or(state.as_ref().map(|s| s.phase)),
         next_due: state.as_ref().and_then(|s| s.next_due),
         last_tick: ledger.last,
         ticks_recorded: ledger.recorded,

@@ -239,3 +239,50 @@ fn a_disk_under_min_free_mb_pauses_before_the_model_is_paid_and_says_so_at_once(
     assert!(flare.contains("Ticks are paused since"), "{flare}");
     assert_nothing_lost(&home, &edit);
 }
+
+#[test]
+fn a_supervisor_started_on_a_disk_full_to_the_last_byte_waits_for_room() {
+    let home = TestHome::new();
+    let Some(disk) = SmallDisk::mount_or_skip(&home, 48) else {
+        return;
+    };
+    let gate = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![gated_model(
+        gate.path().join("asked"),
+        gate.path().join("go"),
+    )]);
+    let first = start(&home, &server, 4);
+    assert!(finish_after_term(first).success(), "{}", home.log());
+    let ticks_before = home.ticks().len();
+
+    // Full to the last byte while no supervisor runs, its `run.lock` gone
+    // (a new home, a cleaned `.hearth/`): there is no block for the pid,
+    // and `hearth run` exited 1 on it.
+    std::fs::remove_file(home.file(".hearth/run.lock")).unwrap();
+    disk.fill();
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let mut supervisor = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(30), "the pause", || {
+        home.log().contains("ticks pause until there is room")
+    });
+    assert!(
+        supervisor.try_wait().unwrap().is_none(),
+        "the supervisor waits for room: {}",
+        home.log()
+    );
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("paused: the disk holding the home is full"),
+        "{status}"
+    );
+
+    disk.free();
+    let edit = home.file("memory/after.md");
+    std::fs::write(&edit, "# After\n").unwrap();
+    home.wait_for(Duration::from_secs(30), "a tick once there is room", || {
+        home.ticks().len() > ticks_before
+    });
+    assert!(finish_after_term(supervisor).success(), "{}", home.log());
+    assert_nothing_lost(&home, &edit);
+}
