@@ -286,3 +286,41 @@ fn a_supervisor_started_on_a_disk_full_to_the_last_byte_waits_for_room() {
     assert!(finish_after_term(supervisor).success(), "{}", home.log());
     assert_nothing_lost(&home, &edit);
 }
+
+/// Seconds of CPU a process has used (user + system), from `/proc`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command's closing parenthesis; utime and stime are
+    // the 14th and 15th of the whole line.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf(3) reads a constant of the system.
+    #[allow(unsafe_code)]
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks / per_second
+}
+
+#[test]
+fn run_ticks_paused_for_room_waits_without_spinning_a_core() {
+    // No disk has this much room: every look says "low", on any machine.
+    let home = TestHome::with_config("[tick]\nmin_free_mb = 1000000000\n");
+    let supervisor = home.spawn(&["run", "--ticks", "2"]);
+    home.wait_for(Duration::from_secs(30), "the pause", || {
+        home.log().contains("ticks pause until there is room")
+    });
+    let before = cpu_seconds(supervisor.id());
+    let window = Instant::now();
+    std::thread::sleep(Duration::from_millis(1500));
+    let used = cpu_seconds(supervisor.id()) - before;
+    let share = used / window.elapsed().as_secs_f64();
+    // `run --ticks N` has an interval of 0, and the wait for room was
+    // min(5 min, interval): a core at 100% while paused.
+    assert!(
+        share < 0.2,
+        "the paused supervisor used {:.0}% of a core",
+        share * 100.0
+    );
+    assert!(finish_after_term(supervisor).success(), "{}", home.log());
+    assert!(home.ticks().is_empty(), "no tick while the disk is low");
+}
