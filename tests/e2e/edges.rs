@@ -322,3 +322,70 @@ mod interrupted_ask {
         assert_the_asks_own_commit(&home, "ended before its commit");
     }
 }
+
+/// A pack without its index, as a `kill -9` between the renames of a pack
+/// and its index leaves it: made by git from the home's own objects.
+fn orphan_pack(home: &TestHome, age: &str) -> std::path::PathBuf {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = home.git(&["rev-list", "--objects", "HEAD"]).stdout;
+    let mut pack = Command::new("git")
+        .current_dir(&home.path)
+        .args(["pack-objects", "-q"])
+        .arg(dir.path().join("pack"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    pack.stdin.take().unwrap().write_all(&objects).unwrap();
+    let out = pack.wait_with_output().unwrap();
+    let name = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    // A name of its own: another test's pack of the same objects would
+    // have the same one.
+    let to = home.file(&format!(
+        ".git/objects/pack/pack-{}{}.pack",
+        &name[..38],
+        if age == "now" { "00" } else { "11" }
+    ));
+    std::fs::copy(dir.path().join(format!("pack-{name}.pack")), &to).unwrap();
+    let touched = Command::new("touch")
+        .args(["-d", age])
+        .arg(&to)
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    to
+}
+
+#[test]
+fn a_pack_left_without_its_index_by_a_kill_9_is_removed_at_the_next_pack() {
+    let home = TestHome::with_config("[git]\npack_loose = 5\n");
+    home.ok(&["run", "--ticks", "1"]);
+    let old = orphan_pack(&home, "2 hours ago");
+    let young = orphan_pack(&home, "now");
+    let garbage = |home: &TestHome| {
+        let out = home.git(&["count-objects", "-v"]).stdout;
+        String::from_utf8_lossy(&out)
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("garbage: ")
+                    .map(|n| n.parse::<u64>().unwrap())
+            })
+            .unwrap()
+    };
+    assert_eq!(garbage(&home), 2, "git counts both as garbage");
+
+    home.ok(&["run", "--ticks", "3"]);
+    assert!(!old.exists(), "the old orphan is removed at the next pack");
+    assert!(
+        young.exists(),
+        "a young one may be another git's pack whose index is on its way"
+    );
+    assert_eq!(garbage(&home), 1);
+    let fsck = home.git(&["fsck", "--strict", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
