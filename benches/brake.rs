@@ -142,6 +142,7 @@ fn context(home: &Home, now: chrono::DateTime<chrono::Utc>) -> ToolContext<'_> {
         environment: Default::default(),
         peering: Default::default(),
         workdir: Default::default(),
+        write_ahead: None,
     }
 }
 

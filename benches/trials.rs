@@ -25,6 +25,7 @@ fn main() {
         reliability::sigterm(100, 0xfeed_2026),
         reliability::bad_inputs::run(100),
         reliability::sandbox::run(),
+        reliability::asks::interrupted(400, 8, 0xa5c5_2026),
     ];
     let (concurrency, lags) = reliability::concurrency(8, 100);
     let mut failures = 0;

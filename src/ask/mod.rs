@@ -321,6 +321,19 @@ fn exchange(
         now,
     );
     let mut report = TickReport::new(0, now);
+    let journal = std::cell::RefCell::new(journal);
+    let write_ahead = |rel: &str| {
+        let mut journal = journal.borrow_mut();
+        let mut touched = journal.touched.clone();
+        if touched.iter().any(|t| t == rel) {
+            return Ok(());
+        }
+        touched.push(rel.to_string());
+        let (usage, cost) = (journal.usage, journal.cost_usd);
+        journal
+            .record(home, &touched, usage, cost)
+            .map_err(|e| e.to_string())
+    };
     let mut tool_ctx = ToolContext {
         home,
         tick: 0,
@@ -335,6 +348,7 @@ fn exchange(
         // `ask` answers the shell; handing work to peers is the ticks'.
         peering: tools::Peering::default(),
         workdir: tools::Workdir::Home,
+        write_ahead: Some(&write_ahead),
     };
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
     driver::tool_loop(
@@ -347,7 +361,14 @@ fn exchange(
             cache_key: Some(&home.cache_key()),
             after_call: Some(&mut |report, effects| {
                 let usage = (report.usage.input_tokens, report.usage.output_tokens);
-                if let Err(e) = journal.record(home, &effects.touched, usage, report.cost_usd) {
+                let mut journal = journal.borrow_mut();
+                let mut touched = journal.touched.clone();
+                for rel in &effects.touched {
+                    if !touched.contains(rel) {
+                        touched.push(rel.clone());
+                    }
+                }
+                if let Err(e) = journal.record(home, &touched, usage, report.cost_usd) {
                     tracing::warn!("{e}");
                 }
             }),
@@ -419,7 +440,7 @@ fn exchange(
         source: std::io::Error::other(e.to_string()),
     })?;
     sessions::append(home, &answer_line).map_err(TickError::from)?;
-    commit(home, &question.text, &changed, now, lock, journal)?;
+    commit(home, &question.text, &changed, now, lock, &journal.borrow())?;
     Ok(Asked {
         id,
         answer,

@@ -104,6 +104,9 @@ fn interrupt_commits_what_was_written(home: &hearth::home::Home, clock: hearth::
     let home = home.clone();
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
+            // The call in progress ends (and is named in the journal) and
+            // no other starts: nothing is written after the commit below.
+            let _stopped = hearth::tools::stop_calls();
             let name = match signal {
                 SIGINT => "interrupted (SIGINT)",
                 SIGTERM => "terminated (SIGTERM)",

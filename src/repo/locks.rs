@@ -5,9 +5,12 @@
 //!
 //! A lock is not always a leftover: the operator's `git commit -a` holds
 //! `index.lock` while their editor is open. A lock counts as stale when it is
-//! older than [`STALE_AFTER`] or when no process is at work in the home (no
-//! `git` process has its working directory there, no process has a file of
-//! `.git/` open; a shell that merely `cd`-ed into the home does not count). A
+//! older than [`STALE_AFTER`] or when no process is at work on it: no `git`
+//! process has its working directory in the home, and no process has a lock
+//! file itself open (as libgit2 and git do while they write it). A shell that
+//! merely `cd`-ed into the home does not count, nor does a process that only
+//! reads the repository (a `hearth ask` has its packs open for minutes: it
+//! counted, and a lock a `kill -9` left stayed ten minutes in everyone's way). A
 //! lock with a live owner is waited for a little, then left in place and
 //! reported. Callers hold the run lock and the commit lock, so no hearth
 //! process is the owner.
@@ -53,12 +56,12 @@ pub fn clean_stale_locks(root: &Path, owner_wait: Duration) -> Result<LockCleanu
     }
     if !locks.is_empty() {
         let started = Instant::now();
-        let mut owners = holders(root);
+        let mut owners = holders(root, &locks);
         while !owners.is_empty() && started.elapsed() < owner_wait && locks.iter().any(|l| young(l))
         {
             std::thread::sleep(Duration::from_millis(100));
             locks.retain(|l| l.exists());
-            owners = holders(root);
+            owners = holders(root, &locks);
         }
         for lock in locks.into_iter().filter(|l| l.exists()) {
             if !owners.is_empty() && young(&lock) {
@@ -103,13 +106,17 @@ fn young(lock: &Path) -> bool {
         .is_some_and(|age| age < STALE_AFTER)
 }
 
-/// Other processes at work in the home, as `pid N (name)`: a `git…`
-/// process whose working directory is in it, or any process holding a file
-/// of its `.git/` open. Processes
-/// this one may not inspect are not seen (their lock ages out instead).
-fn holders(root: &Path) -> Vec<String> {
+/// Other processes at work on `locks`, as `pid N (name)`: a `git…`
+/// process whose working directory is in the home (the operator's `git
+/// commit` keeps `index.lock` while its editor is open, with no file open),
+/// or any process with one of the lock files open. Processes this one may
+/// not inspect are not seen (their lock ages out instead).
+fn holders(root: &Path, locks: &[PathBuf]) -> Vec<String> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let git_dir = root.join(".git");
+    let locks: Vec<PathBuf> = locks
+        .iter()
+        .map(|l| l.canonicalize().unwrap_or_else(|_| l.clone()))
+        .collect();
     let me = std::process::id().to_string();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -126,7 +133,7 @@ fn holders(root: &Path) -> Vec<String> {
             && std::fs::read_link(dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root)))
             || std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
                 fds.flatten().any(|fd| {
-                    std::fs::read_link(fd.path()).is_ok_and(|target| target.starts_with(&git_dir))
+                    std::fs::read_link(fd.path()).is_ok_and(|target| locks.contains(&target))
                 })
             });
         if at_work {
@@ -141,15 +148,37 @@ fn holders(root: &Path) -> Vec<String> {
 /// command is waited for, not failed on. Past it the caller gets
 /// [`RepoError::Locked`]: a supervisor then pauses its commits and tries
 /// again later (`supervisor/git_wait.rs`); a command says so and exits.
+///
+/// Every caller holds the commit lock, so no hearth process owns the lock
+/// in the way: when the wait runs out, a lock no process is at work on (a
+/// writer killed with it held, an ask's `kill -9` mid-commit) is removed
+/// and `op` tried once more, rather than every commit after it waiting and
+/// failing until the next start-up.
 pub(super) fn retry_locked<T>(
+    root: &Path,
     wait: Duration,
     mut op: impl FnMut() -> Result<T, git2::Error>,
 ) -> Result<T, git2::Error> {
     let started = std::time::Instant::now();
+    let mut cleaned = false;
     loop {
         match op() {
             Err(e) if e.code() == git2::ErrorCode::Locked && started.elapsed() < wait => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) if e.code() == git2::ErrorCode::Locked && !cleaned => {
+                cleaned = true;
+                match clean_stale_locks(root, Duration::ZERO) {
+                    Ok(done) if !done.removed.is_empty() => {
+                        for path in done.removed {
+                            tracing::warn!(
+                                "removed {}, left by a git writer that is gone",
+                                path.display()
+                            );
+                        }
+                    }
+                    _ => return Err(e),
+                }
             }
             other => return other,
         }

@@ -260,7 +260,7 @@ impl Repo {
     }
 
     /// How long this repository's writes wait for another git's lock
-    /// (`[git] lock_wait_s`; [`locks::LOCK_WAIT`] unless set).
+    /// (`[git] lock_wait_s`; 5 s unless set).
     pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
         self.lock_wait = wait;
     }
@@ -364,7 +364,8 @@ impl Repo {
             if index.version() < 4 {
                 index.set_version(4).map_err(|e| self.error(e))?;
             }
-            retry_locked(self.lock_wait, || index.write()).map_err(|e| self.error(e))?;
+            retry_locked(&self.root, self.lock_wait, || index.write())
+                .map_err(|e| self.error(e))?;
         }
         self.index_fresh.set(true);
         let mut done = Committed {
@@ -380,7 +381,7 @@ impl Repo {
         let sig = git2::Signature::new(&who.name, &who.email, &time).map_err(|e| self.error(e))?;
         let parents: Vec<&git2::Commit> = parent.iter().collect();
         let text = message(&done.paths);
-        let oid = retry_locked(self.lock_wait, || {
+        let oid = retry_locked(&self.root, self.lock_wait, || {
             self.git
                 .commit(Some("HEAD"), &sig, &sig, &text, &tree, &parents)
         })
@@ -426,7 +427,7 @@ impl Repo {
         // stamp (mtime, size, inode) moved: another process committed.
         let force = !self.index_fresh.replace(false);
         let broken = match self.git.index() {
-            Ok(mut index) => match retry_locked(self.lock_wait, || index.read(force)) {
+            Ok(mut index) => match retry_locked(&self.root, self.lock_wait, || index.read(force)) {
                 Ok(()) => return self.refuse_unmerged(&index).map(|()| (stamp, index)),
                 Err(e) => e,
             },

@@ -383,6 +383,9 @@ impl Calls<'_, '_, '_> {
         let mut results = Vec::new();
         for ((id, name, input), call) in calls.into_iter().zip(decided) {
             self.report.actions.push(format!("{name} {input}"));
+            // The brake's line, the call and what the door records of it,
+            // as one: an ask stopped by a signal stops between calls.
+            let _running = tools::call_running();
             let call = match call {
                 Call::Run => self.brake(&name, &input, &results),
                 refused => refused,

@@ -218,6 +218,7 @@ pub fn run(
         environment: options.environment.clone(),
         peering: crate::tools::Peering::of(home, config),
         workdir: crate::tools::Workdir::for_collaboration(home, config, collaboration.as_deref()),
+        write_ahead: None,
     };
     // The next tick reads this one's prefix: after the interval, or
     // sooner when a cache-aware supervisor pulls it into the lifetime.

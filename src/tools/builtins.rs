@@ -239,8 +239,9 @@ fn write(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {
         return Err(failed("write", format!("{} is a directory", a.path)));
     }
     within_cap(ctx, "write", a.content.len())?;
-    atomic::write(&path, a.content.as_bytes()).map_err(|e| failed("write", e))?;
     let rel = ctx.home.relative(&path);
+    ctx.ahead("write", &rel)?;
+    atomic::write(&path, a.content.as_bytes()).map_err(|e| failed("write", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("wrote {rel} ({} bytes)", a.content.len()))
 }
@@ -251,6 +252,7 @@ fn append(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> 
     let mut text = existing(&path, &rel, "append")?;
     text.push_str(&a.content);
     within_cap(ctx, "append", text.len())?;
+    ctx.ahead("append", &rel)?;
     atomic::write(&path, text.as_bytes()).map_err(|e| failed("append", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("appended {} bytes to {rel}", a.content.len()))
@@ -285,6 +287,7 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
     }
     let updated = text.replacen(&a.old_string, &a.new_string, 1);
     within_cap(ctx, "edit", updated.len())?;
+    ctx.ahead("edit", &rel)?;
     atomic::write(&path, updated.as_bytes()).map_err(|e| failed("edit", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("edited {rel}"))
@@ -308,6 +311,7 @@ fn journal(ctx: &mut ToolContext<'_>, a: JournalArgs) -> Result<String, ToolErro
         a.text.trim_end()
     ));
     within_cap(ctx, "journal", text.len())?;
+    ctx.ahead("journal", &rel)?;
     atomic::write(&path, text.as_bytes()).map_err(|e| failed("journal", e))?;
     ctx.effects.touch(rel.clone());
     Ok(format!("added to {rel}"))
@@ -425,6 +429,7 @@ mod tests {
             environment: Default::default(),
             peering: Default::default(),
             workdir: Default::default(),
+            write_ahead: None,
         }
     }
 

@@ -81,6 +81,9 @@ impl Effects {
     }
 }
 
+/// Names a file about to be written; an error refuses the write.
+pub type WriteAhead<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+
 /// What a tool call may see.
 pub struct ToolContext<'a> {
     /// The home.
@@ -109,6 +112,42 @@ pub struct ToolContext<'a> {
     pub peering: Peering,
     /// Where operator tools run this tick.
     pub workdir: Workdir,
+    /// Told each memory file a tool is about to write, before it writes
+    /// it: an ask names it in its journal, so a `kill -9` a moment after
+    /// the write still leaves the file the ask's. A failure refuses the
+    /// write. A tick needs none (its report and the supervisor's commit
+    /// cover it).
+    pub write_ahead: Option<&'a WriteAhead<'a>>,
+}
+
+impl ToolContext<'_> {
+    /// Names `rel` as written by this exchange, before it is written.
+    fn ahead(&mut self, tool: &str, rel: &str) -> Result<(), ToolError> {
+        if let Some(write_ahead) = self.write_ahead {
+            write_ahead(rel).map_err(|why| ToolError::Failed {
+                tool: tool.into(),
+                message: format!("{rel} was not written: {why}"),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Held, shared, by each tool call while it runs (and while its door
+/// records what it did); [`stop_calls`] takes it alone.
+static RUNNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held around one tool call and what its door records after it.
+pub fn call_running() -> std::sync::RwLockReadGuard<'static, ()> {
+    RUNNING.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits for the tool call in progress (if one is) and keeps every later
+/// one from starting, for as long as the guard lives: an ask's signal
+/// handler holds it while it commits what the calls wrote, then exits, so
+/// no write lands after that commit.
+pub fn stop_calls() -> std::sync::RwLockWriteGuard<'static, ()> {
+    RUNNING.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where a tick's operator tools run (DESIGN 14): where work happens

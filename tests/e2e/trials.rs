@@ -43,3 +43,10 @@ fn concurrent_recalls_while_it_ticks_and_rebuilds_never_fail() {
     println!("freshness lag: {lags:?}");
     passes(table);
 }
+
+#[test]
+fn asks_cut_short_at_random_moments_keep_their_writes_their_own() {
+    let table = trials::asks::interrupted(24, 4, 0xa5c5);
+    assert_eq!(table.trials, 24);
+    passes(table);
+}

@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
+pub mod asks;
 pub mod bad_inputs;
 pub mod sandbox;
 
