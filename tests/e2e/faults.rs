@@ -299,16 +299,51 @@ fn a_stale_git_index_lock_is_cleaned_at_start_up() {
 }
 
 #[test]
-fn say_with_a_stale_lock_still_delivers_and_says_what_to_do() {
+fn say_with_a_stale_lock_removes_it_delivers_and_commits() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    // Left by a git killed mid-write: no process is at work on it.
+    std::fs::write(home.file(".git/index.lock"), "").unwrap();
+    let out = home.output(&["say", "hello"]);
+    assert!(out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("removed") && err.contains("index.lock"),
+        "{err}"
+    );
+    assert_eq!(home.list("inbox").len(), 1);
+    assert!(!home.file(".git/index.lock").exists());
+    let porcelain = home.git(&["status", "--porcelain"]).stdout;
+    assert!(
+        porcelain.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&porcelain)
+    );
+}
+
+#[test]
+fn say_while_a_live_git_holds_the_lock_delivers_and_says_what_to_do() {
     let home = TestHome::new();
     home.ok(&["init"]);
     std::fs::write(home.file(".git/index.lock"), "").unwrap();
+    // A writer at work: it has the lock open, as git has while it writes.
+    let mut owner = std::process::Command::new("sleep")
+        .arg("30")
+        .stdin(std::fs::File::open(home.file(".git/index.lock")).unwrap())
+        .spawn()
+        .unwrap();
     let out = home.output(&["say", "hello"]);
+    owner.kill().unwrap();
+    owner.wait().unwrap();
     assert!(out.status.success());
     let err = stderr(&out);
     assert!(err.contains("was not committed"), "{err}");
     assert!(err.contains("stale lock"), "{err}");
     assert_eq!(home.list("inbox").len(), 1);
+    assert!(
+        home.file(".git/index.lock").exists(),
+        "a live writer's lock is left"
+    );
 }
 
 #[test]
