@@ -4,7 +4,7 @@ layer or form a cycle between two files. Used for issue 12's closing note and
 kept so the count can be taken again: `python3 scripts/layers.py`."""
 import os, re, sys, collections
 
-LAYERS = [["cli"], ["supervisor"], ["healer", "ask"], ["tick"], ["tools", "context", "brake"],
+LAYERS = [["cli"], ["supervisor"], ["healer", "ask"], ["tick"], ["exchange"], ["tools", "brake"],
           ["boot", "recall"], ["model"], ["conversation"], ["mailbox"], ["collab"], ["memory"],
           ["budget"], ["home"], ["repo"], ["config", "atomic", "bounded", "json_file", "stamp", "clock", "process"]]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}

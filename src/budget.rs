@@ -41,6 +41,16 @@ pub struct Spend {
 /// The window the burn rate is measured over.
 const BURN_WINDOW: chrono::Duration = chrono::Duration::hours(1);
 
+/// What `hearth ask` spent, from its answer lines (this module does not
+/// read them: the caller does).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AskSpend {
+    /// On the UTC day.
+    pub today: f64,
+    /// In the last hour.
+    pub last_hour: f64,
+}
+
 /// The UTC day of `t`, as the ledger keys it (`YYYY-MM-DD`).
 pub fn day(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d").to_string()
@@ -100,18 +110,26 @@ impl Budget {
 
     /// When the spend of the last hour, kept up, would cross `daily_usd`
     /// (0: no limit), if that is before `now`'s UTC day ends and the limit
-    /// is not reached yet: the moment to warn, before the stop.
-    pub fn runs_out_at(&self, daily_usd: f64, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        let spent = self.spent(now);
+    /// is not reached yet: the moment to warn, before the stop. `asks` is
+    /// what `hearth ask` spent (today, and in the last hour): the day's
+    /// spend is both doors', as the gate counts it.
+    pub fn runs_out_at(
+        &self,
+        daily_usd: f64,
+        asks: AskSpend,
+        now: DateTime<Utc>,
+    ) -> Option<DateTime<Utc>> {
+        let spent = self.spent(now) + asks.today;
         if daily_usd <= 0.0 || spent >= daily_usd {
             return None;
         }
-        let last_hour: f64 = self
-            .recent
-            .iter()
-            .filter(|s| now - s.at < BURN_WINDOW && s.at <= now)
-            .map(|s| s.usd)
-            .sum();
+        let last_hour: f64 = asks.last_hour
+            + self
+                .recent
+                .iter()
+                .filter(|s| now - s.at < BURN_WINDOW && s.at <= now)
+                .map(|s| s.usd)
+                .sum::<f64>();
         if last_hour <= 0.0 {
             return None;
         }
@@ -152,18 +170,42 @@ mod tests {
         let morning = DateTime::parse_from_rfc3339("2026-11-23T06:00:00Z")
             .unwrap()
             .to_utc();
+        let none = AskSpend::default();
         let mut b = Budget::default();
         b.add(morning - chrono::Duration::minutes(30), 1.0);
-        let at = b.runs_out_at(10.0, morning).expect("warned");
+        let at = b.runs_out_at(10.0, none, morning).expect("warned");
         assert_eq!(at, morning + chrono::Duration::hours(9));
-        assert_eq!(b.runs_out_at(30.0, morning), None, "it fits the day");
-        assert_eq!(b.runs_out_at(0.0, morning), None, "no limit");
+        assert_eq!(b.runs_out_at(30.0, none, morning), None, "it fits the day");
+        assert_eq!(b.runs_out_at(0.0, none, morning), None, "no limit");
         // Two hours later the burn has stopped.
         assert_eq!(
-            b.runs_out_at(10.0, morning + chrono::Duration::hours(2)),
+            b.runs_out_at(10.0, none, morning + chrono::Duration::hours(2)),
             None
         );
+        // Asks count: $0.50 asked in the last hour makes it sooner, and
+        // $8 asked today leaves less to spend.
+        let asked = AskSpend {
+            today: 0.5,
+            last_hour: 0.5,
+        };
+        let sooner = b.runs_out_at(10.0, asked, morning).expect("warned");
+        assert_eq!(
+            sooner,
+            morning + chrono::Duration::hours(5) + chrono::Duration::minutes(40)
+        );
+        let spent_by_asks = AskSpend {
+            today: 8.0,
+            last_hour: 0.0,
+        };
+        assert_eq!(
+            b.runs_out_at(10.0, spent_by_asks, morning),
+            Some(morning + chrono::Duration::hours(1)),
+        );
         b.add(morning, 9.0);
-        assert_eq!(b.runs_out_at(10.0, morning), None, "spent: the stop speaks");
+        assert_eq!(
+            b.runs_out_at(10.0, none, morning),
+            None,
+            "spent: the stop speaks"
+        );
     }
 }

@@ -12,7 +12,8 @@
 //! |---|---|---|
 //! | 1 | [`supervisor`] | the long-running loop around ticks, systemd, status, commits of ticks and hand edits |
 //! | 2 | [`healer`], [`ask`] | failure streaks, heals from the last good commit, panic, quiet failures, core-memory validation; `hearth ask`, the shell-side door (hot and warm memory, tiers) |
-//! | 3 | [`tick`] | one tick: prepare (context assembly, the healer's note), the pure agent step, the driver, exit classes, the ledger |
+//! | 3 | [`tick`] | one tick, the door the supervisor opens: prepare (context assembly, the healer's note), the ledger |
+//! | 3½ | [`exchange`] | one exchange under both doors: the budget gate, the tier table, the pure step, the driver, the report, exit classes, cost |
 //! | 4 | [`tools`], [`brake`] | the built-in and operator tools, the path sandbox, trust; the brake's decisions and its log |
 //! | 5 | [`boot`], [`recall`] | the identity layer and its audit; the index, rerank and cited answers |
 //! | 6 | [`model`] | the provider seam, Anthropic, OpenAI-compatible, offline |
@@ -34,6 +35,7 @@ pub mod clock;
 pub mod collab;
 pub mod config;
 pub mod conversation;
+pub mod exchange;
 pub mod healer;
 pub mod home;
 pub mod json_file;

@@ -27,25 +27,20 @@ use crate::config::{Config, ProviderKind};
 use crate::conversation::sessions::{self, Exchange, Line};
 use crate::conversation::store::Conversation;
 use crate::conversation::{estimate_tokens, Block, Message, Role};
+use crate::exchange::driver::{self, Door};
+use crate::exchange::report::TickReport;
+use crate::exchange::tier::{classify, Tier, CONTINUATION_TURNS, HOT_TURNS, MISSION_TURNS};
+use crate::exchange::ExchangeError;
+use crate::exchange::{record, SpentToday};
 use crate::home::layout::rel;
 use crate::home::lock::{AskLock, CommitLock};
 use crate::home::Home;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
 use crate::repo::{Identity, Repo};
-use crate::tick::context::{classify, Tier};
-use crate::tick::driver::{self, Door};
-use crate::tick::report::TickReport;
-use crate::tick::TickError;
 use crate::tools::{self, ToolContext};
 
 /// How much piped input goes with a question.
 pub const ATTACHMENT_BYTES: usize = 32 * 1024;
-/// Exchanges always in front of the model.
-const HOT: usize = 2;
-/// Exchanges in all for the continuation tier.
-const CONTINUATION: usize = 6;
-/// Exchanges in all for the mission tier.
-const MISSION: usize = 8;
 
 /// Piped input, read no further than the limit (`yes | hearth ask` must
 /// not read for ever, nor 100 MB into memory to send 32 KiB of it).
@@ -107,6 +102,8 @@ pub struct Asked {
     pub id: String,
     /// The answer's text.
     pub answer: String,
+    /// What the agent sent the operator with `send` meanwhile, as shown.
+    pub sent: Vec<String>,
     /// Whether it arrived whole.
     pub complete: bool,
     /// The tier the classifier chose.
@@ -136,7 +133,7 @@ pub enum AskError {
     },
     /// The tick machinery failed (a write, git).
     #[error(transparent)]
-    Tick(#[from] TickError),
+    Exchange(#[from] ExchangeError),
     /// The provider could not be built.
     #[error(transparent)]
     Model(#[from] model::ModelError),
@@ -152,11 +149,10 @@ pub fn ask(
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Asked, AskError> {
     let lines = sessions::read(home);
-    let budget = crate::budget::Budget::load_or_empty(home);
-    let spent = budget.spent(now) + sessions::asked_spend(&lines, now);
-    if config.budget.daily_usd > 0.0 && spent >= config.budget.daily_usd {
+    let spent = SpentToday::of(home, now);
+    if spent.over(config.budget.daily_usd).is_some() {
         return Err(AskError::Budget {
-            spent,
+            spent: spent.total(),
             cap: config.budget.daily_usd,
         });
     }
@@ -190,7 +186,7 @@ pub fn ask(
     // Held until the ask's commit (the end of this function): a supervisor
     // meanwhile does not take what the tools write, or the question line
     // already written, for hand edits.
-    let _writing = AskLock::acquire(home).map_err(|e| TickError::Io {
+    let _writing = AskLock::acquire(home).map_err(|e| ExchangeError::Io {
         context: "taking the ask lock".into(),
         source: std::io::Error::other(e.to_string()),
     })?;
@@ -211,7 +207,7 @@ pub fn ask(
             provider: config.model.provider.as_str().into(),
         },
     )
-    .map_err(TickError::from)?;
+    .map_err(ExchangeError::from)?;
     let asked = exchange(
         home,
         config,
@@ -285,7 +281,7 @@ fn exchange(
             ..Line::default()
         },
     )
-    .map_err(TickError::from)?;
+    .map_err(ExchangeError::from)?;
 
     let mut conversation = Conversation::default();
     conversation.messages.push(Message {
@@ -385,15 +381,21 @@ fn exchange(
         &mut report,
         home,
     )?;
-    let cost = crate::tick::cost_usd(&report.usage, config.price().as_ref());
+    let cost = crate::exchange::cost_usd(&report.usage, config.price().as_ref());
     let complete = report.failures.is_empty();
     let answer = report.reply.trim().to_string();
+    // What the agent told the operator with `send` reaches the shell too,
+    // after the reply; the record keeps both, as a tick's does.
+    let sent = record::sent(&report.actions);
+    for message in &sent {
+        on_text(&format!("\n{message}\n"));
+    }
     let answer_line = Line {
         v: sessions::VERSION,
         id: id.clone(),
         time: now,
         kind: "answer".into(),
-        said: answer.clone(),
+        said: record::said(&answer, &report.actions),
         complete: Some(complete),
         usage: Some((report.usage.input_tokens, report.usage.output_tokens)),
         cost_usd: cost,
@@ -419,12 +421,13 @@ fn exchange(
                     &sessions::exchanges(&lines),
                 );
                 // The digest's call is this ask's spend too.
-                answer_line.cost_usd += crate::tick::cost_usd(&usage, config.price().as_ref());
+                answer_line.cost_usd += crate::exchange::cost_usd(&usage, config.price().as_ref());
                 fresh
             }
         };
         let digest = fresh.unwrap_or_else(|| warm::extract(&sessions::exchanges(&lines)));
-        crate::atomic::write(&home.path(rel::WARM), digest.as_bytes()).map_err(TickError::from)?;
+        crate::atomic::write(&home.path(rel::WARM), digest.as_bytes())
+            .map_err(ExchangeError::from)?;
         changed.push(rel::WARM.into());
     }
     changed.extend(tool_ctx.effects.touched.iter().cloned());
@@ -435,15 +438,16 @@ fn exchange(
     // The answer line and the commit under one hold of the commit lock, so
     // a supervisor committing hand edits meanwhile cannot take the answer
     // into its own commit and leave the ask none.
-    let lock = CommitLock::acquire(home).map_err(|e| TickError::Io {
+    let lock = CommitLock::acquire(home).map_err(|e| ExchangeError::Io {
         context: "taking the commit lock".into(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    sessions::append(home, &answer_line).map_err(TickError::from)?;
+    sessions::append(home, &answer_line).map_err(ExchangeError::from)?;
     commit(home, &question.text, &changed, now, lock, &journal.borrow())?;
     Ok(Asked {
         id,
         answer,
+        sent,
         complete,
         tier,
         tokens,
@@ -462,8 +466,8 @@ fn commit(
     now: DateTime<Utc>,
     _lock: CommitLock,
     journal: &journal::Journal,
-) -> Result<(), TickError> {
-    let repo = Repo::open(home.root()).map_err(|e| TickError::Io {
+) -> Result<(), ExchangeError> {
+    let repo = Repo::open(home.root()).map_err(|e| ExchangeError::Io {
         context: "committing the ask".into(),
         source: std::io::Error::other(e.to_string()),
     })?;
@@ -474,7 +478,7 @@ fn commit(
         &format!("ask: {}", shorten(question)),
         now,
     )
-    .map_err(|e| TickError::Io {
+    .map_err(|e| ExchangeError::Io {
         context: "committing the ask".into(),
         source: std::io::Error::other(e.to_string()),
     })?;
@@ -531,7 +535,7 @@ fn user_turn(
             &mut text,
         );
     }
-    let hot_from = exchanges.len().saturating_sub(HOT);
+    let hot_from = exchanges.len().saturating_sub(HOT_TURNS);
     if hot_from < exchanges.len() {
         let hot = sessions::render(&exchanges[hot_from..]);
         add(
@@ -541,8 +545,8 @@ fn user_turn(
         );
     }
     let wanted = match tier {
-        Tier::Continuation => CONTINUATION,
-        Tier::Mission => MISSION,
+        Tier::Continuation => CONTINUATION_TURNS,
+        Tier::Mission => MISSION_TURNS,
         Tier::Plain | Tier::Knowledge => 0,
     };
     // The exchanges before the hot ones: none is sent twice.

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use hearth::tick::class::Class;
+use hearth::exchange::class::Class;
 
 /// How `hearth` ends: the one table of exit statuses (DESIGN 13: 1 on
 /// error, 2 on misuse; DESIGN 3 and 7 for ticks and panic).
@@ -124,7 +124,7 @@ macro_rules! without_hint {
 
 without_hint!(
     hearth::mailbox::MailboxError,
-    hearth::tick::TickError,
+    hearth::exchange::ExchangeError,
     hearth::healer::HealError,
     hearth::atomic::WriteError,
     std::io::Error,

@@ -114,6 +114,15 @@ pub fn read_checked(home: &Home) -> (Vec<Line>, Vec<(usize, String)>) {
     (lines, skipped)
 }
 
+/// What the asks answered after `since` cost.
+pub fn asked_spend_since(lines: &[Line], since: DateTime<Utc>) -> f64 {
+    lines
+        .iter()
+        .filter(|l| l.kind == "answer" && l.time > since)
+        .map(|l| l.cost_usd)
+        .sum()
+}
+
 /// What asks cost on `now`'s UTC day (they count toward `[budget]
 /// daily_usd` like ticks; the supervisor's `budget.json` holds the ticks').
 pub fn asked_spend(lines: &[Line], now: DateTime<Utc>) -> f64 {

@@ -103,7 +103,7 @@ pub fn observe(
     now: DateTime<Utc>,
 ) -> Verdict {
     state.last_tick = Some(record.tick);
-    let idle = record.inbox.is_empty() && record.class == crate::tick::class::Class::Ok;
+    let idle = record.inbox.is_empty() && record.class == crate::exchange::class::Class::Ok;
     if record.quiet.is_some() {
         state.quiet += 1;
     } else if !idle {
@@ -164,7 +164,7 @@ pub struct HealPlan {
     /// The commit restored from.
     pub restore_from: String,
     /// The failed ticks of the streak, with their classes.
-    pub failed_ticks: Vec<(u64, crate::tick::class::Class)>,
+    pub failed_ticks: Vec<(u64, crate::exchange::class::Class)>,
     /// Files rewritten to their content at `restore_from`.
     pub restore: Vec<String>,
     /// Files removed because `restore_from` did not have them.

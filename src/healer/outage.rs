@@ -8,7 +8,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::tick::class::Class;
+use crate::exchange::class::Class;
 use crate::tick::ledger::TickRecord;
 
 /// An outage in progress, kept in `state/healer.json`.

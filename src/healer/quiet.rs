@@ -15,8 +15,8 @@
 //! Idle ticks with an empty inbox are never quiet: saying "nothing to do"
 //! again is the right answer then.
 
+use crate::exchange::report::TickReport;
 use crate::stamp::fnv1a;
-use crate::tick::report::TickReport;
 
 /// The fingerprint of what the tick did, and why it is quiet, if it is.
 pub fn assess(last_answer: Option<u64>, report: &TickReport) -> (Option<u64>, Option<String>) {

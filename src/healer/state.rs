@@ -7,9 +7,9 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::atomic;
+use crate::exchange::class::Class;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
-use crate::tick::class::Class;
 
 /// A failed tick in the current streak.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

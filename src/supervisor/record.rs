@@ -4,12 +4,12 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::exchange::class::Class;
+use crate::exchange::report::TickReport;
 use crate::healer;
 use crate::home::Home;
 use crate::mailbox::{inbox, MailboxError};
-use crate::tick::class::Class;
 use crate::tick::ledger::{TickRecord, Tokens};
-use crate::tick::report::TickReport;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn record_for(

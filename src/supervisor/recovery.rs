@@ -7,10 +7,10 @@ use super::commit;
 use super::record::record_for;
 use super::runtime;
 use super::{Supervisor, SupervisorError};
+use crate::exchange::class::Class;
+use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
-use crate::tick::class::Class;
 use crate::tick::ledger::TickRecord;
-use crate::tick::report::TickReport;
 
 /// What cut the tick short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

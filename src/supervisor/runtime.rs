@@ -112,5 +112,5 @@ pub fn unfinished_tick(home: &Home) -> Option<Option<TickInProgress>> {
 /// Removes the tick marker and the tick's report (the tick is committed).
 pub fn clear_tick(home: &Home) {
     let _ = std::fs::remove_file(tick_path(home));
-    let _ = std::fs::remove_file(crate::tick::report::TickReport::path(home));
+    let _ = std::fs::remove_file(crate::exchange::report::TickReport::path(home));
 }

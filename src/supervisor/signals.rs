@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 
 use super::{Supervisor, SupervisorError};
 use crate::budget::{self, Budget};
+use crate::exchange::report::TickReport;
 use crate::healer::outage::{self, Event};
 use crate::mailbox::outbox::{self, Letter};
 use crate::tick::ledger::TickRecord;
-use crate::tick::report::TickReport;
 
 impl Supervisor<'_> {
     /// Counts the tick's spend in `state/budget.json`, of which the
@@ -45,7 +45,8 @@ impl Supervisor<'_> {
         if budget.told_today(now) {
             return Ok(());
         }
-        let Some(at) = budget.runs_out_at(daily, now) else {
+        let asks = crate::exchange::SpentToday::asks_of(self.home, now);
+        let Some(at) = budget.runs_out_at(daily, asks, now) else {
             return Ok(());
         };
         let split = crate::tick::spend::today(self.home, self.config.price().as_ref(), now)
@@ -56,7 +57,7 @@ impl Supervisor<'_> {
              rate the limit is reached at about {} UTC, and ticks are then skipped until the \
              day ends.{split}\n\nTo act now: raise [budget] daily_usd in hearth.toml, lengthen \
              [tick] interval_s, or choose a cheaper [model] model.",
-            budget.spent(now),
+            budget.spent(now) + asks.today,
             at.format("%H:%M")
         );
         let flare = Letter::flare("budget", "the daily budget will run out today", body);
@@ -116,7 +117,7 @@ impl Supervisor<'_> {
                 self.healer.misconfigured = Some(f.detail.clone());
             }
             Some(_) => {}
-            None if record.class == crate::tick::class::Class::Ok => {
+            None if record.class == crate::exchange::class::Class::Ok => {
                 self.healer.misconfigured = None;
             }
             None => {}

@@ -142,8 +142,11 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         ));
     }
     Status {
-        spent_today_usd: budget.spent(now)
-            + crate::conversation::sessions::asked_spend(&sessions, now),
+        spent_today_usd: crate::exchange::SpentToday {
+            ticks: budget.spent(now),
+            asks: crate::conversation::sessions::asked_spend(&sessions, now),
+        }
+        .total(),
         daily_usd,
         outage: healer.outage.clone(),
         unread_flares: crate::mailbox::flares::list(home)

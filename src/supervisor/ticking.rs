@@ -7,11 +7,11 @@ use super::child::{ChildEnd, TickChild};
 use super::record::{self, record_for};
 use super::runtime::{self, Phase, TickInProgress};
 use super::{commit, Supervisor, SupervisorError, TickEnd};
+use crate::exchange::class::Class;
+use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
-use crate::tick::class::Class;
 use crate::tick::ledger;
 use crate::tick::ledger::TickRecord;
-use crate::tick::report::TickReport;
 
 impl Supervisor<'_> {
     /// Runs one tick to its end and commits it. Returns its record, the

@@ -69,7 +69,7 @@ impl Supervisor<'_> {
             return record.end + chrono::Duration::milliseconds(ms as i64);
         }
         let due = record.end + self.interval();
-        if record.class == crate::tick::class::Class::Skipped {
+        if record.class == crate::exchange::class::Class::Skipped {
             // Skipped (the day's budget is spent): a waiting message would
             // only be skipped again, so the interval passes first; ticking
             // at once would spin until midnight.

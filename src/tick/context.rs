@@ -14,99 +14,13 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::Serialize;
 
 use super::healer_note::HealerNote;
 use crate::conversation::sessions::{self, Exchange};
 use crate::conversation::{estimate_tokens, Block, Message, Role};
+use crate::exchange::tier::{classify, Tier, CONTINUATION_TURNS, MISSION_TURNS};
 use crate::mailbox::inbox::InboxMessage;
 use crate::recall::index::Hit;
-
-/// Which context the user turn carries, by the inbox's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tier {
-    /// Only the inbox.
-    Plain,
-    /// The recent turns ("what did you say last time?").
-    Continuation,
-    /// More turns and the directive ("what are you working on?").
-    Mission,
-    /// Recall's results with their citations.
-    Knowledge,
-}
-
-const CONTINUATION: &[&str] = &[
-    "last",
-    "previous",
-    "you said",
-    "you provided",
-    "you told",
-    "you gave",
-    "secret word",
-    "earlier",
-    "before",
-    "again",
-    "remind me",
-];
-const MISSION: &[&str] = &[
-    "mission",
-    "working on",
-    "task",
-    "goal",
-    "directive",
-    "objective",
-    "priority",
-    "plan",
-];
-const KNOWLEDGE: &[&str] = &[
-    "what do you know",
-    "do you remember",
-    "what did i",
-    "tell me about",
-    "who is",
-    "who was",
-    "what is",
-    "when did",
-    "where did",
-    "recall",
-    "learn",
-];
-
-/// How many recent turns each tier adds.
-const CONTINUATION_TURNS: usize = 6;
-const MISSION_TURNS: usize = 8;
-
-/// The tier for this inbox text: the first of continuation, mission,
-/// knowledge whose keywords occur (as whole words), else plain.
-pub fn classify(text: &str) -> Tier {
-    let text = format!(" {} ", normalise(text));
-    let has = |words: &[&str]| words.iter().any(|w| text.contains(&format!(" {w} ")));
-    if has(CONTINUATION) {
-        Tier::Continuation
-    } else if has(MISSION) {
-        Tier::Mission
-    } else if has(KNOWLEDGE) {
-        Tier::Knowledge
-    } else {
-        Tier::Plain
-    }
-}
-
-fn normalise(text: &str) -> String {
-    let lower: String = text
-        .to_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '\'' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect();
-    lower.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 /// What the user turn is made of.
 pub struct TurnInput<'a> {

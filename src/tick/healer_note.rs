@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::class::Class;
 use crate::atomic;
+use crate::exchange::class::Class;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
 

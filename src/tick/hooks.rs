@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::class::FailureKind;
+use crate::exchange::class::FailureKind;
 
 /// What tests asked of ticks (see the module's doc).
 #[derive(Debug, Clone, Default, PartialEq)]

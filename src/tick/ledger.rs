@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::class::Class;
 use crate::atomic;
+use crate::exchange::class::Class;
 
 /// Tokens a tick used, by how they were priced. The keys keep their
 /// first names (`in`, `cache_write`) so every ledger line ever written
@@ -131,7 +131,7 @@ pub struct TickRecord {
     pub refusal: Option<String>,
     /// The recoveries the tick tried before it ended, with their outcome.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recoveries: Vec<super::class::Recovery>,
+    pub recoveries: Vec<crate::exchange::class::Recovery>,
 }
 
 /// What reading the ledger found.

@@ -10,60 +10,33 @@
 //! The tick never commits: its supervisor does, after it exits, so a tick
 //! that is killed at any point still ends in a commit of whatever it got to.
 
-pub mod class;
 pub mod context;
-pub mod driver;
-pub mod fit;
 pub mod healer_note;
 pub mod hooks;
 pub mod ledger;
 mod preflight;
 pub mod prepare;
-pub mod report;
 mod settle;
 pub mod spend;
-pub mod step;
 
 use chrono::{DateTime, Utc};
 
 use crate::budget::Budget;
-use crate::config::{Config, Price};
+use crate::config::Config;
 use crate::conversation::archive as history;
-use crate::conversation::store::{Broken, ConversationError};
+use crate::conversation::store::Broken;
+use crate::exchange::class::Failure;
+use crate::exchange::report::TickReport;
+use crate::exchange::{cost_usd, driver, ExchangeError, SpentToday};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
-use crate::model::{self, Usage};
+use crate::model;
 use crate::tools::ToolContext;
-use class::Failure;
 use healer_note::HealerNote;
 pub use hooks::TestHooks;
 pub use prepare::{prepare, Prepared};
-use report::TickReport;
-
-/// Why a tick could not run or record itself (not a failure of the agent's).
-#[derive(Debug, thiserror::Error)]
-pub enum TickError {
-    /// `messages.json` could not be read or written.
-    #[error(transparent)]
-    Conversation(#[from] ConversationError),
-    /// A state file could not be written.
-    #[error(transparent)]
-    Write(#[from] crate::atomic::WriteError),
-    /// The inbox or outbox failed.
-    #[error(transparent)]
-    Mailbox(#[from] crate::mailbox::MailboxError),
-    /// Another file operation failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// How to run one tick.
 #[derive(Debug, Clone, Default)]
@@ -86,24 +59,14 @@ pub fn run(
     config: &Config,
     options: &TickOptions,
     now: DateTime<Utc>,
-) -> Result<TickReport, TickError> {
+) -> Result<TickReport, ExchangeError> {
     let mut report = TickReport::new(options.number, now);
     report.save(home)?;
 
     // The day's budget is spent: skip before touching the inbox or the
     // conversation, and say so once per UTC day.
     let budget = Budget::load_or_empty(home);
-    // Asks count toward the day too (they are on their session lines).
-    let spent = budget.spent(now)
-        + crate::conversation::sessions::asked_spend(
-            &crate::conversation::sessions::read(home),
-            now,
-        );
-    if config.budget.daily_usd > 0.0 && spent >= config.budget.daily_usd {
-        let reason = format!(
-            "the daily budget is spent: ${spent:.4} of [budget] daily_usd = ${:.2} today (UTC)",
-            config.budget.daily_usd
-        );
+    if let Some(reason) = SpentToday::with(&budget, home, now).over(config.budget.daily_usd) {
         tracing::warn!("tick {} skipped: {reason}", options.number);
         // One budget flare a day: a warning given earlier today already
         // said ticks would be skipped once the limit is reached.
@@ -287,43 +250,16 @@ fn record_exchange(
     report: &TickReport,
     inbox: &[inbox::InboxMessage],
     now: DateTime<Utc>,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     use crate::conversation::sessions;
     let asked: Vec<&str> = inbox.iter().map(|m| m.text.trim()).collect();
-    let mut said = vec![report.reply.trim().to_string()];
-    for action in &report.actions {
-        let (name, args) = action.split_once(' ').unwrap_or((action.as_str(), ""));
-        let args: serde_json::Value = serde_json::from_str(args).unwrap_or_default();
-        let shown = match name {
-            "send" => format!(
-                "[sent: {}] {}",
-                args["subject"].as_str().unwrap_or(""),
-                args["body"].as_str().unwrap_or("")
-            ),
-            "write" | "append" | "edit" => format!(
-                "[{name} {}] {}",
-                args["path"].as_str().unwrap_or(""),
-                args["content"]
-                    .as_str()
-                    .or(args["new_string"].as_str())
-                    .unwrap_or("")
-            ),
-            "journal" => format!("[journal] {}", args["text"].as_str().unwrap_or("")),
-            _ => format!("[called {name}] {args}"),
-        };
-        said.push(shown);
-    }
     let line = sessions::Line {
         v: sessions::VERSION,
         id: format!("tick-{}", report.tick),
         time: now,
         kind: "tick".into(),
         asked: asked.join("\n\n"),
-        said: said
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        said: crate::exchange::record::said(&report.reply, &report.actions),
         ..Default::default()
     };
     sessions::append(home, &line)?;
@@ -331,7 +267,7 @@ fn record_exchange(
 }
 
 /// Keeps a broken `messages.json` beside the restored one and flares.
-fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), TickError> {
+fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), ExchangeError> {
     let kept_at = broken.keep(home, now)?;
     tracing::warn!("{}; kept the broken file at {kept_at}", broken.problem);
     let restored = match &broken.restored_from {
@@ -350,8 +286,8 @@ fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), T
 
 /// A heal's note that does not parse: kept beside it, and the operator told
 /// (the agent misses what the heal would have said; the operator need not).
-fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), TickError> {
-    let kept = HealerNote::set_aside(home, now).map_err(|e| TickError::Io {
+fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), ExchangeError> {
+    let kept = HealerNote::set_aside(home, now).map_err(|e| ExchangeError::Io {
         context: format!("could not move the broken {problem} aside"),
         source: e,
     })?;
@@ -365,16 +301,4 @@ fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), 
     let flare = Letter::flare("state", &title, body);
     outbox::post(home, &flare, now)?;
     Ok(())
-}
-
-/// Dollars for `usage` at `price`; a model without a price costs zero.
-/// Writes are priced by their lifetime.
-pub fn cost_usd(usage: &Usage, price: Option<&Price>) -> f64 {
-    let Some(p) = price else { return 0.0 };
-    let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
-    per(usage.input_tokens, p.input_per_mtok)
-        + per(usage.output_tokens, p.output_per_mtok)
-        + per(usage.cache_read_tokens, p.cache_read())
-        + per(usage.cache_write_tokens, p.cache_write())
-        + per(usage.cache_write_1h_tokens, p.cache_write_1h())
 }

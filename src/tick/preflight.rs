@@ -5,13 +5,13 @@
 
 use chrono::{DateTime, Utc};
 
-use super::class::{self, Failure};
-use super::fit;
 use super::prepare::Prepared;
-use super::report::TickReport;
-use super::TickError;
 use crate::config::Config;
 use crate::conversation::archive as history;
+use crate::exchange::class::{self, Failure};
+use crate::exchange::fit;
+use crate::exchange::report::TickReport;
+use crate::exchange::ExchangeError;
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
 
@@ -19,7 +19,7 @@ use crate::mailbox::outbox::{self, Letter};
 /// has answered: if one is not a file (a directory made by mistake, a
 /// FIFO), the tick would pay for a model call and then fail writing. It
 /// fails first, naming the file and the fix, with nothing consumed.
-pub(super) fn own_files_are_files(home: &Home) -> Result<(), TickError> {
+pub(super) fn own_files_are_files(home: &Home) -> Result<(), ExchangeError> {
     use crate::home::layout::rel;
     for rel in [rel::SESSIONS, rel::BRAKE_LOG] {
         let path = home.path(rel);
@@ -27,7 +27,7 @@ pub(super) fn own_files_are_files(home: &Home) -> Result<(), TickError> {
             continue; // not there yet: written when first needed
         };
         if !meta.is_file() {
-            return Err(TickError::Io {
+            return Err(ExchangeError::Io {
                 context: format!(
                     "{rel} is not a regular file (hearth appends to it every exchange); move it \
                      aside (`mv {rel} {rel}.aside`) and the next tick starts a new one"
@@ -48,7 +48,7 @@ pub(super) fn flare_tool_problems(
     trust: &crate::tools::trust::Trust,
     tick: u64,
     now: DateTime<Utc>,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     let mut lines: Vec<String> = prepared
         .tool_problems
         .iter()
@@ -92,7 +92,7 @@ pub(super) fn flare_missing_required(
     required: &[crate::brake::Required],
     tick: u64,
     now: DateTime<Utc>,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     let missing: Vec<&str> = required
         .iter()
         .filter(|r| r.pages.is_none())
@@ -139,7 +139,7 @@ pub(super) fn make_it_fit(
     prepared: &mut Prepared,
     report: &mut TickReport,
     now: DateTime<Utc>,
-) -> Result<bool, TickError> {
+) -> Result<bool, ExchangeError> {
     let window = config.context_window();
     let mut verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
     if let fit::Fit::TrimHistory { keep } = verdict {
@@ -251,7 +251,7 @@ fn give_up_unasked(
     home: &Home,
     prepared: &mut Prepared,
     report: &TickReport,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     prepared.conversation.messages.pop();
     prepared.conversation.save(home)?;
     report.save(home)?;

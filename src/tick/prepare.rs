@@ -8,14 +8,15 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::context::{self, Tier};
+use super::context;
 use super::healer_note::HealerNote;
-use super::TickError;
 use crate::boot;
 use crate::config::Config;
 use crate::conversation::archive::{self as history, Compaction};
 use crate::conversation::store::{Broken, Conversation};
 use crate::conversation::{estimate_tokens, Message};
+use crate::exchange::tier::Tier;
+use crate::exchange::ExchangeError;
 use crate::home::Home;
 use crate::mailbox::inbox::{self, InboxMessage};
 use crate::memory::MemoryProblem;
@@ -71,7 +72,7 @@ pub fn prepare(
     config: &Config,
     number: u64,
     now: DateTime<Utc>,
-) -> Result<Prepared, TickError> {
+) -> Result<Prepared, ExchangeError> {
     let repo = Repo::open(home.root()).ok();
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
     let (operator, tool_problems) = tools::operator::load(home, &tools::BUILTINS);

@@ -5,12 +5,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::class;
 use super::healer_note::HealerNote;
-use super::report::TickReport;
-use super::TickError;
 use crate::config::Config;
 use crate::conversation::store::Conversation;
+use crate::exchange::class;
+use crate::exchange::report::TickReport;
+use crate::exchange::ExchangeError;
 use crate::home::Home;
 use crate::mailbox::inbox;
 use crate::mailbox::outbox::{self, Letter};
@@ -27,7 +27,7 @@ pub(super) fn settle(
     report: &mut TickReport,
     nothing_kept: bool,
     now: DateTime<Utc>,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     if only_asked(report, nothing_kept) {
         let outage = report.failures.iter().all(|f| f.outage);
         let too_long = report.failures[0].kind == class::FailureKind::Context;
@@ -51,7 +51,7 @@ fn deliver_a_plain_answer(
     home: &Home,
     report: &mut TickReport,
     now: DateTime<Utc>,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     let answer = report.reply.trim();
     if report.consumed.is_empty()
         || !report.effects.sent.is_empty()
@@ -98,7 +98,7 @@ fn flare_too_long(
     report: &TickReport,
     config: &Config,
     now: DateTime<Utc>,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     let unread = crate::mailbox::flares::list(home)
         .into_iter()
         .any(|f| f.flare == "context" && !f.read);
@@ -137,7 +137,7 @@ fn give_back(
     conversation: &mut Conversation,
     healer_note: Option<&HealerNote>,
     report: &mut TickReport,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     conversation.messages.pop();
     conversation.save(home)?;
     for (_, archived) in std::mem::take(&mut report.consumed) {

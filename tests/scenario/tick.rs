@@ -4,9 +4,9 @@
 use hearth::config::Config;
 use hearth::conversation::store::Conversation;
 use hearth::conversation::Role;
+use hearth::exchange::class::Class;
 use hearth::mailbox::inbox;
 use hearth::repo::Repo;
-use hearth::tick::class::Class;
 use hearth::tick::{self, TestHooks, TickOptions};
 
 use super::{home, now};

@@ -450,3 +450,50 @@ fn the_warm_digests_model_call_is_counted_in_the_asks_spend() {
         "both calls are the ask's spend: {answer}"
     );
 }
+
+/// A model that, asked from the shell for a new word, gives it with `send`
+/// and replies only "done" (issue 29: the word reached `outbox/`, stdout
+/// said `done`, and the next ask had no word in its hot memory).
+fn sends_from_the_shell(body: &Value) -> Answer {
+    let text = request_text(body);
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    if last.to_string().contains("tool_result") {
+        return text_answer("done");
+    }
+    let question = question_of(&text);
+    if question.contains("new secret word") {
+        return tool(
+            "send",
+            json!({"subject": "your word", "body": "Your new secret word is HALCYON."}),
+        );
+    }
+    match text.find("secret word is ") {
+        Some(i) if question.contains("secret word") => {
+            let word: String = text[i + "secret word is ".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase())
+                .collect();
+            text_answer(&format!("The secret word I gave you was {word}."))
+        }
+        _ => text_answer("I do not know."),
+    }
+}
+
+#[test]
+fn what_an_ask_sends_is_printed_and_in_the_next_asks_hot_memory() {
+    let server = ModelServer::start(vec![Answer::Respond(sends_from_the_shell)]);
+    let home = home_for(&server, "");
+    let first = ask(&home, "give me a new secret word");
+    assert!(first.contains("done"), "{first}");
+    assert!(
+        first.contains("[sent: your word] Your new secret word is HALCYON."),
+        "what was sent is on stdout: {first}"
+    );
+    let second = ask(&home, "what is the secret word you gave me last?");
+    assert!(second.contains("HALCYON"), "{second}");
+    assert!(last_user_text(&server).contains("<hot-memory>"));
+}

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use super::class::{Failure, FailureKind, Recovery};
 use super::report::TickReport;
 use super::step::{self, Call, Limits, Step, Then, Turn};
-use super::TickError;
+use super::ExchangeError;
 use crate::brake::gate::Gate;
 use crate::brake::{self, Decision};
 use crate::config::Config;
@@ -133,7 +133,7 @@ pub fn tool_loop(
     tool_ctx: &mut ToolContext<'_>,
     report: &mut TickReport,
     home: &Home,
-) -> Result<(), TickError> {
+) -> Result<(), ExchangeError> {
     let extra_tokens = u32::try_from(config.recovery.extra_tokens).unwrap_or(u32::MAX);
     let mut step = Step::new(Limits {
         max_tool_rounds: config.tick.max_tool_rounds,
@@ -328,7 +328,7 @@ fn shrink(
     conversation: &mut Conversation,
     home: &Home,
     now: DateTime<Utc>,
-) -> Result<Option<Failure>, TickError> {
+) -> Result<Option<Failure>, ExchangeError> {
     let total: u64 = conversation
         .messages
         .iter()
@@ -379,7 +379,7 @@ impl Calls<'_, '_, '_> {
         &mut self,
         calls: Vec<(String, String, serde_json::Value)>,
         decided: Vec<Call>,
-    ) -> Result<(), TickError> {
+    ) -> Result<(), ExchangeError> {
         let mut results = Vec::new();
         for ((id, name, input), call) in calls.into_iter().zip(decided) {
             self.report.actions.push(format!("{name} {input}"));
