@@ -330,21 +330,14 @@ fn exchange(
             .record(home, &touched, usage, cost)
             .map_err(|e| e.to_string())
     };
+    // Tick 0: the ask's door. It answers the shell: no sleep to ask for,
+    // no handing work to peers (the ticks'), the home as workdir.
+    let trust = tools::trust::Trust::load(home);
     let mut tool_ctx = ToolContext {
-        home,
-        tick: 0,
-        now,
         max_sleep_h: 0,
-        recall_results: config.recall.results,
-        max_write_bytes: config.tools.max_write_bytes,
-        effects: Default::default(),
-        operator,
-        trust: tools::trust::Trust::load(home),
         environment: question.environment.clone(),
-        // `ask` answers the shell; handing work to peers is the ticks'.
-        peering: tools::Peering::default(),
-        workdir: tools::Workdir::Home,
         write_ahead: Some(&write_ahead),
+        ..ToolContext::new(home, config, 0, now, operator, trust)
     };
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
     driver::tool_loop(
@@ -370,16 +363,18 @@ fn exchange(
             }),
         },
         provider,
-        &gate,
-        question.api_key.as_deref(),
-        config,
-        &system,
-        &specs,
-        &facts,
+        &driver::Given {
+            home,
+            config,
+            api_key: question.api_key.as_deref(),
+            system: &system,
+            specs: &specs,
+            facts: &facts,
+            gate: &gate,
+        },
         &mut conversation,
         &mut tool_ctx,
         &mut report,
-        home,
     )?;
     let cost = crate::exchange::cost_usd(&report.usage, config.price().as_ref());
     let complete = report.failures.is_empty();

@@ -118,22 +118,43 @@ impl Door<'_> {
     }
 }
 
+/// What an exchange gives the model, the same for all its requests.
+#[derive(Clone, Copy)]
+pub struct Given<'a> {
+    /// The home.
+    pub home: &'a Home,
+    /// `hearth.toml`.
+    pub config: &'a Config,
+    /// The provider's key, read by the caller.
+    pub api_key: Option<&'a str>,
+    /// The system blocks (prompt, identity layer).
+    pub system: &'a [model::SystemBlock],
+    /// The tools offered.
+    pub specs: &'a [model::ToolSpec],
+    /// What the offline model answers from.
+    pub facts: &'a TurnFacts,
+    /// The brake's gate for the exchange's writing calls.
+    pub gate: &'a Gate,
+}
+
 /// Runs the model and its tools until the step says stop.
-#[allow(clippy::too_many_arguments)]
 pub fn tool_loop(
     door: &mut Door<'_>,
     mut provider: Box<dyn Provider>,
-    gate: &Gate,
-    api_key: Option<&str>,
-    config: &Config,
-    system: &[model::SystemBlock],
-    specs: &[model::ToolSpec],
-    facts: &TurnFacts,
+    given: &Given<'_>,
     conversation: &mut Conversation,
     tool_ctx: &mut ToolContext<'_>,
     report: &mut TickReport,
-    home: &Home,
 ) -> Result<(), ExchangeError> {
+    let Given {
+        home,
+        config,
+        api_key,
+        system,
+        specs,
+        facts,
+        gate,
+    } = *given;
     let extra_tokens = u32::try_from(config.recovery.extra_tokens).unwrap_or(u32::MAX);
     let mut step = Step::new(Limits {
         max_tool_rounds: config.tick.max_tool_rounds,

@@ -169,19 +169,10 @@ pub fn run(
     }
 
     let mut tool_ctx = ToolContext {
-        home,
-        tick: options.number,
-        now,
-        max_sleep_h: config.tick.max_sleep_h,
-        recall_results: config.recall.results,
-        max_write_bytes: config.tools.max_write_bytes,
-        effects: Default::default(),
-        operator,
-        trust,
         environment: options.environment.clone(),
         peering: crate::tools::Peering::of(home, config),
         workdir: crate::tools::Workdir::for_collaboration(home, config, collaboration.as_deref()),
-        write_ahead: None,
+        ..ToolContext::new(home, config, options.number, now, operator, trust)
     };
     // The next tick reads this one's prefix: after the interval, or
     // sooner when a cache-aware supervisor pulls it into the lifetime.
@@ -198,16 +189,18 @@ pub fn run(
                 after_call: None,
             },
             provider,
-            &gate,
-            options.api_key.as_deref(),
-            config,
-            &system,
-            &specs,
-            &facts,
+            &driver::Given {
+                home,
+                config,
+                api_key: options.api_key.as_deref(),
+                system: &system,
+                specs: &specs,
+                facts: &facts,
+                gate: &gate,
+            },
             &mut conversation,
             &mut tool_ctx,
             &mut report,
-            home,
         )?,
         Err(e) => report.failures.push(Failure::of_model(&e)),
     }

@@ -120,7 +120,35 @@ pub struct ToolContext<'a> {
     pub write_ahead: Option<&'a WriteAhead<'a>>,
 }
 
-impl ToolContext<'_> {
+impl<'a> ToolContext<'a> {
+    /// The context of one exchange's calls, with `config`'s limits: no
+    /// peers, the home as workdir, nothing named ahead of a write, no
+    /// environment for operator tools. A door sets what differs.
+    pub fn new(
+        home: &'a Home,
+        config: &crate::config::Config,
+        tick: u64,
+        now: DateTime<Utc>,
+        operator: Vec<OperatorTool>,
+        trust: Trust,
+    ) -> ToolContext<'a> {
+        ToolContext {
+            home,
+            tick,
+            now,
+            max_sleep_h: config.tick.max_sleep_h,
+            recall_results: config.recall.results,
+            max_write_bytes: config.tools.max_write_bytes,
+            effects: Effects::default(),
+            operator,
+            trust,
+            environment: BTreeMap::new(),
+            peering: Peering::default(),
+            workdir: Workdir::Home,
+            write_ahead: None,
+        }
+    }
+
     /// Names `rel` as written by this exchange, before it is written.
     fn ahead(&mut self, tool: &str, rel: &str) -> Result<(), ToolError> {
         if let Some(write_ahead) = self.write_ahead {
