@@ -14,8 +14,12 @@
 //! stream ends (marked incomplete if it was cut). Tools are the tick's,
 //! under the same sandbox and brake; what an ask changes is one commit.
 
+mod attachment;
 pub mod journal;
+mod turn;
 pub mod warm;
+
+pub use attachment::{Attachment, ATTACHMENT_BYTES};
 
 use std::collections::BTreeMap;
 
@@ -24,12 +28,12 @@ use chrono::{DateTime, Utc};
 use crate::boot;
 use crate::brake;
 use crate::config::{Config, ProviderKind};
-use crate::conversation::sessions::{self, Exchange, Line};
+use crate::conversation::sessions::{self, Line};
 use crate::conversation::store::Conversation;
 use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::exchange::driver::{self, Door};
 use crate::exchange::report::TickReport;
-use crate::exchange::tier::{classify, Tier, CONTINUATION_TURNS, HOT_TURNS, MISSION_TURNS};
+use crate::exchange::tier::{classify, Tier};
 use crate::exchange::ExchangeError;
 use crate::exchange::{record, SpentToday};
 use crate::home::layout::rel;
@@ -38,48 +42,7 @@ use crate::home::Home;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
 use crate::repo::{Identity, Repo};
 use crate::tools::{self, ToolContext};
-
-/// How much piped input goes with a question.
-pub const ATTACHMENT_BYTES: usize = 32 * 1024;
-
-/// Piped input, read no further than the limit (`yes | hearth ask` must
-/// not read for ever, nor 100 MB into memory to send 32 KiB of it).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Attachment {
-    /// What was read, decoded (invalid UTF-8 replaced).
-    pub text: String,
-    /// How many bytes were read, before decoding.
-    pub bytes: usize,
-    /// Whether more followed that was not read.
-    pub more: bool,
-}
-
-impl Attachment {
-    /// Reads at most [`ATTACHMENT_BYTES`] from `input`, and one byte more
-    /// to know whether anything was left.
-    pub fn read(input: impl std::io::Read) -> std::io::Result<Attachment> {
-        use std::io::Read as _;
-        let mut raw = Vec::new();
-        input
-            .take(ATTACHMENT_BYTES as u64 + 1)
-            .read_to_end(&mut raw)?;
-        let more = raw.len() > ATTACHMENT_BYTES;
-        raw.truncate(ATTACHMENT_BYTES);
-        // A character cut at the limit is dropped, not replaced.
-        let text = match std::str::from_utf8(&raw) {
-            Ok(t) => t.to_string(),
-            Err(e) if more && e.error_len().is_none() => {
-                String::from_utf8_lossy(&raw[..e.valid_up_to()]).into_owned()
-            }
-            Err(_) => String::from_utf8_lossy(&raw).into_owned(),
-        };
-        Ok(Attachment {
-            text,
-            bytes: raw.len(),
-            more,
-        })
-    }
-}
+use turn::{recall_for, user_turn};
 
 /// What the operator asked.
 pub struct Question {
@@ -491,113 +454,4 @@ fn shorten(question: &str) -> String {
         .chars()
         .take(60)
         .collect()
-}
-
-/// What recall finds for the question: (citation place, text).
-fn recall_for(home: &Home, config: &Config, question: &str) -> Vec<(String, String)> {
-    crate::recall::fresh_index(home)
-        .and_then(|index| index.search(question, config.recall.results))
-        .map(|hits| hits.into_iter().map(|h| (h.place(), h.text)).collect())
-        .unwrap_or_else(|e| {
-            tracing::warn!("recall for the question failed: {e}");
-            Vec::new()
-        })
-}
-
-/// The user turn and its estimated tokens by part.
-fn user_turn(
-    home: &Home,
-    question: &Question,
-    tier: Tier,
-    exchanges: &[Exchange],
-    recall: &[(String, String)],
-) -> (String, BTreeMap<String, u64>) {
-    let mut parts = BTreeMap::new();
-    let mut text = String::from(
-        "This is `hearth ask`: your operator asks from the shell and reads your answer as it \
-         streams. Answer the question directly, in text.",
-    );
-    let mut add = |name: &str, section: String, text: &mut String| {
-        *parts.entry(name.to_string()).or_default() += estimate_tokens(&section);
-        text.push_str(&section);
-    };
-    let warm = std::fs::read_to_string(home.path(rel::WARM)).unwrap_or_default();
-    let warm: String = warm.trim().chars().take(warm::MAX_CHARS).collect();
-    if !warm.is_empty() {
-        add(
-            "warm",
-            format!("\n\n<warm-digest>\n{warm}\n</warm-digest>"),
-            &mut text,
-        );
-    }
-    let hot_from = exchanges.len().saturating_sub(HOT_TURNS);
-    if hot_from < exchanges.len() {
-        let hot = sessions::render(&exchanges[hot_from..]);
-        add(
-            "hot",
-            format!("\n\n<hot-memory>\n{hot}</hot-memory>"),
-            &mut text,
-        );
-    }
-    let wanted = match tier {
-        Tier::Continuation => CONTINUATION_TURNS,
-        Tier::Mission => MISSION_TURNS,
-        Tier::Plain | Tier::Knowledge => 0,
-    };
-    // The exchanges before the hot ones: none is sent twice.
-    let earlier_from = exchanges.len().saturating_sub(wanted);
-    if earlier_from < hot_from {
-        let earlier = sessions::render(&exchanges[earlier_from..hot_from]);
-        add(
-            "tier",
-            format!("\n\n<earlier-exchanges>\n{earlier}</earlier-exchanges>"),
-            &mut text,
-        );
-    }
-    if tier == Tier::Mission {
-        if let Ok(directive) = std::fs::read_to_string(home.path(rel::DIRECTIVE)) {
-            add(
-                "tier",
-                format!(
-                    "\n\n<directive path=\"{}\">\n{}\n</directive>",
-                    rel::DIRECTIVE,
-                    directive.trim_end()
-                ),
-                &mut text,
-            );
-        }
-    }
-    if !recall.is_empty() {
-        let mut lines = String::new();
-        for (place, hit) in recall {
-            let excerpt: String = hit.chars().take(500).collect();
-            lines.push_str(&format!("[{place}]\n{}\n\n", excerpt.trim_end()));
-        }
-        add("tier", format!("\n\n<recall>\n{lines}</recall>"), &mut text);
-    }
-    if let Some(attachment) = &question.attachment {
-        let cut = if attachment.more {
-            format!(
-                " (cut: the first {} bytes; the rest was not read)",
-                attachment.bytes
-            )
-        } else {
-            String::new()
-        };
-        add(
-            "attachment",
-            format!(
-                "\n\n<attachment source=\"stdin\" bytes=\"{}\" limit=\"{ATTACHMENT_BYTES}\">{cut}\n{}\n</attachment>",
-                attachment.bytes,
-                attachment.text.trim_end()
-            ),
-            &mut text,
-        );
-    }
-    add(
-        "question",
-        format!("\n\nQuestion: {}", question.text.trim()),
-        &mut text,
-    );
-    (text, parts)
 }
