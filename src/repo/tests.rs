@@ -1,0 +1,122 @@
+//! Tests of `repo/mod.rs`.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+use super::*;
+
+fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_700_000_000, 0).unwrap()
+}
+
+#[test]
+fn commit_only_the_given_paths_and_skip_empty_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::create_dir_all(dir.path().join("state")).unwrap();
+    std::fs::write(dir.path().join("state/a.json"), "{}").unwrap();
+    std::fs::write(dir.path().join("notes.md"), "hand").unwrap();
+    let id = repo
+        .commit(&["state"], &Identity::hearth(), "tick 1", now())
+        .unwrap();
+    assert!(id.is_some());
+    assert_eq!(repo.dirty_paths().unwrap(), vec!["notes.md".to_string()]);
+    let again = repo
+        .commit(&["state"], &Identity::hearth(), "tick 2", now())
+        .unwrap();
+    assert_eq!(again, None, "nothing changed under state/");
+}
+
+#[test]
+fn a_long_lived_repo_sees_commits_made_by_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = Repo::init(dir.path()).unwrap();
+    let file = |rel: &str, text: &str| std::fs::write(dir.path().join(rel), text).unwrap();
+    file("a.md", "a1");
+    file("b.md", "b1");
+    ours.commit(&["."], &Identity::hearth(), "one", now())
+        .unwrap()
+        .unwrap();
+    // Another process (`hearth say`, the operator's git) commits a.md.
+    file("a.md", "a2");
+    let theirs = Repo::open(dir.path()).unwrap();
+    theirs
+        .commit(&["a.md"], &Identity::hearth(), "theirs", now())
+        .unwrap()
+        .unwrap();
+    let cli = std::process::Command::new("git")
+        .args(["update-index", "--index-version", "2"])
+        .current_dir(dir.path())
+        .status();
+    assert!(
+        cli.is_ok_and(|s| s.success()),
+        "git's CLI rewrites the index"
+    );
+    // A stale index in memory would still say a1: a.md would look edited.
+    assert_eq!(ours.dirty_paths().unwrap(), Vec::<String>::new());
+    // Ours commits b.md on an index it last wrote itself: a stale copy
+    // in memory would put a1 back.
+    file("b.md", "b2");
+    ours.commit(&["b.md"], &Identity::hearth(), "ours", now())
+        .unwrap()
+        .unwrap();
+    let head = ours.git.head().unwrap().peel_to_tree().unwrap();
+    let blob = |rel: &str| {
+        let id = head.get_path(Path::new(rel)).unwrap().id();
+        String::from_utf8(ours.git.find_blob(id).unwrap().content().to_vec()).unwrap()
+    };
+    assert_eq!((blob("a.md"), blob("b.md")), ("a2".into(), "b2".into()));
+    assert!(ours.dirty_paths().unwrap().is_empty());
+}
+
+#[test]
+fn deletions_are_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::create_dir_all(dir.path().join("inbox")).unwrap();
+    std::fs::write(dir.path().join("inbox/m.md"), "hi").unwrap();
+    repo.commit(&["."], &Identity::hearth(), "add", now())
+        .unwrap();
+    std::fs::remove_file(dir.path().join("inbox/m.md")).unwrap();
+    assert_eq!(repo.dirty_paths().unwrap(), vec!["inbox/m.md".to_string()]);
+    repo.commit(&["inbox"], &Identity::hearth(), "consume", now())
+        .unwrap()
+        .unwrap();
+    assert!(repo.dirty_paths().unwrap().is_empty());
+    let found = repo.last_good_version("inbox/m.md", 10, |_| true).unwrap();
+    assert_eq!(found.unwrap().0, b"hi", "found in an older commit");
+}
+
+#[test]
+fn good_ref_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::write(dir.path().join("a"), "a").unwrap();
+    let id = repo
+        .commit(&["."], &Identity::hearth(), "one", now())
+        .unwrap()
+        .unwrap();
+    assert_eq!(repo.good(), None);
+    repo.set_good(&id).unwrap();
+    assert_eq!(repo.good(), Some(id));
+}
+
+#[test]
+fn a_directory_without_git_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Repo::open(dir.path()).err().unwrap();
+    assert!(matches!(err, RepoError::NotARepo { .. }));
+    assert!(err.hint().unwrap().contains("hearth init"));
+}
+
+#[test]
+fn a_garbled_head_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::write(dir.path().join("a"), "a").unwrap();
+    repo.commit(&["."], &Identity::hearth(), "one", now())
+        .unwrap();
+    std::fs::write(dir.path().join(".git/HEAD"), "garbage\n").unwrap();
+    let err = Repo::open(dir.path()).err().unwrap();
+    assert!(matches!(err, RepoError::BrokenHead { .. }), "{err}");
+    assert!(err.hint().unwrap().contains(".git/HEAD"));
+}
