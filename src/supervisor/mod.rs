@@ -12,6 +12,7 @@
 mod child;
 mod commit;
 mod disk;
+mod error;
 mod gap;
 mod git_wait;
 mod origins;
@@ -20,6 +21,7 @@ mod peers;
 mod push;
 mod record;
 mod recovery;
+mod reload;
 mod room;
 pub mod runtime;
 mod safety;
@@ -38,15 +40,16 @@ use chrono::{DateTime, Utc};
 
 use crate::ask::journal::Whose;
 use crate::clock::Clock;
-use crate::config::{Config, ConfigError};
+use crate::config::Config;
 use crate::healer::{state::HealerState, Verdict};
-use crate::home::lock::{CommitLock, LockError, RunLock};
+use crate::home::lock::{CommitLock, RunLock};
 use crate::home::Home;
 use crate::mailbox::flares;
-use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{clean_stale_locks, Repo, RepoError};
+use crate::mailbox::outbox;
+use crate::repo::{clean_stale_locks, Repo};
 use crate::tick::ledger::{Ledger, TickRecord};
-use runtime::{Phase, SupervisorState};
+pub use error::SupervisorError;
+use runtime::Phase;
 use systemd::Notifier;
 use wake::{Wake, Wakeups};
 
@@ -55,85 +58,6 @@ use wake::{Wake, Wakeups};
 const ASKS_WAIT: Duration = Duration::from_secs(10);
 /// The same at exit, where a stop must stay quick.
 const ASKS_WAIT_AT_EXIT: Duration = Duration::from_secs(3);
-
-/// Why the supervisor stopped with an error.
-#[derive(Debug, thiserror::Error)]
-pub enum SupervisorError {
-    /// Another supervisor runs on the home, or a lock failed.
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// git failed.
-    #[error(transparent)]
-    Repo(#[from] RepoError),
-    /// `hearth.toml` could not be read at start-up.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A state file could not be written.
-    #[error(transparent)]
-    Write(#[from] crate::atomic::WriteError),
-    /// The tick child could not be started.
-    #[error("could not start the tick process {}: {source}", exe.display())]
-    Spawn {
-        /// The executable it ran.
-        exe: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Healing is exhausted: the supervisor will not run until a human
-    /// runs `hearth heal --resume`.
-    #[error("healing is exhausted (since {since}): {reason}")]
-    Panicked {
-        /// When healing gave up.
-        since: String,
-        /// Why.
-        reason: String,
-    },
-    /// A heal failed.
-    #[error(transparent)]
-    Heal(#[from] crate::healer::HealError),
-    /// The inbox or outbox failed.
-    #[error(transparent)]
-    Mailbox(#[from] crate::mailbox::MailboxError),
-    /// `[git] push = true` names a remote the home does not have.
-    #[error("[git] push = true, but the home has no remote \"{remote}\" to push to")]
-    NoRemote {
-        /// `[git] remote`.
-        remote: String,
-        /// The home.
-        home: PathBuf,
-    },
-    /// Another operation failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl SupervisorError {
-    /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            SupervisorError::Lock(e) => e.hint(),
-            SupervisorError::Repo(e) => e.hint(),
-            SupervisorError::Config(e) => e.hint(),
-            SupervisorError::NoRemote { remote, home } => Some(format!(
-                "add it (`git -C {} remote add {remote} URL`), or set [git] push = false",
-                home.display()
-            )),
-            SupervisorError::Panicked { .. } => Some(
-                "fix the cause (see `hearth status`, the panic flare in outbox/ and `git log`), \
-                 then run `hearth heal --resume` and start hearth again"
-                    .into(),
-            ),
-            _ => None,
-        }
-    }
-}
 
 /// How to run the supervisor.
 pub struct RunOptions {
@@ -520,66 +444,6 @@ impl Supervisor<'_> {
         match self.wake.drain_inbox() {
             Some(Wake::Stop(signal)) => Some(signal),
             _ => None,
-        }
-    }
-
-    /// Keeps the last good config when `hearth.toml` stops parsing, and
-    /// says so once per broken version of the file.
-    fn reload_config(&mut self) {
-        let path = self.home.config_path();
-        match Config::load(&path) {
-            Ok(config) => {
-                if config != self.config {
-                    tracing::info!("reloaded {}", path.display());
-                }
-                self.repo
-                    .set_lock_wait(Duration::from_secs(config.git.lock_wait_s));
-                self.config = config;
-                self.flared_config = None;
-                // A peer added (or removed) is watched from now on.
-                self.watch_peers();
-            }
-            Err(e) => {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                if self.flared_config.as_deref() == Some(text.as_str()) {
-                    return;
-                }
-                tracing::error!("{e}; keeping the last good configuration");
-                let body = format!(
-                    "hearth.toml stopped parsing while the supervisor runs:\n\n    {e}\n\n\
-                     The supervisor keeps running on the last configuration that parsed. \
-                     Fix the file; the next tick picks the fix up."
-                );
-                let flare = Letter::flare("config", "hearth.toml does not parse", body);
-                match outbox::post(self.home, &flare, self.options.clock.now()) {
-                    Ok(rel) => tracing::warn!("flare: {rel}"),
-                    Err(e) => tracing::error!("could not write the config flare: {e}"),
-                }
-                self.flared_config = Some(text);
-            }
-        }
-    }
-
-    /// Says what the supervisor does (for `hearth status`); a failure is
-    /// logged, but not over and over while the disk is full.
-    fn set_phase(&self, phase: Phase, tick: Option<u64>, next_due: Option<DateTime<Utc>>) {
-        let phase = match phase {
-            Phase::Waiting if self.disk.is_some() => Phase::DiskFull,
-            Phase::Waiting if self.git_wait.is_some() => Phase::GitLocked,
-            phase => phase,
-        };
-        let written = runtime::write_state(
-            self.home,
-            &SupervisorState {
-                pid: std::process::id(),
-                started: self.started,
-                phase,
-                tick,
-                next_due,
-            },
-        );
-        if let (Err(e), None) = (written, &self.disk) {
-            tracing::warn!("{e}");
         }
     }
 }

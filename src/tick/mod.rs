@@ -1,11 +1,10 @@
-//! One tick, as the child process `hearth tick --supervised` runs it
-//! (DESIGN 3): boot → context → write-ahead of the user turn → model call
-//! with a bounded tool loop → persisted reply → report.
+//! One tick, the door the supervisor opens (DESIGN 3), as the child process
+//! `hearth tick --supervised` runs it: the budget gate → boot → context →
+//! write-ahead of the user turn (`state/messages.json`, the report) → the
+//! exchange ([`crate::exchange`]: the model, the tools, the recoveries) →
+//! persisted reply → report.
 //!
-//! [`prepare()`] assembles the turn without changing anything; [`step`]
-//! decides, from plain values, what follows each model turn; this file is
-//! the driver that performs those decisions (model calls, tool dispatch,
-//! persistence).
+//! [`prepare()`] assembles the turn without changing anything.
 //!
 //! The tick never commits: its supervisor does, after it exits, so a tick
 //! that is killed at any point still ends in a commit of whatever it got to.
