@@ -24,13 +24,14 @@
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs::Metadata;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+
+use super::stable_read::read_stable;
 
 /// libgit2 refuses to walk deeper than 100 levels; hearth stops earlier and
 /// says where.
@@ -41,8 +42,6 @@ const UPTODATE: u16 = 1 << 2;
 /// A file changed this recently may change again within the file system's
 /// timestamp granularity without its stat showing it: its entry is smudged.
 const RECENT: Duration = Duration::from_secs(2);
-/// Reads of a file that keeps changing before it is staged as read.
-const READ_ATTEMPTS: usize = 3;
 
 /// A path inside the home as git stores it: bytes, `/`-separated.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -350,60 +349,6 @@ impl Scanner<'_> {
 enum Problem {
     Skip(String),
     Git(git2::Error),
-}
-
-/// The file's bytes (a symlink's target), its stat, and whether the stat
-/// held still across the read. `None` when it vanished.
-fn read_stable(
-    path: &Path,
-    mut before: Metadata,
-) -> std::io::Result<Option<(Vec<u8>, Metadata, bool)>> {
-    for _ in 0..READ_ATTEMPTS {
-        let bytes = match read_once(path, &before) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let after = match std::fs::symlink_metadata(path) {
-            Ok(after) => after,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if same_stat(&before, &after) && (after.is_symlink() || bytes.len() as u64 == after.size())
-        {
-            return Ok(Some((bytes, after, true)));
-        }
-        before = after;
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let bytes = read_once(path, &before)?;
-    Ok(Some((bytes, before, false)))
-}
-
-fn read_once(path: &Path, meta: &Metadata) -> std::io::Result<Vec<u8>> {
-    if meta.is_symlink() {
-        return Ok(std::fs::read_link(path)?.as_os_str().as_bytes().to_vec());
-    }
-    // O_NONBLOCK: a file swapped for a FIFO since the stat must not hang
-    // the supervisor; O_NOFOLLOW: nor may one swapped for a symlink.
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("it is no longer a regular file"));
-    }
-    let mut bytes = Vec::with_capacity(meta.size() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
-fn same_stat(a: &Metadata, b: &Metadata) -> bool {
-    a.size() == b.size()
-        && a.mtime() == b.mtime()
-        && a.mtime_nsec() == b.mtime_nsec()
-        && a.ino() == b.ino()
-        && a.mode() == b.mode()
 }
 
 fn stat_matches(entry: &IndexEntry, meta: &Metadata) -> bool {

@@ -1,0 +1,91 @@
+//! What went wrong with git, named so the operator can act on it.
+
+use std::path::PathBuf;
+
+/// What went wrong with git, by what the operator can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// The home is not a git repository.
+    #[error("{} is not a git repository", path.display())]
+    NotARepo {
+        /// The home.
+        path: PathBuf,
+    },
+    /// HEAD cannot be read.
+    #[error("the HEAD of the git repository in {} cannot be read: {message}", path.display())]
+    BrokenHead {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
+    /// Another git holds a lock past the wait.
+    #[error("git is locked in {}: {message}", path.display())]
+    Locked {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
+    /// Any other git error.
+    #[error("git error in {}: {message}", path.display())]
+    Git {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
+    /// The index holds unmerged paths: a merge, rebase or cherry-pick the
+    /// operator started and did not finish. hearth cannot commit over it.
+    #[error("the git repository in {} has an unfinished merge: {} not merged yet", path.display(), paths.join(", "))]
+    Unmerged {
+        /// The repository.
+        path: PathBuf,
+        /// The paths in conflict (the first few).
+        paths: Vec<String>,
+    },
+    /// A file of the repository could not be cleaned up.
+    #[error("could not write or remove {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RepoError {
+    /// Whether another git process holds a lock hearth needs: a wait, not
+    /// a failure, for a supervisor.
+    pub fn is_locked(&self) -> bool {
+        matches!(self, RepoError::Locked { .. })
+    }
+
+    /// What the operator can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RepoError::NotARepo { path } => Some(format!(
+                "run `hearth init {}`: it makes the home a git repository and keeps your files",
+                path.display()
+            )),
+            RepoError::BrokenHead { path, .. } => Some(format!(
+                "check `git -C {0} status`; if .git/HEAD is damaged, restore it with \
+                 `echo 'ref: refs/heads/main' > {0}/.git/HEAD` (or your branch name)",
+                path.display()
+            )),
+            RepoError::Locked { path, .. } => Some(format!(
+                "if no git command is running in {0}, remove the stale lock file \
+                 (`hearth run` does this itself at start-up)",
+                path.display()
+            )),
+            RepoError::Unmerged { path, .. } => Some(format!(
+                "finish it (resolve the files, `git -C {0} add` them, `git -C {0} commit`) or \
+                 abandon it (`git -C {0} merge --abort`, or `rebase --abort`), then start \
+                 hearth again; nothing of hearth's is lost meanwhile",
+                path.display()
+            )),
+            RepoError::Git { .. } | RepoError::Io { .. } => None,
+        }
+    }
+}
