@@ -47,16 +47,13 @@ impl ReadOnlyView {
         Ok(view)
     }
 
-    /// [`ReadOnlyView::bind`], or `None` (said on stderr) where this
-    /// machine cannot mount.
-    pub fn bind_or_skip(source: &Path, at: &Path) -> Option<ReadOnlyView> {
-        match ReadOnlyView::bind(source, at) {
-            Ok(view) => Some(view),
-            Err(e) => {
-                eprintln!("SKIPPED: a read-only view needs a bind mount, and {e} (run as root)");
-                None
-            }
-        }
+    /// [`ReadOnlyView::bind`], or a failure that says why: the test is
+    /// `#[ignore]`d, and run as root by `.ci/run`; it must not pass without
+    /// having run.
+    pub fn bind_or_fail(source: &Path, at: &Path) -> ReadOnlyView {
+        ReadOnlyView::bind(source, at).unwrap_or_else(|e| {
+            panic!("a read-only view needs a bind mount, and {e}: run this test as root")
+        })
     }
 }
 

@@ -47,7 +47,7 @@ impl SmallDisk {
     }
 
     /// [`SmallDisk::mount`], or `None` (said on stderr) where this machine
-    /// cannot mount.
+    /// cannot mount: for the soak, whose full-disk fault is one of many.
     pub fn mount_or_skip(home: &TestHome, mib: u64) -> Option<SmallDisk> {
         match SmallDisk::mount(home, mib) {
             Ok(disk) => Some(disk),
@@ -56,6 +56,14 @@ impl SmallDisk {
                 None
             }
         }
+    }
+
+    /// [`SmallDisk::mount`], or a failure that says why: for a test that
+    /// is about a full disk (`#[ignore]`d, run as root by `.ci/run`), which
+    /// must not pass without having run.
+    pub fn mount_or_fail(home: &TestHome, mib: u64) -> SmallDisk {
+        SmallDisk::mount(home, mib)
+            .unwrap_or_else(|e| panic!("a full disk needs a tmpfs, and {e}: run this test as root"))
     }
 
     /// Fills the disk to the last byte.

@@ -105,11 +105,10 @@ fn assert_nothing_lost(home: &TestHome, edit: &Path) {
 }
 
 #[test]
+#[ignore = "needs root to mount a tmpfs; .ci/run runs it as root (cargo test -- --ignored)"]
 fn a_disk_that_fills_mid_tick_pauses_ticks_and_loses_nothing() {
     let home = TestHome::new();
-    let Some(disk) = SmallDisk::mount_or_skip(&home, 48) else {
-        return;
-    };
+    let disk = SmallDisk::mount_or_fail(&home, 48);
     let gate = tempfile::tempdir().unwrap();
     let (asked, go) = (gate.path().join("asked"), gate.path().join("go"));
     let server = ModelServer::start(vec![gated_model(asked.clone(), go.clone())]);
@@ -182,11 +181,10 @@ fn a_disk_that_fills_mid_tick_pauses_ticks_and_loses_nothing() {
 }
 
 #[test]
+#[ignore = "needs root to mount a tmpfs; .ci/run runs it as root (cargo test -- --ignored)"]
 fn a_disk_under_min_free_mb_pauses_before_the_model_is_paid_and_says_so_at_once() {
     let home = TestHome::new();
-    let Some(disk) = SmallDisk::mount_or_skip(&home, 64) else {
-        return;
-    };
+    let disk = SmallDisk::mount_or_fail(&home, 64);
     let gate = tempfile::tempdir().unwrap();
     let server = ModelServer::start(vec![gated_model(
         gate.path().join("asked"),
@@ -241,11 +239,10 @@ fn a_disk_under_min_free_mb_pauses_before_the_model_is_paid_and_says_so_at_once(
 }
 
 #[test]
+#[ignore = "needs root to mount a tmpfs; .ci/run runs it as root (cargo test -- --ignored)"]
 fn a_supervisor_started_on_a_disk_full_to_the_last_byte_waits_for_room() {
     let home = TestHome::new();
-    let Some(disk) = SmallDisk::mount_or_skip(&home, 48) else {
-        return;
-    };
+    let disk = SmallDisk::mount_or_fail(&home, 48);
     let gate = tempfile::tempdir().unwrap();
     let server = ModelServer::start(vec![gated_model(
         gate.path().join("asked"),
