@@ -25,6 +25,7 @@ mod heal;
 mod index;
 mod init;
 mod logging;
+mod metrics;
 mod outbox;
 mod recall;
 mod run;
@@ -68,6 +69,8 @@ enum Command {
     Say(say::Args),
     /// Is the supervisor running, how did the last tick end, when is the next.
     Status(status::Args),
+    /// The home's metrics in the Prometheus text format (ticks, tokens, spend, health).
+    Metrics(metrics::Args),
     /// What the next tick would send the model, without sending it.
     Context(context::Args),
     /// Is the identity still loading cleanly? (drift, budget, required reads)
@@ -108,6 +111,7 @@ pub fn main() -> ExitCode {
         Command::Tick(args) => tick::run(&env, home, args),
         Command::Say(args) => say::run(&env, home, args),
         Command::Status(args) => status::run(&env, home, args),
+        Command::Metrics(args) => metrics::run(&env, home, args),
         Command::Context(args) => context::run(&env, home, args),
         Command::Audit(args) => audit::run(&env, home, args),
         Command::Heal(args) => heal::run(&env, home, args),

@@ -96,6 +96,8 @@ pub struct Config {
     pub git: GitConfig,
     /// `[flares]`: what runs on a new flare.
     pub flares: FlaresConfig,
+    /// `[metrics]`: where the supervisor writes its metrics.
+    pub metrics: MetricsConfig,
     /// `[peers]`: the other homes on this host, by name (read only).
     pub peers: collab::Peers,
     /// `[collaborations]`: where collaborations may work, how long.
@@ -355,6 +357,17 @@ pub struct FlaresConfig {
     pub exec: String,
 }
 
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// The file the supervisor writes its metrics to after every tick, in
+    /// the Prometheus text format (for node_exporter's textfile collector:
+    /// an absolute path ending in `.prom` in its
+    /// `--collector.textfile.directory`); empty: none.
+    pub textfile: String,
+}
+
 impl Config {
     /// Reads and validates `path`. A missing file is the all-defaults config:
     /// a home works with zero configuration.
@@ -394,6 +407,14 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), String> {
+        let textfile = &self.metrics.textfile;
+        if !textfile.is_empty() && !Path::new(textfile).is_absolute() {
+            // Inside the home it would be committed as a hand edit every tick.
+            return Err(format!(
+                "[metrics] textfile = \"{textfile}\" must be an absolute path outside the \
+                 home, e.g. /var/lib/prometheus/node-exporter/hearth.prom"
+            ));
+        }
         if self.tick.timeout_s == 0 {
             return Err("[tick] timeout_s must be at least 1".into());
         }

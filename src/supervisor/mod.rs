@@ -15,6 +15,7 @@ mod disk;
 mod error;
 mod gap;
 mod git_wait;
+pub mod metrics;
 mod origins;
 mod packer;
 mod peers;
@@ -140,6 +141,8 @@ struct Supervisor<'a> {
     packer: packer::Packer,
     /// A commit put off while another git holds its lock.
     git_wait: Option<git_wait::GitWait>,
+    /// `[metrics] textfile`, with the totals so far.
+    metrics: Option<metrics::Textfile>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -210,8 +213,10 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         disk: None,
         packer: packer::Packer::new(home),
         git_wait: None,
+        metrics: None,
         options,
     };
+    sup.metrics = metrics::Textfile::open(home, &sup.config.metrics.textfile);
     sup.watch_peers();
     sup.set_phase(Phase::Starting, None, None);
     let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
@@ -232,6 +237,9 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         n.ready(&format!("hearth supervising {}", home.root().display()));
     }
     tracing::info!("supervising {}", home.root().display());
+    if let Some(textfile) = &sup.metrics {
+        textfile.write(home, true, now());
+    }
     sup.origins.request();
     let outcome = sup.main_loop();
     if let Ok(RunOutcome::TicksDone) = outcome {
@@ -271,6 +279,9 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         Err(e) => format!("stopped on an error: {e}"),
     };
     gap::record_stop(home, &gap::LastStop { at: now(), reason });
+    if let Some(textfile) = &sup.metrics {
+        textfile.write(home, false, now());
+    }
     runtime::clear_state(home);
     outcome
 }
@@ -362,6 +373,10 @@ impl Supervisor<'_> {
             verdict,
         } = self.run_one_tick()?;
         let acted = self.act(verdict)?;
+        if let Some(textfile) = &mut self.metrics {
+            textfile.add(&record);
+            textfile.write(self.home, true, self.options.clock.now());
+        }
         self.announce_new_flares();
         self.update_recall_index();
         self.packer.request(&self.config);

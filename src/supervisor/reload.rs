@@ -23,6 +23,10 @@ impl Supervisor<'_> {
                 }
                 self.repo
                     .set_lock_wait(Duration::from_secs(config.git.lock_wait_s));
+                if config.metrics.textfile != self.config.metrics.textfile {
+                    self.metrics =
+                        super::metrics::Textfile::open(self.home, &config.metrics.textfile);
+                }
                 self.config = config;
                 self.flared_config = None;
                 // A peer added (or removed) is watched from now on.

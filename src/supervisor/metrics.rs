@@ -1,0 +1,322 @@
+//! The home's metrics in the Prometheus text format (exposition format
+//! 0.0.4): printed by `hearth metrics`, and written by the supervisor after
+//! every tick to `[metrics] textfile` for node_exporter's textfile collector
+//! (a daemon that should not open a port). Counters come from the ledger
+//! (every segment), so they only grow; gauges from what `hearth status`
+//! reads. Rendering is a pure function of plain values.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+
+use super::status::Status;
+use crate::tick::ledger::TickRecord;
+
+/// What the ledger adds up to: the counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Ticks by class (`ok`, `crash`…).
+    pub ticks: BTreeMap<&'static str, u64>,
+    /// Seconds the ticks ran, in all.
+    pub tick_seconds: f64,
+    /// Tokens by kind: `input` (uncached), `cache_read`, `cache_write`
+    /// (both lifetimes), `output`.
+    pub tokens: BTreeMap<&'static str, u64>,
+    /// Dollars the ticks cost.
+    pub cost_usd: f64,
+}
+
+impl Totals {
+    /// The totals of `records`.
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a TickRecord>) -> Totals {
+        let mut totals = Totals::default();
+        for record in records {
+            totals.add(record);
+        }
+        totals
+    }
+
+    /// Counts one more tick.
+    pub fn add(&mut self, record: &TickRecord) {
+        *self.ticks.entry(record.class.as_str()).or_default() += 1;
+        self.tick_seconds += (record.end - record.start).num_milliseconds().max(0) as f64 / 1000.0;
+        let t = &record.tokens;
+        for (kind, n) in [
+            ("input", t.input),
+            ("cache_read", t.cache_read),
+            ("cache_write", t.cache_write + t.cache_write_1h),
+            ("output", t.output),
+        ] {
+            *self.tokens.entry(kind).or_default() += n;
+        }
+        self.cost_usd += record.cost_usd;
+    }
+}
+
+/// The gauges that are not in [`Status`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Gauges {
+    /// Inbox messages waiting for a tick.
+    pub inbox_waiting: usize,
+    /// Heals the healer counts toward its limit now.
+    pub heals_in_window: usize,
+}
+
+/// Every class a tick can end in, so each series exists from the start
+/// (a counter that appears late looks like a reset to `increase()`).
+const CLASSES: [&str; 8] = [
+    "ok",
+    "skipped",
+    "context-insufficiency",
+    "coverage-gap",
+    "dispatch-miss",
+    "model-limitation",
+    "contract-violation",
+    "crash",
+];
+
+/// The metrics text.
+pub fn render(totals: &Totals, status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> String {
+    let mut out = String::new();
+    // A sample's "labels" may also be a suffix (`_sum`, `_count`): what
+    // follows the family's name on its line.
+    let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, String)]| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    };
+    let one = |v: String| vec![(String::new(), v)];
+    let flag = |b: bool| one(u8::from(b).to_string());
+
+    family(
+        "hearth_supervisor_up",
+        "gauge",
+        "Whether a supervisor holds the home's run lock (1) or not (0).",
+        &flag(status.running),
+    );
+    let ticks: Vec<(String, String)> = CLASSES
+        .iter()
+        .map(|class| {
+            (
+                format!("{{class=\"{class}\"}}"),
+                totals.ticks.get(class).copied().unwrap_or(0).to_string(),
+            )
+        })
+        .collect();
+    family(
+        "hearth_ticks_total",
+        "counter",
+        "Ticks recorded in the ledger, by how they ended.",
+        &ticks,
+    );
+    let recorded: u64 = totals.ticks.values().sum();
+    family(
+        "hearth_tick_duration_seconds",
+        "summary",
+        "How long the ticks ran.",
+        &[
+            ("_sum".into(), number(totals.tick_seconds)),
+            ("_count".into(), recorded.to_string()),
+        ],
+    );
+    let tokens: Vec<(String, String)> = ["input", "cache_write", "cache_read", "output"]
+        .iter()
+        .map(|kind| {
+            (
+                format!("{{kind=\"{kind}\"}}"),
+                totals.tokens.get(kind).copied().unwrap_or(0).to_string(),
+            )
+        })
+        .collect();
+    family(
+        "hearth_tokens_total",
+        "counter",
+        "Tokens the ticks sent and received, by kind: input (uncached), cache_write, cache_read, output.",
+        &tokens,
+    );
+    family(
+        "hearth_spend_usd_total",
+        "counter",
+        "Dollars the ticks cost, at [budget.prices].",
+        &one(number(totals.cost_usd)),
+    );
+    family(
+        "hearth_spend_today_usd",
+        "gauge",
+        "Dollars spent today (UTC) by ticks and asks, as the budget gate counts them.",
+        &one(number(status.spent_today_usd)),
+    );
+    family(
+        "hearth_budget_daily_usd",
+        "gauge",
+        "[budget] daily_usd (0: no limit).",
+        &one(number(status.daily_usd.unwrap_or(0.0))),
+    );
+    if let Some(last) = &status.last_tick {
+        family(
+            "hearth_last_tick_timestamp_seconds",
+            "gauge",
+            "When the newest tick ended, in seconds since the epoch.",
+            &one(last.end.timestamp().to_string()),
+        );
+        family(
+            "hearth_last_tick_duration_seconds",
+            "gauge",
+            "How long the newest tick ran.",
+            &one(number(
+                (last.end - last.start).num_milliseconds().max(0) as f64 / 1000.0,
+            )),
+        );
+    }
+    family(
+        "hearth_inbox_messages",
+        "gauge",
+        "Inbox messages waiting for a tick.",
+        &one(gauges.inbox_waiting.to_string()),
+    );
+    let mut flares: BTreeMap<&str, usize> = BTreeMap::new();
+    for flare in &status.unread_flares {
+        let kind = if flare.flare.is_empty() {
+            "letter"
+        } else {
+            flare.flare.as_str()
+        };
+        *flares.entry(kind).or_default() += 1;
+    }
+    let flares: Vec<(String, String)> = flares
+        .into_iter()
+        .map(|(kind, n)| (format!("{{kind=\"{}\"}}", escape(kind)), n.to_string()))
+        .collect();
+    family(
+        "hearth_flares_unread",
+        "gauge",
+        "Flares the operator has not marked read, by kind.",
+        &flares,
+    );
+    family(
+        "hearth_failure_streak",
+        "gauge",
+        "Failed ticks in a row now.",
+        &one(status.failure_streak.to_string()),
+    );
+    family(
+        "hearth_heals_in_window",
+        "gauge",
+        "Heals the healer counts toward its limit now.",
+        &one(gauges.heals_in_window.to_string()),
+    );
+    family(
+        "hearth_panic",
+        "gauge",
+        "Whether healing is exhausted and the supervisor waits for a human (1).",
+        &flag(status.panic.is_some()),
+    );
+    family(
+        "hearth_outage",
+        "gauge",
+        "Whether the model API is failing now (1).",
+        &flag(status.outage.is_some()),
+    );
+    if let Some(outage) = &status.outage {
+        family(
+            "hearth_outage_duration_seconds",
+            "gauge",
+            "How long the model API outage in progress has lasted.",
+            &one((now - outage.since).num_seconds().max(0).to_string()),
+        );
+    }
+    if let Some(unpushed) = status.unpushed {
+        family(
+            "hearth_commits_unpushed",
+            "gauge",
+            "Commits the remote-tracking branch lacks ([git] push).",
+            &one(unpushed.to_string()),
+        );
+    }
+    out
+}
+
+/// A float as the format writes it: no exponent for the small values
+/// here, and no trailing zeros to speak of.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// A label value, escaped as the text format asks.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The metrics of `home` now, reading every ledger segment (for `hearth
+/// metrics`; the supervisor keeps its totals as it goes).
+pub fn of_home(home: &crate::home::Home, now: DateTime<Utc>) -> std::io::Result<String> {
+    let ledger = crate::tick::ledger::Ledger::read_all(&home.ticks_path())?;
+    let totals = Totals::of(&ledger.records);
+    Ok(render(
+        &totals,
+        &super::status::status(home, now),
+        &gauges(home),
+        now,
+    ))
+}
+
+fn gauges(home: &crate::home::Home) -> Gauges {
+    let (healer, _) = crate::healer::state::HealerState::load_or_fresh(home);
+    Gauges {
+        inbox_waiting: crate::mailbox::inbox::pending(home).map_or(0, |p| p.len()),
+        heals_in_window: healer.heals.len(),
+    }
+}
+
+/// `[metrics] textfile`, kept up by the supervisor: its totals grow with
+/// each tick instead of the ledger being read again.
+pub struct Textfile {
+    path: std::path::PathBuf,
+    totals: Totals,
+}
+
+impl Textfile {
+    /// For `[metrics] textfile` (empty: none), with the ledger's totals.
+    pub fn open(home: &crate::home::Home, textfile: &str) -> Option<Textfile> {
+        if textfile.is_empty() {
+            return None;
+        }
+        let totals = match crate::tick::ledger::Ledger::read_all(&home.ticks_path()) {
+            Ok(ledger) => Totals::of(&ledger.records),
+            Err(e) => {
+                tracing::warn!("metrics start from zero: {e}");
+                Totals::default()
+            }
+        };
+        Some(Textfile {
+            path: textfile.into(),
+            totals,
+        })
+    }
+
+    /// Counts a tick just recorded.
+    pub fn add(&mut self, record: &TickRecord) {
+        self.totals.add(record);
+    }
+
+    /// Writes the file atomically (node_exporter must never read half of
+    /// it); `up` false at exit. A failure is logged, never fatal.
+    pub fn write(&self, home: &crate::home::Home, up: bool, now: DateTime<Utc>) {
+        let mut status = super::status::status(home, now);
+        status.running = up;
+        let text = render(&self.totals, &status, &gauges(home), now);
+        if let Err(e) = crate::atomic::write(&self.path, text.as_bytes()) {
+            tracing::warn!("[metrics] textfile not written: {e}");
+        }
+    }
+}
