@@ -4,9 +4,23 @@ layer or form a cycle between two files. Used for issue 12's closing note and
 kept so the count can be taken again: `python3 scripts/layers.py`."""
 import os, re, sys, collections
 
-LAYERS = [["cli"], ["supervisor"], ["healer", "ask"], ["tick"], ["exchange"], ["tools", "brake"],
-          ["boot", "recall"], ["model"], ["conversation"], ["mailbox"], ["collab"], ["memory"],
-          ["budget"], ["home"], ["repo"], ["config", "atomic", "bounded", "json_file", "stamp", "clock", "process"]]
+def read_layers(path="docs/architecture.md"):
+    """The layer table of docs/architecture.md: the only map of the house."""
+    text = open(path).read()
+    table = text.split("<!-- layers:", 1)[1]
+    layers = []
+    for line in table.splitlines()[1:]:
+        if not line.startswith("|"):
+            if layers: break
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if not cells[0].isdigit(): continue
+        layers.append(re.findall(r"`([a-z_]+)`", cells[1]))
+    if not layers:
+        sys.exit(f"no layer table in {path}")
+    return layers
+
+LAYERS = read_layers()
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}
 
 def module_of(path):
