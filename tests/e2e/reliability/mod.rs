@@ -314,7 +314,18 @@ fn check(
             }
         }
     }
-    let ledger = std::fs::read_to_string(home.file("state/ticks.jsonl")).unwrap_or_default();
+    // The rotated segments (`state/ticks/*.jsonl`, oldest first), then the
+    // live ledger: a long series fills a segment.
+    let mut segments: Vec<_> = std::fs::read_dir(home.file("state/ticks"))
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    segments.retain(|p| p.extension().is_some_and(|x| x == "jsonl"));
+    segments.sort();
+    let mut ledger = String::new();
+    for segment in segments {
+        ledger.push_str(&std::fs::read_to_string(segment).unwrap_or_default());
+    }
+    ledger.push_str(&std::fs::read_to_string(home.file("state/ticks.jsonl")).unwrap_or_default());
     let mut lines = Vec::new();
     for line in ledger.lines() {
         match serde_json::from_str::<serde_json::Value>(line) {
