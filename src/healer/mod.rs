@@ -401,6 +401,9 @@ fn files_on_disk(home: &Home, rel: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
+mod rules_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
