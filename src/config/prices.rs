@@ -2,7 +2,9 @@
 //! a real model out of the box (DESIGN 6). Dollars per million tokens, as
 //! the providers' pricing pages list them (Anthropic: "Model pricing", 5-minute
 //! cache writes, 1-hour writes at twice the input price; OpenAI: "Pricing",
-//! standard tier, where a cache write costs what an input token does). The README dates the table. A
+//! standard tier, where a cache write costs what an input token does).
+//! `docs/models.md` shows and dates the table; a test holds the two
+//! together. A
 //! `[budget.prices."MODEL"]` entry always wins over it.
 //!
 //! Names are matched as the APIs and gateways spell them: a provider prefix
@@ -201,6 +203,79 @@ mod tests {
             "nonsense",
         ] {
             assert!(!is_loopback(url), "{url}");
+        }
+    }
+
+    /// The rows of the price table in `docs/models.md`: (names, the five
+    /// prices). A name starting with `-` continues the family of the full
+    /// name before it (`claude-opus-4-5`, `-4-6` is `claude-opus-4-6`).
+    fn documented() -> Vec<(Vec<String>, [f64; 5])> {
+        let doc = include_str!("../../docs/models.md");
+        let mut rows = Vec::new();
+        let mut in_table = false;
+        for line in doc.lines() {
+            if line.starts_with("| model | input | cache write (5 min)") {
+                in_table = true;
+                continue;
+            }
+            if !in_table || line.starts_with("|---") {
+                continue;
+            }
+            if !line.starts_with('|') {
+                break;
+            }
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            let mut names = Vec::new();
+            let mut family = String::new();
+            for name in cells[0].split(", ").map(|n| n.trim_matches('`')) {
+                let full = if name.starts_with('-') {
+                    format!("{family}{name}")
+                } else {
+                    // The family: up to the first `-` followed by a digit.
+                    let cut = name
+                        .match_indices('-')
+                        .find(|(i, _)| name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+                        .map_or(name.len(), |(i, _)| i);
+                    family = name[..cut].to_string();
+                    name.to_string()
+                };
+                names.push(full);
+            }
+            let price = |i: usize| cells[i].parse::<f64>().unwrap();
+            rows.push((names, [price(1), price(2), price(3), price(4), price(5)]));
+        }
+        rows
+    }
+
+    #[test]
+    fn the_documented_price_table_is_the_shipped_one() {
+        let rows = documented();
+        assert!(rows.len() >= 20, "the table in docs/models.md: {rows:?}");
+        let mut seen = Vec::new();
+        for (names, [input, write, write_1h, read, output]) in rows {
+            for name in names {
+                let p =
+                    shipped(&name).unwrap_or_else(|| panic!("{name} is documented, not shipped"));
+                let got = [
+                    p.input_per_mtok,
+                    p.cache_write(),
+                    p.cache_write_1h(),
+                    p.cache_read(),
+                    p.output_per_mtok,
+                ];
+                for (doc, code) in [input, write, write_1h, read, output].iter().zip(got) {
+                    assert!(
+                        (doc - code).abs() < 1e-9,
+                        "{name}: documented {doc}, shipped {code}"
+                    );
+                }
+                seen.push(name);
+            }
+        }
+        for (name, ..) in TABLE {
+            // `-0` is an alias the APIs accept for the first release.
+            let documented = seen.iter().any(|s| s == name || format!("{s}-0") == *name);
+            assert!(documented, "{name} is shipped but not in docs/models.md");
         }
     }
 }
