@@ -55,6 +55,26 @@ fn completions_and_the_man_page_come_from_the_parser() {
     let out = home.output(&["completions", "cobol"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hint: name one of bash"));
+
+    // One page per command, as `man hearth-ask` finds them.
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    home.ok(&["completions", "man", "--dir", pages.to_str().unwrap()]);
+    for page in [
+        "hearth.1",
+        "hearth-ask.1",
+        "hearth-run.1",
+        "hearth-metrics.1",
+        "hearth-collab.1",
+    ] {
+        let roff = std::fs::read_to_string(pages.join(page)).unwrap_or_default();
+        assert!(roff.contains(".TH "), "{page}: {roff:.200}");
+    }
+    let ask = std::fs::read_to_string(pages.join("hearth-ask.1")).unwrap();
+    assert!(
+        ask.contains("read\\-only"),
+        "the ask page has its own options: {ask}"
+    );
 }
 
 #[test]
