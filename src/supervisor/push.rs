@@ -43,7 +43,10 @@ impl JsonFile for PushState {
 impl PushState {
     /// The state the supervisor last wrote, if pushing was ever on.
     pub fn load(home: &Home) -> Option<PushState> {
-        json_file::load(&home.path(rel::PUSH_STATE)).ok().flatten()
+        json_file::load(&home.path(rel::PUSH_STATE)).unwrap_or_else(|e| {
+            tracing::warn!("{e}; the push record starts afresh (the next push rewrites it)");
+            None
+        })
     }
 }
 

@@ -36,10 +36,14 @@ impl JsonFile for Trust {
 impl Trust {
     /// What is trusted (nothing, if the file is missing or broken).
     pub fn load(home: &Home) -> Trust {
-        json_file::load(&home.path(rel::TRUST))
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        match json_file::load(&home.path(rel::TRUST)) {
+            Ok(trust) => trust.unwrap_or_default(),
+            Err(e) => {
+                // Nothing trusted is the safe reading; it is said, not silent.
+                tracing::warn!("{e}; no operator tool runs until you run `hearth trust` again");
+                Trust::default()
+            }
+        }
     }
 
     /// Whether `file` is trusted with this content digest.
