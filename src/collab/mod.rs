@@ -13,6 +13,7 @@
 pub mod commits;
 pub mod handoff;
 pub mod intake;
+pub mod intake_error;
 pub mod record;
 pub mod store;
 

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use super::Supervisor;
 use crate::collab::handoff::Handoff;
 use crate::collab::intake::{self, Taken};
+use crate::collab::intake_error::IntakeError;
 use crate::collab::{own_name, store};
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
@@ -72,7 +73,7 @@ impl Supervisor<'_> {
                 match self.take_one(&peer, &peer_home, &file, &me) {
                     Ok(true) => count += 1,
                     Ok(false) => {}
-                    Err(problem) => self.report_once(problem),
+                    Err(problem) => self.report_once(problem.to_string()),
                 }
             }
         }
@@ -119,34 +120,34 @@ impl Supervisor<'_> {
         peer_home: &std::path::Path,
         file: &str,
         me: &str,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, IntakeError> {
         let path = peer_home.join(rel::OUTBOX).join(file);
         // A regular file of bounded size, or named and skipped: a FIFO
         // there would block this supervisor for ever, /dev/zero never end.
-        let bytes = crate::bounded::read(&path, MAX_HANDOFF_BYTES)
-            .map_err(|e| format!("peer {peer}: {e}; it is not taken"))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            format!(
-                "peer {peer}: {} is not UTF-8 text; it is not taken",
-                path.display()
-            )
+        let bytes = crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(|source| {
+            IntakeError::Unreadable {
+                peer: peer.to_string(),
+                source,
+            }
         })?;
-        let h = Handoff::parse(&text).map_err(|e| {
-            format!(
-                "peer {peer}: {} is not a handoff hearth can read: {e}",
-                path.display()
-            )
+        let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
+            peer: peer.to_string(),
+            path: path.display().to_string(),
+        })?;
+        let h = Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
+            peer: peer.to_string(),
+            path: path.display().to_string(),
+            why,
         })?;
         if h.to != me {
             return Ok(false);
         }
         if h.from != peer {
-            return Err(format!(
-                "peer {peer}: {} says it is from {:?}; a home hands off only as itself, so it \
-                 is not taken",
-                path.display(),
-                h.from
-            ));
+            return Err(IntakeError::NotFromPeer {
+                peer: peer.to_string(),
+                path: path.display().to_string(),
+                claims: h.from.clone(),
+            });
         }
         // Not committed yet: the peer's commit wakes us again.
         let Some(sent_in) = committed_in(peer_home, file, h.created) else {
@@ -158,7 +159,7 @@ impl Supervisor<'_> {
         let already = self.home.path(&inbox_rel).exists()
             || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
         let slug = h.collaboration.slug.clone();
-        let mine = store::load(self.home, &slug).map_err(|e| e.to_string())?;
+        let mine = store::load(self.home, &slug)?;
         let taken = Taken {
             peer: peer.to_string(),
             file: file.to_string(),
@@ -169,7 +170,7 @@ impl Supervisor<'_> {
             at: now,
         };
         let line = serde_json::to_string(&taken).expect("a ledger line serialises");
-        let _lock = CommitLock::acquire(self.home).map_err(|e| e.to_string())?;
+        let _lock = CommitLock::acquire(self.home)?;
         let mut paths = vec![rel::HANDOFFS.to_string()];
         // The record is written whether or not the message was: taking a
         // round twice keeps one (rounds merge by number), and a supervisor
@@ -200,16 +201,14 @@ impl Supervisor<'_> {
                     Err(e) => tracing::warn!("could not write the collab flare: {e}"),
                 }
             }
-            crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())
-                .map_err(|e| e.to_string())?;
+            crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())?;
             paths.push(inbox_rel.clone());
         }
-        paths.push(store::save(self.home, &intake.record).map_err(|e| e.to_string())?);
+        paths.push(store::save(self.home, &intake.record)?);
         if let Some(pause) = self.options.intake_pause.filter(|_| !already) {
             std::thread::sleep(pause);
         }
-        crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)
-            .map_err(|e| e.to_string())?;
+        crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)?;
         let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
         let message = match h.notice.as_deref() {
             Some(what) => format!("handoff: notice from {peer}, {slug} {what}"),
