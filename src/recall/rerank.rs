@@ -156,42 +156,109 @@ fn ask(
     parse(&text, candidates.len(), k)
 }
 
-/// Validates the model's JSON: ids in range, each once, at most `k`.
+/// Reads the model's answer: ids in range, each once, at most `k`. The
+/// JSON the prompt asks for (in a code fence or after a sentence, its
+/// `results` as objects or bare numbers, or `ids`) first; failing that, the
+/// shapes small local models answer in: the candidates cited as `[3]` or
+/// "candidate 3" in prose or a numbered list, or a bare list `3, 1`. An
+/// empty answer, or one that names no candidate, is an error: the caller
+/// keeps the lexical order and says why.
 pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
-    let start = text.find('{').ok_or("no JSON object in the answer")?;
-    let end = text.rfind('}').ok_or("no JSON object in the answer")?;
-    let value: Value = serde_json::from_str(&text[start..=end.max(start)])
-        .map_err(|e| format!("the answer is not JSON: {e}"))?;
-    let results = value["results"]
-        .as_array()
-        .ok_or("the answer has no \"results\" list")?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("the answer was empty".into());
+    }
+    let json = match (text.find('{'), text.rfind('}')) {
+        (Some(start), Some(end)) if end > start => {
+            Some(serde_json::from_str::<Value>(&text[start..=end]))
+        }
+        _ => None,
+    };
+    let listed = match &json {
+        Some(Ok(value)) => value["results"].as_array().or(value["ids"].as_array()),
+        _ => None,
+    };
+    if let Some(items) = listed {
+        let items = items.iter().map(|item| {
+            let id = item.as_u64().or(item["id"].as_u64());
+            let note = item["note"].as_str().unwrap_or("");
+            (id, note)
+        });
+        return match choose(items, count, k) {
+            chosen if !chosen.is_empty() => Ok(Ranked::Reranked(chosen)),
+            _ if listed.is_some_and(|l| l.is_empty()) => Ok(Ranked::NothingRelevant),
+            _ => Err("no valid ids in the answer".into()),
+        };
+    }
+    let cited = choose(
+        cited_ids(text).into_iter().map(|id| (Some(id), "")),
+        count,
+        k,
+    );
+    if !cited.is_empty() {
+        return Ok(Ranked::Reranked(cited));
+    }
+    Err(match json {
+        Some(Err(e)) => format!("the answer is not JSON: {e}"),
+        Some(Ok(_)) => "the answer has no \"results\" list".into(),
+        None => "no JSON object and no candidate named in the answer".into(),
+    })
+}
+
+/// Valid ids (1-based, in range, each once, at most `k`), 0-based, with
+/// their notes cleaned.
+fn choose<'a>(
+    items: impl Iterator<Item = (Option<u64>, &'a str)>,
+    count: usize,
+    k: usize,
+) -> Vec<(usize, String)> {
     let mut chosen: Vec<(usize, String)> = Vec::new();
-    for item in results {
-        let Some(id) = item["id"].as_u64().map(|i| i as usize) else {
+    for (id, note) in items {
+        let Some(id) = id.map(|i| i as usize) else {
             continue;
         };
         if id == 0 || id > count || chosen.iter().any(|(c, _)| *c == id - 1) {
             continue;
         }
-        let note: String = item["note"]
-            .as_str()
-            .unwrap_or("")
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(200)
-            .collect();
+        let note: String = note.chars().filter(|c| !c.is_control()).take(200).collect();
         chosen.push((id - 1, note));
         if chosen.len() == k {
             break;
         }
     }
-    if chosen.is_empty() {
-        if results.is_empty() {
-            return Ok(Ranked::NothingRelevant);
-        }
-        return Err("no valid ids in the answer".into());
+    chosen
+}
+
+/// The candidates an answer names, in order: `[3]`, "candidate 3", or the
+/// whole answer a bare list of numbers (`3, 1, 2`).
+fn cited_ids(text: &str) -> Vec<u64> {
+    let bare = text
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace());
+    if bare {
+        return text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter_map(|n| n.parse().ok())
+            .collect();
     }
-    Ok(Ranked::Reranked(chosen))
+    let lower = text.to_lowercase();
+    let mut found: Vec<(usize, u64)> = Vec::new();
+    for (at, _) in lower.match_indices('[') {
+        let digits: String = lower[at + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if !digits.is_empty() && lower[at + 1 + digits.len()..].starts_with(']') {
+            found.extend(digits.parse().ok().map(|n| (at, n)));
+        }
+    }
+    for (at, word) in lower.match_indices("candidate") {
+        let rest = lower[at + word.len()..].trim_start_matches([' ', '#']);
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        found.extend(digits.parse().ok().map(|n| (at, n)));
+    }
+    found.sort();
+    found.into_iter().map(|(_, n)| n).collect()
 }
 
 /// Reranks with the `[rerank]` model, or says why the lexical order
@@ -248,5 +315,34 @@ mod tests {
                 (1, String::new())
             ]))
         );
+    }
+
+    #[test]
+    fn the_shapes_small_models_answer_in_are_read() {
+        let ids = |text: &str| -> Vec<usize> {
+            match parse(text, 4, 3) {
+                Ok(Ranked::Reranked(chosen)) => chosen.into_iter().map(|(i, _)| i + 1).collect(),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        };
+        let fenced = "Here you go:\n```json\n{\"results\": [{\"id\": 3, \"note\": \"x\"}]}\n```";
+        assert_eq!(ids(fenced), vec![3]);
+        assert_eq!(ids(r#"{"results": [2, 4]}"#), vec![2, 4], "bare numbers");
+        assert_eq!(ids(r#"{"ids": [4, 1]}"#), vec![4, 1]);
+        let numbered = "1. [2] the heron eats fish\n2. [1] the heron waits\n3. [2] again";
+        assert_eq!(ids(numbered), vec![2, 1], "a numbered list of citations");
+        let prose = "The answer is in candidate 3, and Candidate #1 says more.";
+        assert_eq!(ids(prose), vec![3, 1]);
+        assert_eq!(ids("The best is [4]; [9] does not exist."), vec![4]);
+        assert_eq!(ids("3, 1, 2, 4"), vec![3, 1, 2], "a bare list, cut to k");
+        assert_eq!(
+            parse("   ", 4, 3),
+            Err("the answer was empty".into()),
+            "an empty answer is said, and the lexical order stands"
+        );
+        assert!(parse("None of them, sorry.", 4, 3).is_err());
+        assert!(parse("{not json at all}", 4, 3)
+            .unwrap_err()
+            .contains("not JSON"));
     }
 }

@@ -194,3 +194,44 @@ fn a_hanging_rerank_falls_back_within_the_recovery_budget() {
         "took {took:?} with [recovery] wall_s = 1"
     );
 }
+
+/// The shapes small local models really answer a rerank in (issue 33):
+/// each read as the model meant it, none sent back for a retry.
+#[test]
+fn a_numbered_list_prose_with_citations_or_fenced_json_reorders_the_results() {
+    for shape in [
+        "1. [2] says what the heron eats\n2. [1] where it waits",
+        "The most relevant is candidate 2; candidate 1 is about something else.",
+        "```json\n{\"results\": [{\"id\": 2, \"note\": \"what it eats\"}]}\n```",
+        "2, 1",
+    ] {
+        let server = ModelServer::start(vec![answer(shape)]);
+        let home = home(&server);
+        let lexical = recall(&home, "what does the heron eat");
+        let (found, _) = recall_with_key(&home, "what does the heron eat");
+        assert_eq!(found["order"], "reranked", "{shape:?}: {found}");
+        assert_eq!(
+            found["results"][0]["excerpt"], lexical["results"][1]["excerpt"],
+            "{shape:?}: candidate 2 comes first"
+        );
+        assert_eq!(server.received().len(), 1, "{shape:?}: no retry needed");
+    }
+}
+
+#[test]
+fn an_empty_answer_keeps_the_lexical_order_and_says_so() {
+    let server = ModelServer::start(vec![answer(""), answer("")]);
+    let home = home(&server);
+    let (found, _) = recall_with_key(&home, "heron");
+    assert_eq!(found["order"], "lexical");
+    let why = found["lexical_because"].as_str().unwrap();
+    assert!(why.contains("the answer was empty"), "{why}");
+    assert_eq!(found["results"].as_array().unwrap().len(), 2);
+    let text = with_key(&home, &["recall", "heron"]);
+    let said =
+        String::from_utf8_lossy(&text.stdout).into_owned() + &String::from_utf8_lossy(&text.stderr);
+    assert!(
+        said.contains("the answer was empty"),
+        "the text output says so: {said}"
+    );
+}
