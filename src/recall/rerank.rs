@@ -190,6 +190,14 @@ pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
             _ => Err("no valid ids in the answer".into()),
         };
     }
+    // "None of [1]-[3] is relevant" cites candidates it rejects.
+    let lower = text.to_lowercase();
+    if ["none", "nothing", "no relevant", "no candidate"]
+        .iter()
+        .any(|no| lower.starts_with(no))
+    {
+        return Ok(Ranked::NothingRelevant);
+    }
     let cited = choose(
         cited_ids(text).into_iter().map(|id| (Some(id), "")),
         count,
@@ -340,7 +348,16 @@ mod tests {
             Err("the answer was empty".into()),
             "an empty answer is said, and the lexical order stands"
         );
-        assert!(parse("None of them, sorry.", 4, 3).is_err());
+        assert_eq!(
+            parse("None of [1]-[3] answers it.", 4, 3),
+            Ok(Ranked::NothingRelevant),
+            "an answer that begins by rejecting them all"
+        );
+        assert_eq!(
+            parse("Nothing relevant.", 4, 3),
+            Ok(Ranked::NothingRelevant)
+        );
+        assert!(parse("I cannot tell, sorry.", 4, 3).is_err());
         assert!(parse("{not json at all}", 4, 3)
             .unwrap_err()
             .contains("not JSON"));
