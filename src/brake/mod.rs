@@ -18,6 +18,7 @@ pub mod gate;
 pub mod log;
 pub mod report;
 pub mod required;
+pub mod status;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,14 +4,8 @@
 
 use std::path::Path;
 
-use hearth::boot;
-use hearth::brake::gate::Override;
-use hearth::brake::log::{self, Line};
-use hearth::brake::{reads_in_context, report, required, waiting};
+use hearth::brake::{log, report, status};
 use hearth::config::Config;
-use hearth::conversation::store::Conversation;
-use hearth::repo::Repo;
-use hearth::tools::sandbox::{self, Area};
 
 use super::{CommandError, Env, Exit};
 
@@ -55,54 +49,27 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let now = env.clock.now();
     match args.command {
         Sub::Status { json } => {
-            let boot = boot::boot(&home, &config.boot);
-            let required = required::required(&home, &boot.required_reads, &config.brake.must_read);
-            let repo = Repo::open(home.root()).ok();
-            let (conversation, _) =
-                Conversation::read(&home, repo.as_ref()).map_err(|e| CommandError::new(e, None))?;
-            let reads = reads_in_context(&conversation.messages, |raw| {
-                sandbox::resolve(&home, raw, &[Area::Memory, Area::State, Area::Outbox])
-                    .ok()
-                    .map(|p| home.relative(&p))
-            });
-            let open = waiting(&required, &reads);
-            let rows: Vec<serde_json::Value> = required
-                .iter()
-                .map(|r| {
-                    let state = match open.iter().find(|w| w.path == r.path) {
-                        Some(w) if w.missing => "missing",
-                        Some(_) => "not read",
-                        None => "read",
-                    };
-                    serde_json::json!({"path": r.path, "state": state})
-                })
-                .collect();
-            let ov = Override::load(&home);
+            let st = status::status(&home, &config).map_err(|e| CommandError::new(e, None))?;
             if json {
                 outln!(
                     "{}",
-                    serde_json::to_string_pretty(&serde_json::json!({
-                        "mode": config.brake.mode,
-                        "required": rows,
-                        "override_ticks_left": ov.ticks_left,
-                    }))
-                    .expect("status serialises")
+                    serde_json::to_string_pretty(&st).expect("status serialises")
                 );
                 return Ok(Exit::Success);
             }
-            outln!("mode:      {:?}", config.brake.mode);
-            if rows.is_empty() {
+            outln!("mode:      {:?}", st.mode);
+            if st.required.is_empty() {
                 outln!("required:  none");
             }
-            for row in &rows {
-                outln!(
-                    "  {:<9} {}",
-                    row["state"].as_str().unwrap_or(""),
-                    row["path"].as_str().unwrap_or("")
-                );
+            for row in &st.required {
+                outln!("  {:<9} {}", row.state, row.path);
             }
-            if ov.ticks_left > 0 {
-                outln!("override:  {} tick(s) left ({})", ov.ticks_left, ov.reason);
+            if st.override_ticks_left > 0 {
+                outln!(
+                    "override:  {} tick(s) left ({})",
+                    st.override_ticks_left,
+                    st.override_reason
+                );
             }
             Ok(Exit::Success)
         }
@@ -155,31 +122,15 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             Ok(Exit::Success)
         }
         Sub::Override { ticks, reason } => {
-            if reason.trim().is_empty() {
-                return Err(CommandError::usage(
-                    "--reason must say why",
-                    "the reason goes into state/brake.jsonl for whoever reads it later",
-                ));
-            }
-            Override {
-                ticks_left: ticks,
-                reason: reason.clone(),
-                granted: Some(now),
-            }
-            .save(&home)?;
-            log::append(
-                &home,
-                &Line {
-                    v: log::VERSION,
-                    time: now,
-                    tick: None,
-                    tool: "hearth brake override".into(),
-                    target: String::new(),
-                    decision: "override-granted".into(),
-                    waiting: Vec::new(),
-                    reason: Some(format!("{ticks} tick(s): {reason}")),
-                },
-            )?;
+            status::grant_override(&home, ticks, &reason, now).map_err(|e| {
+                let hint = e.hint();
+                match e {
+                    status::OverrideError::NoReason => {
+                        CommandError::usage(&e.to_string(), &hint.unwrap_or_default())
+                    }
+                    e => CommandError::new(e, hint),
+                }
+            })?;
             outln!("the brake is open for the next {ticks} tick(s); state/brake.jsonl records it");
             Ok(Exit::Success)
         }
