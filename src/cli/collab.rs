@@ -5,12 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth::collab::{self, store, Change, Collaboration, Status};
+use hearth::collab::{self, operator, store, Change, Collaboration, Status};
 use hearth::config::collab as collab_config;
 use hearth::config::Config;
-use hearth::home::lock::CommitLock;
 use hearth::home::Home;
-use hearth::repo::{Identity, Repo};
 
 use super::{CommandError, Env, Exit};
 
@@ -105,60 +103,15 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             founded_by,
         } => {
             let config = Config::load(&home.config_path())?;
-            let slug = slug.unwrap_or_else(|| collab::slug_for(&name));
-            if store::load(&home, &slug).map_err(no_hint)?.is_some() {
-                return Err(CommandError::usage(
-                    &format!("collaboration {slug} exists already"),
-                    "pick another --slug, or `hearth collab reopen` it",
-                ));
-            }
-            let workdir = checked_workdir(&config, workdir)?;
-            let mut participants = vec![collab::own_name(&home)];
-            for peer in with {
-                if !config.peers.contains_key(&peer) {
-                    return Err(CommandError::usage(
-                        &format!("{peer:?} is not one of this home's [peers]"),
-                        "add it to [peers] in hearth.toml (name = \"/path/to/its/home\")",
-                    ));
-                }
-                if !participants.contains(&peer) {
-                    participants.push(peer);
-                }
-            }
-            if let Some(memory) = &founded_by {
-                let under_memory = memory.starts_with("memory/") && !memory.contains("..");
-                if !under_memory || !home.path(memory).is_file() {
-                    return Err(CommandError::usage(
-                        &format!("--founded-by {memory}: no such memory in this home"),
-                        "name a file under memory/, as `hearth recall` cites it",
-                    ));
-                }
-            }
-            let now = env.clock.now();
-            let c = Collaboration::found(
-                &slug,
-                &name,
+            let founding = operator::Founding {
+                name,
+                slug,
                 workdir,
-                participants,
+                with,
                 founded_by,
-                "operator",
-                now,
-            )
-            .map_err(|e| {
-                CommandError::usage(
-                    &e.to_string(),
-                    "give another --slug, or a name to make one of",
-                )
-            })?;
-            commit_change(
-                env,
-                &home,
-                &config,
-                &c,
-                &format!("collab: new {slug} ({name})"),
-                None,
-            )?;
-            outln!("{}", store::rel_path(&slug));
+            };
+            let c = operator::found(&home, &config, founding, env.clock.now()).map_err(refused)?;
+            outln!("{}", store::rel_path(&c.slug));
             Ok(Exit::Success)
         }
         Sub::Rename { slug, name } => {
@@ -177,19 +130,13 @@ fn no_hint(e: impl Into<anyhow::Error>) -> CommandError {
     CommandError::new(e, None)
 }
 
-/// The workdir asked for, if the operator's allow-list has it.
-fn checked_workdir(config: &Config, dir: Option<PathBuf>) -> Result<Option<String>, CommandError> {
-    let Some(dir) = dir else {
-        return Ok(None);
-    };
-    if !dir.is_absolute() || !config.collaborations.allows(&dir) {
-        return Err(CommandError::usage(
-            &format!("{} is not one of [collaborations] workdirs", dir.display()),
-            "add it to [collaborations] workdirs in hearth.toml (absolute paths), or leave \
-             --workdir out to work in the home",
-        ));
+/// The operator's change as the command reports it: what cannot be is a
+/// misuse (exit 2), what failed on the way an error; both with the hint.
+fn refused(e: operator::OperatorError) -> CommandError {
+    match e.hint() {
+        Some(hint) if e.is_misuse() => CommandError::usage(&e.to_string(), &hint),
+        hint => CommandError::new(e, hint),
     }
-    Ok(Some(dir.to_string_lossy().into_owned()))
 }
 
 fn status_change(
@@ -204,42 +151,7 @@ fn status_change(
     })
 }
 
-/// Notices to `c`'s other participants among this home's peers that its
-/// operator changed its status (`what`): their supervisors take them into
-/// their records and inboxes, as they take a completion.
-fn notify_peers(
-    env: &Env,
-    home: &Home,
-    config: &Config,
-    c: &Collaboration,
-    what: &str,
-) -> Result<Vec<String>, CommandError> {
-    let me = collab::own_name(home);
-    let reason = c
-        .events
-        .last()
-        .filter(|e| !e.note.is_empty())
-        .map(|e| format!(" ({})", e.note))
-        .unwrap_or_default();
-    let message = format!(
-        "{me}'s operator changed collaboration \"{}\" ({}): {what}{reason}; it is now {}.",
-        c.name,
-        c.slug,
-        c.status.as_str()
-    );
-    let mut posted = Vec::new();
-    for peer in c
-        .participants
-        .iter()
-        .filter(|p| **p != me && config.peers.contains_key(*p))
-    {
-        let notice = collab::handoff::notice(&me, peer, c, what, message.clone(), env.clock.now());
-        posted.push(store::post(home, &notice, env.clock.now())?);
-    }
-    Ok(posted)
-}
-
-/// Loads `slug`, applies `apply`, writes and commits the record.
+/// Applies a change by hand and says where the collaboration stands.
 fn change(
     env: &Env,
     home: &Home,
@@ -251,63 +163,14 @@ fn change(
     ) -> Result<(), collab::CollabError>,
 ) -> Result<Exit, CommandError> {
     let config = Config::load(&home.config_path())?;
-    let Some(mut c) = store::load(home, slug).map_err(no_hint)? else {
-        return Err(not_found(slug));
-    };
-    apply(&mut c, env.clock.now()).map_err(|e| {
-        CommandError::usage(
-            &e.to_string(),
-            "`hearth collab show SLUG` shows where it stands",
-        )
-    })?;
-    // A status change or a new name travels to the peers as a notice.
-    let status_change = c.events.last().map(|e| e.what.clone()).filter(|what| {
-        ["pause", "complete", "abandon", "reopen", "rename"].contains(&what.as_str())
-    });
-    commit_change(
-        env,
-        home,
-        &config,
-        &c,
-        &format!("collab: {summary} ({slug})"),
-        status_change.as_deref(),
-    )?;
+    let c =
+        operator::change(home, &config, slug, summary, env.clock.now(), apply).map_err(refused)?;
     outln!("{slug}: {} ({})", c.status.as_str(), c.name);
     Ok(Exit::Success)
 }
 
-/// Writes the record (and, for a status change `notice`, the notices to
-/// the peers) and commits them as the operator.
-fn commit_change(
-    env: &Env,
-    home: &Home,
-    config: &Config,
-    c: &Collaboration,
-    message: &str,
-    notice: Option<&str>,
-) -> Result<(), CommandError> {
-    // Held from the write to the commit: a running supervisor must not
-    // take the record for a hand edit.
-    let _lock = CommitLock::acquire(home)?;
-    let mut paths = vec![store::save(home, c)?];
-    if let Some(what) = notice {
-        paths.extend(notify_peers(env, home, config, c, what)?);
-    }
-    let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    Repo::open(home.root())?.commit(
-        &specs,
-        &Identity::operator(&config.git),
-        message,
-        env.clock.now(),
-    )?;
-    Ok(())
-}
-
 fn not_found(slug: &str) -> CommandError {
-    CommandError::usage(
-        &format!("no collaboration {slug:?} in this home"),
-        "`hearth collab list` shows them",
-    )
+    refused(operator::OperatorError::NotFound(slug.to_string()))
 }
 
 fn list(home: &Home, status: Option<&str>, json: bool) -> Result<Exit, CommandError> {

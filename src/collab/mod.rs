@@ -14,6 +14,7 @@ pub mod commits;
 pub mod handoff;
 pub mod intake;
 pub mod intake_error;
+pub mod operator;
 pub mod record;
 pub mod store;
 
