@@ -6,6 +6,7 @@
 
 mod edges;
 mod heal;
+mod house;
 mod recall;
 mod tick;
 
