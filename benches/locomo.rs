@@ -441,4 +441,68 @@ fn print_peer(hearth: &Run, title: &str, short: &str, peer: Option<Run>, missing
         hearth.overall.frac[1] / peer.overall.frac[1],
         hearth.overall.frac[3] / peer.overall.frac[3]
     );
+    print_significance(hearth, &peer, short);
+}
+
+/// Per category, whether hearth and `peer` differ on any@5 (a question
+/// answered by at least one evidence turn in the top 5, a proportion): a
+/// two-proportion z-test, two-sided, with Holm–Bonferroni across the
+/// categories — how a change is claimed per category, not only overall.
+/// (The questions are the same on both sides, so the test is
+/// conservative; McNemar's would use the pairing.)
+fn print_significance(a: &Run, b: &Run, short: &str) {
+    let mut rows = Vec::new();
+    for (id, name) in CATEGORIES {
+        let (Some(x), Some(y)) = (a.by_category.get(&id), b.by_category.get(&id)) else {
+            continue;
+        };
+        let n = x.questions as f64;
+        let (p1, p2) = (x.any[1] / n, y.any[1] / n);
+        let pooled = (p1 + p2) / 2.0;
+        let se = (pooled * (1.0 - pooled) * 2.0 / n).sqrt();
+        let z = if se > 0.0 { (p1 - p2) / se } else { 0.0 };
+        let p = erfc(z.abs() / std::f64::consts::SQRT_2);
+        rows.push((name, x.questions, p1, p2, z, p));
+    }
+    let adjusted = holm(&rows.iter().map(|r| r.5).collect::<Vec<_>>());
+    println!(
+        "any@5, hearth vs {short}: two-proportion z-test, Holm–Bonferroni over the categories"
+    );
+    println!(
+        "{:<12} {:>5} {:>8} {:>8} {:>7} {:>9} {:>9}",
+        "category", "n", "hearth", short, "z", "p", "p (Holm)"
+    );
+    for ((name, n, p1, p2, z, p), holm) in rows.iter().zip(adjusted) {
+        let mark = if holm < 0.05 { " *" } else { "" };
+        println!(
+            "{name:<12} {n:>5} {:>7.1}% {:>7.1}% {z:>7.2} {p:>9.4} {holm:>9.4}{mark}",
+            100.0 * p1,
+            100.0 * p2
+        );
+    }
+}
+
+/// Holm–Bonferroni adjusted p-values, in the order given.
+fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|i, j| p[*i].total_cmp(&p[*j]));
+    let mut adjusted = vec![0.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
+}
+
+/// The complementary error function (Abramowitz and Stegun 7.1.26,
+/// error under 1.5e-7): enough for a p-value.
+fn erfc(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    poly * (-x * x).exp()
 }
