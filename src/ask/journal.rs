@@ -72,8 +72,15 @@ impl Journal {
         crate::json_file::save(&self.path(home), self)
     }
 
-    /// Brings the journal up to what the ask has written and spent; written
-    /// only when that changed.
+    /// Names `rel` as written by the ask, before it is written; saved
+    /// only when it is new.
+    pub fn ahead(&mut self, home: &Home, rel: &str) -> Result<(), WriteError> {
+        self.record(home, &[rel.to_string()], self.usage, self.cost_usd)
+    }
+
+    /// Adds what the ask has written (`touched`, merged into what the
+    /// journal names) and what it has spent so far; saved only when that
+    /// changed.
     pub fn record(
         &mut self,
         home: &Home,
@@ -81,10 +88,15 @@ impl Journal {
         usage: (u64, u64),
         cost_usd: f64,
     ) -> Result<(), WriteError> {
-        if self.touched == touched && self.usage == usage && self.cost_usd == cost_usd {
+        let new: Vec<String> = touched
+            .iter()
+            .filter(|t| !self.touched.contains(t))
+            .cloned()
+            .collect();
+        if new.is_empty() && self.usage == usage && self.cost_usd == cost_usd {
             return Ok(());
         }
-        self.touched = touched.to_vec();
+        self.touched.extend(new);
         self.usage = usage;
         self.cost_usd = cost_usd;
         self.save(home)

@@ -282,15 +282,9 @@ fn exchange(
     let mut report = TickReport::new(0, now);
     let journal = std::cell::RefCell::new(journal);
     let write_ahead = |rel: &str| {
-        let mut journal = journal.borrow_mut();
-        let mut touched = journal.touched.clone();
-        if touched.iter().any(|t| t == rel) {
-            return Ok(());
-        }
-        touched.push(rel.to_string());
-        let (usage, cost) = (journal.usage, journal.cost_usd);
         journal
-            .record(home, &touched, usage, cost)
+            .borrow_mut()
+            .ahead(home, rel)
             .map_err(|e| e.to_string())
     };
     // Tick 0: the ask's door. It answers the shell: no sleep to ask for,
@@ -313,14 +307,11 @@ fn exchange(
             cache_key: Some(&home.cache_key()),
             after_call: Some(&mut |report, effects| {
                 let usage = (report.usage.input_tokens, report.usage.output_tokens);
-                let mut journal = journal.borrow_mut();
-                let mut touched = journal.touched.clone();
-                for rel in &effects.touched {
-                    if !touched.contains(rel) {
-                        touched.push(rel.clone());
-                    }
-                }
-                if let Err(e) = journal.record(home, &touched, usage, report.cost_usd) {
+                let recorded =
+                    journal
+                        .borrow_mut()
+                        .record(home, &effects.touched, usage, report.cost_usd);
+                if let Err(e) = recorded {
                     tracing::warn!("{e}");
                 }
             }),

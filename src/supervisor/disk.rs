@@ -35,9 +35,15 @@ pub const RETRY_FLOOR: Duration = Duration::from_secs(1);
 /// How long to wait before looking for room again, at `interval`:
 /// [`RETRY`], or the interval if shorter, never less than [`RETRY_FLOOR`].
 pub fn retry_after(interval: chrono::Duration) -> chrono::Duration {
-    let retry = chrono::Duration::from_std(RETRY).unwrap_or_default();
+    look_again_after(RETRY, interval)
+}
+
+/// A paused supervisor's wait before it looks again (for room, for git):
+/// `most`, or the interval if shorter, never less than [`RETRY_FLOOR`].
+pub fn look_again_after(most: Duration, interval: chrono::Duration) -> chrono::Duration {
+    let most = chrono::Duration::from_std(most).unwrap_or_default();
     let floor = chrono::Duration::from_std(RETRY_FLOOR).unwrap_or_default();
-    retry.min(interval).max(floor)
+    most.min(interval).max(floor)
 }
 
 /// Bytes an unprivileged writer may still use on the filesystem holding

@@ -19,8 +19,6 @@ use chrono::{DateTime, Utc};
 use super::recovery::Cut;
 use super::{Supervisor, SupervisorError, Turn};
 use crate::healer::HealError;
-use crate::home::lock::CommitLock;
-use crate::repo::clean_stale_locks;
 #[cfg(test)]
 use crate::repo::RepoError;
 
@@ -33,8 +31,6 @@ pub const RETRY: Duration = Duration::from_secs(30);
 pub struct GitWait {
     /// When git was first found locked.
     pub since: DateTime<Utc>,
-    /// What git said.
-    pub error: String,
     /// What the put-off tick was interrupted by, for its ledger line if it
     /// had none yet (a start-up's recovery that found git locked).
     pub cut: Cut,
@@ -49,11 +45,9 @@ pub fn is_git_locked(error: &SupervisorError) -> bool {
 }
 
 /// How long to wait before trying again, at `interval`: [`RETRY`], or the
-/// interval if shorter, never less than a second (`run --ticks N` has an
-/// interval of 0).
+/// interval if shorter, never less than a second.
 pub fn retry_after(interval: chrono::Duration) -> chrono::Duration {
-    let retry = chrono::Duration::from_std(RETRY).unwrap_or_default();
-    retry.min(interval).max(chrono::Duration::seconds(1))
+    super::disk::look_again_after(RETRY, interval)
 }
 
 impl Supervisor<'_> {
@@ -69,7 +63,6 @@ impl Supervisor<'_> {
             );
             self.git_wait = Some(GitWait {
                 since: self.options.clock.now(),
-                error: error.to_string(),
                 cut,
             });
         }
@@ -80,25 +73,15 @@ impl Supervisor<'_> {
         self.options.clock.now() + retry_after(self.interval())
     }
 
-    /// Before a tick, while a commit is put off: a lock left by a killed
-    /// git is removed, and the put-off tick is finished. `None` when it is
-    /// (or nothing waited); an error that is still git's lock sends the
-    /// turn back to waiting.
+    /// Before a tick, while a commit is put off: the put-off tick is
+    /// finished (a lock left by a killed git is removed by the commit
+    /// itself, when its wait runs out). `None` when it is (or nothing
+    /// waited); an error that is still git's lock sends the turn back to
+    /// waiting.
     pub(super) fn finish_put_off(&mut self) -> Result<Option<Turn>, SupervisorError> {
         let Some(wait) = self.git_wait.clone() else {
             return Ok(None);
         };
-        {
-            let _commit = CommitLock::acquire(self.home)?;
-            let wait = Duration::from_secs(self.config.git.lock_wait_s);
-            let cleanup = clean_stale_locks(self.home.root(), wait)?;
-            for path in cleanup.removed {
-                tracing::warn!(
-                    "removed {}, left by a git writer that is gone",
-                    path.display()
-                );
-            }
-        }
         self.last_tick = super::last_recorded_tick(self.home);
         let verdict = self.recover_unfinished_tick(wait.cut)?;
         self.git_wait = None;

@@ -1,18 +1,18 @@
 //! `hearth ask` under load and interruption (issue 30): asks whose tools
 //! write a file each, cut short at random moments by Ctrl-C, SIGTERM or
 //! `kill -9`, or left to finish, while the supervisor ticks back to back and
-//! the operator saves memory files in place. What must hold: every file an
+//! the operator saves memory files in place and sends messages. What must hold: every file an
 //! ask wrote is in a commit of hearth's `ask` or `ask (interrupted)`, never
 //! in the operator's `edit: … (by hand)`; the operator's saves are committed
 //! while the asks go on; every question has its answer line; nothing is
 //! left uncommitted, and no ask's journal is left behind.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Rng, Table};
+use super::{Operator, Rng, Table};
 use crate::common::model_server::{anthropic, Answer, ModelServer};
 use crate::common::{finish, finish_after_term, signal, TestHome};
 
@@ -66,22 +66,9 @@ pub fn interrupted(trials: usize, parallel: usize, seed: u64) -> Table {
     supervisor.env("ANTHROPIC_API_KEY", KEY);
     let supervisor = home.spawn_with(supervisor);
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let edits = Arc::new(Mutex::new(BTreeMap::<String, String>::new()));
-    let editor = {
-        let (stop, edits, dir) = (stop.clone(), edits.clone(), home.path.join("memory"));
-        std::thread::spawn(move || {
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                n += 1;
-                let name = format!("hand-{}.md", n % 3);
-                let text = format!("# Hand\n\nsave {n}\n");
-                std::fs::write(dir.join(&name), &text).unwrap();
-                edits.lock().unwrap().insert(format!("memory/{name}"), text);
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        })
-    };
+    // The operator at work meanwhile: saving memory files in place and
+    // sending messages, as in the crash series.
+    let operator = Operator::start(&home, 0);
     let next = Arc::new(AtomicUsize::new(0));
     let outcomes = Arc::new(Mutex::new(BTreeMap::<&'static str, usize>::new()));
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -122,8 +109,7 @@ pub fn interrupted(trials: usize, parallel: usize, seed: u64) -> Table {
     for asker in askers {
         asker.join().unwrap();
     }
-    stop.store(true, Ordering::Relaxed);
-    editor.join().unwrap();
+    let (edits, sent) = operator.stop();
     if !finish_after_term(supervisor).success() {
         table.fail("the supervisor's stop", home.log());
     }
@@ -140,7 +126,8 @@ pub fn interrupted(trials: usize, parallel: usize, seed: u64) -> Table {
     for failure in failures.lock().unwrap().iter() {
         table.fail("an ask left to finish failed", failure.clone());
     }
-    check(&home, &mut table, &edits.lock().unwrap());
+    table.count("messages sent meanwhile", sent.len());
+    check(&home, &mut table, &edits);
     table
 }
 
