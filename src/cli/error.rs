@@ -110,6 +110,7 @@ with_hint!(
     hearth::config::ConfigError,
     hearth::model::ModelError,
     hearth::json_file::JsonFileError,
+    hearth::mailbox::MailboxError,
 );
 
 macro_rules! without_hint {
@@ -123,7 +124,6 @@ macro_rules! without_hint {
 }
 
 without_hint!(
-    hearth::mailbox::MailboxError,
     hearth::exchange::ExchangeError,
     hearth::healer::HealError,
     hearth::atomic::WriteError,

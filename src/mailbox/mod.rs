@@ -9,6 +9,7 @@
 pub mod flares;
 pub mod inbox;
 pub mod outbox;
+pub mod say;
 
 use std::path::{Path, PathBuf};
 
@@ -27,12 +28,24 @@ pub enum MailboxError {
     /// A message could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
+    /// The commit lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] crate::home::lock::LockError),
     /// `hearth say` with nothing to say.
     #[error("the message is empty")]
     Empty,
 }
 
 impl MailboxError {
+    /// What the operator can do about it, when hearth knows.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            MailboxError::Lock(e) => e.hint(),
+            MailboxError::Empty => Some("hearth say \"what you want the agent to read\"".into()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> MailboxError {
         let path = path.into();
         move |source| MailboxError::Io { path, source }
