@@ -25,6 +25,7 @@ pub mod healer;
 pub mod home;
 pub mod json_file;
 pub mod mailbox;
+pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod process;

@@ -25,6 +25,7 @@ mod heal;
 mod index;
 mod init;
 mod logging;
+mod mcp;
 mod metrics;
 mod outbox;
 mod recall;
@@ -93,6 +94,8 @@ enum Command {
     Recall(recall::Args),
     /// Bring the recall index up to date (--rebuild: from scratch) and say what it holds.
     Index(index::Args),
+    /// Serve the memory to MCP clients (Claude Code, Codex…) on stdio: recall, read, status.
+    Mcp(mcp::Args),
     /// Print shell completions (bash, zsh, fish, …) or the man page (`man`).
     Completions(completions::Args),
 }
@@ -123,6 +126,7 @@ pub fn main() -> ExitCode {
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),
+        Command::Mcp(args) => mcp::run(&env, home, args),
         Command::Completions(args) => completions::run(args),
     };
     match result {

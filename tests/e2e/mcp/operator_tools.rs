@@ -1,0 +1,1 @@
+//! MCP servers as operator tools (next).

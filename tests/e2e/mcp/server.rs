@@ -1,0 +1,180 @@
+//! `hearth mcp`, driven by the official Python SDK's stdio client
+//! (`client.py`): initialize, list the tools, call them.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use super::venv;
+use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::TestHome;
+
+/// Runs `client.py` against `hearth --home HOME mcp ARGS…` with `calls`;
+/// what the client saw, as JSON.
+fn client(home: &TestHome, args: &[&str], env: &[(&str, &str)], calls: Value) -> Option<Value> {
+    let venv = venv()?;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp/client.py");
+    let mut cmd = Command::new(venv.join("bin/python"));
+    cmd.arg(script)
+        .arg(env!("CARGO_BIN_EXE_hearth"))
+        .arg("--home")
+        .arg(&home.path)
+        .arg("mcp")
+        .args(args)
+        // The SDK gives the server its default environment and these.
+        .env("HEARTH_NOW", "2026-11-24T10:00:00Z")
+        .envs(env.iter().copied())
+        .env(
+            "PASS_ENV",
+            env.iter()
+                .map(|(n, _)| *n)
+                .chain(["HEARTH_NOW"])
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(calls.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn call(seen: &Value, i: usize) -> (&str, bool) {
+    let c = &seen["calls"][i];
+    (
+        c["text"].as_str().unwrap(),
+        c["is_error"].as_bool().unwrap(),
+    )
+}
+
+#[test]
+fn a_real_client_recalls_with_citations_reads_and_sees_status() {
+    let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("memory/lighthouse.md"),
+        "# Lighthouse\n\nThe keeper of the Skerry light is Ingrid Vale.\nShe winds the clock at dusk.\n",
+    )
+    .unwrap();
+    home.git(&["add", "-A"]);
+    home.git(&["commit", "-qm", "a note on the light"]);
+    let head = String::from_utf8(home.git(&["rev-parse", "--short=7", "HEAD"]).stdout).unwrap();
+    let Some(seen) = client(
+        &home,
+        &[],
+        &[],
+        json!([
+            {"name": "recall", "arguments": {"query": "who keeps the Skerry light?", "k": 3}},
+            {"name": "read", "arguments": {"path": "memory/lighthouse.md"}},
+            {"name": "read", "arguments": {"path": "hearth.toml"}},
+            {"name": "status"},
+            {"name": "say", "arguments": {"text": "hello"}},
+            {"name": "recall", "arguments": {"query": 7}}
+        ]),
+    ) else {
+        return;
+    };
+    assert_eq!(seen["server"], "hearth");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["recall", "read", "status"], "read-only by default");
+    assert!(seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["read_only"] == true));
+
+    let (recall, failed) = call(&seen, 0);
+    assert!(!failed, "{recall}");
+    let cited = format!("memory/lighthouse.md:3-4@{}", head.trim());
+    assert!(
+        recall.contains(&format!("1. {cited}  by operator")),
+        "{cited} first, by the operator:\n{recall}"
+    );
+    let structured = &seen["calls"][0]["structured"]["results"][0];
+    assert_eq!(structured["citation"], cited);
+    assert_eq!(structured["by"], "operator");
+
+    let (read, failed) = call(&seen, 1);
+    assert!(
+        !failed && read.contains("She winds the clock at dusk."),
+        "{read}"
+    );
+    let (refused, failed) = call(&seen, 2);
+    assert!(failed && refused.contains("hint:"), "{refused}");
+    let (status, failed) = call(&seen, 3);
+    assert!(
+        !failed && status.contains("supervisor: not running"),
+        "{status}"
+    );
+    assert!(status.contains("spent today: $0.0000"), "{status}");
+    let (say, failed) = call(&seen, 4);
+    assert!(failed && say.contains("--allow-say"), "{say}");
+    let (bad, failed) = call(&seen, 5);
+    assert!(failed && bad.contains("invalid arguments"), "{bad}");
+    assert!(home.list("inbox").iter().all(|f| !f.ends_with(".md")));
+}
+
+#[test]
+fn opened_doors_say_as_the_operator_and_ask_the_agent() {
+    const KEY: &str = "sk-ant-test-mcp";
+    let server = ModelServer::start(vec![Answer::Stream {
+        events: anthropic::message("The light is kept by Ingrid Vale.", &[], 10, 5),
+        hang: None,
+    }]);
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
+         timeout_s = 10\nmax_retries = 0\n[budget]\ndaily_usd = 0\n",
+        server.url
+    ));
+    home.git(&["commit", "-qam", "config"]);
+    let Some(seen) = client(
+        &home,
+        &["--allow-say", "--allow-ask"],
+        &[("ANTHROPIC_API_KEY", KEY)],
+        json!([
+            {"name": "say", "arguments": {"text": "Please check the lamp oil."}},
+            {"name": "ask", "arguments": {"question": "Who keeps the light?"}}
+        ]),
+    ) else {
+        return;
+    };
+    let (said, failed) = call(&seen, 0);
+    assert!(!failed && said.starts_with("delivered: inbox/"), "{said}");
+    let rel = said.trim_start_matches("delivered: ").to_string();
+    assert!(home.read(&rel).contains("Please check the lamp oil."));
+    let log = String::from_utf8(home.git(&["log", "--format=%an|%s"]).stdout).unwrap();
+    assert!(
+        log.lines().any(|l| l.ends_with(&format!("|say: {rel}"))),
+        "the same commit as `hearth say`:\n{log}"
+    );
+
+    let (answer, failed) = call(&seen, 1);
+    assert!(!failed, "{answer}");
+    assert_eq!(answer, "The light is kept by Ingrid Vale.");
+    let asked = &server.received()[0];
+    assert_eq!(asked.header("x-api-key"), Some(KEY));
+    assert!(asked.body.to_string().contains("Who keeps the light?"));
+    assert!(
+        home.read("state/sessions.jsonl")
+            .contains("The light is kept by Ingrid Vale."),
+        "the ask is recorded as any ask is"
+    );
+}
