@@ -143,6 +143,7 @@ fn context(home: &Home, now: chrono::DateTime<chrono::Utc>) -> ToolContext<'_> {
         peering: Default::default(),
         workdir: Default::default(),
         write_ahead: None,
+        mcp: Default::default(),
     }
 }
 

@@ -252,6 +252,10 @@ fn exchange(
         content: vec![Block::Text { text: user_text }],
     });
     let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
+    let trust = tools::trust::Trust::load(home);
+    // The ask says nothing of a server that fails: the ticks flare it.
+    let connected = tools::mcp::connect(operator, &trust, &question.environment, home.root());
+    let operator = connected.tools;
     let mut specs = tools::specs(&operator, None);
     if question.read_only {
         specs.retain(|s| !tools::writes(&operator, &s.name));
@@ -289,11 +293,11 @@ fn exchange(
     };
     // Tick 0: the ask's door. It answers the shell: no sleep to ask for,
     // no handing work to peers (the ticks'), the home as workdir.
-    let trust = tools::trust::Trust::load(home);
     let mut tool_ctx = ToolContext {
         max_sleep_h: 0,
         environment: question.environment.clone(),
         write_ahead: Some(&write_ahead),
+        mcp: connected.servers,
         ..ToolContext::new(home, config, 0, now, operator, trust)
     };
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;

@@ -88,7 +88,7 @@ pub fn run(
     }
 
     preflight::own_files_are_files(home)?;
-    let mut prepared = prepare(home, config, options.number, now)?;
+    let mut prepared = prepare(home, config, options.number, now, &options.environment)?;
     for problem in &prepared.problems {
         tracing::warn!("{problem}");
     }
@@ -137,6 +137,7 @@ pub fn run(
         mut conversation,
         tools: specs,
         operator,
+        mcp,
         inbox: messages,
         healer_note,
         collaboration,
@@ -171,6 +172,7 @@ pub fn run(
         environment: options.environment.clone(),
         peering: crate::tools::Peering::of(home, config),
         workdir: crate::tools::Workdir::for_collaboration(home, config, collaboration.as_deref()),
+        mcp,
         ..ToolContext::new(home, config, options.number, now, operator, trust)
     };
     // The next tick reads this one's prefix: after the interval, or

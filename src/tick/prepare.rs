@@ -38,10 +38,14 @@ pub struct Prepared {
     pub conversation: Conversation,
     /// The tools the model may call.
     pub tools: Vec<model::ToolSpec>,
-    /// The operator's tools that parse (`tools/*.toml`).
+    /// The operator's tools that parse (`tools/*.toml`), each trusted MCP
+    /// server's tools in its manifest's place.
     pub operator: Vec<tools::operator::OperatorTool>,
-    /// The manifests that do not, by file and line.
+    /// The manifests that do not parse, by file and line, and the MCP
+    /// servers that did not start or answer.
     pub tool_problems: Vec<tools::operator::ManifestProblem>,
+    /// The MCP servers started to list their tools, kept for the calls.
+    pub mcp: tools::mcp::Servers,
     /// The inbox messages this tick answers, oldest first.
     pub inbox: Vec<InboxMessage>,
     /// For each of them, what recall found (best first).
@@ -66,16 +70,23 @@ pub struct Prepared {
     pub broken_note: Option<String>,
 }
 
-/// Assembles tick `number` as it would run now. Reads only.
+/// Assembles tick `number` as it would run now. Reads only, but for
+/// starting the trusted MCP servers among the operator's tools to list
+/// theirs (with the variables their manifests name from `environment`).
 pub fn prepare(
     home: &Home,
     config: &Config,
     number: u64,
     now: DateTime<Utc>,
+    environment: &BTreeMap<String, String>,
 ) -> Result<Prepared, ExchangeError> {
     let repo = Repo::open(home.root()).ok();
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
-    let (operator, tool_problems) = tools::operator::load(home, &tools::BUILTINS);
+    let (operator, mut tool_problems) = tools::operator::load(home, &tools::BUILTINS);
+    let trust = tools::trust::Trust::load(home);
+    let connected = tools::mcp::connect(operator, &trust, environment, home.root());
+    let operator = connected.tools;
+    tool_problems.extend(connected.problems);
 
     let mut messages = Vec::new();
     for path in inbox::pending(home)? {
@@ -152,6 +163,7 @@ pub fn prepare(
         tools,
         operator,
         tool_problems,
+        mcp: connected.servers,
         inbox: messages,
         collaboration,
         recall,

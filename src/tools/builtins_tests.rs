@@ -30,6 +30,7 @@ fn ctx(home: &Home) -> ToolContext<'_> {
         peering: Default::default(),
         workdir: Default::default(),
         write_ahead: None,
+        mcp: Default::default(),
     }
 }
 

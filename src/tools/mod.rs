@@ -9,6 +9,7 @@
 
 mod builtins;
 pub mod handoff;
+pub mod mcp;
 pub mod operator;
 pub mod sandbox;
 pub mod trust;
@@ -118,6 +119,9 @@ pub struct ToolContext<'a> {
     /// write. A tick needs none (its report and the supervisor's commit
     /// cover it).
     pub write_ahead: Option<&'a WriteAhead<'a>>,
+    /// The MCP servers whose tools are among `operator`, running for this
+    /// exchange (none unless a door connected them: [`mcp::connect`]).
+    pub mcp: mcp::Servers,
 }
 
 impl<'a> ToolContext<'a> {
@@ -146,6 +150,7 @@ impl<'a> ToolContext<'a> {
             peering: Peering::default(),
             workdir: Workdir::Home,
             write_ahead: None,
+            mcp: mcp::Servers::default(),
         }
     }
 
@@ -260,7 +265,12 @@ pub fn specs(operator: &[OperatorTool], peering: Option<&Peering>) -> Vec<ToolSp
     if let Some(peering) = peering.filter(|p| !p.peers.is_empty()) {
         specs.push(builtins::handoff_spec(peering));
     }
-    specs.extend(operator.iter().map(OperatorTool::spec));
+    specs.extend(
+        operator
+            .iter()
+            .filter(|t| t.runs != operator::Runs::McpServer)
+            .map(OperatorTool::spec),
+    );
     specs
 }
 
@@ -302,5 +312,9 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
             })
         }
     };
+    if let operator::Runs::McpTool { .. } = tool.runs {
+        let tool = tool.clone();
+        return ctx.mcp.call(&tool, input);
+    }
     tool.run(input, &ctx.environment, dir)
 }

@@ -25,6 +25,17 @@
 //! environment (so an API key never reaches a tool unless named), its
 //! arguments as JSON on stdin and as `HEARTH_ARG_<NAME>` variables. It runs
 //! only while its manifest is the one the operator trusted ([`super::trust`]).
+//!
+//! A manifest may name an MCP server instead of a command (`mcp = [argv]`,
+//! no `command`): its tools are offered as `NAME__TOOL`, with the schemas
+//! the server gives ([`super::mcp`]).
+//!
+//! ```toml
+//! name = "clock"
+//! mcp = ["/usr/local/bin/mcp-server-time", "--local-timezone", "UTC"]
+//! env = ["PATH"]
+//! timeout_s = 10
+//! ```
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -48,8 +59,12 @@ const STDERR_TAIL: usize = 2000;
 #[serde(deny_unknown_fields)]
 struct Manifest {
     name: String,
+    #[serde(default)]
     description: String,
+    #[serde(default)]
     command: Vec<String>,
+    #[serde(default)]
+    mcp: Vec<String>,
     #[serde(default = "default_timeout")]
     timeout_s: u64,
     #[serde(default)]
@@ -70,6 +85,24 @@ fn default_output() -> usize {
     16 * 1024
 }
 
+/// How an operator tool runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runs {
+    /// Its command, once per call.
+    Command,
+    /// A manifest that names an MCP server (`command` is the server's
+    /// argv), before the server has said what tools it has: never offered
+    /// as such, [`super::mcp::connect`] puts the server's tools in its place.
+    McpServer,
+    /// One tool of an MCP server.
+    McpTool {
+        /// The manifest's name (the server's key among the running ones).
+        server: String,
+        /// The server's own name for the tool.
+        tool: String,
+    },
+}
+
 /// One operator tool, ready to offer and run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OperatorTool {
@@ -79,8 +112,10 @@ pub struct OperatorTool {
     pub description: String,
     /// The JSON Schema of its arguments.
     pub parameters: Value,
-    /// The argv.
+    /// The argv (of the command, or of the MCP server).
     pub command: Vec<String>,
+    /// A command, or an MCP server or one of its tools.
+    pub runs: Runs,
     /// The time limit.
     pub timeout: Duration,
     /// Whether it only reads (the brake never stops it).
@@ -162,13 +197,18 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
         };
         match check(manifest, builtins, &tools) {
             Ok(m) => tools.push(OperatorTool {
+                runs: if m.mcp.is_empty() {
+                    Runs::Command
+                } else {
+                    Runs::McpServer
+                },
                 name: m.name,
                 description: m.description,
                 parameters: m
                     .parameters
                     .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
                     .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
-                command: m.command,
+                command: if m.mcp.is_empty() { m.command } else { m.mcp },
                 timeout: Duration::from_secs(m.timeout_s),
                 read_only: m.read_only,
                 env: m.env,
@@ -198,10 +238,26 @@ fn check(m: Manifest, builtins: &[&str], seen: &[OperatorTool]) -> Result<Manife
     if builtins.contains(&m.name.as_str()) || seen.iter().any(|t| t.name == m.name) {
         return Err(format!("a tool named {:?} exists already", m.name));
     }
-    if m.command.is_empty() || m.command[0].trim().is_empty() {
+    if !m.mcp.is_empty() {
+        if !m.command.is_empty() {
+            return Err("name a command or an MCP server (mcp = [...]), not both".into());
+        }
+        if m.mcp[0].trim().is_empty() {
+            return Err(
+                "mcp must name the server's program: mcp = [\"/path/to/server\", \"arg\"]".into(),
+            );
+        }
+        if m.parameters.is_some() {
+            return Err("an MCP server gives its tools' schemas: leave [parameters] out".into());
+        }
+    } else if m.command.is_empty() || m.command[0].trim().is_empty() {
         return Err(
-            "command must name a program: command = [\"/path/to/program\", \"arg\"]".into(),
+            "command must name a program: command = [\"/path/to/program\", \"arg\"] \
+             (or mcp = [...] for an MCP server)"
+                .into(),
         );
+    } else if m.description.trim().is_empty() {
+        return Err("description must say what the tool does, for the model".into());
     }
     if m.timeout_s == 0 {
         return Err("timeout_s must be at least 1".into());

@@ -12,7 +12,7 @@ mod edges;
 mod endurance;
 mod faults;
 mod healer;
-mod mcp;
+pub mod mcp;
 mod metrics;
 mod providers;
 mod push;

@@ -443,6 +443,7 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
 mod ask;
 mod brake;
 mod cache;
+mod mcp_tools;
 mod openai;
 mod operator_tools;
 mod outages;

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 
-fn call(tool: &str, input: Value) -> Answer {
+pub(super) fn call(tool: &str, input: Value) -> Answer {
     let args = input.to_string();
     stream(anthropic::message(
         "",
@@ -16,13 +16,13 @@ fn call(tool: &str, input: Value) -> Answer {
     ))
 }
 
-fn done() -> Answer {
+pub(super) fn done() -> Answer {
     stream(anthropic::message("Done.", &[], 10, 1))
 }
 
 /// A home with `manifest` as `tools/NAME.toml`, trusted unless `trusted`
 /// is false; returns the home and the server.
-fn home_with_tool(
+pub(super) fn home_with_tool(
     name: &str,
     manifest: &str,
     script: Vec<Answer>,
@@ -38,7 +38,7 @@ fn home_with_tool(
 }
 
 /// What the tool returned to the model (the second request's last turn).
-fn result_sent(server: &ModelServer) -> String {
+pub(super) fn result_sent(server: &ModelServer) -> String {
     let requests = server.received();
     let last = requests[1].body["messages"]
         .as_array()

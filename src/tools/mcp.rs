@@ -1,0 +1,452 @@
+//! MCP servers as operator tools: a manifest that names a server (`mcp =
+//! [argv]`) is started once per exchange, over stdio, with rmcp (the
+//! official SDK), and its tools are offered as `NAME__TOOL` with the
+//! schemas the server gives. A call is forwarded and its result comes back
+//! as the tool's output, under the manifest's bounds: `timeout_s` for the
+//! start and for each call, `max_output_bytes`, and the server's whole
+//! process group killed at a timeout and when the exchange ends.
+//!
+//! The model sees a server's tools only while its manifest is trusted (the
+//! digest covers the argv and the environment it may see). A tool writes,
+//! for the brake, unless the server annotates it `readOnlyHint: true`. A
+//! server that does not start or answer is a problem named by its manifest
+//! (the tick flares it once); its tools are absent and the exchange goes on.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+use super::operator::{ManifestProblem, OperatorTool, Runs};
+use super::trust::Trust;
+use super::ToolError;
+
+/// How much of a server's stderr a problem quotes.
+const STDERR_TAIL: usize = 2000;
+
+/// The longest tool name both providers take (`^[a-zA-Z0-9_-]{1,64}$`).
+const NAME_MAX: usize = 64;
+
+/// The servers one exchange started; dropping it stops them all.
+#[derive(Default)]
+pub struct Servers {
+    runtime: Option<tokio::runtime::Runtime>,
+    running: BTreeMap<String, Server>,
+}
+
+struct Server {
+    service: Option<RunningService<RoleClient, ()>>,
+    pgid: Option<i32>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for Servers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.running.keys()).finish()
+    }
+}
+
+/// What [`connect`] made of the operator's tools.
+pub struct Connected {
+    /// The tools to offer: command tools as they were, each trusted MCP
+    /// server replaced by its tools (sorted by name).
+    pub tools: Vec<OperatorTool>,
+    /// The servers, kept running for the exchange's calls.
+    pub servers: Servers,
+    /// Servers that did not start, answer or list their tools.
+    pub problems: Vec<ManifestProblem>,
+}
+
+/// Starts every trusted MCP server among `operator` in `dir`, with only
+/// the variables its manifest names from `environment`, and lists its
+/// tools. An untrusted server is not started and offers nothing (its
+/// manifest stays in the list, never offered); command tools pass through.
+pub fn connect(
+    operator: Vec<OperatorTool>,
+    trust: &Trust,
+    environment: &BTreeMap<String, String>,
+    dir: &Path,
+) -> Connected {
+    let mut connected = Connected {
+        tools: Vec::new(),
+        servers: Servers::default(),
+        problems: Vec::new(),
+    };
+    for tool in operator {
+        if tool.runs != Runs::McpServer {
+            connected.tools.push(tool);
+            continue;
+        }
+        if !trust.trusts(&tool.file, &tool.digest) {
+            // Never started nor offered; kept so the trust check names it,
+            // and a call by its name is refused as untrusted.
+            connected.tools.push(tool);
+            continue;
+        }
+        let runtime = match connected.servers.runtime() {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                connected
+                    .problems
+                    .push(problem(&tool, format!("no runtime: {e}")));
+                continue;
+            }
+        };
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let started = runtime.block_on(start(&tool, environment, dir, Arc::clone(&stderr)));
+        match started {
+            Ok((service, pgid, listed)) => {
+                let server = Server {
+                    service: Some(service),
+                    pgid,
+                    stderr,
+                };
+                let taken: Vec<String> = connected.tools.iter().map(|t| t.name.clone()).collect();
+                for offered in listed {
+                    match offer(&tool, offered, &taken) {
+                        Ok(t) => connected.tools.push(t),
+                        Err(why) => connected.problems.push(problem(&tool, why)),
+                    }
+                }
+                connected.servers.running.insert(tool.name.clone(), server);
+            }
+            Err(why) => {
+                let said = tail(&stderr);
+                let why = if said.is_empty() {
+                    why
+                } else {
+                    format!("{why} (stderr: {said})")
+                };
+                connected.problems.push(problem(&tool, why));
+            }
+        }
+    }
+    connected.tools.sort_by(|a, b| a.name.cmp(&b.name));
+    connected
+}
+
+fn problem(tool: &OperatorTool, message: String) -> ManifestProblem {
+    ManifestProblem {
+        file: tool.file.clone(),
+        line: None,
+        message: format!("the MCP server `{}` {message}", tool.command.join(" ")),
+    }
+}
+
+impl Servers {
+    fn runtime(&mut self) -> std::io::Result<&tokio::runtime::Runtime> {
+        if self.runtime.is_none() {
+            self.runtime = Some(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .thread_name("hearth-mcp")
+                    .enable_all()
+                    .build()?,
+            );
+        }
+        Ok(self.runtime.as_ref().expect("just made"))
+    }
+
+    /// Forwards one call of `tool` (an MCP server's tool) with `input`; its
+    /// text, bounded by `max_output_bytes`. A timeout kills the server (its
+    /// other tools then fail at once, naming why).
+    pub fn call(&mut self, tool: &OperatorTool, input: &Value) -> Result<String, ToolError> {
+        let failed = |message: String| ToolError::Failed {
+            tool: tool.name.clone(),
+            message,
+        };
+        let Runs::McpTool {
+            server,
+            tool: remote,
+        } = &tool.runs
+        else {
+            return Err(failed("not an MCP server's tool".into()));
+        };
+        let (Some(runtime), Some(server)) = (self.runtime.as_ref(), self.running.get_mut(server))
+        else {
+            return Err(failed("its MCP server is not running".into()));
+        };
+        let Some(service) = server.service.as_ref() else {
+            return Err(failed(
+                "its MCP server was stopped after an earlier call ran past timeout_s".into(),
+            ));
+        };
+        let mut params = CallToolRequestParams::new(remote.clone());
+        if let Some(arguments) = input.as_object() {
+            params = params.with_arguments(arguments.clone());
+        }
+        let peer = service.peer().clone();
+        let answered = runtime
+            .block_on(async { tokio::time::timeout(tool.timeout, peer.call_tool(params)).await });
+        let result = match answered {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => {
+                return Err(failed(format!(
+                    "the MCP server did not answer: {e}{}",
+                    stderr_note(&server.stderr)
+                )))
+            }
+            Err(_) => {
+                server.stop(runtime);
+                return Err(failed(format!(
+                    "killed after its timeout_s = {} (the MCP server is stopped for this exchange){}",
+                    tool.timeout.as_secs(),
+                    stderr_note(&server.stderr)
+                )));
+            }
+        };
+        let mut text = render(&result.content);
+        if text.is_empty() {
+            if let Some(structured) = &result.structured_content {
+                text = structured.to_string();
+            }
+        }
+        if result.is_error == Some(true) {
+            return Err(failed(bound(text, tool.max_output_bytes)));
+        }
+        Ok(bound(text, tool.max_output_bytes))
+    }
+}
+
+impl Server {
+    fn stop(&mut self, runtime: &tokio::runtime::Runtime) {
+        if let Some(pgid) = self.pgid.take() {
+            crate::process::signal_group(pgid, libc::SIGKILL);
+        }
+        if let Some(service) = self.service.take() {
+            let _ = runtime.block_on(async {
+                tokio::time::timeout(Duration::from_secs(1), service.cancel()).await
+            });
+        }
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            for server in self.running.values_mut() {
+                server.stop(&runtime);
+            }
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
+    }
+}
+
+type Started = (
+    RunningService<RoleClient, ()>,
+    Option<i32>,
+    Vec<rmcp::model::Tool>,
+);
+
+/// Starts the server in its own process group, initializes and lists its
+/// tools, all within the manifest's `timeout_s`; on any failure the group
+/// is killed before returning.
+async fn start(
+    tool: &OperatorTool,
+    environment: &BTreeMap<String, String>,
+    dir: &Path,
+    stderr: Arc<Mutex<Vec<u8>>>,
+) -> Result<Started, String> {
+    let mut command = tokio::process::Command::new(&tool.command[0]);
+    command
+        .args(&tool.command[1..])
+        .current_dir(dir)
+        .env_clear()
+        .env("HEARTH_WORKDIR", dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in &tool.env {
+        if let Some(value) = environment.get(name) {
+            command.env(name, value);
+        }
+    }
+    let mut child = command.spawn().map_err(|e| format!("did not start: {e}"))?;
+    let pgid = child.id().map(|id| id as i32);
+    let (Some(stdin), Some(stdout), Some(mut err)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err("did not start: no pipes".into());
+    };
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let mut kept = stderr.lock().unwrap_or_else(|e| e.into_inner());
+            kept.extend_from_slice(&buf[..n]);
+            let over = kept.len().saturating_sub(STDERR_TAIL * 4);
+            kept.drain(..over);
+        }
+    });
+    // The child is owned by its transport from here; the group is ours.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    let handshake = async {
+        let service = ()
+            .serve((stdout, stdin))
+            .await
+            .map_err(|e| format!("did not complete MCP's initialize: {e}"))?;
+        let listed = service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("did not list its tools: {e}"))?;
+        Ok::<_, String>((service, listed))
+    };
+    let kill = || {
+        if let Some(pgid) = pgid {
+            crate::process::signal_group(pgid, libc::SIGKILL);
+        }
+    };
+    match tokio::time::timeout(tool.timeout, handshake).await {
+        Ok(Ok((service, listed))) => Ok((service, pgid, listed)),
+        Ok(Err(why)) => {
+            kill();
+            Err(why)
+        }
+        Err(_) => {
+            kill();
+            Err(format!(
+                "did not answer within its timeout_s = {}",
+                tool.timeout.as_secs()
+            ))
+        }
+    }
+}
+
+/// One of the server's tools as the model sees it: `SERVER__TOOL` (only
+/// the characters both providers allow, at most 64), the server's
+/// description and schema, writing unless annotated read-only.
+fn offer(
+    server: &OperatorTool,
+    offered: rmcp::model::Tool,
+    taken: &[String],
+) -> Result<OperatorTool, String> {
+    let remote = offered.name.to_string();
+    let name: String = format!("{}__{remote}", server.name)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.len() > NAME_MAX {
+        return Err(format!(
+            "offers `{remote}`, whose name as `{name}` is longer than the {NAME_MAX} characters \
+             providers take: it is left out (a shorter manifest name helps)"
+        ));
+    }
+    if taken.contains(&name) {
+        return Err(format!(
+            "offers `{remote}`, but a tool named `{name}` exists: left out"
+        ));
+    }
+    let mut parameters = Value::Object((*offered.input_schema).clone());
+    if parameters.get("type").is_none() {
+        parameters["type"] = Value::String("object".into());
+    }
+    let read_only = offered
+        .annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false);
+    let description = offered
+        .description
+        .map(|d| d.to_string())
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| format!("`{remote}`, a tool of the MCP server {}", server.name));
+    Ok(OperatorTool {
+        name,
+        description,
+        parameters,
+        command: server.command.clone(),
+        runs: Runs::McpTool {
+            server: server.name.clone(),
+            tool: remote,
+        },
+        timeout: server.timeout,
+        read_only,
+        env: server.env.clone(),
+        max_output_bytes: server.max_output_bytes,
+        file: server.file.clone(),
+        digest: server.digest.clone(),
+    })
+}
+
+/// The text a model reads from a result's content: text as is, other
+/// kinds named (an image or audio is not passed on).
+fn render(content: &[ContentBlock]) -> String {
+    let parts: Vec<String> = content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(i) => format!("[an image ({}) is not passed on]", i.mime_type),
+            ContentBlock::Audio(a) => format!("[audio ({}) is not passed on]", a.mime_type),
+            ContentBlock::Resource(r) => match &r.resource {
+                rmcp::model::ResourceContents::TextResourceContents { uri, text, .. } => {
+                    format!("{uri}:\n{text}")
+                }
+                other => format!("[a binary resource is not passed on: {}]", uri_of(other)),
+            },
+            ContentBlock::ResourceLink(link) => format!("[resource: {}]", link.uri),
+            #[allow(unreachable_patterns)]
+            _ => "[content of a kind hearth does not know]".to_string(),
+        })
+        .collect();
+    parts.join("\n")
+}
+
+fn uri_of(resource: &rmcp::model::ResourceContents) -> String {
+    serde_json::to_value(resource)
+        .ok()
+        .and_then(|v| v["uri"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// At most `cap` bytes of `text` (on a character boundary), saying so when cut.
+fn bound(mut text: String, cap: usize) -> String {
+    if text.len() <= cap {
+        return text;
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("\n[… output cut at max_output_bytes = {cap}]"));
+    text
+}
+
+fn tail(stderr: &Mutex<Vec<u8>>) -> String {
+    let kept = stderr.lock().unwrap_or_else(|e| e.into_inner());
+    let text = String::from_utf8_lossy(&kept);
+    let start = text.len().saturating_sub(STDERR_TAIL);
+    let start = (start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    text[start..].trim().to_string()
+}
+
+fn stderr_note(stderr: &Mutex<Vec<u8>>) -> String {
+    let said = tail(stderr);
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" (stderr: {said})")
+    }
+}

@@ -1,0 +1,63 @@
+"""MCP servers that go wrong, for the tests: broken.py MODE
+
+exit      exits at once, saying why on stderr
+garbage   answers initialize with a line that is not JSON-RPC
+silent    reads and never answers
+slowcall  a working server (initialize, tools/list: `wait`, `shout`) whose
+          `wait` never returns; it first starts a grandchild that sleeps
+          and writes its pid to $PIDFILE, so a test can see the group killed
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+mode = sys.argv[1]
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+if mode == "exit":
+    sys.stderr.write("cannot open /nonexistent/config.yaml\n")
+    sys.exit(2)
+
+for line in sys.stdin:
+    try:
+        request = json.loads(line)
+    except ValueError:
+        continue
+    method = request.get("method")
+    if mode == "garbage":
+        sys.stdout.write("HTTP/1.1 200 OK this is not JSON-RPC\n")
+        sys.stdout.flush()
+        continue
+    if mode == "silent":
+        continue
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "broken", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
+            {"name": "wait", "description": "Waits for ever.",
+             "inputSchema": {"type": "object", "properties": {}},
+             "annotations": {"readOnlyHint": True}},
+            {"name": "shout", "description": "Says its text loudly, at length.",
+             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                             "required": ["text"]}}]}})
+    elif method == "tools/call":
+        name = request["params"]["name"]
+        if name == "wait":
+            child = subprocess.Popen(["sleep", "300"])
+            with open(os.environ["PIDFILE"], "w") as f:
+                f.write(str(child.pid))
+            time.sleep(300)
+        text = request["params"].get("arguments", {}).get("text", "")
+        send({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "content": [{"type": "text", "text": (text.upper() + "! ") * 1000}]}})

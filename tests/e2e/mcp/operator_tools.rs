@@ -1,1 +1,0 @@
-//! MCP servers as operator tools (next).
