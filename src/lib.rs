@@ -29,6 +29,7 @@ pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod process;
+pub mod proposals;
 pub mod recall;
 pub mod repo;
 pub mod stamp;

@@ -28,7 +28,7 @@
 //!
 //! A manifest may name an MCP server instead of a command (`mcp = [argv]`,
 //! no `command`): its tools are offered as `NAME__TOOL`, with the schemas
-//! the server gives ([`super::mcp`]).
+//! the server gives (the `mcp` module of `tools`).
 //!
 //! ```toml
 //! name = "clock"
@@ -92,7 +92,7 @@ pub enum Runs {
     Command,
     /// A manifest that names an MCP server (`command` is the server's
     /// argv), before the server has said what tools it has: never offered
-    /// as such, [`super::mcp::connect`] puts the server's tools in its place.
+    /// as such: `mcp::connect` puts the server's tools in its place.
     McpServer,
     /// One tool of an MCP server.
     McpTool {

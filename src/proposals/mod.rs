@@ -1,0 +1,448 @@
+//! Proposals: changes to memory that wait for the operator. A proposal is
+//! a branch, `refs/hearth/proposals/N-slug`, holding one commit on top of
+//! the `main` it started from, made by hearth; `main` never moves until
+//! the operator accepts it (`hearth proposals accept N`: one commit on
+//! `main`, the changes re-applied on top if `main` moved since) or drops
+//! it (`reject N`: a commit that records why). Their book,
+//! `state/proposals.json`, says what each is, why it was made and what
+//! became of it; it is committed with every change.
+//!
+//! Today one thing makes proposals: a write to identity-class memory in an
+//! exchange that read content from outside (a peer's handoff, a third
+//! party's message, an untrusted tool's output) — see `tools::taint`.
+
+mod book;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::home::lock::CommitLock;
+use crate::home::Home;
+use crate::mailbox::outbox::{self, Letter};
+use crate::repo::{FileDiff, Identity, Merged, Repo, RepoError};
+
+pub use book::Book;
+
+/// Where proposals' branches live.
+pub const REF_PREFIX: &str = "refs/hearth/proposals/";
+
+/// What became of a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Waiting for the operator.
+    Open,
+    /// `accept` found `main` changed the same lines: the operator merges
+    /// by hand (or rejects it).
+    NeedsReview,
+    /// On `main`.
+    Accepted,
+    /// Dropped.
+    Rejected,
+}
+
+impl Status {
+    /// As `hearth proposals` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::NeedsReview => "needs-review",
+            Status::Accepted => "accepted",
+            Status::Rejected => "rejected",
+        }
+    }
+
+    /// Still waiting for a decision.
+    pub fn waiting(self) -> bool {
+        matches!(self, Status::Open | Status::NeedsReview)
+    }
+}
+
+/// One proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Proposal {
+    /// Its number (1, 2, …), what the commands take.
+    pub n: u64,
+    /// Its branch: `refs/hearth/proposals/N-slug`.
+    pub branch: String,
+    /// One line.
+    pub title: String,
+    /// Why it was made.
+    pub why: String,
+    /// Who made it: `tick 12`, `ask`.
+    pub by: String,
+    /// The `main` commit it started from.
+    pub base: String,
+    /// Its commit (on its branch).
+    pub commit: String,
+    /// The files it changes.
+    pub files: Vec<String>,
+    /// The content from outside that made the exchange tainted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tainted_by: Vec<String>,
+    /// When it was made.
+    pub created: DateTime<Utc>,
+    /// What became of it.
+    pub status: Status,
+    /// When it was decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided: Option<DateTime<Utc>>,
+    /// The operator's reason for a rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The files `accept` could not re-apply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+}
+
+/// Why a proposal operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProposalError {
+    /// No proposal has this number.
+    #[error("there is no proposal {0}")]
+    NoSuch(u64),
+    /// It was decided already.
+    #[error("proposal {n} is {status} already")]
+    Decided {
+        /// The proposal.
+        n: u64,
+        /// What became of it.
+        status: &'static str,
+    },
+    /// Its branch is gone (deleted by hand).
+    #[error("proposal {n}'s branch {branch} is gone")]
+    BranchGone {
+        /// The proposal.
+        n: u64,
+        /// The ref.
+        branch: String,
+    },
+    /// Files it changes have edits not committed yet.
+    #[error("{} {} uncommitted edits; accepting now would overwrite them", .0.join(", "), if .0.len() == 1 { "has" } else { "have" })]
+    Dirty(Vec<String>),
+    /// The book could not be read.
+    #[error(transparent)]
+    Book(#[from] crate::json_file::JsonFileError),
+    /// A file could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
+    /// git failed.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// The commit lock.
+    #[error(transparent)]
+    Lock(#[from] crate::home::lock::LockError),
+    /// The flare could not be posted.
+    #[error(transparent)]
+    Mailbox(#[from] crate::mailbox::MailboxError),
+}
+
+impl ProposalError {
+    /// What the operator can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ProposalError::NoSuch(_) => Some("`hearth proposals` lists them".into()),
+            ProposalError::Decided { .. } => Some("`hearth proposals --all` shows what became of each".into()),
+            ProposalError::BranchGone { n, .. } => Some(format!(
+                "nothing is left to accept: `hearth proposals reject {n} --reason \"branch deleted\"`"
+            )),
+            ProposalError::Dirty(_) => Some(
+                "wait for the supervisor to commit your edits (or `git commit` them), then accept again"
+                    .into(),
+            ),
+            ProposalError::Repo(e) => e.hint(),
+            ProposalError::Lock(e) => e.hint(),
+            ProposalError::Book(_) => Some(
+                "fix or remove state/proposals.json (the branches under refs/hearth/proposals/ hold the changes)"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// What a proposal is made of before it is recorded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Draft {
+    /// One line.
+    pub title: String,
+    /// Why it is made.
+    pub why: String,
+    /// `tick 12`, `ask`.
+    pub by: String,
+    /// The content from outside behind it.
+    pub tainted_by: Vec<String>,
+    /// Each file as the proposal would leave it (`None`: deleted).
+    pub files: BTreeMap<String, Option<Vec<u8>>>,
+}
+
+/// `title` as a branch name's tail: lowercase words joined by `-`.
+fn slug(title: &str) -> String {
+    let mut slug = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= 40 {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-').to_string();
+    if slug.is_empty() {
+        "change".into()
+    } else {
+        slug
+    }
+}
+
+fn message(n: u64, draft: &Draft) -> String {
+    let mut m = format!(
+        "proposal {n}: {}\n\n{}\n\nHearth-Proposal: {n}\n",
+        draft.title,
+        draft.why.trim()
+    );
+    for source in &draft.tainted_by {
+        m.push_str(&format!("Hearth-Tainted-By: {source}\n"));
+    }
+    m
+}
+
+/// Records `draft` as proposal `n` (a new one when `n` is `None`): its
+/// branch from HEAD (or, for an existing one, from its base, replacing its
+/// commit), its entry in the book, and — for a new one — a `proposal`
+/// flare. Nothing on `main` moves.
+pub fn propose(
+    home: &Home,
+    n: Option<u64>,
+    draft: &Draft,
+    now: DateTime<Utc>,
+) -> Result<Proposal, ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let repo = Repo::open(home.root())?;
+    let mut book = Book::load(home)?;
+    let existing = n.and_then(|n| book.get(n).cloned());
+    let n = existing
+        .as_ref()
+        .map_or_else(|| book.next_number(), |p| p.n);
+    let base = match &existing {
+        Some(p) => p.base.clone(),
+        None => repo.head().ok_or_else(|| RepoError::Git {
+            path: home.root().to_path_buf(),
+            message: "the home has no commit yet".into(),
+        })?,
+    };
+    let branch = existing.as_ref().map_or_else(
+        || format!("{REF_PREFIX}{n}-{}", slug(&draft.title)),
+        |p| p.branch.clone(),
+    );
+    let files: Vec<(String, Option<Vec<u8>>)> = draft
+        .files
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let commit = repo.propose(
+        &branch,
+        &base,
+        &files,
+        &Identity::hearth(),
+        &message(n, draft),
+        now,
+    )?;
+    let proposal = Proposal {
+        n,
+        branch,
+        title: draft.title.clone(),
+        why: draft.why.clone(),
+        by: draft.by.clone(),
+        base,
+        commit,
+        files: draft.files.keys().cloned().collect(),
+        tainted_by: draft.tainted_by.clone(),
+        created: existing.as_ref().map_or(now, |p| p.created),
+        status: Status::Open,
+        decided: None,
+        reason: None,
+        conflicts: Vec::new(),
+    };
+    book.put(proposal.clone());
+    book.save(home)?;
+    if existing.is_none() {
+        let body = format!(
+            "Proposal {n} waits for you: {}\n\n{}\n\nFiles: {}\n\n\
+             `hearth proposals show {n}` shows the diff and who wrote every line it removes; \
+             `hearth proposals accept {n}` puts it on main, `hearth proposals reject {n} \
+             --reason \"…\"` drops it.\n",
+            draft.title,
+            draft.why.trim(),
+            proposal.files.join(", ")
+        );
+        outbox::post(
+            home,
+            &Letter::flare("proposal", format!("proposal {n}: {}", draft.title), body),
+            now,
+        )?;
+    }
+    Ok(proposal)
+}
+
+/// Every proposal, newest last.
+pub fn list(home: &Home) -> Result<Vec<Proposal>, ProposalError> {
+    Ok(Book::load(home)?.proposals)
+}
+
+/// How many wait for the operator (0 when the book cannot be read).
+pub fn waiting(home: &Home) -> usize {
+    Book::load(home)
+        .map(|b| b.proposals.iter().filter(|p| p.status.waiting()).count())
+        .unwrap_or(0)
+}
+
+/// Proposal `n` and its diff, with who wrote each removed line.
+pub fn show(home: &Home, n: u64) -> Result<(Proposal, Vec<FileDiff>), ProposalError> {
+    let proposal = Book::load(home)?
+        .get(n)
+        .cloned()
+        .ok_or(ProposalError::NoSuch(n))?;
+    let repo = Repo::open(home.root())?;
+    let diff = repo.proposal_diff(&proposal.commit)?;
+    Ok((proposal, diff))
+}
+
+/// What `accept` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Accepted {
+    /// On `main` as commit `.1`.
+    Merged(Proposal, Option<String>),
+    /// `main` changed the same lines: left `needs-review`.
+    NeedsReview(Proposal),
+}
+
+fn waiting_one(book: &Book, n: u64) -> Result<Proposal, ProposalError> {
+    let proposal = book.get(n).cloned().ok_or(ProposalError::NoSuch(n))?;
+    if !proposal.status.waiting() {
+        return Err(ProposalError::Decided {
+            n,
+            status: proposal.status.as_str(),
+        });
+    }
+    Ok(proposal)
+}
+
+/// Puts proposal `n` on `main` as one commit by `who` (its changes
+/// re-applied on top when `main` moved since it was made). Where `main`
+/// changed the same lines, nothing moves and the proposal is left
+/// `needs-review`, naming the files; that too is a commit.
+pub fn accept(
+    home: &Home,
+    n: u64,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<Accepted, ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let repo = Repo::open(home.root())?;
+    let mut book = Book::load(home)?;
+    let mut proposal = waiting_one(&book, n)?;
+    if repo.commit_of_ref(&proposal.branch).as_deref() != Some(proposal.commit.as_str()) {
+        return Err(ProposalError::BranchGone {
+            n,
+            branch: proposal.branch.clone(),
+        });
+    }
+    let book_rel = crate::home::layout::rel::PROPOSALS;
+    match repo.merge_onto_head(&proposal.commit)? {
+        Merged::Conflicts(files) => {
+            proposal.status = Status::NeedsReview;
+            proposal.conflicts = files.clone();
+            book.put(proposal.clone());
+            book.save(home)?;
+            repo.commit(
+                &[book_rel],
+                who,
+                &format!(
+                    "proposal {n} needs review: main changed {} since it was made\n\nHearth-Proposal: {n}\n",
+                    files.join(", ")
+                ),
+                now,
+            )?;
+            Ok(Accepted::NeedsReview(proposal))
+        }
+        Merged::Clean(files) => {
+            let dirty = repo.dirty_paths()?;
+            let touched: Vec<String> = files
+                .iter()
+                .map(|(p, _)| p.clone())
+                .filter(|p| dirty.contains(p))
+                .collect();
+            if !touched.is_empty() {
+                return Err(ProposalError::Dirty(touched));
+            }
+            for (rel, content) in &files {
+                let path = home.path(rel);
+                match content {
+                    Some(bytes) => crate::atomic::write(&path, bytes)?,
+                    None => {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                }
+            }
+            proposal.status = Status::Accepted;
+            proposal.decided = Some(now);
+            proposal.conflicts.clear();
+            book.put(proposal.clone());
+            book.save(home)?;
+            let mut specs: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+            specs.push(book_rel);
+            let id = repo.commit(
+                &specs,
+                who,
+                &format!(
+                    "proposal {n} accepted: {}\n\n{}\n\nHearth-Proposal: {n}\nHearth-Proposed-By: {}\n",
+                    proposal.title,
+                    proposal.why.trim(),
+                    proposal.by
+                ),
+                now,
+            )?;
+            repo.delete_ref(&proposal.branch)?;
+            Ok(Accepted::Merged(proposal, id))
+        }
+    }
+}
+
+/// Drops proposal `n`: its branch goes, the book says why, one commit.
+pub fn reject(
+    home: &Home,
+    n: u64,
+    reason: Option<&str>,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<Proposal, ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let repo = Repo::open(home.root())?;
+    let mut book = Book::load(home)?;
+    let mut proposal = waiting_one(&book, n)?;
+    proposal.status = Status::Rejected;
+    proposal.decided = Some(now);
+    proposal.reason = reason.map(str::to_string);
+    book.put(proposal.clone());
+    book.save(home)?;
+    repo.commit(
+        &[crate::home::layout::rel::PROPOSALS],
+        who,
+        &format!(
+            "proposal {n} rejected: {}\n\n{}Hearth-Proposal: {n}\n",
+            proposal.title,
+            reason.map(|r| format!("{r}\n\n")).unwrap_or_default()
+        ),
+        now,
+    )?;
+    repo.delete_ref(&proposal.branch)?;
+    Ok(proposal)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! Proposals on a real home: made beside `main`, shown with who wrote
+//! what they remove, accepted (re-applied when `main` moved), left for
+//! review on a conflict, rejected.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+use chrono::Duration;
+
+use super::*;
+
+const IDENTITY: &str = "# Who I am\n\nI keep the lighthouse log.\nI answer in plain words.\n";
+
+fn setup() -> (tempfile::TempDir, Home, DateTime<Utc>) {
+    let dir = tempfile::tempdir().unwrap();
+    let now = DateTime::from_timestamp(1_790_000_000, 0).unwrap();
+    crate::home::init(dir.path(), now).unwrap();
+    let home = Home::open(dir.path()).unwrap();
+    std::fs::write(home.path("memory/identity.md"), IDENTITY).unwrap();
+    let repo = Repo::open(home.root()).unwrap();
+    repo.commit(&["memory"], &operator(), "operator's identity", now)
+        .unwrap();
+    (dir, home, now)
+}
+
+fn operator() -> Identity {
+    Identity {
+        name: "Ada".into(),
+        email: "ada@example.com".into(),
+    }
+}
+
+fn draft(content: &str) -> Draft {
+    Draft {
+        title: "Remember the rule from the handoff".into(),
+        why: "a peer's handoff asked for it".into(),
+        by: "tick 7".into(),
+        tainted_by: vec!["inbox/x.md (from peer-b)".into()],
+        files: [(
+            "memory/identity.md".to_string(),
+            Some(content.as_bytes().to_vec()),
+        )]
+        .into(),
+    }
+}
+
+fn head_file(home: &Home, rel: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["show", &format!("HEAD:{rel}")])
+        .current_dir(home.root())
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_proposal_is_a_branch_beside_main_and_a_flare() {
+    let (_d, home, now) = setup();
+    let head = Repo::open(home.root()).unwrap().head();
+    let changed = IDENTITY.replace("plain words", "riddles");
+    let p = propose(&home, None, &draft(&changed), now).unwrap();
+    assert_eq!(p.n, 1);
+    assert_eq!(
+        p.branch,
+        "refs/hearth/proposals/1-remember-the-rule-from-the-handoff"
+    );
+    let repo = Repo::open(home.root()).unwrap();
+    assert_eq!(repo.head(), head, "main did not move");
+    assert_eq!(
+        std::fs::read_to_string(home.path("memory/identity.md")).unwrap(),
+        IDENTITY
+    );
+    assert_eq!(repo.commit_of_ref(&p.branch), Some(p.commit.clone()));
+    assert_eq!(waiting(&home), 1);
+    let flares = crate::mailbox::flares::list(&home);
+    assert!(flares.iter().any(|f| f.flare == "proposal"), "{flares:?}");
+
+    let (_, diff) = show(&home, 1).unwrap();
+    assert_eq!(diff.len(), 1);
+    assert_eq!((diff[0].added, diff[0].removed), (1, 1));
+    let removed = &diff[0].removed_lines[0];
+    assert_eq!(removed.text, "I answer in plain words.");
+    assert_eq!(removed.author, "Ada", "the operator wrote it");
+    assert!(
+        diff[0].patch.contains("+I answer in riddles."),
+        "{}",
+        diff[0].patch
+    );
+}
+
+#[test]
+fn a_second_write_in_the_same_exchange_amends_the_same_proposal() {
+    let (_d, home, now) = setup();
+    let first = propose(&home, None, &draft("one\n"), now).unwrap();
+    let second = propose(&home, Some(first.n), &draft("one\ntwo\n"), now).unwrap();
+    assert_eq!(second.n, first.n);
+    assert_ne!(second.commit, first.commit);
+    assert_eq!(list(&home).unwrap().len(), 1);
+    let flares = crate::mailbox::flares::list(&home);
+    assert_eq!(flares.iter().filter(|f| f.flare == "proposal").count(), 1);
+}
+
+#[test]
+fn accept_puts_it_on_main_in_one_commit_even_after_main_moved() {
+    let (_d, home, now) = setup();
+    let changed = IDENTITY.replace("plain words", "short plain words");
+    propose(&home, None, &draft(&changed), now).unwrap();
+    // main moves meanwhile, elsewhere in the same file and in another.
+    let moved = IDENTITY.replace("# Who I am", "# Who I am (and I like tea)");
+    std::fs::write(home.path("memory/identity.md"), &moved).unwrap();
+    std::fs::write(home.path("memory/notes.md"), "a note\n").unwrap();
+    let repo = Repo::open(home.root()).unwrap();
+    repo.commit(&["memory"], &operator(), "hand edit", now)
+        .unwrap();
+
+    let Accepted::Merged(p, Some(_)) =
+        accept(&home, 1, &operator(), now + Duration::minutes(1)).unwrap()
+    else {
+        panic!("a clean re-apply");
+    };
+    assert_eq!(p.status, Status::Accepted);
+    let on_main = head_file(&home, "memory/identity.md");
+    assert!(
+        on_main.contains("short plain words") && on_main.contains("I like tea"),
+        "{on_main}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path("memory/identity.md")).unwrap(),
+        on_main
+    );
+    assert!(
+        repo.commit_of_ref(&p.branch).is_none(),
+        "its branch is gone"
+    );
+    assert_eq!(waiting(&home), 0);
+    let log = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%an|%s"])
+        .current_dir(home.root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(log.stdout).unwrap().trim(),
+        "Ada|proposal 1 accepted: Remember the rule from the handoff"
+    );
+    assert!(matches!(
+        accept(&home, 1, &operator(), now),
+        Err(ProposalError::Decided { .. })
+    ));
+}
+
+#[test]
+fn a_conflict_leaves_it_for_review_naming_the_file_and_main_untouched() {
+    let (_d, home, now) = setup();
+    propose(
+        &home,
+        None,
+        &draft(&IDENTITY.replace("plain words", "riddles")),
+        now,
+    )
+    .unwrap();
+    std::fs::write(
+        home.path("memory/identity.md"),
+        IDENTITY.replace("plain words", "haiku"),
+    )
+    .unwrap();
+    let repo = Repo::open(home.root()).unwrap();
+    repo.commit(&["memory"], &operator(), "hand edit", now)
+        .unwrap();
+    let head = repo.head();
+    let Accepted::NeedsReview(p) = accept(&home, 1, &operator(), now).unwrap() else {
+        panic!("a conflict");
+    };
+    assert_eq!(p.conflicts, ["memory/identity.md"]);
+    assert!(head_file(&home, "memory/identity.md").contains("haiku"));
+    assert_ne!(repo.head(), head, "the needs-review is a commit of its own");
+    assert_eq!(list(&home).unwrap()[0].status, Status::NeedsReview);
+    assert_eq!(waiting(&home), 1);
+}
+
+#[test]
+fn accept_refuses_to_overwrite_uncommitted_edits_and_reject_records_why() {
+    let (_d, home, now) = setup();
+    propose(&home, None, &draft("changed\n"), now).unwrap();
+    std::fs::write(home.path("memory/identity.md"), "being edited in vim\n").unwrap();
+    let refused = accept(&home, 1, &operator(), now).unwrap_err();
+    assert!(matches!(refused, ProposalError::Dirty(_)), "{refused}");
+    assert!(refused.hint().is_some());
+    assert_eq!(
+        std::fs::read_to_string(home.path("memory/identity.md")).unwrap(),
+        "being edited in vim\n"
+    );
+    let p = reject(&home, 1, Some("not a rule I want"), &operator(), now).unwrap();
+    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(
+        list(&home).unwrap()[0].reason.as_deref(),
+        Some("not a rule I want")
+    );
+    assert!(Repo::open(home.root())
+        .unwrap()
+        .commit_of_ref(&p.branch)
+        .is_none());
+    assert!(matches!(show(&home, 9), Err(ProposalError::NoSuch(9))));
+}

@@ -1,0 +1,260 @@
+//! The git side of proposals: a commit on a ref of its own, built from a
+//! base tree without touching the working tree or the index; its diff
+//! with who wrote each removed line; and its changes merged onto HEAD.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use git2::build::TreeUpdateBuilder;
+use git2::{FileMode, Oid};
+
+use super::{Identity, Repo, RepoError};
+
+/// One file of a proposal's diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// The path.
+    pub path: String,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+    /// The unified diff (`-`/`+`/` ` lines with `@@` hunk headers).
+    pub patch: String,
+    /// Each removed line: its number in the base, its text, and the
+    /// commit that wrote it there (short id, author, tick number).
+    pub removed_lines: Vec<RemovedLine>,
+}
+
+/// A line a proposal removes, and who wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovedLine {
+    /// 1-based, in the base.
+    pub line: usize,
+    /// Its text.
+    pub text: String,
+    /// The commit that last wrote it (short id).
+    pub commit: String,
+    /// That commit's author (`hearth` for ticks, else the operator).
+    pub author: String,
+    /// The tick, when a tick wrote it.
+    pub tick: Option<u64>,
+}
+
+/// A proposal's changes put onto HEAD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    /// Each changed file's new content (`None`: deleted).
+    Clean(Vec<(String, Option<Vec<u8>>)>),
+    /// HEAD changed the same lines since the base: these files.
+    Conflicts(Vec<String>),
+}
+
+impl Repo {
+    /// Writes a commit whose parent is `base` and whose tree is `base`'s
+    /// with `files` replaced (`None` removes one), and points `refname` at
+    /// it (replacing what it named). Nothing else moves: not HEAD, not the
+    /// index, not the working tree.
+    pub fn propose(
+        &self,
+        refname: &str,
+        base: &str,
+        files: &[(String, Option<Vec<u8>>)],
+        who: &Identity,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<String, RepoError> {
+        let e = |e| self.error(e);
+        let base = self
+            .git
+            .find_commit(Oid::from_str(base).map_err(e)?)
+            .map_err(e)?;
+        let mut update = TreeUpdateBuilder::new();
+        for (path, content) in files {
+            match content {
+                Some(bytes) => {
+                    let blob = self.git.blob(bytes).map_err(e)?;
+                    update.upsert(path.as_str(), blob, FileMode::Blob);
+                }
+                None => {
+                    update.remove(path.as_str());
+                }
+            }
+        }
+        let tree_id = update
+            .create_updated(&self.git, &base.tree().map_err(e)?)
+            .map_err(e)?;
+        let tree = self.git.find_tree(tree_id).map_err(e)?;
+        let time = git2::Time::new(now.timestamp(), 0);
+        let sig = git2::Signature::new(&who.name, &who.email, &time).map_err(e)?;
+        let id = self
+            .git
+            .commit(None, &sig, &sig, message, &tree, &[&base])
+            .map_err(e)?;
+        self.git
+            .reference(refname, id, true, "hearth: proposal")
+            .map_err(e)?;
+        Ok(id.to_string())
+    }
+
+    /// The commit `refname` names, if it exists.
+    pub fn commit_of_ref(&self, refname: &str) -> Option<String> {
+        self.git
+            .find_reference(refname)
+            .ok()?
+            .target()
+            .map(|id| id.to_string())
+    }
+
+    /// Removes `refname` (gone already is fine).
+    pub fn delete_ref(&self, refname: &str) -> Result<(), RepoError> {
+        match self.git.find_reference(refname) {
+            Ok(mut r) => r.delete().map_err(|e| self.error(e)),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// What `commit` changes against its first parent, file by file, and
+    /// who wrote each line it removes (blame at the parent).
+    pub fn proposal_diff(&self, commit: &str) -> Result<Vec<FileDiff>, RepoError> {
+        let e = |e| self.error(e);
+        let commit = self
+            .git
+            .find_commit(Oid::from_str(commit).map_err(e)?)
+            .map_err(e)?;
+        let parent = commit.parent(0).map_err(e)?;
+        let diff = self
+            .git
+            .diff_tree_to_tree(
+                Some(&parent.tree().map_err(e)?),
+                Some(&commit.tree().map_err(e)?),
+                None,
+            )
+            .map_err(e)?;
+        let mut files = Vec::new();
+        for i in 0..diff.deltas().len() {
+            let Some(patch) = git2::Patch::from_diff(&diff, i).map_err(e)? else {
+                continue;
+            };
+            let delta = patch.delta();
+            let path = delta
+                .new_file()
+                .path()
+                .or_else(|| delta.old_file().path())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (_, added, removed) = patch.line_stats().map_err(e)?;
+            let mut text = String::new();
+            let mut removed_lines = Vec::new();
+            for h in 0..patch.num_hunks() {
+                let (hunk, lines) = patch.hunk(h).map_err(e)?;
+                text.push_str(String::from_utf8_lossy(hunk.header()).trim_end());
+                text.push('\n');
+                for l in 0..lines {
+                    let line = patch.line_in_hunk(h, l).map_err(e)?;
+                    let content = String::from_utf8_lossy(line.content());
+                    let content = content.trim_end_matches('\n');
+                    let origin = line.origin();
+                    if matches!(origin, '+' | '-' | ' ') {
+                        text.push(origin);
+                        text.push_str(content);
+                        text.push('\n');
+                    }
+                    if origin == '-' {
+                        if let Some(n) = line.old_lineno() {
+                            let (commit, author, tick) = self
+                                .blame_line(parent.id(), &path, n as usize)
+                                .unwrap_or_default();
+                            removed_lines.push(RemovedLine {
+                                line: n as usize,
+                                text: content.to_string(),
+                                commit,
+                                author,
+                                tick,
+                            });
+                        }
+                    }
+                }
+            }
+            files.push(FileDiff {
+                path,
+                added,
+                removed,
+                patch: text,
+                removed_lines,
+            });
+        }
+        Ok(files)
+    }
+
+    /// Who last wrote line `line` of `path` as of `at`.
+    fn blame_line(
+        &self,
+        at: Oid,
+        path: &str,
+        line: usize,
+    ) -> Option<(String, String, Option<u64>)> {
+        let mut opts = git2::BlameOptions::new();
+        opts.newest_commit(at).min_line(line).max_line(line);
+        let blame = self.git.blame_file(Path::new(path), Some(&mut opts)).ok()?;
+        let hunk = blame.get_line(line)?;
+        let commit = self.git.find_commit(hunk.final_commit_id()).ok()?;
+        let tick = commit
+            .message()
+            .unwrap_or("")
+            .lines()
+            .find_map(|l| l.strip_prefix("Hearth-Tick: "))
+            .and_then(|n| n.trim().parse().ok());
+        let author = commit.author().name().unwrap_or("").to_string();
+        Some((commit.id().to_string()[..7].to_string(), author, tick))
+    }
+
+    /// The changes of `commit` (against its first parent) merged onto
+    /// HEAD: each file it changes as the merge leaves it, or the files
+    /// where HEAD changed the same lines.
+    pub fn merge_onto_head(&self, commit: &str) -> Result<Merged, RepoError> {
+        let e = |e| self.error(e);
+        let theirs = self
+            .git
+            .find_commit(Oid::from_str(commit).map_err(e)?)
+            .map_err(e)?;
+        let base = theirs.parent(0).map_err(e)?;
+        let head = self.head_commit()?.ok_or_else(|| RepoError::Git {
+            path: self.root.clone(),
+            message: "the repository has no commit yet".into(),
+        })?;
+        let (base_tree, their_tree) = (base.tree().map_err(e)?, theirs.tree().map_err(e)?);
+        let merged = self
+            .git
+            .merge_trees(&base_tree, &head.tree().map_err(e)?, &their_tree, None)
+            .map_err(e)?;
+        if merged.has_conflicts() {
+            let mut files: Vec<String> = merged
+                .conflicts()
+                .map_err(e)?
+                .flatten()
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
+                .collect();
+            files.sort();
+            files.dedup();
+            return Ok(Merged::Conflicts(files));
+        }
+        let diff = self
+            .git
+            .diff_tree_to_tree(Some(&base_tree), Some(&their_tree), None)
+            .map_err(e)?;
+        let mut files = Vec::new();
+        for delta in diff.deltas() {
+            let Some(path) = delta.new_file().path().or_else(|| delta.old_file().path()) else {
+                continue;
+            };
+            let content = match merged.get_path(path, 0) {
+                Some(entry) => Some(self.git.find_blob(entry.id).map_err(e)?.content().to_vec()),
+                None => None,
+            };
+            files.push((path.to_string_lossy().into_owned(), content));
+        }
+        Ok(Merged::Clean(files))
+    }
+}
