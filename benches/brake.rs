@@ -144,6 +144,7 @@ fn context(home: &Home, now: chrono::DateTime<chrono::Utc>) -> ToolContext<'_> {
         workdir: Default::default(),
         write_ahead: None,
         mcp: Default::default(),
+        taint: Default::default(),
     }
 }
 

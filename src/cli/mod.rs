@@ -28,6 +28,7 @@ mod logging;
 mod mcp;
 mod metrics;
 mod outbox;
+mod proposals;
 mod recall;
 mod run;
 mod say;
@@ -90,6 +91,8 @@ enum Command {
     Trust(trust::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
     Outbox(outbox::Args),
+    /// Changes to memory that wait for you: list, show, accept, reject.
+    Proposals(proposals::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
     Recall(recall::Args),
     /// Bring the recall index up to date (--rebuild: from scratch) and say what it holds.
@@ -124,6 +127,7 @@ pub fn main() -> ExitCode {
         Command::Trust(args) => trust::run(&env, home, args),
         Command::Collab(args) => collab::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
+        Command::Proposals(args) => proposals::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),
         Command::Mcp(args) => mcp::run(&env, home, args),

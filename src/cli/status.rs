@@ -151,6 +151,12 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             outln!("            {} {}: {}", f.created, f.flare, f.subject);
         }
     }
+    if status.proposals_waiting > 0 {
+        outln!(
+            "proposals:  {} waiting for you (`hearth proposals`)",
+            status.proposals_waiting
+        );
+    }
     for problem in &status.problems {
         outln!("problem:    {problem}");
     }

@@ -74,6 +74,10 @@ pub(super) fn record_for(
             .and_then(|r| r.refusals.first())
             .map(|text| text.chars().take(500).collect()),
         recoveries: report.map(|r| r.recoveries.clone()).unwrap_or_default(),
+        tainted_by: report
+            .map(|r| r.effects.tainted_by.clone())
+            .unwrap_or_default(),
+        proposal: report.and_then(|r| r.effects.proposal),
         note: note
             .or(failures)
             .or_else(|| report.and_then(|r| r.skipped.clone())),

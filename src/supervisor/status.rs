@@ -58,6 +58,8 @@ pub struct Status {
     /// When the interval keeps the provider's cache from paying: why, and
     /// what interval would.
     pub cache_warning: Option<String>,
+    /// Proposals waiting for the operator (`hearth proposals`).
+    pub proposals_waiting: usize,
 }
 
 /// A running supervisor on a disk with less room than a tick starts with
@@ -178,6 +180,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         projected_month_usd: last_24h.and_then(|s| s.projected_month()),
         last_24h,
         cache_warning,
+        proposals_waiting: crate::proposals::waiting(home),
     }
 }
 

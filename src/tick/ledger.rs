@@ -132,6 +132,13 @@ pub struct TickRecord {
     /// The recoveries the tick tried before it ended, with their outcome.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recoveries: Vec<crate::exchange::class::Recovery>,
+    /// Where the outside content the tick read came from: its memory
+    /// writes carry this mark (`tools::taint`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tainted_by: Vec<String>,
+    /// The proposal its identity writes became.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<u64>,
 }
 
 /// What reading the ledger found.
@@ -352,6 +359,8 @@ mod tests {
             stop_reason: None,
             refusal: None,
             recoveries: Vec::new(),
+            tainted_by: Vec::new(),
+            proposal: None,
             backoff_ms: None,
             note: None,
         }

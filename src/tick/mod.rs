@@ -175,6 +175,21 @@ pub fn run(
         mcp,
         ..ToolContext::new(home, config, options.number, now, operator, trust)
     };
+    // A message from someone other than the operator (a peer's handoff,
+    // a third party's mail) taints the tick: identity writes are proposed.
+    let taken = crate::collab::store::handoffs_taken(home);
+    for message in &messages {
+        let peer = taken
+            .iter()
+            .find(|t| t.inbox == message.rel)
+            .map(|t| format!("a handoff from {}", t.peer));
+        let sender = peer.or_else(|| {
+            crate::tools::taint::inbox_sender(&message.text).map(|who| format!("from {who}"))
+        });
+        if let Some(sender) = sender {
+            tool_ctx.taint.read(format!("{} ({sender})", message.rel));
+        }
+    }
     // The next tick reads this one's prefix: after the interval, or
     // sooner when a cache-aware supervisor pulls it into the lifetime.
     let interval = std::time::Duration::from_secs(config.tick.interval_s);
@@ -214,7 +229,8 @@ pub fn run(
         });
     }
     crate::tools::handoff::close_collaborations(&mut tool_ctx);
-    report.effects = tool_ctx.effects;
+    tool_ctx.effects.tainted_by = tool_ctx.taint.sources.clone();
+    report.effects = std::mem::take(&mut tool_ctx.effects);
     let nothing_kept = conversation.messages.last() == asked.as_ref();
     settle::settle(
         home,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::sandbox::{self, Area};
-use super::{ToolContext, ToolError};
+use super::{taint, ToolContext, ToolError};
 use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
 use crate::memory::page;
@@ -217,9 +217,15 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
             })
             .collect();
         names.sort();
+        if taint::read_taints(&rel) {
+            ctx.taint.read(format!("{rel}/"));
+        }
         return Ok(format!("{rel}/ holds:\n{}", names.join("\n")));
     }
     let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
+    if taint::read_taints(&rel) {
+        ctx.taint.read(rel.clone());
+    }
     let text = String::from_utf8_lossy(&bytes);
     let n = a.page.unwrap_or(1);
     page::page(&rel, &text, n).ok_or_else(|| {
@@ -240,31 +246,31 @@ fn write(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {
     }
     within_cap(ctx, "write", a.content.len())?;
     let rel = ctx.home.relative(&path);
-    ctx.ahead("write", &rel)?;
-    atomic::write(&path, a.content.as_bytes()).map_err(|e| failed("write", e))?;
-    ctx.effects.touch(rel.clone());
+    if let Some(note) = store(ctx, "write", &path, &rel, a.content.as_bytes())? {
+        return Ok(note);
+    }
     Ok(format!("wrote {rel} ({} bytes)", a.content.len()))
 }
 
 fn append(ctx: &mut ToolContext<'_>, a: WriteArgs) -> Result<String, ToolError> {
     let path = sandbox::resolve(ctx.home, &a.path, WRITABLE).map_err(refused("append"))?;
     let rel = ctx.home.relative(&path);
-    let mut text = existing(&path, &rel, "append")?;
+    let mut text = current(ctx, &path, &rel, "append")?;
     text.push_str(&a.content);
     within_cap(ctx, "append", text.len())?;
-    ctx.ahead("append", &rel)?;
-    atomic::write(&path, text.as_bytes()).map_err(|e| failed("append", e))?;
-    ctx.effects.touch(rel.clone());
+    if let Some(note) = store(ctx, "append", &path, &rel, text.as_bytes())? {
+        return Ok(note);
+    }
     Ok(format!("appended {} bytes to {rel}", a.content.len()))
 }
 
 fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
     let path = sandbox::resolve(ctx.home, &a.path, WRITABLE).map_err(refused("edit"))?;
     let rel = ctx.home.relative(&path);
-    if !path.is_file() {
+    if !path.is_file() && !ctx.taint.draft.contains_key(&rel) {
         return Err(failed("edit", format!("{rel} does not exist")));
     }
-    let text = existing(&path, &rel, "edit")?;
+    let text = current(ctx, &path, &rel, "edit")?;
     if a.old_string.is_empty() {
         return Err(failed("edit", "old_string is empty"));
     }
@@ -287,9 +293,9 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
     }
     let updated = text.replacen(&a.old_string, &a.new_string, 1);
     within_cap(ctx, "edit", updated.len())?;
-    ctx.ahead("edit", &rel)?;
-    atomic::write(&path, updated.as_bytes()).map_err(|e| failed("edit", e))?;
-    ctx.effects.touch(rel.clone());
+    if let Some(note) = store(ctx, "edit", &path, &rel, updated.as_bytes())? {
+        return Ok(note);
+    }
     Ok(format!("edited {rel}"))
 }
 
@@ -368,6 +374,81 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
     };
     let answer = answer::answer(ctx.home, &question).map_err(|e| failed("recall", e))?;
     Ok(answer.render().trim_end().to_string())
+}
+
+/// The file as this exchange sees it: as its proposal leaves it, when it
+/// proposed a change to it, else as it is on disk.
+fn current(
+    ctx: &ToolContext<'_>,
+    path: &std::path::Path,
+    rel: &str,
+    tool: &str,
+) -> Result<String, ToolError> {
+    match ctx.taint.draft.get(rel) {
+        Some(Some(bytes)) => Ok(String::from_utf8_lossy(bytes).into_owned()),
+        Some(None) => Ok(String::new()),
+        None => existing(path, rel, tool),
+    }
+}
+
+/// Writes `bytes` to `rel` — or, in an exchange that read content from
+/// outside, when `rel` is identity-class memory, puts the change in the
+/// exchange's proposal instead and returns what the model is told.
+fn store(
+    ctx: &mut ToolContext<'_>,
+    tool: &str,
+    path: &std::path::Path,
+    rel: &str,
+    bytes: &[u8],
+) -> Result<Option<String>, ToolError> {
+    if ctx.taint.tainted() {
+        let now_text = std::fs::read_to_string(path).ok();
+        let after = String::from_utf8_lossy(bytes);
+        if taint::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
+            ctx.taint
+                .draft
+                .insert(rel.to_string(), Some(bytes.to_vec()));
+            let draft = crate::proposals::Draft {
+                title: format!(
+                    "change {} after reading outside content",
+                    ctx.taint
+                        .draft
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                why: format!(
+                    "The agent ({}) asked to change identity-class memory in an exchange that \
+                     had read content from outside: {}. Such changes wait for you.",
+                    match ctx.tick {
+                        0 => "an ask".to_string(),
+                        n => format!("tick {n}"),
+                    },
+                    ctx.taint.sources.join("; ")
+                ),
+                by: match ctx.tick {
+                    0 => "ask".to_string(),
+                    n => format!("tick {n}"),
+                },
+                tainted_by: ctx.taint.sources.clone(),
+                files: ctx.taint.draft.clone(),
+            };
+            let proposal = crate::proposals::propose(ctx.home, ctx.taint.proposal, &draft, ctx.now)
+                .map_err(|e| failed(tool, format!("{rel} was not written, nor proposed: {e}")))?;
+            ctx.taint.proposal = Some(proposal.n);
+            ctx.effects.proposal = Some(proposal.n);
+            return Ok(Some(taint::proposed_note(
+                rel,
+                proposal.n,
+                &ctx.taint.sources,
+            )));
+        }
+    }
+    ctx.ahead(tool, rel)?;
+    atomic::write(path, bytes).map_err(|e| failed(tool, e))?;
+    ctx.effects.touch(rel.to_string());
+    Ok(None)
 }
 
 /// Refuses a write that would leave a file larger than `[tools]

@@ -31,6 +31,7 @@ fn ctx(home: &Home) -> ToolContext<'_> {
         workdir: Default::default(),
         write_ahead: None,
         mcp: Default::default(),
+        taint: Default::default(),
     }
 }
 

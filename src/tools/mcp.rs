@@ -381,6 +381,7 @@ fn offer(
         },
         timeout: server.timeout,
         read_only,
+        untrusted: server.untrusted,
         env: server.env.clone(),
         max_output_bytes: server.max_output_bytes,
         file: server.file.clone(),

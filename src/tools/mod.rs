@@ -12,6 +12,7 @@ pub mod handoff;
 pub mod mcp;
 pub mod operator;
 pub mod sandbox;
+pub mod taint;
 pub mod trust;
 
 use chrono::{DateTime, Utc};
@@ -72,6 +73,13 @@ pub struct Effects {
     /// between agents, which makes the tick a quiet failure (DESIGN 7).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loops: Vec<String>,
+    /// Where the outside content this exchange read came from (`taint`):
+    /// the ledger line carries it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tainted_by: Vec<String>,
+    /// The proposal this exchange's identity writes became.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<u64>,
 }
 
 impl Effects {
@@ -122,6 +130,8 @@ pub struct ToolContext<'a> {
     /// The MCP servers whose tools are among `operator`, running for this
     /// exchange (none unless a door connected them: [`mcp::connect`]).
     pub mcp: mcp::Servers,
+    /// What this exchange read from outside, and its proposal ([`taint`]).
+    pub taint: taint::Taint,
 }
 
 impl<'a> ToolContext<'a> {
@@ -151,6 +161,10 @@ impl<'a> ToolContext<'a> {
             workdir: Workdir::Home,
             write_ahead: None,
             mcp: mcp::Servers::default(),
+            taint: taint::Taint {
+                must_read: config.brake.must_read.clone(),
+                ..taint::Taint::default()
+            },
         }
     }
 
@@ -312,9 +326,14 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
             })
         }
     };
-    if let operator::Runs::McpTool { .. } = tool.runs {
-        let tool = tool.clone();
-        return ctx.mcp.call(&tool, input);
+    let tool = tool.clone();
+    let output = match tool.runs {
+        operator::Runs::McpTool { .. } => ctx.mcp.call(&tool, input),
+        _ => tool.run(input, &ctx.environment, dir),
+    };
+    if tool.untrusted {
+        // What it said, error or not, reached the model.
+        ctx.taint.read(format!("the output of {}", tool.name));
     }
-    tool.run(input, &ctx.environment, dir)
+    output
 }

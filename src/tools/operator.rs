@@ -70,6 +70,8 @@ struct Manifest {
     #[serde(default)]
     read_only: bool,
     #[serde(default)]
+    untrusted: bool,
+    #[serde(default)]
     env: Vec<String>,
     #[serde(default = "default_output")]
     max_output_bytes: usize,
@@ -120,6 +122,9 @@ pub struct OperatorTool {
     pub timeout: Duration,
     /// Whether it only reads (the brake never stops it).
     pub read_only: bool,
+    /// `untrusted = true`: its output is content from outside, which
+    /// taints the exchange that reads it (`taint`).
+    pub untrusted: bool,
     /// The variables it may see.
     pub env: Vec<String>,
     /// The most output the model gets back.
@@ -211,6 +216,7 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
                 command: if m.mcp.is_empty() { m.command } else { m.mcp },
                 timeout: Duration::from_secs(m.timeout_s),
                 read_only: m.read_only,
+                untrusted: m.untrusted,
                 env: m.env,
                 max_output_bytes: m.max_output_bytes,
                 digest: digest(&bytes),

@@ -4,7 +4,7 @@
 
 mod boot;
 mod cli;
-mod collab;
+pub(crate) mod collab;
 mod context_fit;
 mod defects;
 mod disk;
@@ -12,6 +12,7 @@ mod edges;
 mod endurance;
 mod faults;
 mod healer;
+mod injection;
 pub mod mcp;
 mod metrics;
 mod providers;

@@ -1,0 +1,196 @@
+//! `hearth proposals [--json] [--all]`, `show N`, `accept N`, `reject N
+//! [--reason TEXT]`: changes to memory that wait for the operator.
+
+use std::path::Path;
+
+use hearth::config::Config;
+use hearth::home::Home;
+use hearth::proposals::{self, Accepted, Proposal, ProposalError};
+use hearth::repo::Identity;
+
+use super::{CommandError, Env, Exit};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    /// List decided proposals too.
+    #[arg(long)]
+    all: bool,
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// The diff, per-file stats, and who wrote each line it removes.
+    Show {
+        /// Its number.
+        n: u64,
+    },
+    /// Put it on main as one commit (re-applied on top if main moved).
+    Accept {
+        /// Its number.
+        n: u64,
+    },
+    /// Drop it, saying why.
+    Reject {
+        /// Its number.
+        n: u64,
+        /// Why (recorded in the commit and the book).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+impl From<ProposalError> for CommandError {
+    fn from(e: ProposalError) -> CommandError {
+        let hint = e.hint();
+        CommandError::new(e, hint)
+    }
+}
+
+fn operator(home: &Home) -> Identity {
+    let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
+        tracing::warn!("{e}; committing as the default operator");
+        Config::default()
+    });
+    Identity::operator(&config.git)
+}
+
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
+    let home = env.open_home(flag)?;
+    let now = env.clock.now();
+    match args.command {
+        None => list(&home, args.json, args.all),
+        Some(Sub::Show { n }) => show(&home, n, args.json),
+        Some(Sub::Accept { n }) => match proposals::accept(&home, n, &operator(&home), now)? {
+            Accepted::Merged(p, commit) => {
+                let commit = commit.map(|c| c[..7].to_string()).unwrap_or_default();
+                outln!(
+                    "proposal {n} accepted: on main as {commit} ({})",
+                    p.files.join(", ")
+                );
+                Ok(Exit::Success)
+            }
+            Accepted::NeedsReview(p) => {
+                outln!(
+                    "proposal {n} needs review: main changed {} since it was made; \
+                         nothing was applied",
+                    p.conflicts.join(", ")
+                );
+                outln!(
+                    "merge it by hand (`git diff {}..{}` is the change) and then \
+                         `hearth proposals reject {n} --reason merged-by-hand`, or reject it",
+                    &p.base[..7],
+                    &p.commit[..7]
+                );
+                Ok(Exit::Error)
+            }
+        },
+        Some(Sub::Reject { n, reason }) => {
+            let p = proposals::reject(&home, n, reason.as_deref(), &operator(&home), now)?;
+            outln!("proposal {n} rejected: {}", p.title);
+            Ok(Exit::Success)
+        }
+    }
+}
+
+fn list(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
+    let listed: Vec<Proposal> = proposals::list(home)?
+        .into_iter()
+        .filter(|p| all || p.status.waiting())
+        .collect();
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&listed).expect("serialises")
+        );
+        return Ok(Exit::Success);
+    }
+    if listed.is_empty() {
+        outln!(
+            "no proposals wait for you{}",
+            if all { " (none were ever made)" } else { "" }
+        );
+        return Ok(Exit::Success);
+    }
+    for p in &listed {
+        outln!(
+            "{:>3}  {:<12} {}  by {}, {}  ({})",
+            p.n,
+            p.status.as_str(),
+            p.title,
+            p.by,
+            p.created.format("%Y-%m-%d %H:%M"),
+            p.files.join(", ")
+        );
+    }
+    Ok(Exit::Success)
+}
+
+fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
+    let (p, diff) = proposals::show(home, n)?;
+    if json {
+        let files: Vec<_> = diff
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "path": f.path,
+                    "added": f.added,
+                    "removed": f.removed,
+                    "patch": f.patch,
+                    "removed_lines": f.removed_lines.iter().map(|r| serde_json::json!({
+                        "line": r.line, "text": r.text, "commit": r.commit,
+                        "author": r.author, "tick": r.tick,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"proposal": p, "files": files}))
+                .expect("serialises")
+        );
+        return Ok(Exit::Success);
+    }
+    outln!("proposal {}: {} ({})", p.n, p.title, p.status.as_str());
+    outln!(
+        "made by {} at {}, from main at {}",
+        p.by,
+        p.created.format("%Y-%m-%d %H:%M UTC"),
+        &p.base[..7]
+    );
+    outln!("why: {}", p.why.trim());
+    for source in &p.tainted_by {
+        outln!("outside content read first: {source}");
+    }
+    if let Some(reason) = &p.reason {
+        outln!("rejected because: {reason}");
+    }
+    if !p.conflicts.is_empty() {
+        outln!("conflicts with main in: {}", p.conflicts.join(", "));
+    }
+    outln!();
+    for f in &diff {
+        outln!("{}  +{} -{}", f.path, f.added, f.removed);
+    }
+    for f in &diff {
+        outln!();
+        outln!("--- {}", f.path);
+        outln!("{}", f.patch.trim_end());
+        if !f.removed_lines.is_empty() {
+            outln!("removed lines, and who wrote them:");
+            for r in &f.removed_lines {
+                let who = match r.tick {
+                    Some(t) => format!("tick {t}"),
+                    None if r.author == "hearth" => "hearth".to_string(),
+                    None => format!("operator ({})", r.author),
+                };
+                outln!("  {}:{}  {who} in {}  {}", f.path, r.line, r.commit, r.text);
+            }
+        }
+    }
+    Ok(Exit::Success)
+}
