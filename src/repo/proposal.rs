@@ -258,3 +258,49 @@ impl Repo {
         Ok(Merged::Clean(files))
     }
 }
+
+/// Who wrote one line of a file as HEAD holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineOrigin {
+    /// The commit (short id).
+    pub commit: String,
+    /// Its author.
+    pub author: String,
+    /// The tick, when a tick's commit wrote it (`Hearth-Tick`).
+    pub tick: Option<u64>,
+    /// The proposal, when an accepted proposal wrote it (`Hearth-Proposal`).
+    pub proposal: Option<u64>,
+}
+
+impl Repo {
+    /// Each line of `rel` at HEAD with the commit that last wrote it (by
+    /// `git blame`); empty when HEAD does not hold the file.
+    pub fn line_origins(&self, rel: &str) -> Vec<LineOrigin> {
+        let Ok(blame) = self.git.blame_file(Path::new(rel), None) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for hunk in blame.iter() {
+            let Ok(commit) = self.git.find_commit(hunk.final_commit_id()) else {
+                continue;
+            };
+            let message = commit.message().unwrap_or("").to_string();
+            let trailer = |key: &str| {
+                message
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .and_then(|n| n.trim().parse().ok())
+            };
+            let origin = LineOrigin {
+                commit: commit.id().to_string()[..7].to_string(),
+                author: commit.author().name().unwrap_or("").to_string(),
+                tick: trailer("Hearth-Tick: "),
+                proposal: trailer("Hearth-Proposal: "),
+            };
+            for _ in 0..hunk.lines_in_hunk() {
+                out.push(origin.clone());
+            }
+        }
+        out
+    }
+}

@@ -276,6 +276,28 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
     let status = bob.ok(&["status"]);
     assert!(status.contains("proposals:  21 waiting"), "{status}");
 
+    // The operator accepts one of them (a new core memory): the audit
+    // names its line as one from outside, and --strict fails on it.
+    let n = (1..=21)
+        .find(|n| {
+            bob.ok(&["proposals", "show", &n.to_string()])
+                .contains("memory/core/rule-4.md")
+        })
+        .unwrap();
+    bob.ok(&["proposals", "accept", &n.to_string()]);
+    let audit = bob.output(&["audit", "--strict"]);
+    let said = String::from_utf8_lossy(&audit.stdout);
+    assert_eq!(audit.status.code(), Some(1), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("OUTSIDE:") && l.contains("memory/core/rule-4.md:3"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        line.contains(&format!("accepted from proposal {n}"))
+            && line.contains("a handoff from alice"),
+        "{line}"
+    );
+
     // The operator's own words are not outside content.
     bob.ok(&["say", "Remember this rule: INJECT 2"]);
     run(&bob);
