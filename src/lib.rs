@@ -19,6 +19,7 @@ pub mod budget;
 pub mod clock;
 pub mod collab;
 pub mod config;
+pub mod consolidate;
 pub mod conversation;
 pub mod exchange;
 pub mod healer;

@@ -27,7 +27,7 @@ use crate::memory::{self, Memory, MemoryProblem};
 use crate::model::SystemBlock;
 
 /// The warning line appears at this share of the identity budget.
-const WARN_AT: f64 = 0.8;
+pub const WARN_AT: f64 = 0.8;
 
 /// The assembled boot context and what assembling it found.
 #[derive(Debug, Clone)]

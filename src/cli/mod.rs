@@ -17,6 +17,7 @@ mod audit;
 mod brake;
 mod collab;
 mod completions;
+mod consolidate;
 mod context;
 mod env;
 mod error;
@@ -91,6 +92,8 @@ enum Command {
     Trust(trust::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
     Outbox(outbox::Args),
+    /// Ask for a consolidation of the identity memory at the next idle tick (a proposal).
+    Consolidate(consolidate::Args),
     /// Changes to memory that wait for you: list, show, accept, reject.
     Proposals(proposals::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
@@ -127,6 +130,7 @@ pub fn main() -> ExitCode {
         Command::Trust(args) => trust::run(&env, home, args),
         Command::Collab(args) => collab::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
+        Command::Consolidate(args) => consolidate::run(&env, home, args),
         Command::Proposals(args) => proposals::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),

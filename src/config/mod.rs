@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub mod collab;
+pub mod consolidation;
 mod git;
 mod model;
 pub mod prices;
@@ -102,6 +103,8 @@ pub struct Config {
     pub peers: collab::Peers,
     /// `[collaborations]`: where collaborations may work, how long.
     pub collaborations: collab::CollaborationsConfig,
+    /// `[consolidation]`: when the agent proposes a consolidation.
+    pub consolidation: consolidation::ConsolidationConfig,
 }
 
 /// `[tick]`.

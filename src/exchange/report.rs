@@ -68,6 +68,10 @@ pub struct TickReport {
     /// in the conversation).
     #[serde(default)]
     pub refusals: Vec<String>,
+    /// When the tick was a consolidation, how it ended (`proposed 3`,
+    /// `nothing to change`, `refused: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consolidation: Option<String>,
     /// Each tool call the model made, as `name` and its arguments (JSON):
     /// with the reply, what the tick *did*, for quiet-failure detection.
     #[serde(default)]
@@ -100,6 +104,7 @@ impl TickReport {
             budget_flared: None,
             stop_reason: None,
             refusals: Vec::new(),
+            consolidation: None,
             actions: Vec::new(),
             recoveries: Vec::new(),
         }

@@ -45,6 +45,8 @@ pub mod rel {
     pub const RUNTIME: &str = ".hearth";
     /// What was said through either door (`hearth ask` and ticks).
     pub const SESSIONS: &str = "state/sessions.jsonl";
+    /// When the identity memory was last consolidated, and how it ended.
+    pub const CONSOLIDATION: &str = "state/consolidation.json";
     /// Proposals and what became of them (`hearth proposals`).
     pub const PROPOSALS: &str = "state/proposals.json";
     /// The peers' handoffs taken into this home, one JSON line each.

@@ -73,6 +73,10 @@ pub struct Proposal {
     pub why: String,
     /// Who made it: `tick 12`, `ask`.
     pub by: String,
+    /// What made it: `consolidation`, or empty for a write after outside
+    /// content.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
     /// The `main` commit it started from.
     pub base: String,
     /// Its commit (on its branch).
@@ -172,6 +176,8 @@ pub struct Draft {
     pub why: String,
     /// `tick 12`, `ask`.
     pub by: String,
+    /// `consolidation`, or empty.
+    pub kind: String,
     /// The content from outside behind it.
     pub tainted_by: Vec<String>,
     /// Each file as the proposal would leave it (`None`: deleted).
@@ -258,6 +264,7 @@ pub fn propose(
         title: draft.title.clone(),
         why: draft.why.clone(),
         by: draft.by.clone(),
+        kind: draft.kind.clone(),
         base,
         commit,
         files: draft.files.keys().cloned().collect(),
@@ -396,6 +403,8 @@ pub fn accept(
             book.save(home)?;
             let mut specs: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
             specs.push(book_rel);
+            // The branch stays: `git log --all` shows the proposal beside
+            // its acceptance.
             let id = repo.commit(
                 &specs,
                 who,
@@ -407,7 +416,6 @@ pub fn accept(
                 ),
                 now,
             )?;
-            repo.delete_ref(&proposal.branch)?;
             Ok(Accepted::Merged(proposal, id))
         }
     }

@@ -34,6 +34,7 @@ fn draft(content: &str) -> Draft {
         title: "Remember the rule from the handoff".into(),
         why: "a peer's handoff asked for it".into(),
         by: "tick 7".into(),
+        kind: String::new(),
         tainted_by: vec!["inbox/x.md (from peer-b)".into()],
         files: [(
             "memory/identity.md".to_string(),

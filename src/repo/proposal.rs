@@ -304,3 +304,50 @@ impl Repo {
         out
     }
 }
+
+impl Repo {
+    /// The unified diff from `from` to HEAD of the paths under `prefix`,
+    /// at most `max_chars` (cut at a line, saying so); empty when `from`
+    /// is not a commit here.
+    pub fn diff_since(&self, from: &str, prefix: &str, max_chars: usize) -> String {
+        let tree_of = |id: &str| {
+            Oid::from_str(id)
+                .ok()
+                .and_then(|oid| self.git.find_commit(oid).ok())
+                .and_then(|c| c.tree().ok())
+        };
+        let (Some(old), Some(new)) = (tree_of(from), self.head().as_deref().and_then(tree_of))
+        else {
+            return String::new();
+        };
+        let mut opts = git2::DiffOptions::new();
+        opts.pathspec(prefix);
+        let Ok(diff) = self
+            .git
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+        else {
+            return String::new();
+        };
+        let mut out = String::new();
+        let mut cut = false;
+        let _ = diff.print(git2::DiffFormat::Patch, |_, _, line| {
+            if cut {
+                return true;
+            }
+            let text = String::from_utf8_lossy(line.content());
+            let prefix = match line.origin() {
+                '+' | '-' | ' ' => line.origin().to_string(),
+                _ => String::new(),
+            };
+            if out.len() + prefix.len() + text.len() > max_chars {
+                cut = true;
+                out.push_str("[… the diff goes on; cut here]\n");
+                return true;
+            }
+            out.push_str(&prefix);
+            out.push_str(&text);
+            true
+        });
+        out
+    }
+}

@@ -78,6 +78,7 @@ pub(super) fn record_for(
             .map(|r| r.effects.tainted_by.clone())
             .unwrap_or_default(),
         proposal: report.and_then(|r| r.effects.proposal),
+        consolidation: report.and_then(|r| r.consolidation.clone()),
         note: note
             .or(failures)
             .or_else(|| report.and_then(|r| r.skipped.clone())),

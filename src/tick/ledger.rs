@@ -139,6 +139,9 @@ pub struct TickRecord {
     /// The proposal its identity writes became.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<u64>,
+    /// When the tick was a consolidation, how it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consolidation: Option<String>,
 }
 
 /// What reading the ledger found.
@@ -361,6 +364,7 @@ mod tests {
             recoveries: Vec::new(),
             tainted_by: Vec::new(),
             proposal: None,
+            consolidation: None,
             backoff_ms: None,
             note: None,
         }

@@ -132,6 +132,18 @@ pub fn run(
     if !preflight::make_it_fit(home, config, &mut prepared, &mut report, now)? {
         return Ok(report);
     }
+    // An idle tick consolidates the identity memory when that is due: a
+    // side exchange whose writes become a proposal, never `main`'s.
+    if prepared.inbox.is_empty() {
+        if let Some(why) = crate::consolidate::due_now(home, config, now) {
+            tracing::info!("tick {}: consolidating: {why}", options.number);
+            let key = options.api_key.as_deref();
+            crate::consolidate::run(home, config, options.number, key, &why, &mut report, now)?;
+            report.cost_usd = cost_usd(&report.usage, config.price().as_ref());
+            report.save(home)?;
+            return Ok(report);
+        }
+    }
     let Prepared {
         system,
         mut conversation,

@@ -178,6 +178,8 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
         "sleep" => sleep(ctx, args(name, input)?),
         // Offered only to an agent with peers; to any other it is unknown.
         "handoff" if !ctx.peering.peers.is_empty() => super::handoff::run(ctx, args(name, input)?),
+        // Offered only to a consolidation.
+        "removed" if ctx.taint.staging => super::staging::removed(ctx, args(name, input)?),
         other => Err(ToolError::Unknown(sandbox::shown(other))),
     }
 }
@@ -222,7 +224,11 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
         }
         return Ok(format!("{rel}/ holds:\n{}", names.join("\n")));
     }
-    let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
+    let bytes = match ctx.taint.draft.get(&rel) {
+        // What this exchange staged is what it reads back.
+        Some(staged) => staged.clone().unwrap_or_default(),
+        None => std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?,
+    };
     if taint::read_taints(&rel) {
         ctx.taint.read(rel.clone());
     }
@@ -401,6 +407,9 @@ fn store(
     rel: &str,
     bytes: &[u8],
 ) -> Result<Option<String>, ToolError> {
+    if ctx.taint.staging {
+        return Ok(Some(super::staging::stage(ctx, rel, bytes)));
+    }
     if ctx.taint.tainted() {
         let now_text = std::fs::read_to_string(path).ok();
         let after = String::from_utf8_lossy(bytes);
@@ -431,6 +440,7 @@ fn store(
                     0 => "ask".to_string(),
                     n => format!("tick {n}"),
                 },
+                kind: String::new(),
                 tainted_by: ctx.taint.sources.clone(),
                 files: ctx.taint.draft.clone(),
             };

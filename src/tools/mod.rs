@@ -12,6 +12,7 @@ pub mod handoff;
 pub mod mcp;
 pub mod operator;
 pub mod sandbox;
+pub mod staging;
 pub mod taint;
 pub mod trust;
 

@@ -31,6 +31,12 @@ pub struct Taint {
     /// Each file as this exchange's proposal leaves it, so a second
     /// write builds on the first.
     pub draft: BTreeMap<String, Option<Vec<u8>>>,
+    /// Every memory write goes to `draft` (a consolidation exchange): the
+    /// files on `main` are not touched, whatever is written.
+    pub staging: bool,
+    /// In a staging exchange, what the model said of each removal, by file
+    /// (the `removed` tool).
+    pub notes: BTreeMap<String, Vec<String>>,
 }
 
 impl Taint {

@@ -5,6 +5,7 @@
 mod boot;
 mod cli;
 pub(crate) mod collab;
+mod consolidation;
 mod context_fit;
 mod defects;
 mod disk;

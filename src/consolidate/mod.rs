@@ -1,0 +1,362 @@
+//! Consolidation as a proposal. When the identity layer passes `[boot]`'s
+//! warning line (or the operator runs `hearth consolidate`, or
+//! `[consolidation] every_days` have passed), the next idle tick — one
+//! with nothing in the inbox — runs a consolidation exchange instead of
+//! its usual turn: the model gets the identity-class memories in full,
+//! each line marked when the operator wrote it, and the diff of memory
+//! since the last accepted consolidation; its writes go to a draft, never
+//! to `main` (`tools::staging`). The gates ([`gates`]) decide whether the
+//! draft is offered as a proposal; "nothing to change" is recorded, not
+//! offered; `[consolidation] auto_accept = "additions"` accepts one that
+//! only adds or moves text.
+
+pub mod gates;
+mod turn;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::config::consolidation::AutoAccept;
+use crate::config::{BrakeMode, Config};
+use crate::exchange::driver::{self, Door};
+use crate::exchange::report::TickReport;
+use crate::exchange::ExchangeError;
+use crate::home::layout::rel;
+use crate::home::Home;
+use crate::json_file::{self, JsonFile};
+use crate::mailbox::outbox::{self, Letter};
+use crate::model::{self, TurnFacts};
+use crate::proposals::{self, Draft, Status};
+use crate::repo::{Identity, Repo};
+use crate::tools::{self, taint, ToolContext};
+
+/// What the consolidations so far have left: `state/consolidation.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The operator asked for one (`hearth consolidate`).
+    #[serde(default)]
+    pub requested: bool,
+    /// When the last one ran.
+    #[serde(default)]
+    pub last: Option<DateTime<Utc>>,
+    /// How it ended: `proposed 3`, `nothing to change`, `refused: …`.
+    #[serde(default)]
+    pub outcome: Option<String>,
+}
+
+impl JsonFile for Record {
+    const VERSION: u32 = 1;
+}
+
+impl Record {
+    /// The record (empty when there is none or it cannot be read: a
+    /// consolidation is then due only by size).
+    pub fn load(home: &Home) -> Record {
+        json_file::load(&home.path(rel::CONSOLIDATION))
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Writes it atomically.
+    pub fn save(&self, home: &Home) -> Result<(), crate::atomic::WriteError> {
+        json_file::save(&home.path(rel::CONSOLIDATION), self)
+    }
+}
+
+/// Why a consolidation is due now, if it is: asked for, the identity layer
+/// at or over the warning line, or `every_days` since the last. Never while
+/// a consolidation proposal waits for the operator.
+pub fn due(
+    record: &Record,
+    identity_chars: usize,
+    warn_chars: usize,
+    every_days: u64,
+    waiting: bool,
+    now: DateTime<Utc>,
+) -> Option<String> {
+    if waiting {
+        return None;
+    }
+    if record.requested {
+        return Some("the operator asked for it (`hearth consolidate`)".into());
+    }
+    if identity_chars >= warn_chars {
+        return Some(format!(
+            "the identity layer is {identity_chars} characters, at or over its warning line of {warn_chars}"
+        ));
+    }
+    let stale = record
+        .last
+        .is_none_or(|last| now - last >= chrono::Duration::days(every_days as i64));
+    (every_days > 0 && stale).then(|| format!("[consolidation] every_days = {every_days}"))
+}
+
+/// Whether the idle tick at `now` consolidates, and why.
+pub fn due_now(home: &Home, config: &Config, now: DateTime<Utc>) -> Option<String> {
+    let boot = crate::boot::boot(home, &config.boot);
+    let warn = (crate::boot::WARN_AT * config.boot.identity_budget_chars as f64) as usize;
+    let waiting = proposals::list(home)
+        .unwrap_or_default()
+        .iter()
+        .any(|p| p.kind == "consolidation" && p.status.waiting());
+    due(
+        &Record::load(home),
+        boot.layer.identity_chars,
+        warn,
+        config.consolidation.every_days,
+        waiting,
+        now,
+    )
+}
+
+/// Every identity-class file under `memory/`, with its text.
+fn identity_files(home: &Home, must_read: &[String]) -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(home.path(rel::MEMORY))
+        .into_iter()
+        .flatten()
+    {
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let rel_path = home.relative(path);
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if rel_path != rel::PROMPT
+            && taint::identity_class(&rel_path, Some(&text), &text, must_read)
+        {
+            files.insert(rel_path, text);
+        }
+    }
+    files
+}
+
+/// Runs tick `number`'s consolidation exchange (`why` it is due) and
+/// records how it ended in `report` and `state/consolidation.json`.
+pub fn run(
+    home: &Home,
+    config: &Config,
+    number: u64,
+    api_key: Option<&str>,
+    why: &str,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<(), ExchangeError> {
+    let must_read = &config.brake.must_read;
+    let before = identity_files(home, must_read);
+    let repo = Repo::open(home.root()).ok();
+    let operator_lines: BTreeMap<String, Vec<String>> = before
+        .iter()
+        .map(|(path, text)| {
+            let origins = repo
+                .as_ref()
+                .map(|r| r.line_origins(path))
+                .unwrap_or_default();
+            let lines: Vec<String> = if origins.len() == text.lines().count() {
+                text.lines()
+                    .zip(&origins)
+                    .filter(|(_, o)| o.author != Identity::hearth().name)
+                    .map(|(l, _)| l.to_string())
+                    .collect()
+            } else {
+                // Edited since HEAD: every line counts as the operator's.
+                text.lines().map(str::to_string).collect()
+            };
+            (path.clone(), lines)
+        })
+        .collect();
+    let last = proposals::list(home)
+        .unwrap_or_default()
+        .into_iter()
+        .rfind(|p| p.kind == "consolidation" && p.status == Status::Accepted);
+    let since = match (&repo, &last) {
+        (Some(repo), Some(p)) => repo.diff_since(&p.commit, rel::MEMORY, 20_000),
+        _ => String::new(),
+    };
+    let (system, user) = turn::render(&before, &operator_lines, &since, why, config);
+
+    let mut specs: Vec<model::ToolSpec> = tools::specs(&[], None)
+        .into_iter()
+        .filter(|s| ["read", "write", "edit", "append"].contains(&s.name.as_str()))
+        .collect();
+    specs.push(tools::staging::removed_spec());
+    let mut ctx = ToolContext::new(home, config, number, now, Vec::new(), Default::default());
+    ctx.taint.staging = true;
+    ctx.max_sleep_h = 0;
+    let gate = crate::brake::gate::Gate::without_override(BrakeMode::Off, Vec::new(), number, now);
+    let mut conversation = crate::conversation::store::Conversation::default();
+    conversation.messages.push(crate::conversation::Message {
+        role: crate::conversation::Role::User,
+        content: vec![crate::conversation::Block::Text { text: user }],
+    });
+    let facts = TurnFacts {
+        tick: number,
+        inbox: Vec::new(),
+        ask: None,
+    };
+    match model::provider_for(&config.model, api_key) {
+        Ok(provider) => driver::tool_loop(
+            &mut Door {
+                persist: false,
+                on_text: &mut |text| tracing::debug!("consolidation: {text}"),
+                next_exchange_in: None,
+                cache_key: None,
+                after_call: None,
+            },
+            provider,
+            &driver::Given {
+                home,
+                config,
+                api_key,
+                system: &[model::SystemBlock {
+                    source: "consolidation".into(),
+                    text: system,
+                }],
+                specs: &specs,
+                facts: &facts,
+                gate: &gate,
+            },
+            &mut conversation,
+            &mut ctx,
+            report,
+        )?,
+        Err(e) => report
+            .failures
+            .push(crate::exchange::class::Failure::of_model(&e)),
+    }
+    let outcome = if report.failures.is_empty() {
+        settle(
+            home,
+            config,
+            number,
+            &before,
+            &operator_lines,
+            &ctx,
+            &report.reply,
+            now,
+        )?
+    } else {
+        "failed: the exchange did not finish; nothing was offered".to_string()
+    };
+    tracing::info!("consolidation: {outcome}");
+    report.consolidation = Some(outcome.clone());
+    Record {
+        requested: false,
+        last: Some(now),
+        outcome: Some(outcome),
+    }
+    .save(home)?;
+    Ok(())
+}
+
+/// Judges the exchange's draft, and offers it (or says why not).
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    home: &Home,
+    config: &Config,
+    number: u64,
+    before: &BTreeMap<String, String>,
+    operator_lines: &BTreeMap<String, Vec<String>>,
+    ctx: &ToolContext<'_>,
+    reply: &str,
+    now: DateTime<Utc>,
+) -> Result<String, ExchangeError> {
+    let after: BTreeMap<String, Option<String>> = ctx
+        .taint
+        .draft
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
+            )
+        })
+        .collect();
+    let boot = crate::boot::boot(home, &config.boot);
+    let grew: i64 = after
+        .iter()
+        .filter(|(path, _)| before.contains_key(*path) || path.as_str() == rel::IDENTITY)
+        .map(|(path, text)| {
+            text.as_deref().map_or(0, |t| t.chars().count()) as i64
+                - before.get(path).map_or(0, |t| t.chars().count()) as i64
+        })
+        .sum();
+    let identity_after = (boot.layer.identity_chars as i64 + grew).max(0) as usize;
+    let warn_chars = (crate::boot::WARN_AT * config.boot.identity_budget_chars as f64) as usize;
+    let verdict = gates::judge(&gates::Outcome {
+        before,
+        after: &after,
+        operator_lines,
+        notes: &ctx.taint.notes,
+        max_removed_pct: config.consolidation.max_removed_pct,
+        identity_chars_after: identity_after,
+        warn_chars,
+    });
+    match verdict {
+        gates::Verdict::NothingToChange => Ok("nothing to change".into()),
+        gates::Verdict::Refused(reasons) => {
+            let body = format!(
+                "Tick {number} ran a consolidation of the identity memory; it was not offered:\n\n{}\n\n\
+                 Nothing on main changed. The next one runs when it is due again (or `hearth consolidate`).\n",
+                reasons.iter().map(|r| format!("- {r}")).collect::<Vec<_>>().join("\n")
+            );
+            let mut flare = Letter::flare(
+                "consolidation",
+                "a consolidation was refused at the gate",
+                body,
+            );
+            flare.tick = Some(number);
+            outbox::post(home, &flare, now)?;
+            Ok(format!("refused: {}", reasons.join("; ")))
+        }
+        gates::Verdict::Offer {
+            removed,
+            total,
+            additions_only,
+        } => {
+            let mut why = format!(
+                "The identity memory was consolidated in tick {number}: {removed} of {total} lines \
+                 removed or moved.\n\n{}\n",
+                reply.trim()
+            );
+            for (path, notes) in &ctx.taint.notes {
+                for note in notes {
+                    why.push_str(&format!("\n- {path}: {note}"));
+                }
+            }
+            let draft = Draft {
+                title: "consolidate identity memory".into(),
+                why,
+                by: format!("tick {number}"),
+                kind: "consolidation".into(),
+                tainted_by: Vec::new(),
+                files: after
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_ref().map(|t| t.as_bytes().to_vec())))
+                    .collect(),
+            };
+            let proposal = match proposals::propose(home, None, &draft, now) {
+                Ok(p) => p,
+                Err(e) => return Ok(format!("failed: the proposal could not be recorded: {e}")),
+            };
+            if additions_only && config.consolidation.auto_accept == AutoAccept::Additions {
+                return Ok(match proposals::accept(home, proposal.n, &Identity::hearth(), now) {
+                    Ok(proposals::Accepted::Merged(..)) => format!(
+                        "proposed {} and accepted it ([consolidation] auto_accept: it only adds or moves text)",
+                        proposal.n
+                    ),
+                    Ok(proposals::Accepted::NeedsReview(_)) => {
+                        format!("proposed {}; it needs review", proposal.n)
+                    }
+                    Err(e) => format!("proposed {}; accepting it failed: {e}", proposal.n),
+                });
+            }
+            Ok(format!("proposed {}", proposal.n))
+        }
+    }
+}
