@@ -151,6 +151,7 @@ pub fn run(
         operator,
         mcp,
         inbox: messages,
+        recall,
         healer_note,
         collaboration,
         ..
@@ -195,11 +196,24 @@ pub fn run(
             .iter()
             .find(|t| t.inbox == message.rel)
             .map(|t| format!("a handoff from {}", t.peer));
-        let sender = peer.or_else(|| {
+        // A handoff's file keeps its name if the record of it is lost.
+        let named = message
+            .rel
+            .rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with("handoff-"))
+            .then(|| "a handoff".to_string());
+        let sender = peer.or(named).or_else(|| {
             crate::tools::taint::inbox_sender(&message.text).map(|who| format!("from {who}"))
         });
         if let Some(sender) = sender {
             tool_ctx.taint.read(format!("{} ({sender})", message.rel));
+        }
+    }
+    // What recall put in the turn from a peer's files is outside content too.
+    for hit in recall.iter().flatten() {
+        if crate::tools::taint::read_taints(&hit.path) {
+            tool_ctx.taint.read(format!("{} (recalled)", hit.path));
         }
     }
     // The next tick reads this one's prefix: after the interval, or

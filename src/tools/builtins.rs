@@ -379,6 +379,11 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
         walk: true,
     };
     let answer = answer::answer(ctx.home, &question).map_err(|e| failed("recall", e))?;
+    for found in &answer.results {
+        if taint::read_taints(&found.path) {
+            ctx.taint.read(format!("{} (recalled)", found.path));
+        }
+    }
     Ok(answer.render().trim_end().to_string())
 }
 

@@ -62,14 +62,16 @@ impl Taint {
 pub fn inbox_sender(text: &str) -> Option<String> {
     let split = front_matter::split(text).ok()?;
     let yaml = split.yaml?;
-    let field = |key: &str| {
+    let field = |keys: &[&str]| {
         yaml.lines().find_map(|line| {
             let (k, v) = line.split_once(':')?;
-            (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
+            let k = k.trim().to_ascii_lowercase();
+            keys.contains(&k.as_str())
+                .then(|| v.trim().trim_matches(['"', '\'']).to_string())
         })
     };
-    let kind = field("kind").unwrap_or_default();
-    match field("from") {
+    let kind = field(&["kind"]).unwrap_or_default();
+    match field(&["from", "sender", "author", "by"]) {
         Some(from) if !from.is_empty() && !from.eq_ignore_ascii_case("operator") => Some(from),
         _ if kind == "handoff" || kind == "notice" => Some("a peer".into()),
         _ => None,
