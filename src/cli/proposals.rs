@@ -143,7 +143,7 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
                     "patch": f.patch,
                     "removed_lines": f.removed_lines.iter().map(|r| serde_json::json!({
                         "line": r.line, "text": r.text, "commit": r.commit,
-                        "author": r.author, "tick": r.tick,
+                        "author": r.author, "tick": r.tick, "proposal": r.proposal,
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -183,10 +183,11 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
         if !f.removed_lines.is_empty() {
             outln!("removed lines, and who wrote them:");
             for r in &f.removed_lines {
-                let who = match r.tick {
-                    Some(t) => format!("tick {t}"),
-                    None if r.author == "hearth" => "hearth".to_string(),
-                    None => format!("operator ({})", r.author),
+                let who = match (r.tick, r.proposal) {
+                    (Some(t), _) => format!("tick {t}"),
+                    (None, Some(p)) => format!("proposal {p}, accepted by {}", r.author),
+                    (None, None) if r.author == "hearth" => "hearth".to_string(),
+                    (None, None) => format!("operator ({})", r.author),
                 };
                 outln!("  {}:{}  {who} in {}  {}", f.path, r.line, r.commit, r.text);
             }

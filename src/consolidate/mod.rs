@@ -160,7 +160,9 @@ pub fn run(
             let lines: Vec<String> = if origins.len() == text.lines().count() {
                 text.lines()
                     .zip(&origins)
-                    .filter(|(_, o)| o.author != Identity::hearth().name)
+                    // A line from an accepted proposal is the agent's
+                    // wording, though the operator committed it.
+                    .filter(|(_, o)| o.author != Identity::hearth().name && o.proposal.is_none())
                     .map(|(l, _)| l.to_string())
                     .collect()
             } else {

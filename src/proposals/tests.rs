@@ -129,8 +129,8 @@ fn accept_puts_it_on_main_in_one_commit_even_after_main_moved() {
         on_main
     );
     assert!(
-        repo.commit_of_ref(&p.branch).is_none(),
-        "its branch is gone"
+        repo.commit_of_ref(&p.branch).is_some(),
+        "its branch stays: git log --all shows it beside the acceptance"
     );
     assert_eq!(waiting(&home), 0);
     let log = std::process::Command::new("git")

@@ -39,7 +39,12 @@ pub struct RemovedLine {
     pub author: String,
     /// The tick, when a tick wrote it.
     pub tick: Option<u64>,
+    /// The proposal, when accepting one wrote it.
+    pub proposal: Option<u64>,
 }
+
+/// (short id, author, tick, proposal) of a blamed line.
+type BlamedLine = (String, String, Option<u64>, Option<u64>);
 
 /// A proposal's changes put onto HEAD.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,7 +167,7 @@ impl Repo {
                     }
                     if origin == '-' {
                         if let Some(n) = line.old_lineno() {
-                            let (commit, author, tick) = self
+                            let (commit, author, tick, proposal) = self
                                 .blame_line(parent.id(), &path, n as usize)
                                 .unwrap_or_default();
                             removed_lines.push(RemovedLine {
@@ -171,6 +176,7 @@ impl Repo {
                                 commit,
                                 author,
                                 tick,
+                                proposal,
                             });
                         }
                     }
@@ -187,26 +193,28 @@ impl Repo {
         Ok(files)
     }
 
-    /// Who last wrote line `line` of `path` as of `at`.
-    fn blame_line(
-        &self,
-        at: Oid,
-        path: &str,
-        line: usize,
-    ) -> Option<(String, String, Option<u64>)> {
+    /// Who last wrote line `line` of `path` as of `at`: (short id,
+    /// author, tick, proposal).
+    fn blame_line(&self, at: Oid, path: &str, line: usize) -> Option<BlamedLine> {
         let mut opts = git2::BlameOptions::new();
         opts.newest_commit(at).min_line(line).max_line(line);
         let blame = self.git.blame_file(Path::new(path), Some(&mut opts)).ok()?;
         let hunk = blame.get_line(line)?;
         let commit = self.git.find_commit(hunk.final_commit_id()).ok()?;
-        let tick = commit
-            .message()
-            .unwrap_or("")
-            .lines()
-            .find_map(|l| l.strip_prefix("Hearth-Tick: "))
-            .and_then(|n| n.trim().parse().ok());
+        let message = commit.message().unwrap_or("").to_string();
+        let trailer = |key: &str| {
+            message
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|n| n.trim().parse().ok())
+        };
         let author = commit.author().name().unwrap_or("").to_string();
-        Some((commit.id().to_string()[..7].to_string(), author, tick))
+        Some((
+            commit.id().to_string()[..7].to_string(),
+            author,
+            trailer("Hearth-Tick: "),
+            trailer("Hearth-Proposal: "),
+        ))
     }
 
     /// The changes of `commit` (against its first parent) merged onto

@@ -251,3 +251,68 @@ fn nothing_to_change_is_recorded_and_an_additions_only_move_is_accepted_when_all
         "Tea at four.\n"
     );
 }
+
+#[test]
+fn accepting_after_main_moved_re_applies_and_a_conflicting_one_needs_review() {
+    let merge = |content: &str| {
+        calls(&[
+            (
+                "write",
+                json!({"path": "memory/core/tea.md", "content": content}),
+            ),
+            (
+                "removed",
+                json!({"path": "memory/core/tea.md", "where": "reworded in place"}),
+            ),
+        ])
+    };
+    let (_server, home) = home_with(
+        vec![
+            merge("# Tea\n\nTea at four sharp.\n"),
+            text("Tightened the tea memory."),
+            merge("# Tea\n\nTea at half past four.\n"),
+            text("Moved tea time."),
+        ],
+        "",
+    );
+    tick(&home);
+    assert_eq!(home.ticks().pop().unwrap()["consolidation"], "proposed 1");
+    // The operator changes main meanwhile, elsewhere.
+    std::fs::write(
+        home.file("memory/identity.md"),
+        IDENTITY.replace(
+            "I note the lamp's hours.",
+            "I note the lamp's hours and its oil.",
+        ),
+    )
+    .unwrap();
+    home.git(&["commit", "-qam", "lamp oil"]);
+    let said = home.ok(&["proposals", "accept", "1"]);
+    assert!(said.starts_with("proposal 1 accepted"), "{said}");
+    assert!(on_main(&home, "memory/core/tea.md")
+        .unwrap()
+        .contains("four sharp"));
+    assert!(on_main(&home, "memory/identity.md")
+        .unwrap()
+        .contains("and its oil"));
+
+    // A second consolidation; the operator edits the same line before
+    // accepting it.
+    home.ok(&["consolidate"]);
+    tick(&home);
+    assert_eq!(home.ticks().pop().unwrap()["consolidation"], "proposed 2");
+    std::fs::write(home.file("memory/core/tea.md"), "# Tea\n\nTea at five.\n").unwrap();
+    home.git(&["commit", "-qam", "tea at five"]);
+    let out = home.output(&["proposals", "accept", "2"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("needs review") && said.contains("memory/core/tea.md"),
+        "{said}"
+    );
+    assert_eq!(
+        on_main(&home, "memory/core/tea.md").unwrap(),
+        "# Tea\n\nTea at five.\n"
+    );
+    assert!(home.ok(&["proposals"]).contains("needs-review"));
+}
