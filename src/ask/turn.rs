@@ -14,8 +14,11 @@ use crate::home::Home;
 
 /// What recall finds for the question: (citation place, text).
 pub(super) fn recall_for(home: &Home, config: &Config, question: &str) -> Vec<(String, String)> {
+    // Peers' files stay out of the turn, as for a tick's inbox.
+    let k = config.recall.results;
     crate::recall::fresh_index(home)
-        .and_then(|index| index.search(question, config.recall.results))
+        .and_then(|index| index.search(question, k + crate::tools::taint::PEER_SLACK))
+        .map(|hits| crate::tools::taint::without_peers(hits, k))
         .map(|hits| hits.into_iter().map(|h| (h.place(), h.text)).collect())
         .unwrap_or_else(|e| {
             tracing::warn!("recall for the question failed: {e}");

@@ -151,7 +151,6 @@ pub fn run(
         operator,
         mcp,
         inbox: messages,
-        recall,
         healer_note,
         collaboration,
         ..
@@ -208,12 +207,6 @@ pub fn run(
         });
         if let Some(sender) = sender {
             tool_ctx.taint.read(format!("{} ({sender})", message.rel));
-        }
-    }
-    // What recall put in the turn from a peer's files is outside content too.
-    for hit in recall.iter().flatten() {
-        if crate::tools::taint::read_taints(&hit.path) {
-            tool_ctx.taint.read(format!("{} (recalled)", hit.path));
         }
     }
     // The next tick reads this one's prefix: after the interval, or

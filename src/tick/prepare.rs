@@ -215,10 +215,19 @@ fn recall_for_inbox(home: &Home, config: &Config, inbox: &[InboxMessage]) -> Vec
     if inbox.is_empty() {
         return Vec::new();
     }
+    // What peers wrote (collaborations/) stays out of the turn unless the
+    // agent reads it itself, which taints the exchange (`tools::taint`):
+    // an operator's message must not reach identity through a proposal
+    // only because recall quoted a peer beside it.
+    let k = config.recall.results;
     let found = crate::recall::fresh_index(home).and_then(|index| {
         inbox
             .iter()
-            .map(|m| index.search(&m.text, config.recall.results))
+            .map(|m| {
+                index
+                    .search(&m.text, k + tools::taint::PEER_SLACK)
+                    .map(|hits| tools::taint::without_peers(hits, k))
+            })
             .collect::<Result<Vec<_>, _>>()
     });
     found.unwrap_or_else(|e| {

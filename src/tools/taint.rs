@@ -84,6 +84,23 @@ pub fn read_taints(rel_path: &str) -> bool {
     rel_path == "collaborations" || rel_path.starts_with("collaborations/")
 }
 
+/// Recall's hits for a turn hearth assembles (the tick's inbox, an ask's
+/// question) without what peers wrote: that stays out unless the agent
+/// reads it itself, which taints the exchange. At most `k`.
+pub fn without_peers(
+    hits: Vec<crate::recall::index::Hit>,
+    k: usize,
+) -> Vec<crate::recall::index::Hit> {
+    hits.into_iter()
+        .filter(|h| !read_taints(&h.path))
+        .take(k)
+        .collect()
+}
+
+/// How many more hits to ask recall for, so that `k` remain once peers'
+/// are left out.
+pub const PEER_SLACK: usize = 5;
+
 /// Whether `rel_path` is identity-class memory: `memory/identity.md`, the
 /// prompt, a core memory (under `memory/core/` or `core: true`), a
 /// required read (`must_read: true`, or in `[brake] must_read`) — as the
