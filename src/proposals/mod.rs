@@ -277,12 +277,19 @@ pub fn propose(
     };
     book.put(proposal.clone());
     book.save(home)?;
-    if existing.is_none() {
+    // One unread `proposal` flare at a time: a planted rule repeated in
+    // every message must not bury the operator in flares (`hearth status`
+    // and `hearth proposals` count them all).
+    let unread = crate::mailbox::flares::list(home)
+        .iter()
+        .any(|f| f.flare == "proposal" && !f.read);
+    if existing.is_none() && !unread {
         let body = format!(
             "Proposal {n} waits for you: {}\n\n{}\n\nFiles: {}\n\n\
              `hearth proposals show {n}` shows the diff and who wrote every line it removes; \
              `hearth proposals accept {n}` puts it on main, `hearth proposals reject {n} \
-             --reason \"…\"` drops it.\n",
+             --reason \"…\"` drops it. Until you mark this flare read, later proposals \
+             are counted by `hearth status` and listed by `hearth proposals`, not flared.\n",
             draft.title,
             draft.why.trim(),
             proposal.files.join(", ")

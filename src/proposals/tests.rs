@@ -201,3 +201,15 @@ fn accept_refuses_to_overwrite_uncommitted_edits_and_reject_records_why() {
         .is_none());
     assert!(matches!(show(&home, 9), Err(ProposalError::NoSuch(9))));
 }
+
+#[test]
+fn one_unread_proposal_flare_at_a_time() {
+    let (_d, home, now) = setup();
+    for content in ["a\n", "b\n", "c\n"] {
+        propose(&home, None, &draft(content), now).unwrap();
+    }
+    assert_eq!(list(&home).unwrap().len(), 3);
+    let flares = crate::mailbox::flares::list(&home);
+    assert_eq!(flares.iter().filter(|f| f.flare == "proposal").count(), 1);
+    assert_eq!(waiting(&home), 3);
+}
