@@ -419,45 +419,7 @@ fn store(
         let now_text = std::fs::read_to_string(path).ok();
         let after = String::from_utf8_lossy(bytes);
         if taint::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
-            ctx.taint
-                .draft
-                .insert(rel.to_string(), Some(bytes.to_vec()));
-            let draft = crate::proposals::Draft {
-                title: format!(
-                    "change {} after reading outside content",
-                    ctx.taint
-                        .draft
-                        .keys()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                why: format!(
-                    "The agent ({}) asked to change identity-class memory in an exchange that \
-                     had read content from outside: {}. Such changes wait for you.",
-                    match ctx.tick {
-                        0 => "an ask".to_string(),
-                        n => format!("tick {n}"),
-                    },
-                    ctx.taint.sources.join("; ")
-                ),
-                by: match ctx.tick {
-                    0 => "ask".to_string(),
-                    n => format!("tick {n}"),
-                },
-                kind: String::new(),
-                tainted_by: ctx.taint.sources.clone(),
-                files: ctx.taint.draft.clone(),
-            };
-            let proposal = crate::proposals::propose(ctx.home, ctx.taint.proposal, &draft, ctx.now)
-                .map_err(|e| failed(tool, format!("{rel} was not written, nor proposed: {e}")))?;
-            ctx.taint.proposal = Some(proposal.n);
-            ctx.effects.proposal = Some(proposal.n);
-            return Ok(Some(taint::proposed_note(
-                rel,
-                proposal.n,
-                &ctx.taint.sources,
-            )));
+            return super::staging::propose(ctx, tool, rel, bytes).map(Some);
         }
     }
     ctx.ahead(tool, rel)?;

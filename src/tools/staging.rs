@@ -1,7 +1,9 @@
-//! A consolidation's tools: its writes go to a draft (`Taint::draft`,
-//! with `staging` set), never to the files on `main`, and `removed` is
-//! how the model says where what it took out now lives, or why it may go
-//! — which the gates require for every file it removed lines from.
+//! Writes that do not reach `main`. A consolidation's go to a draft
+//! (`Taint::draft`, with `staging` set), and `removed` is how the model
+//! says where what it took out now lives, or why it may go — which the
+//! gates require for every file it removed lines from. A tainted
+//! exchange's writes to identity-class memory go to its proposal
+//! ([`propose`]).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -67,4 +69,47 @@ pub(super) fn stage(ctx: &mut ToolContext<'_>, rel: &str, bytes: &[u8]) -> Strin
             bytes.len()
         )
     }
+}
+
+/// Puts a tainted exchange's write of identity-class `rel` in the
+/// exchange's proposal (made on the first such write, amended after) and
+/// returns what the model is told.
+pub(super) fn propose(
+    ctx: &mut ToolContext<'_>,
+    tool: &str,
+    rel: &str,
+    bytes: &[u8],
+) -> Result<String, ToolError> {
+    ctx.taint
+        .draft
+        .insert(rel.to_string(), Some(bytes.to_vec()));
+    let by = match ctx.tick {
+        0 => "ask".to_string(),
+        n => format!("tick {n}"),
+    };
+    let files: Vec<String> = ctx.taint.draft.keys().cloned().collect();
+    let draft = crate::proposals::Draft {
+        title: format!("change {} after reading outside content", files.join(", ")),
+        why: format!(
+            "The agent ({by}) asked to change identity-class memory in an exchange that had \
+             read content from outside: {}. Such changes wait for you.",
+            ctx.taint.sources.join("; ")
+        ),
+        by,
+        kind: String::new(),
+        tainted_by: ctx.taint.sources.clone(),
+        files: ctx.taint.draft.clone(),
+    };
+    let proposal = crate::proposals::propose(ctx.home, ctx.taint.proposal, &draft, ctx.now)
+        .map_err(|e| ToolError::Failed {
+            tool: tool.into(),
+            message: format!("{rel} was not written, nor proposed: {e}"),
+        })?;
+    ctx.taint.proposal = Some(proposal.n);
+    ctx.effects.proposal = Some(proposal.n);
+    Ok(super::taint::proposed_note(
+        rel,
+        proposal.n,
+        &ctx.taint.sources,
+    ))
 }
