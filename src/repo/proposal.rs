@@ -70,10 +70,7 @@ impl Repo {
         now: DateTime<Utc>,
     ) -> Result<String, RepoError> {
         let e = |e| self.error(e);
-        let base = self
-            .git
-            .find_commit(Oid::from_str(base).map_err(e)?)
-            .map_err(e)?;
+        let base = self.commit_by_id(base)?;
         let mut update = TreeUpdateBuilder::new();
         for (path, content) in files {
             match content {
@@ -102,6 +99,14 @@ impl Repo {
         Ok(id.to_string())
     }
 
+    /// The commit with the full hex id `id`.
+    fn commit_by_id(&self, id: &str) -> Result<git2::Commit<'_>, RepoError> {
+        let e = |e| self.error(e);
+        self.git
+            .find_commit(Oid::from_str(id).map_err(e)?)
+            .map_err(e)
+    }
+
     /// The commit `refname` names, if it exists.
     pub fn commit_of_ref(&self, refname: &str) -> Option<String> {
         self.git
@@ -123,10 +128,7 @@ impl Repo {
     /// who wrote each line it removes (blame at the parent).
     pub fn proposal_diff(&self, commit: &str) -> Result<Vec<FileDiff>, RepoError> {
         let e = |e| self.error(e);
-        let commit = self
-            .git
-            .find_commit(Oid::from_str(commit).map_err(e)?)
-            .map_err(e)?;
+        let commit = self.commit_by_id(commit)?;
         let parent = commit.parent(0).map_err(e)?;
         let diff = self
             .git
@@ -222,10 +224,7 @@ impl Repo {
     /// where HEAD changed the same lines.
     pub fn merge_onto_head(&self, commit: &str) -> Result<Merged, RepoError> {
         let e = |e| self.error(e);
-        let theirs = self
-            .git
-            .find_commit(Oid::from_str(commit).map_err(e)?)
-            .map_err(e)?;
+        let theirs = self.commit_by_id(commit)?;
         let base = theirs.parent(0).map_err(e)?;
         let head = self.head_commit()?.ok_or_else(|| RepoError::Git {
             path: self.root.clone(),

@@ -434,13 +434,7 @@ fn bound(mut text: String, cap: usize) -> String {
 }
 
 fn tail(stderr: &Mutex<Vec<u8>>) -> String {
-    let kept = stderr.lock().unwrap_or_else(|e| e.into_inner());
-    let text = String::from_utf8_lossy(&kept);
-    let start = text.len().saturating_sub(STDERR_TAIL);
-    let start = (start..=text.len())
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    text[start..].trim().to_string()
+    super::operator::tail(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn stderr_note(stderr: &Mutex<Vec<u8>>) -> String {

@@ -364,14 +364,6 @@ impl OperatorTool {
         let (err, _) = stderr
             .map(|h| h.join().unwrap_or_default())
             .unwrap_or_default();
-        let tail = |bytes: &[u8]| {
-            let text = String::from_utf8_lossy(bytes);
-            let start = text.len().saturating_sub(STDERR_TAIL);
-            let start = (start..=text.len())
-                .find(|i| text.is_char_boundary(*i))
-                .unwrap_or(0);
-            text[start..].trim().to_string()
-        };
         match status {
             None => Err(failed(format!(
                 "killed after its timeout_s = {} (stderr: {})",
@@ -393,6 +385,17 @@ impl OperatorTool {
             }
         }
     }
+}
+
+/// The last [`STDERR_TAIL`] bytes of what a tool said on stderr, trimmed
+/// (on a character boundary): what a failure quotes.
+pub(super) fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let start = text.len().saturating_sub(STDERR_TAIL);
+    let start = (start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    text[start..].trim().to_string()
 }
 
 /// Reads `source` to its end on a thread, keeping the first `cap` bytes:
