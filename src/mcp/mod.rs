@@ -112,6 +112,3 @@ impl Doors {
         tools::call(self, name, arguments)
     }
 }
-
-#[cfg(test)]
-mod tests;

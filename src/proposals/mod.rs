@@ -458,6 +458,3 @@ pub fn reject(
     repo.delete_ref(&proposal.branch)?;
     Ok(proposal)
 }
-
-#[cfg(test)]
-mod tests;

@@ -7,6 +7,9 @@
 mod edges;
 mod heal;
 mod house;
+mod mcp;
+mod proposals;
+mod provenance;
 mod recall;
 mod tick;
 

@@ -1,16 +1,15 @@
 //! The MCP server's tools, called without a transport on a real home.
 
-#![allow(clippy::disallowed_methods)] // fixtures, not state
-
 use serde_json::json;
 
-use super::*;
-use crate::clock::Clock;
+use hearth::clock::Clock;
+use hearth::home::Home;
+use hearth::mcp::Doors;
 
 fn doors(allow_say: bool, allow_ask: bool) -> (tempfile::TempDir, Doors) {
     let dir = tempfile::tempdir().unwrap();
     let now = chrono::DateTime::from_timestamp(1_790_000_000, 0).unwrap();
-    crate::home::init(dir.path(), now).unwrap();
+    hearth::home::init(dir.path(), now).unwrap();
     std::fs::write(
         dir.path().join("memory/notes.md"),
         "# Lighthouse\n\nThe keeper of the Skerry light is Ingrid Vale.\n",

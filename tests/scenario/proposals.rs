@@ -2,18 +2,17 @@
 //! what they remove, accepted (re-applied when `main` moved), left for
 //! review on a conflict, rejected.
 
-#![allow(clippy::disallowed_methods)] // fixtures, not state
-
-use chrono::Duration;
-
-use super::*;
+use chrono::{DateTime, Duration, Utc};
+use hearth::home::Home;
+use hearth::proposals::*;
+use hearth::repo::{Identity, Repo};
 
 const IDENTITY: &str = "# Who I am\n\nI keep the lighthouse log.\nI answer in plain words.\n";
 
 fn setup() -> (tempfile::TempDir, Home, DateTime<Utc>) {
     let dir = tempfile::tempdir().unwrap();
     let now = DateTime::from_timestamp(1_790_000_000, 0).unwrap();
-    crate::home::init(dir.path(), now).unwrap();
+    hearth::home::init(dir.path(), now).unwrap();
     let home = Home::open(dir.path()).unwrap();
     std::fs::write(home.path("memory/identity.md"), IDENTITY).unwrap();
     let repo = Repo::open(home.root()).unwrap();
@@ -72,7 +71,7 @@ fn a_proposal_is_a_branch_beside_main_and_a_flare() {
     );
     assert_eq!(repo.commit_of_ref(&p.branch), Some(p.commit.clone()));
     assert_eq!(waiting(&home), 1);
-    let flares = crate::mailbox::flares::list(&home);
+    let flares = hearth::mailbox::flares::list(&home);
     assert!(flares.iter().any(|f| f.flare == "proposal"), "{flares:?}");
 
     let (_, diff) = show(&home, 1).unwrap();
@@ -96,7 +95,7 @@ fn a_second_write_in_the_same_exchange_amends_the_same_proposal() {
     assert_eq!(second.n, first.n);
     assert_ne!(second.commit, first.commit);
     assert_eq!(list(&home).unwrap().len(), 1);
-    let flares = crate::mailbox::flares::list(&home);
+    let flares = hearth::mailbox::flares::list(&home);
     assert_eq!(flares.iter().filter(|f| f.flare == "proposal").count(), 1);
 }
 
@@ -209,7 +208,7 @@ fn one_unread_proposal_flare_at_a_time() {
         propose(&home, None, &draft(content), now).unwrap();
     }
     assert_eq!(list(&home).unwrap().len(), 3);
-    let flares = crate::mailbox::flares::list(&home);
+    let flares = hearth::mailbox::flares::list(&home);
     assert_eq!(flares.iter().filter(|f| f.flare == "proposal").count(), 1);
     assert_eq!(waiting(&home), 3);
 }
