@@ -4,6 +4,7 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
+mod boot;
 mod edges;
 mod heal;
 mod house;
