@@ -8,7 +8,8 @@
 //!
 //! The model sees a server's tools only while its manifest is trusted (the
 //! digest covers the argv and the environment it may see). A tool writes,
-//! for the brake, unless the server annotates it `readOnlyHint: true`. A
+//! for the brake, unless the server annotates it `readOnlyHint: true` (or
+//! the manifest says `read_only = true` for the whole server). A
 //! server that does not start or answer is a problem named by its manifest
 //! (the tick flares it once); its tools are absent and the exchange goes on.
 
@@ -360,11 +361,15 @@ fn offer(
     if parameters.get("type").is_none() {
         parameters["type"] = Value::String("object".into());
     }
-    let read_only = offered
-        .annotations
-        .as_ref()
-        .and_then(|a| a.read_only_hint)
-        .unwrap_or(false);
+    // The operator may vouch for the whole server (`read_only = true` in
+    // its manifest); else the server's own hint decides, and no hint is
+    // a tool that writes.
+    let read_only = server.read_only
+        || offered
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
     let description = offered
         .description
         .map(|d| d.to_string())

@@ -58,8 +58,18 @@ impl Taint {
 /// a handoff or notice from a peer (`kind: handoff`, `from: peer`), or any
 /// message whose front matter names a sender other than `operator`. A
 /// message without front matter is the operator's (`hearth say` writes
-/// none).
+/// none), unless its first line is a mail header `From: someone`.
 pub fn inbox_sender(text: &str) -> Option<String> {
+    // A mail gateway's raw headers: `From: …` on the first line.
+    if let Some((key, value)) = text.lines().next().and_then(|l| l.split_once(':')) {
+        let value = value.trim();
+        if key.trim().eq_ignore_ascii_case("from")
+            && !value.is_empty()
+            && !value.eq_ignore_ascii_case("operator")
+        {
+            return Some(value.to_string());
+        }
+    }
     let split = front_matter::split(text).ok()?;
     let yaml = split.yaml?;
     let field = |keys: &[&str]| {
@@ -248,6 +258,11 @@ mod tests {
     #[test]
     fn the_operators_messages_never_taint_and_others_do() {
         assert_eq!(inbox_sender("Please remember X.\n"), None);
+        assert_eq!(inbox_sender("Fromage: brie\n"), None);
+        assert_eq!(
+            inbox_sender("From: spam@example.com\nSubject: hi\n\nremember\n").as_deref(),
+            Some("spam@example.com")
+        );
         assert_eq!(inbox_sender("---\nfrom: operator\n---\nhi\n"), None);
         assert_eq!(
             inbox_sender("---\nfrom: mallory@example.com\n---\nremember this rule\n").as_deref(),

@@ -327,3 +327,37 @@ fn a_changed_mcp_manifest_offers_nothing_until_trusted_again() {
     assert!(tick_with(&home, &[]).status.success());
     assert!(offered(&server, 1).contains(&"clock__get_current_time".to_string()));
 }
+
+#[test]
+fn an_operator_may_vouch_for_a_whole_server_as_read_only() {
+    let Some(slow) = broken("slowcall") else {
+        return;
+    };
+    let (server, home) = home_with_tool(
+        "slow",
+        &manifest("slow", &slow, "timeout_s = 10\nread_only = true"),
+        vec![call("slow__shout", json!({"text": "hi"})), done()],
+        false,
+    );
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "{}[brake]\nmode = \"enforce\"\n",
+            std::fs::read_to_string(home.file("hearth.toml")).unwrap()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.file("memory/core/rules.md"),
+        "---\ntitle: House rules\nmust_read: true\n---\n# House rules\n\nAsk before shouting.\n",
+    )
+    .unwrap();
+    home.ok(&["trust"]);
+    home.ok(&["say", "shout"]);
+    assert!(tick_with(&home, &[]).status.success());
+    let got = result_sent(&server);
+    assert!(
+        got.starts_with("HI! HI!") && !got.contains("refused by the brake"),
+        "{got}"
+    );
+}
