@@ -3,7 +3,8 @@
 //! author.
 
 use hearth::config::Config;
-use hearth::recall::answer::{answer, Question, Rerank};
+use hearth::home::Home;
+use hearth::recall::answer::{answer, Answer, Question, Rerank};
 use hearth::repo::{Identity, Repo};
 
 use super::{home, now};
@@ -52,4 +53,95 @@ fn an_answer_cites_lines_and_who_committed_them() {
     assert!(after
         .render()
         .starts_with("(lexical) 1 result(s) for \"heron river\"\n1. memory/birds.md:5-6@"));
+}
+
+/// What `hearth recall --json -k 5 QUERY` answers, through the library.
+fn recall(home: &Home, query: &str) -> Answer {
+    answer(
+        home,
+        &Question {
+            query,
+            k: 5,
+            candidates: 30,
+            rerank: Rerank::Skip("a test"),
+            walk: false,
+        },
+    )
+    .unwrap()
+}
+
+fn paths(found: &Answer) -> Vec<&str> {
+    found.results.iter().map(|r| r.path.as_str()).collect()
+}
+
+#[test]
+fn an_edit_without_a_supervisor_is_seen_by_the_next_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    std::fs::write(home.path("memory/notes.md"), "the walrus sings\n").unwrap();
+    assert_eq!(paths(&recall(&home, "walrus")), ["memory/notes.md"]);
+    std::fs::write(home.path("memory/notes.md"), "the pelican sings\n").unwrap();
+    assert!(recall(&home, "walrus").results.is_empty());
+    assert_eq!(paths(&recall(&home, "pelican")), ["memory/notes.md"]);
+    std::fs::remove_file(home.path("memory/notes.md")).unwrap();
+    let gone = recall(&home, "pelican");
+    assert!(gone.results.is_empty());
+    assert!(gone.render().contains("nothing relevant"));
+}
+
+#[test]
+fn a_file_of_invalid_utf8_is_named_and_skipped_and_the_others_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    std::fs::write(home.path("memory/bad.md"), b"line one\nflamingo \xff\xfe\n").unwrap();
+    std::fs::write(
+        home.path("memory/good.md"),
+        b"a flamingo stands on one leg\n",
+    )
+    .unwrap();
+    let found = recall(&home, "flamingo");
+    assert_eq!(paths(&found), ["memory/good.md"]);
+    assert!(
+        found
+            .skipped
+            .iter()
+            .any(|s| s.contains("memory/bad.md:2: not valid UTF-8")),
+        "{:?}",
+        found.skipped
+    );
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    std::fs::write(home.path("memory/n.md"), "otters hold hands\n").unwrap();
+    recall(&home, "otters");
+    std::fs::write(home.path(".hearth/index/meta.json"), "{ not json").unwrap();
+    assert_eq!(paths(&recall(&home, "otters")), ["memory/n.md"]);
+}
+
+#[test]
+fn many_small_edits_keep_the_index_compact() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    for i in 0..30 {
+        std::fs::write(
+            home.path(&format!("memory/n{}.md", i % 4)),
+            format!("walrus note {i}\n\nthe tide was {i} metres\n"),
+        )
+        .unwrap();
+        let found = recall(&home, "walrus");
+        assert!(found.skipped.is_empty(), "edit {i}: {:?}", found.skipped);
+    }
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path(".hearth/index/meta.json")).unwrap(),
+    )
+    .unwrap();
+    let segments = meta["segments"].as_array().unwrap().len();
+    assert!(segments <= 10, "{segments} segments after 30 edits");
+    assert_eq!(
+        recall(&home, "tide metres 29").results[0].excerpt,
+        "the tide was 29 metres"
+    );
 }
