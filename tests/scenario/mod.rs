@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
 mod boot;
+mod brake;
 mod edges;
 mod heal;
 mod house;
