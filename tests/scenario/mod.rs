@@ -13,6 +13,7 @@ mod mcp;
 mod proposals;
 mod provenance;
 mod recall;
+mod records;
 mod sandbox;
 mod tick;
 
