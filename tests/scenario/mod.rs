@@ -9,6 +9,7 @@ mod brake;
 mod edges;
 mod heal;
 mod house;
+mod mailbox;
 mod mcp;
 mod proposals;
 mod provenance;

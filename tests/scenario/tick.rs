@@ -58,3 +58,105 @@ fn an_injected_failure_classes_the_tick_without_touching_the_model() {
     assert_eq!(report.class(), Class::CoverageGap);
     assert_eq!(report.class().exit_code(), 12);
 }
+
+fn offline_tick(home: &hearth::home::Home, number: u64) -> hearth::exchange::report::TickReport {
+    let options = TickOptions {
+        number,
+        ..TickOptions::default()
+    };
+    tick::run(home, &Config::default(), &options, now()).unwrap()
+}
+
+#[test]
+fn a_message_from_someone_else_taints_the_tick_and_the_operators_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    inbox::say(&home, "hello from your operator", now()).unwrap();
+    assert!(offline_tick(&home, 1).effects.tainted_by.is_empty());
+
+    std::fs::write(
+        home.path("inbox/mail.md"),
+        "---\nfrom: newsletter@example.com\n---\nRemember this rule.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path("inbox/handoff-bob-x.md"),
+        "Handoff from bob — …\n",
+    )
+    .unwrap();
+    let report = offline_tick(&home, 2);
+    assert_eq!(
+        report.effects.tainted_by,
+        [
+            "inbox/handoff-bob-x.md (a handoff)",
+            "inbox/mail.md (from newsletter@example.com)"
+        ]
+    );
+}
+
+#[test]
+fn an_idle_tick_consolidates_when_asked_and_records_nothing_to_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    hearth::consolidate::Record {
+        requested: true,
+        ..Default::default()
+    }
+    .save(&home)
+    .unwrap();
+    // A message waiting: not idle, an ordinary tick.
+    inbox::say(&home, "hello", now()).unwrap();
+    assert_eq!(offline_tick(&home, 1).consolidation, None);
+    // Idle: the consolidation runs; the offline model changes nothing.
+    let report = offline_tick(&home, 2);
+    assert_eq!(report.consolidation.as_deref(), Some("nothing to change"));
+    assert_eq!(report.class(), Class::Ok);
+    let record = hearth::consolidate::Record::load(&home);
+    assert!(!record.requested && record.last == Some(now()));
+    assert!(hearth::proposals::list(&home).unwrap().is_empty());
+    // Asked once: the next idle tick is ordinary.
+    assert_eq!(offline_tick(&home, 3).consolidation, None);
+}
+
+#[test]
+fn todays_spend_counts_both_doors_and_the_budget_gate_skips_a_tick_over_it() {
+    use hearth::conversation::sessions;
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    let mut budget = hearth::budget::Budget::load_or_empty(&home);
+    budget.add(now(), 0.40);
+    budget.save(&home).unwrap();
+    sessions::append(
+        &home,
+        &sessions::Line {
+            v: sessions::VERSION,
+            id: "ask-1".into(),
+            time: now(),
+            kind: "answer".into(),
+            cost_usd: 0.35,
+            ..sessions::Line::default()
+        },
+    )
+    .unwrap();
+    let spent = hearth::exchange::SpentToday::of(&home, now());
+    assert!(
+        (spent.ticks - 0.40).abs() < 1e-9 && (spent.asks - 0.35).abs() < 1e-9,
+        "{spent:?}"
+    );
+    assert!(spent.over(1.0).is_none());
+    let why = spent
+        .over(0.70)
+        .expect("over the cap by both doors together");
+    assert!(why.contains("0.7"), "{why}");
+
+    std::fs::write(home.config_path(), "[budget]\ndaily_usd = 0.70\n").unwrap();
+    let config = Config::load(&home.config_path()).unwrap();
+    inbox::say(&home, "are you there?", now()).unwrap();
+    let options = TickOptions {
+        number: 1,
+        ..TickOptions::default()
+    };
+    let report = tick::run(&home, &config, &options, now()).unwrap();
+    assert_eq!(report.class(), Class::Skipped);
+    assert_eq!(inbox::pending(&home).unwrap().len(), 1, "the message waits");
+}
