@@ -80,6 +80,28 @@ impl TestHome {
         cmd
     }
 
+    /// The one way a test gives hearth a model API key: [`Self::cmd`] with
+    /// `key` as both providers' variable (`ANTHROPIC_API_KEY`,
+    /// `OPENAI_API_KEY`); nothing else of the caller's environment.
+    pub fn keyed(&self, args: &[&str], key: &str) -> Command {
+        let mut cmd = self.cmd(args);
+        cmd.env("ANTHROPIC_API_KEY", key).env("OPENAI_API_KEY", key);
+        cmd
+    }
+
+    /// [`Self::keyed`], run, asserting exit 0.
+    pub fn ok_keyed(&self, args: &[&str], key: &str) -> Output {
+        let out = self.keyed(args, key).output().unwrap();
+        assert!(
+            out.status.success(),
+            "hearth {args:?} failed: {:?}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     pub fn output(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
     }

@@ -119,9 +119,8 @@ fn provider(clock: std::path::PathBuf) -> Answer {
 }
 
 fn spawn(home: &TestHome, clock: &std::path::Path) -> Child {
-    let mut cmd = home.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY)
-        .env("HEARTH_SIM_CLOCK", clock)
+    let mut cmd = home.keyed(&["run"], KEY);
+    cmd.env("HEARTH_SIM_CLOCK", clock)
         .env("HEARTH_NOW", START)
         .env("RUST_LOG", "warn");
     home.spawn_with(cmd)

@@ -71,7 +71,7 @@ fn home_with(then: Vec<Answer>, extra: &str) -> (ModelServer, TestHome) {
 }
 
 fn tick(home: &TestHome) {
-    home.ok_with_env(&["run", "--ticks", "1"], &[("ANTHROPIC_API_KEY", KEY)]);
+    home.ok_keyed(&["run", "--ticks", "1"], KEY);
 }
 
 fn on_main(home: &TestHome, rel: &str) -> Option<String> {

@@ -43,8 +43,7 @@ fn start(home: &TestHome, server: &ModelServer, min_free_mb: u64) -> std::proces
         ),
     )
     .unwrap();
-    let mut cmd = home.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["run"], KEY);
     let child = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(30), "the first tick", || {
         !home.ticks().is_empty()
@@ -257,8 +256,7 @@ fn a_supervisor_started_on_a_disk_full_to_the_last_byte_waits_for_room() {
     // and `hearth run` exited 1 on it.
     std::fs::remove_file(home.file(".hearth/run.lock")).unwrap();
     disk.fill();
-    let mut cmd = home.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["run"], KEY);
     let mut supervisor = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(30), "the pause", || {
         home.log().contains("ticks pause until there is room")

@@ -208,8 +208,7 @@ mod interrupted_ask {
     /// then sends `sig`; returns its exit status and stderr.
     fn ask_then(home: &TestHome, sig: i32) -> (std::process::ExitStatus, String) {
         let child = home
-            .cmd(&["ask", "note this"])
-            .env("ANTHROPIC_API_KEY", KEY)
+            .keyed(&["ask", "note this"], KEY)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -309,11 +308,7 @@ mod interrupted_ask {
         let (status, _) = ask_then(&home, libc::SIGKILL);
         assert!(!status.success());
         home.ok(&["say", "hello"]);
-        let out = home
-            .cmd(&["run", "--ticks", "1"])
-            .env("ANTHROPIC_API_KEY", KEY)
-            .output()
-            .unwrap();
+        let out = home.keyed(&["run", "--ticks", "1"], KEY).output().unwrap();
         assert!(
             out.status.success(),
             "{}",

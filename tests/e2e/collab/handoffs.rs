@@ -396,7 +396,7 @@ fn a_handoff_whose_slug_names_a_path_outside_collaborations_or_that_poses_as_ano
     alice.git(&["add", "-A"]);
     alice.git(&["commit", "-qm", "forged"]);
 
-    let out = bob.ok_with_env(&["run", "--ticks", "1"], &[("ANTHROPIC_API_KEY", KEY)]);
+    let out = bob.ok_keyed(&["run", "--ticks", "1"], KEY);
     assert_eq!(bob.read("memory/identity.md"), identity);
     assert!(bob.list("collaborations").is_empty());
     assert!(!bob.file("state/handoffs.jsonl").exists());

@@ -97,7 +97,7 @@ pub(super) fn hands_off(input: serde_json::Value) -> Vec<crate::common::model_se
 }
 
 pub(super) fn tick(home: &TestHome) {
-    home.ok_with_env(&["run", "--ticks", "1"], &[("ANTHROPIC_API_KEY", KEY)]);
+    home.ok_keyed(&["run", "--ticks", "1"], KEY);
 }
 
 /// Alice's model, founding "Design X" by handing it to bob.
@@ -113,8 +113,7 @@ pub(super) fn founds_design_x() -> crate::common::model_server::Answer {
 /// what it does sooner than an hour later, something woke it for.
 pub(super) fn supervising(home: &TestHome) -> std::process::Child {
     hourly(home);
-    let mut cmd = home.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["run"], KEY);
     let supervisor = home.spawn_with(cmd);
     home.wait_for(
         std::time::Duration::from_secs(20),

@@ -212,7 +212,7 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
     );
     // Bob takes the three handoffs before its first tick; each tick reads
     // one collaboration's.
-    bob.ok_with_env(&["run", "--ticks", "3"], &[("ANTHROPIC_API_KEY", KEY)]);
+    bob.ok_keyed(&["run", "--ticks", "3"], KEY);
     let ran_in =
         |dir: &std::path::Path| std::fs::read_to_string(dir.join("where.log")).unwrap_or_default();
     let canon = |dir: &std::path::Path| format!("{}\n", dir.canonicalize().unwrap().display());

@@ -171,9 +171,8 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
 
     // Bob's supervisor writes the inbox message and is killed before it
     // records the handoff or commits.
-    let mut cmd = bob.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY)
-        .env("HEARTH_TEST_INTAKE_DELAY", "3000");
+    let mut cmd = bob.keyed(&["run"], KEY);
+    cmd.env("HEARTH_TEST_INTAKE_DELAY", "3000");
     let supervisor = bob.spawn_with(cmd);
     bob.wait_for(
         Duration::from_secs(20),
@@ -191,8 +190,7 @@ fn a_receiver_killed_while_taking_a_handoff_takes_it_exactly_once_after_restart(
         "killed before the ledger line"
     );
 
-    let mut cmd = bob.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = bob.keyed(&["run"], KEY);
     let supervisor = bob.spawn_with(cmd);
     bob.wait_for(Duration::from_secs(20), "bob's tick on the handoff", || {
         bob.ticks()

@@ -40,10 +40,7 @@ fn scripted(script: Vec<Vec<String>>, extra: &str) -> (ModelServer, TestHome) {
 }
 
 fn run_with_key(home: &TestHome, args: &[&str]) -> std::process::Output {
-    home.cmd(args)
-        .env("ANTHROPIC_API_KEY", KEY)
-        .output()
-        .unwrap()
+    home.keyed(args, KEY).output().unwrap()
 }
 
 /// One model turn calling `tool` with `input`, then a plain answer.
@@ -214,9 +211,8 @@ fn a_file_named_like_a_glob_does_not_sweep_the_operators_edits_into_the_agents_c
         ),
         "",
     );
-    let mut cmd = home.cmd(&["run", "--ticks", "1"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY)
-        .env("HEARTH_TEST_TICK_DELAY", "1500");
+    let mut cmd = home.keyed(&["run", "--ticks", "1"], KEY);
+    cmd.env("HEARTH_TEST_TICK_DELAY", "1500");
     let child = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(10), "the tick", || {
         home.file(".hearth/tick.json").exists()

@@ -107,11 +107,7 @@ fn secret_keeper(body: &Value) -> Answer {
 }
 
 fn ask(home: &TestHome, question: &str) -> String {
-    let out = home
-        .cmd(&["ask", question])
-        .env("ANTHROPIC_API_KEY", KEY)
-        .output()
-        .unwrap();
+    let out = home.keyed(&["ask", question], KEY).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -214,8 +210,7 @@ fn a_killed_ask_keeps_its_question_and_the_next_ask_sees_it() {
         Answer::Respond(secret_keeper),
     ]);
     let home = home_for(&server, "");
-    let mut cmd = home.cmd(&["ask", "tell me about the mountain pass"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["ask", "tell me about the mountain pass"], KEY);
     let child = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(10), "the question on disk", || {
         home.file("state/sessions.jsonl").exists()
@@ -241,8 +236,7 @@ fn the_answer_streams_before_the_server_has_sent_it_all() {
     }]);
     let home = home_for(&server, "");
     let mut child = home
-        .cmd(&["ask", "stream please"])
-        .env("ANTHROPIC_API_KEY", KEY)
+        .keyed(&["ask", "stream please"], KEY)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -383,15 +377,13 @@ fn what_an_ask_writes_is_the_asks_commit_even_when_a_tick_looks_for_hand_edits_m
     )
     .unwrap();
     home.git(&["commit", "-qam", "config"]);
-    let mut cmd = home.cmd(&["run"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["run"], KEY);
     let supervisor = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(20), "the first tick", || {
         home.ticks().len() == 1
     });
 
-    let mut cmd = home.cmd(&["ask", "note something"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["ask", "note something"], KEY);
     let asking = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(20), "the ask's write", || {
         home.file("memory/notes/from-ask.md").exists()

@@ -110,8 +110,7 @@ fn status_and_audit_say_what_the_cache_does_at_the_interval() {
     .unwrap();
     home.ok(&["say", "read my notes, please"]);
     let out = home
-        .cmd(&["run", "--ticks", "3"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .keyed(&["run", "--ticks", "3"], "sk-ant-test")
         .env("HEARTH_SIM_CLOCK", &clock)
         .output()
         .unwrap();

@@ -39,8 +39,7 @@ fn offered(server: &ModelServer, i: usize) -> Vec<String> {
 }
 
 fn tick_with(home: &TestHome, vars: &[(&str, &str)]) -> std::process::Output {
-    home.cmd(&["run", "--ticks", "1"])
-        .env("ANTHROPIC_API_KEY", KEY)
+    home.keyed(&["run", "--ticks", "1"], KEY)
         .envs(vars.iter().copied())
         .output()
         .unwrap()

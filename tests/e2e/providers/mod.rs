@@ -19,8 +19,7 @@ fn home_for(server: &ModelServer, extra: &str) -> TestHome {
 }
 
 fn run(home: &TestHome, ticks: &str) -> std::process::Output {
-    home.cmd(&["run", "--ticks", ticks])
-        .env("ANTHROPIC_API_KEY", KEY)
+    home.keyed(&["run", "--ticks", ticks], KEY)
         .output()
         .unwrap()
 }

@@ -170,8 +170,7 @@ fn output_is_cut_at_max_output_bytes_and_only_named_variables_pass() {
     );
     home.ok(&["say", "go"]);
     let out = home
-        .cmd(&["run", "--ticks", "1"])
-        .env("ANTHROPIC_API_KEY", KEY)
+        .keyed(&["run", "--ticks", "1"], KEY)
         .env("SECRET_TOKEN", "hunter2")
         .output()
         .unwrap();

@@ -13,8 +13,7 @@ fn past_the_daily_budget_ticks_are_skipped_with_exit_3_and_one_flare() {
     );
     // Morning (UTC): the burn-rate warning must not hang on the hour.
     let out = home
-        .cmd(&["run", "--ticks", "4"])
-        .env("ANTHROPIC_API_KEY", KEY)
+        .keyed(&["run", "--ticks", "4"], KEY)
         .env("HEARTH_NOW", "2026-11-23T06:00:00Z")
         .output()
         .unwrap();
@@ -131,8 +130,7 @@ fn killed_mid_stream_the_question_is_on_disk_and_no_half_reply() {
     )
     .unwrap();
     home.ok(&["say", "the question that must survive"]);
-    let mut cmd = home.cmd(&["run", "--ticks", "1"]);
-    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let cmd = home.keyed(&["run", "--ticks", "1"], KEY);
     let child = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(10), "the model call", || {
         server.received().len() == 1

@@ -9,11 +9,7 @@ fn an_unpriced_remote_model_with_a_daily_limit_is_refused_at_start_naming_the_ke
     let home = TestHome::with_config(
         "[model]\nprovider = \"openai\"\nmodel = \"my-model\"\nbase_url = \"https://models.example.com/v1\"\n",
     );
-    let out = home
-        .cmd(&["run", "--ticks", "1"])
-        .env("OPENAI_API_KEY", KEY)
-        .output()
-        .unwrap();
+    let out = home.keyed(&["run", "--ticks", "1"], KEY).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("[budget.prices.\"my-model\"]"), "{err}");
@@ -50,8 +46,7 @@ fn a_shipped_price_bounds_a_real_model_warns_first_and_status_shows_the_day() {
     // Morning (UTC), so "before the day ends" does not hang on the hour
     // the test runs at.
     let out = home
-        .cmd(&["run", "--ticks", "3"])
-        .env("ANTHROPIC_API_KEY", KEY)
+        .keyed(&["run", "--ticks", "3"], KEY)
         .env("HEARTH_NOW", "2026-11-23T06:00:00Z")
         .output()
         .unwrap();

@@ -27,7 +27,7 @@ fn answer(text: &str) -> Answer {
 
 /// Runs hearth with the model's key in the environment; it must succeed.
 fn with_key(home: &TestHome, args: &[&str]) -> std::process::Output {
-    home.ok_with_env(args, &[("ANTHROPIC_API_KEY", "sk-test")])
+    home.ok_keyed(args, "sk-test")
 }
 
 fn recall_with_key(home: &TestHome, query: &str) -> (Value, Duration) {

@@ -62,8 +62,7 @@ pub fn interrupted(trials: usize, parallel: usize, seed: u64) -> Table {
          timeout_s = 30\nmax_retries = 0\n[budget]\ndaily_usd = 0\n[healer]\nstreak = 1000000\n",
         server.url
     ));
-    let mut supervisor = home.cmd(&["run", "--interval", "0"]);
-    supervisor.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = home.keyed(&["run", "--interval", "0"], KEY);
     let supervisor = home.spawn_with(supervisor);
 
     // The operator at work meanwhile: saving memory files in place and
@@ -81,8 +80,7 @@ pub fn interrupted(trials: usize, parallel: usize, seed: u64) -> Table {
                 let mut rng = Rng::new(seed ^ ((lane as u64 + 1) * 0x9e37_79b9));
                 while next.fetch_add(1, Ordering::Relaxed) < trials {
                     let child = home
-                        .cmd(&["ask", "note this in a file"])
-                        .env("ANTHROPIC_API_KEY", KEY)
+                        .keyed(&["ask", "note this in a file"], KEY)
                         .stdout(std::process::Stdio::null())
                         .stderr(std::process::Stdio::null())
                         .spawn()
@@ -114,8 +112,7 @@ pub fn interrupted(trials: usize, parallel: usize, seed: u64) -> Table {
         table.fail("the supervisor's stop", home.log());
     }
     // What a kill -9 left is finished at the next look (a start does one).
-    let mut last = home.cmd(&["run", "--ticks", "1"]);
-    last.env("ANTHROPIC_API_KEY", KEY);
+    let mut last = home.keyed(&["run", "--ticks", "1"], KEY);
     if !last.output().unwrap().status.success() {
         table.fail("the restart", home.log());
     }

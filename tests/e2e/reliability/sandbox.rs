@@ -164,11 +164,7 @@ pub fn run() -> Table {
     ]);
     let protected = snapshot(&home, &outside);
 
-    let out = home
-        .cmd(&["run", "--ticks", "1"])
-        .env("ANTHROPIC_API_KEY", KEY)
-        .output()
-        .unwrap();
+    let out = home.keyed(&["run", "--ticks", "1"], KEY).output().unwrap();
     if !out.status.success() {
         table.fail(
             "the tick run failed",
@@ -209,11 +205,7 @@ pub fn run() -> Table {
             String::from_utf8_lossy(&home.git(&["log", "-p", "--all"]).stdout).into_owned(),
         ),
         ("context", {
-            let out = home
-                .cmd(&["context"])
-                .env("ANTHROPIC_API_KEY", KEY)
-                .output()
-                .unwrap();
+            let out = home.keyed(&["context"], KEY).output().unwrap();
             String::from_utf8_lossy(&out.stdout).into_owned()
                 + &String::from_utf8_lossy(&out.stderr)
         }),
