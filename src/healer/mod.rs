@@ -242,10 +242,8 @@ pub fn apply(
             source,
         })?;
     }
-    let mut requeued = Vec::new();
-    for (archived, _) in &plan.requeue {
-        requeued.extend(crate::mailbox::inbox::requeue(home, archived)?);
-    }
+    let requeued =
+        crate::mailbox::inbox::give_back(home, plan.requeue.iter().map(|(a, _)| a.as_str()))?;
     HealerNote {
         healed_at: now,
         restored_from: plan.restore_from.clone(),
@@ -345,12 +343,12 @@ pub fn panic(
             state.streak.len()
         ),
     };
-    let mut requeued = Vec::new();
-    for failed in &mut state.streak {
-        for archived in std::mem::take(&mut failed.inbox) {
-            requeued.extend(crate::mailbox::inbox::requeue(home, &archived)?);
-        }
-    }
+    let taken: Vec<String> = state
+        .streak
+        .iter_mut()
+        .flat_map(|failed| std::mem::take(&mut failed.inbox))
+        .collect();
+    let requeued = crate::mailbox::inbox::give_back(home, taken.iter().map(String::as_str))?;
     if state.panic.is_none() {
         state.panic = Some(Panic {
             since: now,

@@ -149,7 +149,7 @@ pub fn archive_to(home: &Home, rel: &str, to: &str) -> Result<String, MailboxErr
 /// it: an outage, a crash, a heal), under a fresh name if its old one was
 /// taken meanwhile. Returns its path in the inbox, or `None` when it is no
 /// longer in the archive (given back already).
-pub fn requeue(home: &Home, archived: &str) -> Result<Option<String>, MailboxError> {
+fn requeue(home: &Home, archived: &str) -> Result<Option<String>, MailboxError> {
     let from = home.root().join(archived);
     if !from.is_file() {
         return Ok(None);
@@ -159,6 +159,22 @@ pub fn requeue(home: &Home, archived: &str) -> Result<Option<String>, MailboxErr
     let to = unique_path(&home.inbox_dir(), stem, ext);
     atomic::rename(&from, &to)?;
     Ok(Some(home.relative(&to)))
+}
+
+/// Gives back every message of `archived` a tick consumed without
+/// answering — the one way a message returns to `inbox/`, whoever decides
+/// it (the tick that never reached the model, the supervisor after a
+/// crash, a signal or an outage, a heal). Each comes back once: one given
+/// back already is skipped. Returns their paths in the inbox.
+pub fn give_back<'a>(
+    home: &Home,
+    archived: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<String>, MailboxError> {
+    let mut back = Vec::new();
+    for rel in archived {
+        back.extend(requeue(home, rel)?);
+    }
+    Ok(back)
 }
 
 #[cfg(test)]

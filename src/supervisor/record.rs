@@ -98,13 +98,12 @@ pub(super) fn give_back_messages(
     if record.class != Class::Crash && !record.interrupted && !record.outage {
         return Ok(());
     }
-    for (_, archived) in report.map(|r| r.consumed.as_slice()).unwrap_or_default() {
-        if let Some(back) = inbox::requeue(home, archived)? {
-            tracing::warn!(
-                "tick {} did not finish: {back} is back in the inbox",
-                record.tick
-            );
-        }
+    let consumed = report.map(|r| r.consumed.as_slice()).unwrap_or_default();
+    for back in inbox::give_back(home, consumed.iter().map(|(_, a)| a.as_str()))? {
+        tracing::warn!(
+            "tick {} did not finish: {back} is back in the inbox",
+            record.tick
+        );
     }
     record.inbox.clear();
     Ok(())

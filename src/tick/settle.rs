@@ -140,10 +140,9 @@ fn give_back(
 ) -> Result<(), ExchangeError> {
     conversation.messages.pop();
     conversation.save(home)?;
-    for (_, archived) in std::mem::take(&mut report.consumed) {
-        if let Some(back) = inbox::requeue(home, &archived)? {
-            tracing::info!("the model was not reached: {back} waits for the next tick");
-        }
+    let consumed = std::mem::take(&mut report.consumed);
+    for back in inbox::give_back(home, consumed.iter().map(|(_, a)| a.as_str()))? {
+        tracing::info!("the model was not reached: {back} waits for the next tick");
     }
     if let Some(note) = healer_note {
         note.write(home)?;
