@@ -3,7 +3,7 @@
 //! says where what it took out now lives, or why it may go — which the
 //! gates require for every file it removed lines from. A tainted
 //! exchange's writes to identity-class memory go to its proposal
-//! ([`propose`]).
+//! (`propose`).
 
 use serde::Deserialize;
 use serde_json::json;
