@@ -361,7 +361,14 @@ fn main() {
     println!("weights grid (overall frac@5 / frac@20):");
     for heading in [0.5, 1.0, 1.5] {
         for context in [0.0, 0.3, 0.5, 0.7, 1.0] {
-            let run = evaluate(&mut conversations, Weights { heading, context });
+            let run = evaluate(
+                &mut conversations,
+                Weights {
+                    heading,
+                    context,
+                    ..Weights::default()
+                },
+            );
             println!(
                 "  heading {heading:<4} context {context:<4}  {:>5.1} / {:>5.1}",
                 pct(&run.overall, run.overall.frac[1]),
@@ -385,6 +392,19 @@ fn main() {
     println!(
         "files written and indexed in {build:.2} s; warm query p50 {:.3} ms, p95 {:.3} ms",
         run.p50_ms, run.p95_ms
+    );
+    print_peer(
+        &run,
+        "hearth without file coherence (plain BM25 order, coherence 1.0)",
+        "BM25",
+        Some(evaluate(
+            &mut conversations,
+            Weights {
+                coherence: 1.0,
+                ..Weights::default()
+            },
+        )),
+        "",
     );
     print_peer(
         &run,
