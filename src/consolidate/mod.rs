@@ -67,8 +67,8 @@ impl Record {
 }
 
 /// Why a consolidation is due now, if it is: asked for, the identity layer
-/// at or over the warning line, or `every_days` since the last. Never while
-/// a consolidation proposal waits for the operator.
+/// at or over the warning line (at most once a day), or `every_days` since
+/// the last. Never while a consolidation proposal waits for the operator.
 pub fn due(
     record: &Record,
     identity_chars: usize,
@@ -83,7 +83,13 @@ pub fn due(
     if record.requested {
         return Some("the operator asked for it (`hearth consolidate`)".into());
     }
-    if identity_chars >= warn_chars {
+    // By size at most once a day: a layer the operator's own lines keep
+    // over the line would otherwise pay for a refused consolidation at
+    // every idle tick.
+    let day_since = record
+        .last
+        .is_none_or(|last| now - last >= chrono::Duration::days(1));
+    if identity_chars >= warn_chars && day_since {
         return Some(format!(
             "the identity layer is {identity_chars} characters, at or over its warning line of {warn_chars}"
         ));

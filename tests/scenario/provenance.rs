@@ -226,6 +226,15 @@ fn a_consolidation_is_due_by_request_size_or_age_and_never_twice_at_once() {
         .unwrap()
         .contains("warning line"));
     assert!(due(&Record::default(), 10, 100, 0, false, t).is_none());
+    let refused_an_hour_ago = Record {
+        last: Some(t - chrono::Duration::hours(1)),
+        outcome: Some("refused: …".into()),
+        ..Record::default()
+    };
+    assert!(
+        due(&refused_an_hour_ago, 100, 100, 0, false, t).is_none(),
+        "by size at most once a day"
+    );
     let recent = Record {
         last: Some(t - chrono::Duration::days(2)),
         ..Record::default()
