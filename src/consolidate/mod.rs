@@ -51,13 +51,17 @@ impl JsonFile for Record {
 }
 
 impl Record {
-    /// The record (empty when there is none or it cannot be read: a
-    /// consolidation is then due only by size).
+    /// The record (empty when there is none). One that cannot be read is
+    /// named in the log and read as empty: a consolidation is then due
+    /// only by size or age, and the next one writes it anew.
     pub fn load(home: &Home) -> Record {
-        json_file::load(&home.path(rel::CONSOLIDATION))
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        match json_file::load(&home.path(rel::CONSOLIDATION)) {
+            Ok(record) => record.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!("{e}; read as empty, and written anew");
+                Record::default()
+            }
+        }
     }
 
     /// Writes it atomically.
