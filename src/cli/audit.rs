@@ -123,7 +123,10 @@ fn outside_lines(home: &hearth::home::Home, config: &Config) -> Vec<taint::Findi
         .map(|r| (r.tick, r.tainted_by.clone()))
         .collect();
     let tainted_proposals: BTreeMap<u64, Vec<String>> = hearth::proposals::list(home)
-        .unwrap_or_default()
+        .unwrap_or_else(|e| {
+            tracing::warn!("{e}; lines from accepted proposals are not traced");
+            Vec::new()
+        })
         .into_iter()
         .filter(|p| !p.tainted_by.is_empty())
         .map(|p| (p.n, p.tainted_by))

@@ -143,6 +143,14 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
             crate::home::layout::rel::SESSIONS
         ));
     }
+    let proposals_waiting = match crate::proposals::list(home) {
+        Ok(all) => all.iter().filter(|p| p.status.waiting()).count(),
+        Err(e) => {
+            let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
+            problems.push(format!("{e}{hint}"));
+            0
+        }
+    };
     Status {
         spent_today_usd: crate::exchange::SpentToday {
             ticks: budget.spent(now),
@@ -180,7 +188,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         projected_month_usd: last_24h.and_then(|s| s.projected_month()),
         last_24h,
         cache_warning,
-        proposals_waiting: crate::proposals::waiting(home),
+        proposals_waiting,
     }
 }
 
