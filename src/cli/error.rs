@@ -147,12 +147,7 @@ impl From<hearth::supervisor::SupervisorError> for CommandError {
 
 impl From<hearth::recall::IndexError> for CommandError {
     fn from(e: hearth::recall::IndexError) -> CommandError {
-        CommandError::new(
-            e,
-            Some(
-                "the index is only a cache: remove .hearth/index/ and run `hearth index` again"
-                    .into(),
-            ),
-        )
+        let hint = e.hint();
+        CommandError::new(e, Some(hint))
     }
 }

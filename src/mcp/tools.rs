@@ -191,10 +191,8 @@ fn recall(doors: &Doors, a: RecallArgs) -> Result<Reply, Refusal> {
         walk: true,
     };
     let answer = answer::answer(&doors.home, &question).map_err(|e| {
-        Refusal::new(
-            format!("recall: {e}"),
-            Some("`hearth index --rebuild` rebuilds the index from the memory files".into()),
-        )
+        let hint = e.hint();
+        Refusal::new(format!("recall: {e}"), Some(hint))
     })?;
     Ok(Reply {
         text: answer.render().trim_end().to_string(),

@@ -52,6 +52,26 @@ pub enum IndexError {
     Write(#[from] atomic::WriteError),
 }
 
+impl IndexError {
+    /// What to do about it: the index is a cache under `.hearth/`, so it is
+    /// either rebuilt, or — when this user may not write there (an MCP
+    /// client started as someone else) — searched as the home's user.
+    pub fn hint(&self) -> String {
+        let denied = match self {
+            IndexError::Io { source, .. } => source.kind() == std::io::ErrorKind::PermissionDenied,
+            IndexError::Write(e) => e.source.kind() == std::io::ErrorKind::PermissionDenied,
+            _ => false,
+        };
+        if denied {
+            "recall keeps its index in the home's .hearth/, which this user may not write: \
+             run it as the user that owns the home (for hearth mcp, register it with that user)"
+                .into()
+        } else {
+            "the index is only a cache: remove .hearth/index/ and run `hearth index` again".into()
+        }
+    }
+}
+
 /// The index, brought up to date with the files on disk first: what the
 /// tick's inbox recall and the agent's `recall` tool search, so both see the
 /// agent's and the operator's latest edits even with no supervisor watching.
@@ -59,4 +79,27 @@ pub fn fresh_index(home: &Home) -> Result<RecallIndex, IndexError> {
     let mut index = RecallIndex::open(home)?;
     index.catch_up(home)?;
     Ok(index)
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::*;
+
+    #[test]
+    fn a_user_who_may_not_write_the_index_is_told_whose_it_is() {
+        let denied = IndexError::Io {
+            path: PathBuf::from("/home/x/.hearth/index.lock"),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        assert!(
+            denied.hint().contains("the user that owns the home"),
+            "{}",
+            denied.hint()
+        );
+        let broken = IndexError::Tantivy {
+            dir: PathBuf::from("/home/x/.hearth/index"),
+            message: "corrupt".into(),
+        };
+        assert!(broken.hint().contains("only a cache"));
+    }
 }
