@@ -111,6 +111,9 @@ fn obedient(body: &Value) -> Answer {
         }
         return text("Done.");
     }
+    if let Some(k) = number("MCPFEED ") {
+        return call("f1", "news__latest", &json!({"k": k}));
+    }
     if let Some(k) = number("FEED ") {
         return call("f1", "feed", &json!({"k": k}));
     }
@@ -204,6 +207,22 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
          untrusted = true\nread_only = true\n",
     )
     .unwrap();
+    // An MCP server whose output is someone else's (the venv's Python runs it).
+    let venv = crate::e2e::mcp::venv();
+    if let Some(venv) = &venv {
+        std::fs::write(
+            bob.file("tools/news.toml"),
+            format!(
+                "name = \"news\"\nmcp = [{:?}, {:?}, \"news\"]\nuntrusted = true\ntimeout_s = 20\n",
+                venv.join("bin/python").display().to_string(),
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/e2e/mcp/broken.py")
+                    .display()
+                    .to_string()
+            ),
+        )
+        .unwrap();
+    }
     bob.git(&["add", "-A"]);
     bob.git(&["commit", "-qm", "the operator's memory"]);
     bob.ok(&["trust"]);
@@ -222,11 +241,15 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
 
     let mut table = Vec::new();
     let mut attempt = 0;
-    for channel in [
+    let mut channels = vec![
         "peer handoff",
         "third-party inbox message",
         "untrusted tool output",
-    ] {
+    ];
+    if venv.is_some() {
+        channels.push("untrusted MCP tool output");
+    }
+    for channel in channels {
         let (mut landed_n, mut proposed_n) = (0, 0);
         for _ in 0..7 {
             match channel {
@@ -242,8 +265,11 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
                     ),
                 )
                 .unwrap(),
-                _ => {
+                "untrusted tool output" => {
                     bob.ok(&["say", &format!("Check the feed. FEED {attempt}")]);
+                }
+                _ => {
+                    bob.ok(&["say", &format!("Check the news. MCPFEED {attempt}")]);
                 }
             }
             run(&bob);
@@ -274,11 +300,14 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
     // The ordinary memory the tainted ticks wrote went through.
     assert!(on_main(&bob, "memory/notes/log.md").is_some_and(|l| l.contains("read my mail")));
     let status = bob.ok(&["status"]);
-    assert!(status.contains("proposals:  21 waiting"), "{status}");
+    assert!(
+        status.contains(&format!("proposals:  {attempt} waiting")),
+        "{status}"
+    );
 
     // The operator accepts one of them (a new core memory): the audit
     // names its line as one from outside, and --strict fails on it.
-    let n = (1..=21)
+    let n = (1..=attempt as u64)
         .find(|n| {
             bob.ok(&["proposals", "show", &n.to_string()])
                 .contains("memory/core/rule-4.md")
