@@ -91,15 +91,7 @@ impl TestHome {
 
     /// [`Self::keyed`], run, asserting exit 0.
     pub fn ok_keyed(&self, args: &[&str], key: &str) -> Output {
-        let out = self.keyed(args, key).output().unwrap();
-        assert!(
-            out.status.success(),
-            "hearth {args:?} failed: {:?}\nstdout: {}\nstderr: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
+        succeeded(args, self.keyed(args, key).output().unwrap())
     }
 
     pub fn output(&self, args: &[&str]) -> Output {
@@ -114,15 +106,10 @@ impl TestHome {
 
     /// Runs with `vars` added to the sealed environment and asserts exit 0.
     pub fn ok_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        let out = self.cmd(args).envs(vars.iter().copied()).output().unwrap();
-        assert!(
-            out.status.success(),
-            "hearth {args:?} failed: {:?}\nstdout: {}\nstderr: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
+        succeeded(
+            args,
+            self.cmd(args).envs(vars.iter().copied()).output().unwrap(),
+        )
     }
 
     /// Starts hearth in the background, its stderr going to [`Self::log`]
@@ -257,6 +244,19 @@ impl TestHome {
 }
 
 /// Sends `signal` to a child.
+/// `out`, once it is known to have exited 0 (else the test fails showing
+/// both streams).
+fn succeeded(args: &[&str], out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "hearth {args:?} failed: {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub fn signal(child: &Child, signal: i32) {
     // SAFETY: kill(2) on our own child's pid.
     #[allow(unsafe_code)]

@@ -11,17 +11,7 @@ use hearth::config::Config;
 use hearth::exchange::tier::{classify, Tier};
 use hearth::repo::Repo;
 
-use super::{home, now};
-
-fn founding(name: &str) -> Founding {
-    Founding {
-        name: name.into(),
-        slug: None,
-        workdir: None,
-        with: Vec::new(),
-        founded_by: None,
-    }
-}
+use super::{founding, home, now};
 
 #[test]
 fn an_override_needs_a_reason_and_is_logged_when_granted() {

@@ -29,6 +29,17 @@ pub fn home(dir: &tempfile::TempDir) -> Home {
         .home
 }
 
+/// A collaboration founded by hand, with nothing but its name.
+pub fn founding(name: &str) -> hearth::collab::operator::Founding {
+    hearth::collab::operator::Founding {
+        name: name.into(),
+        slug: None,
+        workdir: None,
+        with: Vec::new(),
+        founded_by: None,
+    }
+}
+
 pub fn now() -> DateTime<Utc> {
     Clock::from_env_value(Some("2031-05-06T07:08:09Z"))
         .unwrap()

@@ -5,21 +5,11 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use hearth::collab::operator::{self, Founding};
+use hearth::collab::operator;
 use hearth::config::Config;
 use hearth::repo::{Identity, Repo};
 
-use super::{home, now};
-
-fn founding(name: &str) -> Founding {
-    Founding {
-        name: name.into(),
-        slug: None,
-        workdir: None,
-        with: Vec::new(),
-        founded_by: None,
-    }
-}
+use super::{founding, home, now};
 
 #[test]
 fn a_record_broken_by_hand_is_named_and_the_others_still_list() {

@@ -237,6 +237,24 @@ fn a_call_past_its_timeout_kills_the_servers_group_and_output_is_bounded() {
     );
 }
 
+/// `[brake] mode = "enforce"` and a `must_read` memory nobody has read:
+/// every writing tool is refused.
+fn brake_enforced_until_the_rules_are_read(home: &TestHome) {
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "{}[brake]\nmode = \"enforce\"\n",
+            std::fs::read_to_string(home.file("hearth.toml")).unwrap()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.file("memory/core/rules.md"),
+        "---\ntitle: House rules\nmust_read: true\n---\n# House rules\n\nAsk before shouting.\n",
+    )
+    .unwrap();
+}
+
 #[test]
 fn the_brake_lets_a_read_only_mcp_tool_through_and_stops_one_that_writes() {
     let Some(slow) = broken("slowcall") else {
@@ -261,19 +279,7 @@ fn the_brake_lets_a_read_only_mcp_tool_through_and_stops_one_that_writes() {
         manifest("clock", &time, "timeout_s = 20"),
     )
     .unwrap();
-    std::fs::write(
-        home.file("hearth.toml"),
-        format!(
-            "{}[brake]\nmode = \"enforce\"\n",
-            std::fs::read_to_string(home.file("hearth.toml")).unwrap()
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        home.file("memory/core/rules.md"),
-        "---\ntitle: House rules\nmust_read: true\n---\n# House rules\n\nAsk before shouting.\n",
-    )
-    .unwrap();
+    brake_enforced_until_the_rules_are_read(&home);
     home.ok(&["trust"]);
     home.ok(&["say", "time, then shout"]);
     assert!(tick_with(&home, &[]).status.success());
@@ -338,19 +344,7 @@ fn an_operator_may_vouch_for_a_whole_server_as_read_only() {
         vec![call("slow__shout", json!({"text": "hi"})), done()],
         false,
     );
-    std::fs::write(
-        home.file("hearth.toml"),
-        format!(
-            "{}[brake]\nmode = \"enforce\"\n",
-            std::fs::read_to_string(home.file("hearth.toml")).unwrap()
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        home.file("memory/core/rules.md"),
-        "---\ntitle: House rules\nmust_read: true\n---\n# House rules\n\nAsk before shouting.\n",
-    )
-    .unwrap();
+    brake_enforced_until_the_rules_are_read(&home);
     home.ok(&["trust"]);
     home.ok(&["say", "shout"]);
     assert!(tick_with(&home, &[]).status.success());
