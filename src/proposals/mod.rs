@@ -308,11 +308,13 @@ pub fn list(home: &Home) -> Result<Vec<Proposal>, ProposalError> {
     Ok(Book::load(home)?.proposals)
 }
 
-/// How many wait for the operator (0 when the book cannot be read).
-pub fn waiting(home: &Home) -> usize {
-    Book::load(home)
-        .map(|b| b.proposals.iter().filter(|p| p.status.waiting()).count())
-        .unwrap_or(0)
+/// How many wait for the operator.
+pub fn waiting(home: &Home) -> Result<usize, ProposalError> {
+    Ok(Book::load(home)?
+        .proposals
+        .iter()
+        .filter(|p| p.status.waiting())
+        .count())
 }
 
 /// Proposal `n` and its diff, with who wrote each removed line.

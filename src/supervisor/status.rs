@@ -143,8 +143,8 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
             crate::home::layout::rel::SESSIONS
         ));
     }
-    let proposals_waiting = match crate::proposals::list(home) {
-        Ok(all) => all.iter().filter(|p| p.status.waiting()).count(),
+    let proposals_waiting = match crate::proposals::waiting(home) {
+        Ok(n) => n,
         Err(e) => {
             let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
             problems.push(format!("{e}{hint}"));

@@ -70,7 +70,7 @@ fn a_proposal_is_a_branch_beside_main_and_a_flare() {
         IDENTITY
     );
     assert_eq!(repo.commit_of_ref(&p.branch), Some(p.commit.clone()));
-    assert_eq!(waiting(&home), 1);
+    assert_eq!(waiting(&home).unwrap(), 1);
     let flares = hearth::mailbox::flares::list(&home);
     assert!(flares.iter().any(|f| f.flare == "proposal"), "{flares:?}");
 
@@ -131,7 +131,7 @@ fn accept_puts_it_on_main_in_one_commit_even_after_main_moved() {
         repo.commit_of_ref(&p.branch).is_some(),
         "its branch stays: git log --all shows it beside the acceptance"
     );
-    assert_eq!(waiting(&home), 0);
+    assert_eq!(waiting(&home).unwrap(), 0);
     let log = std::process::Command::new("git")
         .args(["log", "-1", "--format=%an|%s"])
         .current_dir(home.root())
@@ -173,7 +173,7 @@ fn a_conflict_leaves_it_for_review_naming_the_file_and_main_untouched() {
     assert!(head_file(&home, "memory/identity.md").contains("haiku"));
     assert_ne!(repo.head(), head, "the needs-review is a commit of its own");
     assert_eq!(list(&home).unwrap()[0].status, Status::NeedsReview);
-    assert_eq!(waiting(&home), 1);
+    assert_eq!(waiting(&home).unwrap(), 1);
 }
 
 #[test]
@@ -210,5 +210,5 @@ fn one_unread_proposal_flare_at_a_time() {
     assert_eq!(list(&home).unwrap().len(), 3);
     let flares = hearth::mailbox::flares::list(&home);
     assert_eq!(flares.iter().filter(|f| f.flare == "proposal").count(), 1);
-    assert_eq!(waiting(&home), 3);
+    assert_eq!(waiting(&home).unwrap(), 3);
 }
