@@ -10,6 +10,8 @@
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
 mod common;
+#[path = "support/locomo_peers.rs"]
+mod peers;
 #[path = "support/locomo_stats.rs"]
 mod stats;
 
@@ -18,7 +20,17 @@ use stats::{erfc, holm};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
+use hearth::recall::hop::Hop;
 use hearth::recall::index::{RecallIndex, Weights};
+
+/// The second hop's best setting on the development set (names from the
+/// top 3 blocks, two of them, at a tenth of a question term's weight).
+const SECOND_HOP: Hop = Hop {
+    terms: 2,
+    from: 3,
+    weight: 0.1,
+    confident: f32::INFINITY,
+};
 use serde_json::Value;
 
 const KS: [usize; 4] = [1, 5, 10, 20];
@@ -167,142 +179,6 @@ fn evaluate(conversations: &mut [Conversation], weights: Weights) -> Run {
     })
 }
 
-/// SQLite FTS5 (porter stemming, bm25 order) over the same blocks, one
-/// `sqlite3` process per conversation; the top 20 block texts per question.
-fn fts5(conversations: &mut [Conversation]) -> Option<Run> {
-    let mut answers: Vec<Vec<Vec<String>>> = Vec::new();
-    for c in conversations.iter() {
-        let mut sql =
-            String::from("CREATE VIRTUAL TABLE b USING fts5(body, tokenize='porter unicode61');\n");
-        for (i, block) in c.blocks.iter().enumerate() {
-            sql.push_str(&format!(
-                "INSERT INTO b(rowid, body) VALUES ({}, '{}');\n",
-                i + 1,
-                block.replace('\'', "''")
-            ));
-        }
-        for (n, q) in c.questions.iter().enumerate() {
-            let words: Vec<String> = q
-                .text
-                .split(|ch: char| !ch.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(|w| format!("\"{}\"", w.to_lowercase()))
-                .collect();
-            sql.push_str(&format!("SELECT 'Q{n}';\n"));
-            if !words.is_empty() {
-                sql.push_str(&format!(
-                    "SELECT rowid FROM b WHERE b MATCH '{}' ORDER BY bm25(b) LIMIT 20;\n",
-                    words.join(" OR ").replace('\'', "''")
-                ));
-            }
-        }
-        let mut child = std::process::Command::new("sqlite3")
-            .arg(":memory:")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .ok()?;
-        use std::io::Write;
-        child.stdin.take()?.write_all(sql.as_bytes()).ok()?;
-        let out = child.wait_with_output().ok()?;
-        let mut per_question: Vec<Vec<String>> = vec![Vec::new(); c.questions.len()];
-        let mut current = None;
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            if let Some(n) = line.strip_prefix('Q').and_then(|n| n.parse::<usize>().ok()) {
-                current = Some(n);
-            } else if let (Some(n), Ok(row)) = (current, line.trim().parse::<usize>()) {
-                per_question[n].push(c.blocks[row - 1].clone());
-            }
-        }
-        answers.push(per_question);
-    }
-    let mut which = 0usize;
-    let mut seen = 0usize;
-    Some(score(conversations, |c, _q| {
-        let _ = c;
-        if seen == answers[which].len() {
-            which += 1;
-            seen = 0;
-        }
-        seen += 1;
-        answers[which][seen - 1].clone()
-    }))
-}
-
-/// Words a person would not bother to grep for.
-const GREP_SKIPS: &[&str] = &[
-    "what", "when", "where", "which", "who", "whom", "whose", "why", "how", "does", "did", "have",
-    "has", "had", "with", "that", "this", "from", "they", "their", "them", "about", "would",
-    "could", "should", "been", "were", "into", "your", "some", "there",
-];
-
-/// ripgrep as a person uses it: the question's content words (four
-/// letters or more), case-insensitive whole words over the conversation's
-/// files; lines ranked by how many distinct words they match, then by how
-/// many matches, then by position. Every turn is one line, so a line is a
-/// block.
-fn ripgrep(conversations: &mut [Conversation]) -> Option<Run> {
-    std::process::Command::new("rg")
-        .arg("--version")
-        .output()
-        .ok()?;
-    Some(score(conversations, |c, q| {
-        let words: Vec<String> = q
-            .text
-            .split(|ch: char| !ch.is_alphanumeric())
-            .map(str::to_lowercase)
-            .filter(|w| w.len() >= 4 && !GREP_SKIPS.contains(&w.as_str()))
-            .collect();
-        if words.is_empty() {
-            return Vec::new();
-        }
-        let mut cmd = std::process::Command::new("rg");
-        cmd.args([
-            "-i",
-            "-w",
-            "-o",
-            "-n",
-            "--no-heading",
-            "--with-filename",
-            "--sort",
-            "path",
-        ]);
-        for w in &words {
-            cmd.args(["-e", w]);
-        }
-        let out = cmd.arg(&c.memory).output().unwrap();
-        // (file, line) -> (distinct words, matches, order of appearance)
-        let mut lines: BTreeMap<(String, usize), (HashSet<String>, usize, usize)> = BTreeMap::new();
-        for (order, line) in String::from_utf8_lossy(&out.stdout).lines().enumerate() {
-            let mut parts = line.rsplitn(3, ':');
-            let (Some(word), Some(number), Some(file)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            let Ok(number) = number.parse::<usize>() else {
-                continue;
-            };
-            let entry = lines
-                .entry((file.to_string(), number))
-                .or_insert_with(|| (HashSet::new(), 0, order));
-            entry.0.insert(word.to_lowercase());
-            entry.1 += 1;
-        }
-        let mut ranked: Vec<_> = lines.into_iter().collect();
-        ranked.sort_by(|a, b| (b.1 .0.len(), b.1 .1, a.1 .2).cmp(&(a.1 .0.len(), a.1 .1, b.1 .2)));
-        ranked
-            .into_iter()
-            .take(20)
-            .map(|((file, number), _)| {
-                std::fs::read_to_string(&file)
-                    .ok()
-                    .and_then(|t| t.lines().nth(number - 1).map(str::to_string))
-                    .unwrap_or_default()
-            })
-            .collect()
-    }))
-}
-
 fn score(
     conversations: &mut [Conversation],
     mut rank: impl FnMut(&Conversation, &Question) -> Vec<String>,
@@ -358,6 +234,10 @@ fn main() {
     let mut conversations: Vec<Conversation> = data.iter().map(load).collect();
     let build = start.elapsed().as_secs_f64();
 
+    if let Ok(grid) = std::env::var("HOP_GRID") {
+        hop_grid(&mut conversations, &grid);
+        return;
+    }
     println!("weights grid (overall frac@5 / frac@20):");
     for heading in [0.5, 1.0, 1.5] {
         for context in [0.0, 0.3, 0.5, 0.7, 1.0] {
@@ -375,6 +255,18 @@ fn main() {
                 pct(&run.overall, run.overall.frac[3])
             );
         }
+    }
+
+    println!("\nsubject weight (frac@5 / frac@20, overall and per category):");
+    for subject in [0.0, 0.5, 0.8, 1.0, 2.0] {
+        let run = evaluate(
+            &mut conversations,
+            Weights {
+                subject,
+                ..Weights::default()
+            },
+        );
+        println!("{}", grid_line(&format!("subject {subject}"), &run));
     }
 
     let run = evaluate(&mut conversations, Weights::default());
@@ -395,11 +287,25 @@ fn main() {
     );
     print_peer(
         &run,
-        "hearth without file coherence (plain BM25 order, coherence 1.0)",
+        &format!("hearth with the second hop ({SECOND_HOP:?}; off by default)"),
+        "hop",
+        Some(evaluate(
+            &mut conversations,
+            Weights {
+                hop: SECOND_HOP,
+                ..Weights::default()
+            },
+        )),
+        "",
+    );
+    print_peer(
+        &run,
+        "plain BM25 (hearth's fields; no subject, no file coherence)",
         "BM25",
         Some(evaluate(
             &mut conversations,
             Weights {
+                subject: 0.0,
                 coherence: 1.0,
                 ..Weights::default()
             },
@@ -410,16 +316,59 @@ fn main() {
         &run,
         "SQLite FTS5 (porter, bm25) over the same blocks",
         "FTS5",
-        fts5(&mut conversations),
+        peers::fts5(&mut conversations),
         "sqlite3 is not installed (apt-get install sqlite3)",
     );
     print_peer(
         &run,
         "ripgrep (content words, lines ranked by distinct words matched)",
         "ripgrep",
-        ripgrep(&mut conversations),
+        peers::ripgrep(&mut conversations),
         "rg is not installed (apt-get install ripgrep)",
     );
+}
+
+/// Tuning: `HOP_GRID="subject,terms,from,weight,confident …"` runs each
+/// setting (the subject weight, then the second hop's [`Hop`]) and prints
+/// one line each, instead of the whole report.
+///
+/// [`Hop`]: hearth::recall::hop::Hop
+fn hop_grid(conversations: &mut [Conversation], grid: &str) {
+    for setting in grid.split_whitespace() {
+        let v: Vec<f32> = setting.split(',').map(|x| x.parse().unwrap()).collect();
+        let weights = Weights {
+            subject: v[0],
+            hop: Hop {
+                terms: v[1] as usize,
+                from: v[2] as usize,
+                weight: v[3],
+                confident: v[4],
+            },
+            ..Weights::default()
+        };
+        let run = evaluate(conversations, weights);
+        println!("{}", grid_line(setting, &run));
+    }
+}
+
+/// Overall and per-category frac@5 / frac@20 of one setting, on one line.
+fn grid_line(setting: &str, run: &Run) -> String {
+    let mut line = format!(
+        "  {setting:<22} all {:>5.1}/{:>5.1}",
+        pct(&run.overall, run.overall.frac[1]),
+        pct(&run.overall, run.overall.frac[3])
+    );
+    for (id, name) in CATEGORIES {
+        if let Some(s) = run.by_category.get(&id) {
+            line += &format!(
+                "  {} {:>5.1}/{:>5.1}",
+                &name[..5],
+                pct(s, s.frac[1]),
+                pct(s, s.frac[3])
+            );
+        }
+    }
+    line + &format!("  p50 {:.3} ms", run.p50_ms)
 }
 
 /// The per-category rows and the mean characters per result of one run.

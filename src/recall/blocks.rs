@@ -148,6 +148,42 @@ fn is_list_item(line: &str) -> bool {
     digits > 0 && (line[digits..].starts_with(". ") || line[digits..].starts_with(") "))
 }
 
+/// The label a block opens with — `Ingrid: …`, `[D3:1] Caroline: …`,
+/// `- **Owner:** …` — which says whom or what the block is about, as a
+/// heading does for the blocks under it: one to three words (letters,
+/// digits, `'`, `-`, `.`) before a colon that ends a word, after an
+/// optional bracketed id and list or bold marker. `12:30`, `http://…`
+/// and a sentence with a colon in it have none.
+pub fn label(text: &str) -> Option<&str> {
+    let mut rest = text.trim_start();
+    if rest.starts_with('[') {
+        let close = rest.find(']')?;
+        rest = rest[close + 1..].trim_start();
+    }
+    for marker in ["- ", "* ", "+ "] {
+        if let Some(r) = rest.strip_prefix(marker) {
+            rest = r.trim_start();
+        }
+    }
+    let rest = rest.trim_start_matches(['*', '_']);
+    let colon = rest.get(..rest.len().min(48))?.find(':')?;
+    let (label, after) = (
+        rest[..colon].trim_end_matches(['*', '_']),
+        &rest[colon + 1..],
+    );
+    let after = after.trim_start_matches(['*', '_']);
+    if !(after.is_empty() || after.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let words: Vec<&str> = label.split_whitespace().collect();
+    let wordlike = |w: &&str| {
+        w.chars().next().is_some_and(char::is_alphabetic)
+            && w.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.'))
+    };
+    (!words.is_empty() && words.len() <= 3 && words.iter().all(wordlike)).then_some(label)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +193,23 @@ mod tests {
             .into_iter()
             .map(|b| (b.start, b.end, b.heading))
             .collect()
+    }
+
+    #[test]
+    fn a_block_that_opens_with_a_label_is_about_it() {
+        assert_eq!(
+            label("[D3:1] Caroline: I went to a group"),
+            Some("Caroline")
+        );
+        assert_eq!(
+            label("Ingrid Vale: keeper of the light"),
+            Some("Ingrid Vale")
+        );
+        assert_eq!(label("- **Owner:** the operator"), Some("Owner"));
+        assert_eq!(label("Met at 12:30 by the pier"), None);
+        assert_eq!(label("see https://example.org: it"), None);
+        assert_eq!(label("We met on Tuesday and she said: go"), None);
+        assert_eq!(label("The plan is simple"), None);
     }
 
     #[test]

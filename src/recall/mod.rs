@@ -4,6 +4,7 @@
 mod analysis;
 pub mod answer;
 pub mod blocks;
+pub mod hop;
 pub mod index;
 mod manifest;
 pub mod rerank;

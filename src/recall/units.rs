@@ -21,6 +21,8 @@ pub(super) struct Analysed {
     pub(super) unit: Unit,
     pub(super) terms: String,
     pub(super) heading_terms: String,
+    /// The terms of the label the unit opens with (`Caroline: …`).
+    pub(super) subject_terms: String,
     pub(super) context_terms: String,
 }
 
@@ -38,8 +40,12 @@ pub(super) fn analyse(units: Vec<Unit>, normaliser: &mut Normaliser) -> Vec<Anal
             }
             let before = i.checked_sub(1).map_or("", |j| terms[j].as_str());
             let after = terms.get(i + 1).map_or("", String::as_str);
+            let subject_terms = blocks::label(&unit.text)
+                .map(|l| normaliser.terms(l))
+                .unwrap_or_default();
             Analysed {
                 terms: terms[i].clone(),
+                subject_terms,
                 heading_terms: heading_terms.1.clone(),
                 context_terms: format!("{before} {after}"),
                 unit,

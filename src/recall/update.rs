@@ -253,6 +253,7 @@ impl RecallIndex {
                                 f.heading => a.unit.heading,
                                 f.text => a.unit.text,
                                 f.heading_terms => a.heading_terms,
+                                f.subject => a.subject_terms,
                                 f.body => a.terms,
                                 f.context => a.context_terms,
                             ));

@@ -145,3 +145,32 @@ fn many_small_edits_keep_the_index_compact() {
         "the tide was 29 metres"
     );
 }
+
+#[test]
+fn a_line_a_person_speaks_ranks_above_a_line_that_only_names_them() {
+    use hearth::recall::index::{RecallIndex, Weights};
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    std::fs::write(
+        home.path("memory/harbour.md"),
+        "# Harbour log\n\n\
+         Tom: gulls again, Ingrid.\n\n\
+         Ingrid: the gulls took bread from my hand on the pier this morning.\n\n\
+         Tom: the ferry was late.\n",
+    )
+    .unwrap();
+    let mut index = RecallIndex::open(&home).unwrap();
+    index.reconcile(&home).unwrap();
+    let first =
+        |index: &RecallIndex| index.search("what about Ingrid and the gulls?", 3).unwrap()[0].start;
+    assert_eq!(first(&index), 5, "Ingrid's own line, by its label");
+    index.weights = Weights {
+        subject: 0.0,
+        ..Weights::default()
+    };
+    assert_eq!(
+        first(&index),
+        3,
+        "without the label's weight the shorter line that names her wins"
+    );
+}
