@@ -23,6 +23,14 @@ pub struct WriteError {
     pub source: io::Error,
 }
 
+impl WriteError {
+    /// What to do about it: the old file stands, so only the cause needs
+    /// fixing.
+    pub fn hint(&self) -> String {
+        crate::io_hint::io_hint(&self.source, &self.path)
+    }
+}
+
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Replaces `path` with `bytes` atomically, creating parent directories.

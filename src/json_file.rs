@@ -73,11 +73,9 @@ impl JsonFileError {
     }
 
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
-            JsonFileError::Io { .. } => {
-                "check the file's permissions (hearth runs as the home's owner)".into()
-            }
+    pub fn hint(&self) -> String {
+        match self {
+            JsonFileError::Io { path, source } => crate::io_hint::io_hint(source, path),
             JsonFileError::Parse { path, .. } => format!(
                 "fix the file by hand, or restore it from history: git -C <home> log -p -- {}",
                 path.display()
@@ -85,7 +83,7 @@ impl JsonFileError {
             JsonFileError::Version { .. } => {
                 "run the newer hearth that wrote it, or restore the file from history".into()
             }
-        })
+        }
     }
 }
 
@@ -188,7 +186,7 @@ mod tests {
         let e = load::<Marks>(&path).unwrap_err();
         assert!(matches!(e, JsonFileError::Parse { .. }));
         assert!(e.to_string().contains("marks.json does not parse"), "{e}");
-        assert!(e.hint().unwrap().contains("git -C <home> log -p"));
+        assert!(e.hint().contains("git -C <home> log -p"));
         atomic::write(&path, br#"{"version": 9, "read": []}"#).unwrap();
         let e = load::<Marks>(&path).unwrap_err();
         assert!(

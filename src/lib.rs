@@ -24,6 +24,7 @@ pub mod conversation;
 pub mod exchange;
 pub mod healer;
 pub mod home;
+pub mod io_hint;
 pub mod json_file;
 pub mod mailbox;
 pub mod mcp;

@@ -102,6 +102,19 @@ pub enum AskError {
     Model(#[from] model::ModelError),
 }
 
+impl AskError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            AskError::Budget { .. } => "it resets at midnight UTC; raise [budget] daily_usd in \
+                 hearth.toml to spend more today, or `hearth recall` searches memory for free"
+                .into(),
+            AskError::Exchange(e) => e.hint(),
+            AskError::Model(e) => e.hint(),
+        }
+    }
+}
+
 /// Asks `question` of the agent in `home`; `on_text` receives the answer
 /// as it streams.
 pub fn ask(

@@ -84,12 +84,12 @@ pub enum OverrideError {
 
 impl OverrideError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
             OverrideError::NoReason => {
-                Some("the reason goes into state/brake.jsonl for whoever reads it later".into())
+                "the reason goes into state/brake.jsonl for whoever reads it later".into()
             }
-            OverrideError::Write(_) => None,
+            OverrideError::Write(e) => e.hint(),
         }
     }
 }

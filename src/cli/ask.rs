@@ -67,8 +67,11 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         }
     };
     interrupt_commits_what_was_written(&home, env.clock);
-    let asked = ask::ask(&home, &config, &question, env.clock.now(), &mut on_text)
-        .map_err(|e| CommandError::new(e, None))?;
+    let asked =
+        ask::ask(&home, &config, &question, env.clock.now(), &mut on_text).map_err(|e| {
+            let hint = e.hint();
+            CommandError::new(e, hint)
+        })?;
     if json {
         outln!(
             "{}",
@@ -86,7 +89,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     if !asked.complete {
         return Err(CommandError::new(
             anyhow::anyhow!("the answer is incomplete: {}", asked.problems.join("; ")),
-            Some("it is stored in state/sessions.jsonl marked incomplete; ask again".into()),
+            "it is stored in state/sessions.jsonl marked incomplete; ask again",
         ));
     }
     Ok(Exit::Success)

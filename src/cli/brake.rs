@@ -49,7 +49,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let now = env.clock.now();
     match args.command {
         Sub::Status { json } => {
-            let st = status::status(&home, &config).map_err(|e| CommandError::new(e, None))?;
+            let st = status::status(&home, &config)?;
             if json {
                 outln!(
                     "{}",
@@ -125,9 +125,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             status::grant_override(&home, ticks, &reason, now).map_err(|e| {
                 let hint = e.hint();
                 match e {
-                    status::OverrideError::NoReason => {
-                        CommandError::usage(&e.to_string(), &hint.unwrap_or_default())
-                    }
+                    status::OverrideError::NoReason => CommandError::usage(&e.to_string(), &hint),
                     e => CommandError::new(e, hint),
                 }
             })?;

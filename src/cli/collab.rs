@@ -126,16 +126,14 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     }
 }
 
-fn no_hint(e: impl Into<anyhow::Error>) -> CommandError {
-    CommandError::new(e, None)
-}
-
 /// The operator's change as the command reports it: what cannot be is a
 /// misuse (exit 2), what failed on the way an error; both with the hint.
 fn refused(e: operator::OperatorError) -> CommandError {
-    match e.hint() {
-        Some(hint) if e.is_misuse() => CommandError::usage(&e.to_string(), &hint),
-        hint => CommandError::new(e, hint),
+    let hint = e.hint();
+    if e.is_misuse() {
+        CommandError::usage(&e.to_string(), &hint)
+    } else {
+        CommandError::new(e, hint)
     }
 }
 
@@ -244,7 +242,11 @@ fn show(
     slug: &str,
     json: bool,
 ) -> Result<Exit, CommandError> {
-    let Some(mut c) = store::load(home, slug).map_err(no_hint)? else {
+    let Some(mut c) = store::load(home, slug).map_err(|e| {
+        let hint = e.hint();
+        CommandError::new(e, hint)
+    })?
+    else {
         return Err(not_found(slug));
     };
     collab::commits::fill(home, &collab::own_name(home), peers, &mut c);

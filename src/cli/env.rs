@@ -43,7 +43,7 @@ impl Env {
         let clock = Clock::from_env_value(var("HEARTH_NOW").as_deref()).map_err(|e| {
             CommandError::new(
                 anyhow::anyhow!(e),
-                Some("unset HEARTH_NOW to use the system clock".into()),
+                "unset HEARTH_NOW to use the system clock",
             )
         })?;
         // A simulated month (tests, `cargo bench --bench soak`): the time
@@ -57,7 +57,7 @@ impl Env {
                 Clock::simulated(Path::new(&file), start).map_err(|e| {
                     CommandError::new(
                         anyhow::anyhow!(e),
-                        Some("unset HEARTH_SIM_CLOCK to use the system clock".into()),
+                        "unset HEARTH_SIM_CLOCK to use the system clock",
                     )
                 })?
             }

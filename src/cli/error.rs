@@ -42,18 +42,20 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// An error as the user sees it: never without a hint, so every `error:`
+/// line is followed by what to do about it.
 #[derive(Debug)]
 pub struct CommandError {
     pub error: anyhow::Error,
-    pub hint: Option<String>,
+    pub hint: String,
     pub exit: Exit,
 }
 
 impl CommandError {
-    pub fn new(error: impl Into<anyhow::Error>, hint: Option<String>) -> CommandError {
+    pub fn new(error: impl Into<anyhow::Error>, hint: impl Into<String>) -> CommandError {
         CommandError {
             error: error.into(),
-            hint,
+            hint: hint.into(),
             exit: Exit::Error,
         }
     }
@@ -62,7 +64,7 @@ impl CommandError {
     pub fn usage(message: &str, hint: &str) -> CommandError {
         CommandError {
             error: anyhow::anyhow!("{message}"),
-            hint: Some(hint.into()),
+            hint: hint.into(),
             exit: Exit::Usage,
         }
     }
@@ -85,9 +87,7 @@ impl CommandError {
         for cause in self.error.chain().skip(1) {
             let _ = writeln!(err, "  caused by: {cause}");
         }
-        if let Some(hint) = &self.hint {
-            let _ = writeln!(err, "hint: {hint}");
-        }
+        let _ = writeln!(err, "hint: {}", self.hint);
         self.exit.into()
     }
 }
@@ -111,24 +111,21 @@ with_hint!(
     hearth::model::ModelError,
     hearth::json_file::JsonFileError,
     hearth::mailbox::MailboxError,
-);
-
-macro_rules! without_hint {
-    ($($ty:ty),* $(,)?) => {$(
-        impl From<$ty> for CommandError {
-            fn from(e: $ty) -> CommandError {
-                CommandError::new(e, None)
-            }
-        }
-    )*};
-}
-
-without_hint!(
     hearth::exchange::ExchangeError,
     hearth::healer::HealError,
+    hearth::proposals::ProposalError,
     hearth::atomic::WriteError,
-    std::io::Error,
+    hearth::recall::IndexError,
+    hearth::conversation::store::ConversationError,
 );
+
+/// An I/O error that reached a command without a path: its kind's hint.
+impl From<std::io::Error> for CommandError {
+    fn from(e: std::io::Error) -> CommandError {
+        let hint = hearth::io_hint::kind_hint(&e);
+        CommandError::new(e, hint)
+    }
+}
 
 impl From<hearth::supervisor::SupervisorError> for CommandError {
     fn from(e: hearth::supervisor::SupervisorError) -> CommandError {
@@ -142,12 +139,5 @@ impl From<hearth::supervisor::SupervisorError> for CommandError {
             hint,
             exit,
         }
-    }
-}
-
-impl From<hearth::recall::IndexError> for CommandError {
-    fn from(e: hearth::recall::IndexError) -> CommandError {
-        let hint = e.hint();
-        CommandError::new(e, Some(hint))
     }
 }

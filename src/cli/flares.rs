@@ -47,7 +47,7 @@ pub fn run_for(
             ));
         }
         let newly = flares::ack_of(&home, which, &ids).map_err(|e| {
-            CommandError::new(e, Some(format!("`hearth {command} --all` lists every ID")))
+            CommandError::new(e, format!("`hearth {command} --all` lists every ID"))
         })?;
         let config = Config::load(&home.config_path()).unwrap_or_default();
         let _lock = CommitLock::acquire(&home)?;

@@ -81,11 +81,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     if state.streak.is_empty() && !args.force {
         return Err(CommandError::new(
             anyhow::anyhow!("nothing to heal: no tick has failed since the last success or heal"),
-            Some(
-                "`hearth heal --dry-run` shows what a heal would restore; `hearth heal --force` \
-                 heals anyway (it counts toward [healer] max_heals)"
-                    .into(),
-            ),
+            "`hearth heal --dry-run` shows what a heal would restore; `hearth heal --force` \
+             heals anyway (it counts toward [healer] max_heals)",
         ));
     }
     let plan = healer::plan(&home, &repo, &state)?;

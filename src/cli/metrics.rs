@@ -16,7 +16,7 @@ pub fn run(env: &Env, flag: Option<&Path>, _args: Args) -> Result<Exit, CommandE
     let text = metrics::of_home(&home, env.clock.now()).map_err(|e| {
         CommandError::new(
             anyhow::anyhow!("could not read {}: {e}", home.ticks_path().display()),
-            Some("check that the ledger files are readable by this user".into()),
+            "check that the ledger files are readable by this user",
         )
     })?;
     outln!("{}", text.trim_end());

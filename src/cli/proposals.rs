@@ -5,7 +5,7 @@ use std::path::Path;
 
 use hearth::config::Config;
 use hearth::home::Home;
-use hearth::proposals::{self, Accepted, Proposal, ProposalError};
+use hearth::proposals::{self, Accepted, Proposal};
 use hearth::repo::Identity;
 
 use super::{CommandError, Env, Exit};
@@ -42,13 +42,6 @@ enum Sub {
         #[arg(long)]
         reason: Option<String>,
     },
-}
-
-impl From<ProposalError> for CommandError {
-    fn from(e: ProposalError) -> CommandError {
-        let hint = e.hint();
-        CommandError::new(e, hint)
-    }
 }
 
 fn operator(home: &Home) -> Identity {

@@ -52,10 +52,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let config: Config = serde_json::from_slice(&json).map_err(|e| {
         CommandError::new(
             anyhow::anyhow!("the supervisor passed no usable config on stdin: {e}"),
-            Some(
-                "`hearth tick --supervised` is started by `hearth run`; run `hearth tick` instead"
-                    .into(),
-            ),
+            "`hearth tick --supervised` is started by `hearth run`; run `hearth tick` instead",
         )
     })?;
     let number = args.number.unwrap_or(0);

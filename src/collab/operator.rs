@@ -64,8 +64,8 @@ impl OperatorError {
     }
 
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
+    pub fn hint(&self) -> String {
+        match self {
             OperatorError::Exists(_) => "pick another --slug, or `hearth collab reopen` it".into(),
             OperatorError::NotFound(_) => "`hearth collab list` shows them".into(),
             OperatorError::WorkdirNotAllowed(_) => {
@@ -83,10 +83,11 @@ impl OperatorError {
                 "give another --slug, or a name to make one of".into()
             }
             OperatorError::Refused(_) => "`hearth collab show SLUG` shows where it stands".into(),
-            OperatorError::Lock(e) => return e.hint(),
-            OperatorError::Repo(e) => return e.hint(),
-            OperatorError::Record(_) | OperatorError::Write(_) => return None,
-        })
+            OperatorError::Lock(e) => e.hint(),
+            OperatorError::Repo(e) => e.hint(),
+            OperatorError::Record(e) => e.hint(),
+            OperatorError::Write(e) => e.hint(),
+        }
     }
 }
 

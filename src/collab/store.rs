@@ -18,6 +18,17 @@ pub struct RecordError {
     pub message: String,
 }
 
+impl RecordError {
+    /// What to do about it: the record is a markdown file the operator
+    /// may edit, and git has every version of it.
+    pub fn hint(&self) -> String {
+        format!(
+            "fix {0} by hand (YAML front matter, UTF-8), or restore it: `git log -p -- {0}`",
+            self.path.display()
+        )
+    }
+}
+
 /// The record's path, relative to the home.
 pub fn rel_path(slug: &str) -> String {
     format!("{}/{slug}.md", rel::COLLABORATIONS)

@@ -54,14 +54,14 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
-            ConfigError::Read { .. } => "check the file's permissions".into(),
+    pub fn hint(&self) -> String {
+        match self {
+            ConfigError::Read { path, source } => crate::io_hint::io_hint(source, path),
             ConfigError::Parse { path, .. } | ConfigError::Invalid { path, .. } => format!(
-                "fix {} (every key is optional; the README's Configuration section lists them)",
+                "fix {} (every key is optional; docs/configuration.md lists them)",
                 path.display()
             ),
-        })
+        }
     }
 }
 

@@ -54,6 +54,23 @@ pub enum ConversationError {
     Write(#[from] atomic::WriteError),
 }
 
+impl ConversationError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            ConversationError::Version { .. } => {
+                "run the newer hearth that wrote it, or restore the file from history \
+                 (`git log -p -- state/messages.json`)"
+                    .into()
+            }
+            ConversationError::Io { path, source } => {
+                crate::io_hint::io_hint(source, std::path::Path::new(path))
+            }
+            ConversationError::Write(e) => e.hint(),
+        }
+    }
+}
+
 /// A `messages.json` that did not parse, and what stands in for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Broken {

@@ -50,6 +50,18 @@ pub enum ExchangeError {
     },
 }
 
+impl ExchangeError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            ExchangeError::Conversation(e) => e.hint(),
+            ExchangeError::Write(e) => e.hint(),
+            ExchangeError::Mailbox(e) => e.hint(),
+            ExchangeError::Io { source, .. } => crate::io_hint::kind_hint(source),
+        }
+    }
+}
+
 /// What the day has cost so far (UTC), by either door: the ticks' spend
 /// in `state/budget.json` and the asks' on their answer lines. The one
 /// definition the budget gate, the burn-rate warning and `status` use.

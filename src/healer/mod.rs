@@ -49,6 +49,9 @@ pub enum HealError {
     /// A message could not be put back in the inbox.
     #[error(transparent)]
     Mailbox(#[from] MailboxError),
+    /// The commit lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] crate::home::lock::LockError),
     /// Another file operation failed.
     #[error("{path}: {source}")]
     Io {
@@ -58,6 +61,25 @@ pub enum HealError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl HealError {
+    /// What to do about it: a heal that fails leaves the streak as it was,
+    /// so the next failed tick tries again.
+    pub fn hint(&self) -> String {
+        match self {
+            HealError::NoGoodCommit => "fix what makes the ticks fail (`hearth status`, the \
+                 flares in outbox/); there is no earlier good state to go back to"
+                .into(),
+            HealError::Repo(e) => e.hint(),
+            HealError::Write(e) => e.hint(),
+            HealError::Mailbox(e) => e.hint(),
+            HealError::Lock(e) => e.hint(),
+            HealError::Io { path, source } => {
+                crate::io_hint::io_hint(source, std::path::Path::new(path))
+            }
+        }
+    }
 }
 
 /// Leaves panic by hand (`hearth heal --resume`): the streak and the heal
@@ -255,10 +277,7 @@ pub fn apply(
     state.streak.clear();
     state.heals.push(now);
     state.save(home)?;
-    let _lock = crate::home::lock::CommitLock::acquire(home).map_err(|e| HealError::Io {
-        path: ".hearth/commit.lock".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    let _lock = crate::home::lock::CommitLock::acquire(home)?;
     Ok(repo.commit(
         &["state", "inbox", "outbox"],
         &Identity::hearth(),

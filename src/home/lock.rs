@@ -42,12 +42,12 @@ pub enum LockError {
 
 impl LockError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
-            LockError::Held { pid, .. } => Some(format!(
+            LockError::Held { pid, .. } => format!(
                 "stop it first (`systemctl stop hearth` or `kill {pid}`), or talk to it with `hearth say`"
-            )),
-            LockError::Io { .. } => None,
+            ),
+            LockError::Io { path, source } => crate::io_hint::io_hint(source, path),
         }
     }
 }

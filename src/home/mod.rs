@@ -63,24 +63,25 @@ pub enum HomeError {
 
 impl HomeError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
-            HomeError::NotFound { .. } => Some(
-                "pass --home DIR, set HEARTH_HOME, or run `hearth init DIR` to create one".into(),
-            ),
-            HomeError::NotAHome { path } | HomeError::NotEmpty { path } => Some(format!(
+            HomeError::NotFound { .. } => {
+                "pass --home DIR, set HEARTH_HOME, or run `hearth init DIR` to create one".into()
+            }
+            HomeError::NotAHome { path } | HomeError::NotEmpty { path } => format!(
                 "run `hearth init {}` to make it a home (existing files are kept)",
                 path.display()
-            )),
-            HomeError::ConfigNotAFile { path } => Some(format!(
+            ),
+            HomeError::ConfigNotAFile { path } => format!(
                 "move it out of the way (`mv {0} {0}.moved`), then run `hearth init {1}`: it \
                  writes a fresh hearth.toml and keeps every other file",
                 path.display(),
                 path.parent().unwrap_or(path).display()
-            )),
+            ),
             HomeError::Repo(e) => e.hint(),
             HomeError::Config(e) => e.hint(),
-            HomeError::Io { .. } | HomeError::Write(_) => None,
+            HomeError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            HomeError::Write(e) => e.hint(),
         }
     }
 }
@@ -203,7 +204,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = resolve(None, None, dir.path()).unwrap_err();
         assert!(matches!(err, HomeError::NotFound { .. }));
-        assert!(err.hint().unwrap().contains("--home"));
+        assert!(err.hint().contains("--home"));
     }
 
     #[test]

@@ -38,11 +38,12 @@ pub enum MailboxError {
 
 impl MailboxError {
     /// What the operator can do about it, when hearth knows.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
             MailboxError::Lock(e) => e.hint(),
-            MailboxError::Empty => Some("hearth say \"what you want the agent to read\"".into()),
-            _ => None,
+            MailboxError::Empty => "hearth say \"what you want the agent to read\"".into(),
+            MailboxError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            MailboxError::Write(e) => e.hint(),
         }
     }
 

@@ -47,10 +47,7 @@ pub fn say(home: &Home, text: &str, now: DateTime<Utc>) -> Result<Said, MailboxE
         )
     });
     drop(lock);
-    let not_committed = committed.err().map(|e| match e.hint() {
-        Some(hint) => format!("{e} (hint: {hint})"),
-        None => e.to_string(),
-    });
+    let not_committed = committed.err().map(|e| format!("{e} (hint: {})", e.hint()));
     Ok(Said {
         rel,
         not_committed,

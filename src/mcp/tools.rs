@@ -303,7 +303,7 @@ struct SayArgs {
 
 fn say(doors: &Doors, a: SayArgs) -> Result<Reply, Refusal> {
     let said = crate::mailbox::say::say(&doors.home, &a.text, doors.clock.now())
-        .map_err(|e| Refusal::new(format!("say: {e}"), e.hint()))?;
+        .map_err(|e| Refusal::new(format!("say: {e}"), Some(e.hint())))?;
     let mut text = format!("delivered: {}", said.rel);
     if let Some(why) = &said.not_committed {
         text.push_str(&format!(
@@ -332,7 +332,7 @@ fn ask(doors: &Doors, a: AskArgs) -> Result<Reply, Refusal> {
         ));
     }
     let config = Config::load(&doors.home.config_path())
-        .map_err(|e| Refusal::new(format!("ask: {e}"), e.hint()))?;
+        .map_err(|e| Refusal::new(format!("ask: {e}"), Some(e.hint())))?;
     if let Some(var) = crate::model::key_variable(&config.model) {
         if doors.api_key.is_none() {
             return Err(Refusal::new(

@@ -263,16 +263,28 @@ pub enum ModelError {
 
 impl ModelError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
-            ModelError::Unavailable(_) => Some(
-                "set [model] provider = \"offline\" in hearth.toml (or remove the key)".into(),
-            ),
-            ModelError::MissingKey { variable, .. } => Some(format!(
+            ModelError::Unavailable(_) => {
+                "set [model] provider = \"offline\" in hearth.toml (or remove the key)".into()
+            }
+            ModelError::MissingKey { variable, .. } => format!(
                 "export {variable}=… in the supervisor's environment (for systemd: /etc/hearth/env), \
                  or name another variable with [model] api_key_env"
-            )),
-            _ => None,
+            ),
+            _ if self.fix().is_some() => self.fix().unwrap_or_default(),
+            ModelError::Http { .. }
+            | ModelError::Connect { .. }
+            | ModelError::Timeout(_)
+            | ModelError::Stream(_)
+            | ModelError::Dropped(_) => "an outage of the model API: hearth retries, waits and \
+                 keeps every message meanwhile; `hearth status` shows since when, and `hearth \
+                 recall` still answers from memory"
+                .into(),
+            ModelError::Malformed(_) | ModelError::Call(_) => "the model's answer is in the \
+                 tick's log (`hearth status`); a smaller or local model may need [model] \
+                 max_tokens raised, or another model"
+                .into(),
         }
     }
 

@@ -145,24 +145,27 @@ pub enum ProposalError {
 
 impl ProposalError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
-            ProposalError::NoSuch(_) => Some("`hearth proposals` lists them".into()),
-            ProposalError::Decided { .. } => Some("`hearth proposals --all` shows what became of each".into()),
-            ProposalError::BranchGone { n, .. } => Some(format!(
+            ProposalError::NoSuch(_) => "`hearth proposals` lists them".into(),
+            ProposalError::Decided { .. } => {
+                "`hearth proposals --all` shows what became of each".into()
+            }
+            ProposalError::BranchGone { n, .. } => format!(
                 "nothing is left to accept: `hearth proposals reject {n} --reason \"branch deleted\"`"
-            )),
-            ProposalError::Dirty(_) => Some(
-                "wait for the supervisor to commit your edits (or `git commit` them), then accept again"
-                    .into(),
             ),
+            ProposalError::Dirty(_) => {
+                "wait for the supervisor to commit your edits (or `git commit` them), then accept again"
+                    .into()
+            }
             ProposalError::Repo(e) => e.hint(),
             ProposalError::Lock(e) => e.hint(),
-            ProposalError::Book(_) => Some(
-                "fix or remove state/proposals.json (the branches under refs/hearth/proposals/ hold the changes)"
-                    .into(),
+            ProposalError::Book(e) => format!(
+                "{}; the branches under refs/hearth/proposals/ hold the changes",
+                e.hint()
             ),
-            _ => None,
+            ProposalError::Write(e) => e.hint(),
+            ProposalError::Mailbox(e) => e.hint(),
         }
     }
 }

@@ -63,29 +63,34 @@ impl RepoError {
     }
 
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
-            RepoError::NotARepo { path } => Some(format!(
+            RepoError::NotARepo { path } => format!(
                 "run `hearth init {}`: it makes the home a git repository and keeps your files",
                 path.display()
-            )),
-            RepoError::BrokenHead { path, .. } => Some(format!(
+            ),
+            RepoError::BrokenHead { path, .. } => format!(
                 "check `git -C {0} status`; if .git/HEAD is damaged, restore it with \
                  `echo 'ref: refs/heads/main' > {0}/.git/HEAD` (or your branch name)",
                 path.display()
-            )),
-            RepoError::Locked { path, .. } => Some(format!(
+            ),
+            RepoError::Locked { path, .. } => format!(
                 "if no git command is running in {0}, remove the stale lock file \
                  (`hearth run` does this itself at start-up)",
                 path.display()
-            )),
-            RepoError::Unmerged { path, .. } => Some(format!(
+            ),
+            RepoError::Unmerged { path, .. } => format!(
                 "finish it (resolve the files, `git -C {0} add` them, `git -C {0} commit`) or \
                  abandon it (`git -C {0} merge --abort`, or `rebase --abort`), then start \
                  hearth again; nothing of hearth's is lost meanwhile",
                 path.display()
-            )),
-            RepoError::Git { .. } | RepoError::Io { .. } => None,
+            ),
+            RepoError::Git { path, .. } => format!(
+                "`git -C {0} status` shows the repository's state and `hearth audit --home {0}` \
+                 checks the home; hearth's files stand as they were",
+                path.display()
+            ),
+            RepoError::Io { path, source } => crate::io_hint::io_hint(source, path),
         }
     }
 }

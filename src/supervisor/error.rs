@@ -66,21 +66,25 @@ pub enum SupervisorError {
 
 impl SupervisorError {
     /// What the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> String {
         match self {
             SupervisorError::Lock(e) => e.hint(),
             SupervisorError::Repo(e) => e.hint(),
             SupervisorError::Config(e) => e.hint(),
-            SupervisorError::NoRemote { remote, home } => Some(format!(
+            SupervisorError::Write(e) => e.hint(),
+            SupervisorError::Heal(e) => e.hint(),
+            SupervisorError::Mailbox(e) => e.hint(),
+            SupervisorError::Spawn { exe, source } => crate::io_hint::io_hint(source, exe),
+            SupervisorError::NoRemote { remote, home } => format!(
                 "add it (`git -C {} remote add {remote} URL`), or set [git] push = false",
                 home.display()
-            )),
-            SupervisorError::Panicked { .. } => Some(
+            ),
+            SupervisorError::Panicked { .. } => {
                 "fix the cause (see `hearth status`, the panic flare in outbox/ and `git log`), \
                  then run `hearth heal --resume` and start hearth again"
-                    .into(),
-            ),
-            _ => None,
+                    .into()
+            }
+            SupervisorError::Io { source, .. } => crate::io_hint::kind_hint(source),
         }
     }
 }

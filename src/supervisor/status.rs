@@ -110,7 +110,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
             (Some(config.budget.daily_usd), None)
         }
         Err(e) => {
-            let hint = e.hint().map(|h| format!(" — {h}")).unwrap_or_default();
+            let hint = format!(" — {}", e.hint());
             (None, Some(format!("{e}{hint}")))
         }
     };
@@ -146,7 +146,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let proposals_waiting = match crate::proposals::waiting(home) {
         Ok(n) => n,
         Err(e) => {
-            let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
+            let hint = format!(" ({})", e.hint());
             problems.push(format!("{e}{hint}"));
             0
         }

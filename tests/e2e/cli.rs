@@ -160,4 +160,39 @@ fn misuse_exits_2_and_errors_exit_1() {
     let missing = TestHome::new();
     let out = missing.output(&["status"]);
     assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hint: "));
+}
+
+/// Every `error:` ends in a `hint:`, the file system's too: a file where
+/// the inbox folder belongs is named with its fix, and loses nothing.
+#[test]
+fn an_error_from_the_file_system_names_the_path_and_its_fix() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let inbox = home.path.join("inbox");
+    std::fs::remove_dir_all(&inbox).unwrap();
+    std::fs::write(&inbox, "a note kept where the inbox was\n").unwrap();
+    let out = home.output(&["say", "hello"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let error = stderr
+        .lines()
+        .position(|l| l.starts_with("error: "))
+        .unwrap();
+    assert!(
+        stderr.lines().nth(error).unwrap().contains("/inbox/"),
+        "{stderr}"
+    );
+    let hint = stderr
+        .lines()
+        .find(|l| l.starts_with("hint: "))
+        .unwrap_or_default();
+    assert!(
+        hint.contains("a file stands where a folder belongs") && hint.contains("mv X X.moved"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&inbox).unwrap(),
+        "a note kept where the inbox was\n"
+    );
 }

@@ -183,7 +183,7 @@ fn accept_refuses_to_overwrite_uncommitted_edits_and_reject_records_why() {
     std::fs::write(home.path("memory/identity.md"), "being edited in vim\n").unwrap();
     let refused = accept(&home, 1, &operator(), now).unwrap_err();
     assert!(matches!(refused, ProposalError::Dirty(_)), "{refused}");
-    assert!(refused.hint().is_some());
+    assert!(refused.hint().contains("commit your edits"));
     assert_eq!(
         std::fs::read_to_string(home.path("memory/identity.md")).unwrap(),
         "being edited in vim\n"

@@ -1,0 +1,87 @@
+//! What to do about a failed read or write of a path, from what the system
+//! said: every error hearth shows ends in a hint, and the ones that come
+//! from the file system (a full disk, a file where a folder belongs, a
+//! user without access) get theirs here, once.
+
+use std::io::{self, ErrorKind};
+use std::path::Path;
+
+/// The hint for `error` on `path`: the fix for the common causes, and
+/// where to look for the rest. Nothing is lost when a write fails: hearth
+/// writes to a temp file and renames, so the old file stands.
+pub fn io_hint(error: &io::Error, path: &Path) -> String {
+    let shown = path.display();
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .display();
+    match error.kind() {
+        ErrorKind::PermissionDenied => format!(
+            "the user hearth runs as may not use {shown}: run hearth as the home's owner \
+             (for systemd: User= in the unit), or give that user access (`ls -l {parent}`)"
+        ),
+        ErrorKind::NotFound => format!(
+            "{shown} (or a folder above it) is gone: restore it from history \
+             (`git log -- {shown}`), or run `hearth init HOME` to recreate a home's folders \
+             (it keeps every file)"
+        ),
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => format!(
+            "the disk holding {shown} is full: free space (`df -h {parent}`); the old file \
+             stands, and hearth pauses ticks until there is room"
+        ),
+        ErrorKind::ReadOnlyFilesystem => format!(
+            "the file system holding {shown} is mounted read-only: remount it read-write \
+             (`findmnt -T {parent}` shows the mount)"
+        ),
+        ErrorKind::NotADirectory | ErrorKind::IsADirectory | ErrorKind::AlreadyExists => {
+            format!(
+                "a file stands where a folder belongs on the way to {shown}, or the reverse: \
+                 move it aside (`mv X X.moved`) and run the command again"
+            )
+        }
+        ErrorKind::InvalidData => format!(
+            "{shown} is not what hearth expects (not UTF-8?): fix it by hand, or restore it \
+             from history (`git log -p -- {shown}`)"
+        ),
+        _ => format!(
+            "check {shown} (`ls -l {parent}`) and the disk it is on (`df -h {parent}`); the \
+             system said: {error}"
+        ),
+    }
+}
+
+/// The hint for `error` where no one path is to blame (a pipe, a signal
+/// handler, a child process): the same causes, said without a file.
+pub fn kind_hint(error: &io::Error) -> String {
+    match error.kind() {
+        ErrorKind::PermissionDenied => {
+            "run hearth as the home's owner (for systemd: User= in the unit)".into()
+        }
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            "free space on the disk that holds the home (`df -h HOME`)".into()
+        }
+        ErrorKind::ReadOnlyFilesystem => "remount the home's file system read-write".into(),
+        _ => format!(
+            "the system said: {error}; `hearth status` and the supervisor's log \
+             (`journalctl -u hearth`) say what it was doing"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_common_cause_gets_its_fix() {
+        let path = Path::new("/h/inbox/x.md");
+        let hint = |kind| io_hint(&io::Error::from(kind), path);
+        assert!(hint(ErrorKind::PermissionDenied).contains("home's owner"));
+        assert!(hint(ErrorKind::NotFound).contains("hearth init"));
+        assert!(hint(ErrorKind::StorageFull).contains("df -h /h/inbox"));
+        assert!(hint(ErrorKind::ReadOnlyFilesystem).contains("read-write"));
+        assert!(hint(ErrorKind::NotADirectory).contains("move it aside"));
+        assert!(hint(ErrorKind::Interrupted).contains("ls -l /h/inbox"));
+    }
+}
