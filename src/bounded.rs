@@ -9,6 +9,17 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
+/// The 1-based line that byte `offset` of `bytes` is on: where an error
+/// in a file is (the first byte that is not UTF-8, say), for a message
+/// that names the file and line.
+pub fn line_at(bytes: &[u8], offset: usize) -> usize {
+    bytes[..offset.min(bytes.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
 /// Why a file was not read.
 #[derive(Debug, thiserror::Error)]
 pub enum BoundedError {

@@ -21,6 +21,68 @@ use std::time::SystemTime;
 
 use chrono::{DateTime, Utc};
 
+/// Why a clock could not be made from the environment.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    /// `HEARTH_NOW` is not a time.
+    #[error("HEARTH_NOW={value:?} is not an RFC 3339 time ({message}); e.g. 2026-01-31T09:00:00Z")]
+    NotATime {
+        /// The variable's value.
+        value: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// `HEARTH_SIM_CLOCK` names a file that does not exist, and no start
+    /// time was given.
+    #[error("HEARTH_SIM_CLOCK={} does not exist", file.display())]
+    NoStart {
+        /// The clock's file.
+        file: std::path::PathBuf,
+    },
+    /// The simulated clock's file cannot be read.
+    #[error("the simulated clock {} cannot be read: {source}", file.display())]
+    Read {
+        /// The clock's file.
+        file: std::path::PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The simulated clock's file does not hold a time.
+    #[error("the simulated clock {}:1 does not hold an RFC 3339 time ({message})", file.display())]
+    Garbled {
+        /// The clock's file.
+        file: std::path::PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// The simulated clock's file cannot be written.
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
+}
+
+impl ClockError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            ClockError::NotATime { .. } => {
+                "write it like 2026-01-31T09:00:00Z, or unset HEARTH_NOW to use the system clock"
+                    .into()
+            }
+            ClockError::NoStart { .. } => "set HEARTH_NOW to the time the simulation starts at, \
+                 or unset HEARTH_SIM_CLOCK to use the system clock"
+                .into(),
+            ClockError::Read { file, source } => crate::io_hint::io_hint(source, file),
+            ClockError::Garbled { file, .. } => format!(
+                "write one into {} (e.g. 2026-01-31T09:00:00Z), or unset HEARTH_SIM_CLOCK to use \
+                 the system clock",
+                file.display()
+            ),
+            ClockError::Write(e) => e.hint(),
+        }
+    }
+}
+
 /// Where "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
@@ -36,15 +98,14 @@ pub enum Clock {
 impl Clock {
     /// `HEARTH_NOW`'s value (RFC 3339) pins the clock; no value is the
     /// system clock.
-    pub fn from_env_value(value: Option<&str>) -> Result<Clock, String> {
+    pub fn from_env_value(value: Option<&str>) -> Result<Clock, ClockError> {
         match value.map(str::trim).filter(|v| !v.is_empty()) {
             None => Ok(Clock::System),
             Some(v) => DateTime::parse_from_rfc3339(v)
                 .map(|t| Clock::Pinned(t.with_timezone(&Utc)))
-                .map_err(|e| {
-                    format!(
-                        "HEARTH_NOW={v:?} is not an RFC 3339 time ({e}); e.g. 2026-01-31T09:00:00Z"
-                    )
+                .map_err(|e| ClockError::NotATime {
+                    value: v.to_string(),
+                    message: e.to_string(),
                 }),
         }
     }
@@ -52,17 +113,13 @@ impl Clock {
     /// `HEARTH_SIM_CLOCK=FILE` simulates time in FILE, starting at
     /// `start` (`HEARTH_NOW`) when FILE does not exist yet, else at the
     /// time FILE holds.
-    pub fn simulated(file: &Path, start: Option<DateTime<Utc>>) -> Result<Clock, String> {
+    pub fn simulated(file: &Path, start: Option<DateTime<Utc>>) -> Result<Clock, ClockError> {
         let file: &'static Path = Box::leak(file.to_path_buf().into_boxed_path());
         if !file.exists() {
-            let start = start.ok_or_else(|| {
-                format!(
-                    "HEARTH_SIM_CLOCK={} does not exist; set HEARTH_NOW to the time \
-                     the simulation starts at",
-                    file.display()
-                )
+            let start = start.ok_or_else(|| ClockError::NoStart {
+                file: file.to_path_buf(),
             })?;
-            write_time(file, start).map_err(|e| e.to_string())?;
+            write_time(file, start)?;
         }
         read_time(file)?;
         Ok(Clock::Simulated(file))
@@ -115,17 +172,16 @@ pub fn file_time_now() -> SystemTime {
     SystemTime::now()
 }
 
-fn read_time(file: &Path) -> Result<DateTime<Utc>, String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("the simulated clock {} cannot be read: {e}", file.display()))?;
+fn read_time(file: &Path) -> Result<DateTime<Utc>, ClockError> {
+    let text = std::fs::read_to_string(file).map_err(|source| ClockError::Read {
+        file: file.to_path_buf(),
+        source,
+    })?;
     DateTime::parse_from_rfc3339(text.trim())
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| {
-            format!(
-                "the simulated clock {} does not hold an RFC 3339 time ({e}); \
-                 write one, e.g. 2026-01-31T09:00:00Z",
-                file.display()
-            )
+        .map_err(|e| ClockError::Garbled {
+            file: file.to_path_buf(),
+            message: e.to_string(),
         })
 }
 
@@ -145,7 +201,7 @@ mod tests {
         assert_eq!(Clock::from_env_value(Some("")).unwrap(), Clock::System);
         let e = Clock::from_env_value(Some("yesterday")).unwrap_err();
         assert!(
-            e.contains("HEARTH_NOW") && e.contains("2026-01-31T09:00:00Z"),
+            e.to_string().contains("HEARTH_NOW") && e.hint().contains("2026-01-31T09:00:00Z"),
             "{e}"
         );
     }
@@ -159,6 +215,7 @@ mod tests {
             .now();
         assert!(Clock::simulated(&file, None)
             .unwrap_err()
+            .hint()
             .contains("HEARTH_NOW"));
         let clock = Clock::simulated(&file, Some(start)).unwrap();
         assert_eq!(clock.now(), start);

@@ -40,12 +40,7 @@ impl Env {
             .filter(|(_, v)| !v.is_empty())
             .collect();
         let var = |name: &str| vars.get(name).cloned();
-        let clock = Clock::from_env_value(var("HEARTH_NOW").as_deref()).map_err(|e| {
-            CommandError::new(
-                anyhow::anyhow!(e),
-                "unset HEARTH_NOW to use the system clock",
-            )
-        })?;
+        let clock = Clock::from_env_value(var("HEARTH_NOW").as_deref())?;
         // A simulated month (tests, `cargo bench --bench soak`): the time
         // lives in a file every process of the home shares.
         let clock = match var("HEARTH_SIM_CLOCK") {
@@ -54,12 +49,7 @@ impl Env {
                     Clock::Pinned(t) => Some(t),
                     _ => None,
                 };
-                Clock::simulated(Path::new(&file), start).map_err(|e| {
-                    CommandError::new(
-                        anyhow::anyhow!(e),
-                        "unset HEARTH_SIM_CLOCK to use the system clock",
-                    )
-                })?
+                Clock::simulated(Path::new(&file), start)?
             }
             None => clock,
         };

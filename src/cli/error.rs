@@ -117,6 +117,7 @@ with_hint!(
     hearth::atomic::WriteError,
     hearth::recall::IndexError,
     hearth::conversation::store::ConversationError,
+    hearth::clock::ClockError,
 );
 
 /// An I/O error that reached a command without a path: its kind's hint.

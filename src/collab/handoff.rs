@@ -321,21 +321,27 @@ impl Handoff {
     }
 
     /// Reads a handoff file back.
-    pub fn parse(text: &str) -> Result<Handoff, String> {
-        let split = crate::memory::front_matter::split(text)
-            .map_err(|p| format!("line {}: {}", p.line, p.message))?;
-        let yaml = split.yaml.ok_or("no front matter")?;
+    pub fn parse(text: &str) -> Result<Handoff, record::ParseError> {
+        let split = crate::memory::front_matter::split(text).map_err(|p| record::ParseError {
+            line: Some(p.line),
+            message: p.message,
+        })?;
+        let yaml = split
+            .yaml
+            .ok_or_else(|| record::ParseError::whole("no front matter"))?;
         let mut handoff: Handoff = record::parse_yaml(yaml)?;
         if handoff.kind != "handoff" && handoff.kind != "notice" {
-            return Err(format!(
+            return Err(record::ParseError::whole(format!(
                 "kind is {:?}, not \"handoff\" or \"notice\"",
                 handoff.kind
-            ));
+            )));
         }
         // It comes from another home: what becomes a path here is checked.
         let slug = &handoff.collaboration.slug;
         if !valid_slug(slug) {
-            return Err(super::CollabError::BadSlug(slug.clone()).to_string());
+            return Err(record::ParseError::whole(
+                super::CollabError::BadSlug(slug.clone()).to_string(),
+            ));
         }
         handoff.message = split.body.trim_end().to_string();
         Ok(handoff)

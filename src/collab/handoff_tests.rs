@@ -73,7 +73,7 @@ fn founding_then_continuing_makes_numbered_rounds() {
     let forged = text.replace("\"slug\":\"design-x\"", "\"slug\":\"../memory/identity\"");
     assert_ne!(forged, text);
     let err = Handoff::parse(&forged).unwrap_err();
-    assert!(err.contains("not a collaboration slug"), "{err}");
+    assert!(err.message.contains("not a collaboration slug"), "{err}");
 }
 
 #[test]

@@ -30,7 +30,7 @@ pub enum IntakeError {
         /// The file.
         path: String,
         /// What is wrong with it.
-        why: String,
+        why: super::record::ParseError,
     },
     /// It says it comes from another home than the one it is in.
     #[error(

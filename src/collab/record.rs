@@ -76,27 +76,52 @@ fn body(c: &Collaboration) -> String {
     out
 }
 
+/// What is wrong with a record or handoff's text, at the line the reader
+/// knows (1-based, in the file), if it knows one. The caller names the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+pub struct ParseError {
+    /// The line, when the reader knows it.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ParseError {
+    /// A problem with the whole text, not one line of it.
+    pub fn whole(message: impl Into<String>) -> ParseError {
+        ParseError {
+            line: None,
+            message: message.into(),
+        }
+    }
+}
+
 /// Reads a record back; the error says what is wrong, with the line when
 /// the YAML reader knows it.
-pub fn parse(text: &str) -> Result<Collaboration, String> {
-    let split = front_matter::split(text).map_err(|p| format!("line {}: {}", p.line, p.message))?;
+pub fn parse(text: &str) -> Result<Collaboration, ParseError> {
+    let split = front_matter::split(text).map_err(|p| ParseError {
+        line: Some(p.line),
+        message: p.message,
+    })?;
     let yaml = split
         .yaml
-        .ok_or("no front matter: a record starts with a `---` block")?;
+        .ok_or_else(|| ParseError::whole("no front matter: a record starts with a `---` block"))?;
     parse_yaml(yaml)
 }
 
-/// Reads front matter YAML into `T` (through JSON's data model).
-pub fn parse_yaml<T: serde::de::DeserializeOwned>(yaml: &str) -> Result<T, String> {
-    let docs = YamlLoader::load_from_str(yaml).map_err(|e| {
-        format!(
-            "line {}: the front matter is not YAML: {}",
-            e.marker().line() + 1,
-            e.info()
-        )
+/// Reads front matter YAML into `T` (through JSON's data model). The YAML
+/// starts on the file's second line, after the opening `---`.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(yaml: &str) -> Result<T, ParseError> {
+    let docs = YamlLoader::load_from_str(yaml).map_err(|e| ParseError {
+        // The marker counts lines from 1 in the YAML, which starts after
+        // the opening `---` on the file's first line.
+        line: Some(e.marker().line() + 1),
+        message: format!("the front matter is not YAML: {}", e.info()),
     })?;
     let doc = docs.into_iter().next().unwrap_or(Yaml::Null);
-    serde_json::from_value(json_of(doc)).map_err(|e| format!("the front matter: {e}"))
+    serde_json::from_value(json_of(doc))
+        .map_err(|e| ParseError::whole(format!("the front matter: {e}")))
 }
 
 fn json_of(yaml: Yaml) -> Value {
@@ -167,11 +192,15 @@ mod tests {
 
     #[test]
     fn a_broken_record_names_what_is_wrong() {
-        let err = parse("---\nslug: [\n---\n").unwrap_err();
-        assert!(err.contains("not YAML"), "{err}");
+        let err = parse("---\nname: x\nslug: a: b\n---\n").unwrap_err();
+        assert!(err.message.contains("not YAML"), "{err}");
+        assert_eq!(err.line, Some(3), "the file's line of `slug: a: b`: {err}");
         let err = parse("---\nslug: \"x\"\n---\n").unwrap_err();
-        assert!(err.contains("missing field"), "{err}");
+        assert!(err.to_string().contains("missing field"), "{err}");
         let err = parse("# no front matter\n").unwrap_err();
-        assert!(err.contains("no front matter"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "no front matter: a record starts with a `---` block"
+        );
     }
 }

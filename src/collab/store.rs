@@ -10,10 +10,12 @@ use crate::home::Home;
 
 /// A record that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {message}; fix it or restore it (`git -C HOME checkout -- collaborations/`)", path.display())]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct RecordError {
     /// The file.
     pub path: PathBuf,
+    /// The line, when the reader knows it.
+    pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
 }
@@ -41,25 +43,32 @@ pub fn load(home: &Home, slug: &str) -> Result<Option<Collaboration>, RecordErro
     }
     let path = home.path(&rel_path(slug));
     let text = match std::fs::read(&path) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| RecordError {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| RecordError {
             path: path.clone(),
+            line: Some(crate::bounded::line_at(
+                e.as_bytes(),
+                e.utf8_error().valid_up_to(),
+            )),
             message: "not UTF-8".into(),
         })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(RecordError {
                 path,
+                line: None,
                 message: e.to_string(),
             })
         }
     };
-    let c = record::parse(&text).map_err(|message| RecordError {
+    let c = record::parse(&text).map_err(|e| RecordError {
         path: path.clone(),
-        message,
+        line: e.line,
+        message: e.message,
     })?;
     if c.slug != slug {
         return Err(RecordError {
             path,
+            line: None,
             message: format!("its slug is {:?}, not the file's name {slug:?}", c.slug),
         });
     }

@@ -119,7 +119,7 @@ impl Conversation {
             conversation,
             Some(Broken {
                 bytes,
-                problem: format!("{rel}: {problem}"),
+                problem: format!("{rel}:{}: {problem}", problem.line()),
                 restored_from,
             }),
         ))
@@ -153,8 +153,8 @@ impl Broken {
     }
 }
 
-fn parse(bytes: &[u8]) -> Result<Conversation, String> {
-    serde_json::from_slice(bytes).map_err(|e| e.to_string())
+fn parse(bytes: &[u8]) -> Result<Conversation, serde_json::Error> {
+    serde_json::from_slice(bytes)
 }
 
 fn check_version(mut c: Conversation, rel: &str) -> Result<Conversation, ConversationError> {

@@ -60,11 +60,7 @@ impl Memory {
         let (text, utf8_problem) = match std::str::from_utf8(bytes) {
             Ok(text) => (text.to_string(), None),
             Err(e) => {
-                let line = bytes[..e.valid_up_to()]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count()
-                    + 1;
+                let line = crate::bounded::line_at(bytes, e.valid_up_to());
                 let problem = MemoryProblem {
                     path: rel.into(),
                     line,

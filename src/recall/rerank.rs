@@ -65,6 +65,30 @@ pub struct Recovery {
     pub extra_tokens: u64,
 }
 
+/// Why a rerank's answer could not be used; the caller keeps the lexical
+/// order and says this.
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    /// The call failed.
+    #[error(transparent)]
+    Call(#[from] crate::model::ModelError),
+    /// The model said nothing.
+    #[error("the answer was empty")]
+    Empty,
+    /// A `results` list whose ids are none of the candidates'.
+    #[error("no valid ids in the answer")]
+    NoValidIds,
+    /// Something like JSON that does not parse, and no candidate cited.
+    #[error("the answer is not JSON: {0}")]
+    NotJson(String),
+    /// A JSON object without the list the prompt asks for.
+    #[error("the answer has no \"results\" list")]
+    NoResults,
+    /// Neither JSON nor a candidate named in prose.
+    #[error("no JSON object and no candidate named in the answer")]
+    NothingNamed,
+}
+
 /// Reranks `candidates` for `query`, keeping at most `k`.
 pub fn rerank(
     provider: &mut dyn Provider,
@@ -130,7 +154,7 @@ fn ask(
     candidates: &[Hit],
     k: usize,
     max_tokens: u32,
-) -> Result<Ranked, String> {
+) -> Result<Ranked, Unusable> {
     let prompt = prompt(query, candidates, k);
     let system = [SystemBlock {
         source: "rerank".into(),
@@ -149,9 +173,7 @@ fn ask(
         cache: None,
         cache_key: None,
     };
-    let reply = provider
-        .complete(&request, &mut |_| {})
-        .map_err(|e| e.to_string())?;
+    let reply = provider.complete(&request, &mut |_| {})?;
     let text: String = conversation::texts(&reply.content).collect();
     parse(&text, candidates.len(), k)
 }
@@ -163,10 +185,10 @@ fn ask(
 /// "candidate 3" in prose or a numbered list, or a bare list `3, 1`. An
 /// empty answer, or one that names no candidate, is an error: the caller
 /// keeps the lexical order and says why.
-pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
+pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, Unusable> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("the answer was empty".into());
+        return Err(Unusable::Empty);
     }
     let json = match (text.find('{'), text.rfind('}')) {
         (Some(start), Some(end)) if end > start => {
@@ -187,7 +209,7 @@ pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
         return match choose(items, count, k) {
             chosen if !chosen.is_empty() => Ok(Ranked::Reranked(chosen)),
             _ if listed.is_some_and(|l| l.is_empty()) => Ok(Ranked::NothingRelevant),
-            _ => Err("no valid ids in the answer".into()),
+            _ => Err(Unusable::NoValidIds),
         };
     }
     // "None of [1]-[3] is relevant" cites candidates it rejects.
@@ -207,9 +229,9 @@ pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
         return Ok(Ranked::Reranked(cited));
     }
     Err(match json {
-        Some(Err(e)) => format!("the answer is not JSON: {e}"),
-        Some(Ok(_)) => "the answer has no \"results\" list".into(),
-        None => "no JSON object and no candidate named in the answer".into(),
+        Some(Err(e)) => Unusable::NotJson(e.to_string()),
+        Some(Ok(_)) => Unusable::NoResults,
+        None => Unusable::NothingNamed,
     })
 }
 
@@ -297,10 +319,15 @@ pub fn with_config(
 mod tests {
     use super::*;
 
+    /// The parse, its failure as the user reads it.
+    fn parsed(text: &str, count: usize, k: usize) -> Result<Ranked, String> {
+        parse(text, count, k).map_err(|e| e.to_string())
+    }
+
     #[test]
     fn answers_are_validated() {
         assert_eq!(
-            parse(
+            parsed(
                 r#"Sure: {"results": [{"id": 2, "note": "names it"}, {"id": 2}, {"id": 9}, {"id": 1}]}"#,
                 3,
                 5
@@ -311,13 +338,13 @@ mod tests {
             ]))
         );
         assert_eq!(
-            parse(r#"{"results": []}"#, 3, 5),
+            parsed(r#"{"results": []}"#, 3, 5),
             Ok(Ranked::NothingRelevant)
         );
-        assert!(parse("I think 2", 3, 5).is_err());
-        assert!(parse(r#"{"results": [{"id": 7}]}"#, 3, 5).is_err());
+        assert!(parsed("I think 2", 3, 5).is_err());
+        assert!(parsed(r#"{"results": [{"id": 7}]}"#, 3, 5).is_err());
         assert_eq!(
-            parse(r#"{"results": [{"id": 1}, {"id": 2}, {"id": 3}]}"#, 3, 2),
+            parsed(r#"{"results": [{"id": 1}, {"id": 2}, {"id": 3}]}"#, 3, 2),
             Ok(Ranked::Reranked(vec![
                 (0, String::new()),
                 (1, String::new())
@@ -328,7 +355,7 @@ mod tests {
     #[test]
     fn the_shapes_small_models_answer_in_are_read() {
         let ids = |text: &str| -> Vec<usize> {
-            match parse(text, 4, 3) {
+            match parsed(text, 4, 3) {
                 Ok(Ranked::Reranked(chosen)) => chosen.into_iter().map(|(i, _)| i + 1).collect(),
                 other => panic!("{text:?}: {other:?}"),
             }
@@ -344,21 +371,21 @@ mod tests {
         assert_eq!(ids("The best is [4]; [9] does not exist."), vec![4]);
         assert_eq!(ids("3, 1, 2, 4"), vec![3, 1, 2], "a bare list, cut to k");
         assert_eq!(
-            parse("   ", 4, 3),
+            parsed("   ", 4, 3),
             Err("the answer was empty".into()),
             "an empty answer is said, and the lexical order stands"
         );
         assert_eq!(
-            parse("None of [1]-[3] answers it.", 4, 3),
+            parsed("None of [1]-[3] answers it.", 4, 3),
             Ok(Ranked::NothingRelevant),
             "an answer that begins by rejecting them all"
         );
         assert_eq!(
-            parse("Nothing relevant.", 4, 3),
+            parsed("Nothing relevant.", 4, 3),
             Ok(Ranked::NothingRelevant)
         );
-        assert!(parse("I cannot tell, sorry.", 4, 3).is_err());
-        assert!(parse("{not json at all}", 4, 3)
+        assert!(parsed("I cannot tell, sorry.", 4, 3).is_err());
+        assert!(parsed("{not json at all}", 4, 3)
             .unwrap_err()
             .contains("not JSON"));
     }

@@ -54,16 +54,30 @@ pub(super) fn analyse(units: Vec<Unit>, normaliser: &mut Normaliser) -> Vec<Anal
         .collect()
 }
 
+/// Why a file is left out of recall: its path, the line when one is to
+/// blame, and what is wrong. Said in `hearth recall`'s output and the log;
+/// the other files are indexed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{rel}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub(super) struct Skip {
+    pub(super) rel: String,
+    pub(super) line: Option<usize>,
+    pub(super) message: String,
+}
+
 /// The units of one file, or why it cannot be indexed.
-pub(super) fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
-    let bytes = std::fs::read(home.root().join(rel)).map_err(|e| format!("{rel}: {e}"))?;
+pub(super) fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, Skip> {
+    let skip = |line, message: String| Skip {
+        rel: rel.to_string(),
+        line,
+        message,
+    };
+    let bytes = std::fs::read(home.root().join(rel)).map_err(|e| skip(None, e.to_string()))?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        format!("{rel}:{line}: not valid UTF-8; the file is left out of recall until fixed")
+        skip(
+            Some(crate::bounded::line_at(&bytes, e.valid_up_to())),
+            "not valid UTF-8; the file is left out of recall until fixed".into(),
+        )
     })?;
     if rel.ends_with(".json") {
         return archive_units(rel, text);
@@ -84,9 +98,13 @@ pub(super) fn units(home: &Home, rel: &str) -> Result<Vec<Unit>, String> {
 }
 
 /// Conversation archives: one unit per turn, cited as `#turn-N`.
-fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, String> {
+fn archive_units(rel: &str, text: &str) -> Result<Vec<Unit>, Skip> {
     let archive: crate::conversation::archive::Archive =
-        serde_json::from_str(text).map_err(|e| format!("{rel}: {e}"))?;
+        serde_json::from_str(text).map_err(|e| Skip {
+            rel: rel.to_string(),
+            line: Some(e.line()),
+            message: e.to_string(),
+        })?;
     Ok(archive
         .messages
         .iter()

@@ -16,7 +16,7 @@ use super::manifest::{
     is_current, mark_current, read_manifest, source_files, stamps_of, unmark_current, FileStamp,
     IndexLock, Manifest,
 };
-use super::units::{analyse, units};
+use super::units::{analyse, units, Skip};
 use super::IndexError;
 use crate::atomic;
 use crate::home::Home;
@@ -186,7 +186,7 @@ impl RecallIndex {
                 Err(problem) => {
                     tracing::warn!("{problem}");
                     manifest.files.remove(rel);
-                    done.skipped.push(problem);
+                    done.skipped.push(problem.to_string());
                 }
             }
         }
@@ -228,9 +228,9 @@ impl RecallIndex {
         home: &Home,
         writer: &IndexWriter,
         files: &[(&String, &FileStamp)],
-    ) -> Result<Vec<Result<(), String>>, IndexError> {
+    ) -> Result<Vec<Result<(), Skip>>, IndexError> {
         let f = self.fields;
-        let results: Mutex<Vec<Option<Result<(), String>>>> = Mutex::new(vec![None; files.len()]);
+        let results: Mutex<Vec<Option<Result<(), Skip>>>> = Mutex::new(vec![None; files.len()]);
         let failure: Mutex<Option<tantivy::TantivyError>> = Mutex::new(None);
         let next = AtomicUsize::new(0);
         let work = || {
@@ -287,7 +287,16 @@ impl RecallIndex {
             .into_inner()
             .expect("not poisoned")
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("not indexed".into())))
+            .zip(files)
+            .map(|(r, (rel, _))| {
+                r.unwrap_or_else(|| {
+                    Err(Skip {
+                        rel: rel.to_string(),
+                        line: None,
+                        message: "not indexed".into(),
+                    })
+                })
+            })
             .collect())
     }
 }

@@ -99,7 +99,7 @@ fn a_broken_messages_json_is_read_from_its_last_committed_copy_and_kept() {
     let (read, broken) = Conversation::read(&home, Some(&repo)).unwrap();
     let broken = broken.expect("named as broken");
     assert!(
-        broken.problem.starts_with("state/messages.json: "),
+        broken.problem.starts_with("state/messages.json:1: "),
         "{}",
         broken.problem
     );
