@@ -183,7 +183,7 @@ fn list(home: &Home, status: Option<&str>, json: bool) -> Result<Exit, CommandEr
     };
     let (all, broken) = store::list(home);
     for e in &broken {
-        tracing::warn!("{e}");
+        tracing::warn!("{e} (hint: {})", e.hint());
     }
     let shown = store::with_status(all, status);
     if json {

@@ -24,9 +24,11 @@ impl RecordError {
     /// What to do about it: the record is a markdown file the operator
     /// may edit, and git has every version of it.
     pub fn hint(&self) -> String {
+        let dir = self.path.parent().unwrap_or(&self.path).display();
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
         format!(
-            "fix {0} by hand (YAML front matter, UTF-8), or restore it: `git log -p -- {0}`",
-            self.path.display()
+            "fix it by hand (YAML front matter, UTF-8), or restore the committed one: \
+             `git -C {dir} checkout -- {name}`"
         )
     }
 }

@@ -302,7 +302,12 @@ pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config)
                 .map(|e| unreadable(peer, &outbox, &e))
         })
         .collect();
-    problems.extend(store::list(home).1.iter().map(ToString::to_string));
+    problems.extend(
+        store::list(home)
+            .1
+            .iter()
+            .map(|e| format!("{e} ({})", e.hint())),
+    );
     problems
 }
 

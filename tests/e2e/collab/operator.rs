@@ -193,7 +193,9 @@ fn a_record_broken_by_hand_is_named_and_the_others_still_list() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("beta.md") && err.contains("git -C HOME checkout"),
+        err.contains("collaborations/beta.md:3: ")
+            && err.contains("hint: ")
+            && err.contains("collaborations checkout -- beta.md`"),
         "{err}"
     );
 }
