@@ -13,6 +13,7 @@
 pub mod class;
 pub mod driver;
 pub mod fit;
+pub mod give_back;
 pub mod record;
 pub mod report;
 pub mod step;

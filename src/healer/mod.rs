@@ -225,7 +225,10 @@ pub fn plan(home: &Home, repo: &Repo, state: &HealerState) -> Result<HealPlan, H
         }
     }
     let mut requeue = Vec::new();
-    for failed in &state.streak {
+    // What each failed tick still lists: a tick that did not finish gave
+    // its messages back when it ended, and its line forgot them.
+    let healed = crate::exchange::give_back::rule(crate::exchange::give_back::Moment::Healed, None);
+    for failed in state.streak.iter().filter(|_| healed.is_some()) {
         for archived in &failed.inbox {
             if home.root().join(archived).is_file() {
                 let name = archived.rsplit('/').next().unwrap_or(archived);

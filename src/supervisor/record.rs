@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::exchange::class::Class;
+use crate::exchange::give_back::{self, Moment};
 use crate::exchange::report::TickReport;
 use crate::healer;
 use crate::home::Home;
@@ -95,7 +96,12 @@ pub(super) fn give_back_messages(
     record: &mut TickRecord,
     report: Option<&TickReport>,
 ) -> Result<(), MailboxError> {
-    if record.class != Class::Crash && !record.interrupted && !record.outage {
+    let ended = Moment::Ended {
+        class: record.class,
+        interrupted: record.interrupted,
+        outage: record.outage,
+    };
+    if give_back::rule(ended, report).is_none() {
         return Ok(());
     }
     let consumed = report.map(|r| r.consumed.as_slice()).unwrap_or_default();

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::healer_note::HealerNote;
 use crate::config::Config;
 use crate::conversation::store::Conversation;
-use crate::exchange::class;
+use crate::exchange::give_back::{self, Moment};
 use crate::exchange::report::TickReport;
 use crate::exchange::ExchangeError;
 use crate::home::Home;
@@ -28,15 +28,12 @@ pub(super) fn settle(
     nothing_kept: bool,
     now: DateTime<Utc>,
 ) -> Result<(), ExchangeError> {
-    if only_asked(report, nothing_kept) {
-        let outage = report.failures.iter().all(|f| f.outage);
-        let too_long = report.failures[0].kind == class::FailureKind::Context;
-        if outage || too_long {
-            give_back(home, conversation, healer_note, report)?;
-        }
-        if too_long {
-            flare_too_long(home, report, config, now)?;
-        }
+    let too_long = give_back::only_asked(report, nothing_kept) && give_back::too_long(report);
+    if give_back::rule(Moment::Settling { nothing_kept }, Some(report)).is_some() {
+        give_back(home, conversation, healer_note, report)?;
+    }
+    if too_long {
+        flare_too_long(home, report, config, now)?;
     }
     deliver_a_plain_answer(home, report, now)
 }
@@ -81,15 +78,6 @@ fn deliver_a_plain_answer(
     tracing::info!("the agent answered in text without `send`: delivered it as {rel}");
     report.effects.sent.push(rel);
     Ok(())
-}
-
-/// Whether nothing of the tick happened but the asking: it failed, the
-/// model kept no turn, no tool wrote or sent anything.
-fn only_asked(report: &TickReport, nothing_kept: bool) -> bool {
-    nothing_kept
-        && !report.failures.is_empty()
-        && report.effects.touched.is_empty()
-        && report.effects.sent.is_empty()
 }
 
 /// One `context` flare until the operator reads it.

@@ -1,0 +1,96 @@
+//! The one rule for giving a tick's inbox messages back to `inbox/`,
+//! presented again as new to the next tick. A message the agent read is
+//! archived as consumed; it goes back only when no answer to it can have
+//! been made, and never twice. The rule is asked at three moments, by three
+//! layers, and decided here, over plain values:
+//!
+//! - as the tick settles its own exchange (`tick/settle.rs`): the model
+//!   was never reached, or the conversation did not fit, and nothing of the
+//!   turn was kept — the tick only asked;
+//! - as the supervisor records a tick that ended (`supervisor/record.rs`):
+//!   it crashed, ran out of time, was stopped, or lost the model midway —
+//!   it did not finish answering. Its ledger line then forgets the
+//!   messages, so a heal does not give them back a second time;
+//! - as the healer restores the state from before a failed streak
+//!   (`healer/`): the conversation that read them is taken back, so the
+//!   messages each failed tick still lists go back with it.
+//!
+//! Moving the files is `mailbox::inbox::give_back`, also once.
+
+use super::class::{Class, FailureKind};
+use super::report::TickReport;
+
+/// When the rule is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// The tick settles its exchange; `nothing_kept`: no turn of the
+    /// model's was kept in the conversation.
+    Settling {
+        /// No turn of the model's was kept.
+        nothing_kept: bool,
+    },
+    /// The supervisor records a tick that ended.
+    Ended {
+        /// Its class.
+        class: Class,
+        /// It was stopped by a signal or ran out of time.
+        interrupted: bool,
+        /// The model API went away during it.
+        outage: bool,
+    },
+    /// A heal takes the conversation back to before the streak.
+    Healed,
+}
+
+/// Why the messages go back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The tick only asked: the model was not reached, or the
+    /// conversation did not fit its context.
+    NeverAnswered,
+    /// The tick did not finish answering.
+    Unfinished,
+    /// The conversation that read them was healed away.
+    Healed,
+}
+
+/// Whether the messages `report` consumed go back to `inbox/` at `moment`,
+/// and why; `None`: they stay consumed (the tick answered, or failed
+/// after acting on them).
+pub fn rule(moment: Moment, report: Option<&TickReport>) -> Option<Why> {
+    match moment {
+        Moment::Settling { nothing_kept } => {
+            let report = report?;
+            let never_reached = report.failures.iter().all(|f| f.outage);
+            (only_asked(report, nothing_kept) && (never_reached || too_long(report)))
+                .then_some(Why::NeverAnswered)
+        }
+        Moment::Ended {
+            class,
+            interrupted,
+            outage,
+        } => (class == Class::Crash || interrupted || outage).then_some(Why::Unfinished),
+        Moment::Healed => Some(Why::Healed),
+    }
+}
+
+/// The tick failed before it did anything: no turn kept, no file touched,
+/// nothing sent.
+pub fn only_asked(report: &TickReport, nothing_kept: bool) -> bool {
+    nothing_kept
+        && !report.failures.is_empty()
+        && report.effects.touched.is_empty()
+        && report.effects.sent.is_empty()
+}
+
+/// The conversation did not fit the model's context window.
+pub fn too_long(report: &TickReport) -> bool {
+    report
+        .failures
+        .first()
+        .is_some_and(|f| f.kind == FailureKind::Context)
+}
+
+#[cfg(test)]
+#[path = "give_back_tests.rs"]
+mod tests;
