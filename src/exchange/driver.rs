@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 
 use super::class::{Failure, FailureKind, Recovery};
 use super::report::TickReport;
-use super::step::{self, Call, Limits, Step, Then, Turn};
+use super::step::{self, Asked, Call, Limits, Step, Then, Turn};
 use super::ExchangeError;
 use crate::brake::gate::Gate;
 use crate::brake::{self, Decision};
@@ -162,6 +162,7 @@ pub fn tool_loop(
         max_tokens: config.model.max_tokens,
         extra_tokens,
         fallback: !config.model.fallback_model.is_empty(),
+        shrinks: door.persist,
     });
     let mut tries = Tries(Vec::new());
     let mut max_tokens = config.model.max_tokens;
@@ -218,8 +219,12 @@ pub fn tool_loop(
                     .collect();
                 let said_something =
                     !calls.is_empty() || convo::texts(&reply.content).next().is_some();
+                let asked = calls.iter().map(|(_, name, _)| Asked {
+                    name: name.clone(),
+                    writes: tools::writes(&tool_ctx.operator, name),
+                });
                 let decision = step.next(Turn::Answered {
-                    calls: calls.iter().map(|(_, name, _)| name.clone()).collect(),
+                    calls: asked.collect(),
                     stop: reply.stop,
                     stop_reason: reply.stop_reason.clone(),
                     said_something,
@@ -257,19 +262,8 @@ pub fn tool_loop(
             }
             Then::Shrink => {
                 tries.start("reduced context", "archived the oldest turns".into(), 0);
-                let shrunk = if door.persist {
-                    shrink(conversation, home, tool_ctx.now)?
-                } else {
-                    Some(Failure {
-                        kind: FailureKind::Context,
-                        detail: "the question and its context do not fit the model's context \
-                                 window; ask with less attached"
-                            .into(),
-                        outage: false,
-                        fix: None,
-                    })
-                };
-                if let Some(failure) = shrunk {
+                // Only a door that keeps its conversation is told to shrink.
+                if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
                     report.failures.push(failure);
                     break;
                 }
@@ -407,13 +401,17 @@ impl Calls<'_, '_, '_> {
             // The brake's line, the call and what the door records of it,
             // as one: an ask stopped by a signal stops between calls.
             let _running = tools::call_running();
-            let call = match call {
-                Call::Run => self.brake(&name, &input, &results),
-                refused => refused,
+            let refusal = match call {
+                Call::Run => None,
+                Call::Refuse(why) => Some(why),
+                Call::Check => {
+                    let denied = self.brake(&name, &input, &results);
+                    self.step.braked(&name, denied)
+                }
             };
-            let (content, is_error) = match call {
-                Call::Refuse(why) => (why, true),
-                Call::Run => {
+            let (content, is_error) = match refusal {
+                Some(why) => (why, true),
+                None => {
                     let (content, is_error, failure) =
                         step::answer(tools::dispatch(self.tool_ctx, &name, &input));
                     if let Some(failure) = failure {
@@ -444,13 +442,15 @@ impl Calls<'_, '_, '_> {
         Ok(())
     }
 
-    /// The brake's word on a call about to run, with what is in front of
-    /// the model now: the conversation and this turn's results so far.
-    fn brake(&mut self, name: &str, input: &serde_json::Value, results: &[Block]) -> Call {
-        let writes = tools::writes(&self.tool_ctx.operator, name);
-        if !writes {
-            return Call::Run;
-        }
+    /// Asks the brake about a writing call about to run, with what is in
+    /// front of the model now: the conversation and this turn's results so
+    /// far. Its refusal, if it refuses (the gate keeps its own log).
+    fn brake(
+        &mut self,
+        name: &str,
+        input: &serde_json::Value,
+        results: &[Block],
+    ) -> Option<String> {
         // Operator tools are logged as `tool:NAME`, apart from the built-ins.
         let logged = if brake::WRITING.contains(&name) {
             name.to_string()
@@ -479,20 +479,14 @@ impl Calls<'_, '_, '_> {
         };
         match self
             .gate
-            .check(home, &logged, &target, writes, &shown, normalise)
+            .check(home, &logged, &target, true, &shown, normalise)
         {
             Decision::Deny(waiting) => {
                 let why = brake::refusal(&waiting);
                 tracing::warn!("{name}: {why}");
-                self.step.tool_failed(Failure {
-                    kind: FailureKind::ToolFailed,
-                    detail: format!("{name}: {why}"),
-                    outage: false,
-                    fix: None,
-                });
-                Call::Refuse(why)
+                Some(why)
             }
-            _ => Call::Run,
+            _ => None,
         }
     }
 }

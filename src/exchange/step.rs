@@ -4,8 +4,10 @@
 //! refusal, which failures to record, and whether to call the model again.
 //! It touches no file, no network and no clock, so round limits, per-turn
 //! caps, stop reasons and failure classes are tested here with plain
-//! values; the tick's driver (`tick/mod.rs`) performs what it decides. The
-//! brake's refusals will be decisions of this step too.
+//! values; the driver (`driver.rs`) performs what it decides. A writing
+//! call is run only after the brake is asked ([`Call::Check`]): the driver
+//! asks (the brake reads files and keeps its log), and [`Step::braked`]
+//! decides from the answer.
 //!
 //! How a turn stopped matters as much as what it holds (DESIGN 6): a turn
 //! cut by the token limit is never kept as a whole answer (one retry with
@@ -36,6 +38,19 @@ pub struct Limits {
     pub extra_tokens: u32,
     /// Whether `[model] fallback_model` is set.
     pub fallback: bool,
+    /// Whether the door may archive its conversation's oldest turns when
+    /// the context overflows (a tick may; an ask's conversation is not its
+    /// own to shorten, so its overflow ends it).
+    pub shrinks: bool,
+}
+
+/// A tool call the model made, as the step needs to know it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// The tool's name.
+    pub name: String,
+    /// Whether it writes (the brake is asked before it runs).
+    pub writes: bool,
 }
 
 /// A model turn, as the step needs to know it.
@@ -45,8 +60,8 @@ pub enum Turn {
     /// order (none: it is done).
     /// The model answered.
     Answered {
-        /// The tools it called, by name, in order.
-        calls: Vec<String>,
+        /// The tools it called, in order.
+        calls: Vec<Asked>,
         /// Why it stopped.
         stop: Stop,
         /// The stop reason as the provider gave it.
@@ -63,6 +78,8 @@ pub enum Turn {
 pub enum Call {
     /// Run it.
     Run,
+    /// Ask the brake first, then tell [`Step::braked`] what it said.
+    Check,
     /// Answer it with this error instead of running it. Every call gets a
     /// result, run or not, or the next request would be malformed.
     Refuse(String),
@@ -148,12 +165,63 @@ impl Step {
         &self.tool_failures
     }
 
+    /// The brake's answer on a [`Call::Check`], `denied` its refusal if it
+    /// refused: the call runs (`None`), or the refusal goes back to the
+    /// model as the call's result and counts as a failed tool call (the
+    /// model may read the file and try again).
+    pub fn braked(&mut self, name: &str, denied: Option<String>) -> Option<String> {
+        let why = denied?;
+        self.tool_failed(Failure {
+            kind: FailureKind::ToolFailed,
+            detail: format!("{name}: {why}"),
+            outage: false,
+            fix: None,
+        });
+        Some(why)
+    }
+
+    /// What an overflowing context leads to: one shrink where the door
+    /// can, else the end of the exchange, saying why.
+    fn overflowed(&mut self, reason: &str) -> Decision {
+        if !self.limits.shrinks {
+            return stop(
+                vec![Failure {
+                    kind: FailureKind::Context,
+                    detail: "the question and its context do not fit the model's context \
+                             window; ask with less attached"
+                        .into(),
+                    outage: false,
+                    fix: None,
+                }],
+                Vec::new(),
+            );
+        }
+        if !self.shrunk {
+            self.shrunk = true;
+            return again(Then::Shrink);
+        }
+        stop(
+            vec![Failure {
+                kind: FailureKind::Context,
+                detail: format!(
+                    "the conversation did not fit the model's context window \
+                     ({reason}), even after its oldest turns were archived"
+                ),
+                outage: false,
+                fix: None,
+            }],
+            Vec::new(),
+        )
+    }
+
     /// Decides what follows `turn`.
     pub fn next(&mut self, turn: Turn) -> Decision {
         let (calls, stop_kind, reason, said_something) = match turn {
-            Turn::Failed(failure) if failure.kind == FailureKind::Context && !self.shrunk => {
-                self.shrunk = true;
-                return again(Then::Shrink);
+            Turn::Failed(failure)
+                if failure.kind == FailureKind::Context
+                    && (!self.shrunk || !self.limits.shrinks) =>
+            {
+                return self.overflowed(&failure.detail);
             }
             Turn::Failed(failure)
                 if failure.kind == FailureKind::MalformedCall && !self.corrected =>
@@ -190,24 +258,7 @@ impl Step {
                     Vec::new(),
                 )
             }
-            Stop::Overflowed if !self.shrunk => {
-                self.shrunk = true;
-                return again(Then::Shrink);
-            }
-            Stop::Overflowed => {
-                return stop(
-                    vec![Failure {
-                        kind: FailureKind::Context,
-                        detail: format!(
-                            "the conversation did not fit the model's context window \
-                             (stop reason: {reason}), even after its oldest turns were archived"
-                        ),
-                        outage: false,
-                        fix: None,
-                    }],
-                    Vec::new(),
-                )
-            }
+            Stop::Overflowed => return self.overflowed(&format!("stop reason: {reason}")),
             Stop::Refused if self.limits.fallback && !self.tried_fallback => {
                 self.tried_fallback = true;
                 return again(Then::Fallback);
@@ -281,10 +332,16 @@ impl Step {
                 fix: None,
             });
         }
-        let calls = (0..calls.len())
-            .map(|n| {
+        let calls = calls
+            .iter()
+            .enumerate()
+            .map(|(n, asked)| {
                 if n < cap {
-                    Call::Run
+                    if asked.writes {
+                        Call::Check
+                    } else {
+                        Call::Run
+                    }
                 } else {
                     Call::Refuse(format!(
                         "not run: at most {cap} tool calls per turn ([tools] max_calls_per_turn)"

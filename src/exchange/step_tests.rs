@@ -9,12 +9,24 @@ fn step(rounds: u32, cap: usize) -> Step {
         max_tokens: 1000,
         extra_tokens: 500,
         fallback: false,
+        shrinks: true,
     })
+}
+
+/// The calls of a turn by name; `write`, `append` and `edit` write.
+fn asked(names: &[&str]) -> Vec<Asked> {
+    names
+        .iter()
+        .map(|n| Asked {
+            name: n.to_string(),
+            writes: ["write", "append", "edit"].contains(n),
+        })
+        .collect()
 }
 
 fn answered(names: &[&str]) -> Turn {
     Turn::Answered {
-        calls: names.iter().map(|n| n.to_string()).collect(),
+        calls: asked(names),
         stop: Stop::Complete,
         stop_reason: Some("end_turn".into()),
         said_something: true,
@@ -23,7 +35,7 @@ fn answered(names: &[&str]) -> Turn {
 
 fn stopped(stop: Stop, reason: &str, calls: &[&str]) -> Turn {
     Turn::Answered {
-        calls: calls.iter().map(|n| n.to_string()).collect(),
+        calls: asked(calls),
         stop,
         stop_reason: Some(reason.into()),
         said_something: true,
@@ -95,6 +107,55 @@ fn a_full_context_window_archives_old_turns_once_then_is_a_context_insufficiency
     assert_eq!(s.next(Turn::Failed(too_long.clone())).then, Then::Shrink);
     let last = s.next(Turn::Failed(too_long.clone()));
     assert_eq!(last, stop(vec![too_long], vec![]));
+}
+
+#[test]
+fn an_ask_cannot_shrink_a_conversation_it_does_not_own_so_an_overflow_ends_it() {
+    let mut s = Step::new(Limits {
+        shrinks: false,
+        ..step(3, 8).limits
+    });
+    let over = s.next(stopped(
+        Stop::Overflowed,
+        "model_context_window_exceeded",
+        &[],
+    ));
+    assert_eq!((over.keep, over.then), (false, Then::Stop));
+    assert_eq!(over.failures[0].kind, FailureKind::Context);
+    assert!(over.failures[0].detail.contains("ask with less attached"));
+    let too_long = Failure {
+        kind: FailureKind::Context,
+        detail: "prompt is too long".into(),
+        outage: false,
+        fix: None,
+    };
+    let mut s = Step::new(Limits {
+        shrinks: false,
+        ..step(3, 8).limits
+    });
+    let over = s.next(Turn::Failed(too_long));
+    assert_eq!(over.then, Then::Stop);
+    assert!(over.failures[0].detail.contains("ask with less attached"));
+}
+
+#[test]
+fn a_writing_call_waits_for_the_brake_and_its_refusal_is_a_failed_call() {
+    let mut s = step(3, 8);
+    let decision = s.next(answered(&["read", "write", "edit"]));
+    assert_eq!(decision.calls, [Call::Run, Call::Check, Call::Check]);
+    assert_eq!(s.braked("write", None), None, "the brake let it through");
+    let why = "read memory/prompt.md first".to_string();
+    assert_eq!(s.braked("edit", Some(why.clone())), Some(why));
+    assert_eq!(s.tool_failures().len(), 1);
+    assert_eq!(
+        s.tool_failures()[0].detail,
+        "edit: read memory/prompt.md first"
+    );
+    // Past the per-turn cap a writing call is refused before the brake.
+    let mut s = step(3, 1);
+    let decision = s.next(answered(&["write", "write"]));
+    assert_eq!(decision.calls[0], Call::Check);
+    assert!(matches!(decision.calls[1], Call::Refuse(_)));
 }
 
 #[test]
