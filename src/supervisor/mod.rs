@@ -29,6 +29,7 @@ mod safety;
 mod signals;
 pub mod status;
 mod ticking;
+mod upkeep;
 pub use push::PushState;
 pub mod systemd;
 mod waiting;
@@ -131,14 +132,10 @@ struct Supervisor<'a> {
     reported: std::collections::HashSet<String>,
     /// The peers' directories watched, and how many of them were missing.
     peers_watched: (Vec<(String, PathBuf)>, usize),
-    /// The pushing thread, with `[git] push = true`.
-    pusher: Option<push::Pusher>,
-    /// The thread that keeps recall's line origins up to HEAD.
-    origins: origins::Origins,
+    /// Pushing, line origins and packing, each on its thread.
+    upkeep: upkeep::Upkeep,
     /// A full disk that pauses ticks, while it lasts.
     disk: Option<disk::DiskFull>,
-    /// The thread that packs the history.
-    packer: packer::Packer,
     /// A commit put off while another git holds its lock.
     git_wait: Option<git_wait::GitWait>,
     /// `[metrics] textfile`, with the totals so far.
@@ -195,7 +192,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             reason: panic.reason.clone(),
         });
     }
-    let pusher = config_push(home, &config, &options);
+    let upkeep = upkeep::Upkeep::start(home, &config, &options);
     let mut sup = Supervisor {
         home,
         repo,
@@ -208,10 +205,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         last_tick: last_recorded_tick(home),
         reported: Default::default(),
         peers_watched: Default::default(),
-        pusher,
-        origins: origins::Origins::new(home),
+        upkeep,
         disk: None,
-        packer: packer::Packer::new(home),
         git_wait: None,
         metrics: None,
         options,
@@ -240,10 +235,10 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     if let Some(textfile) = &sup.metrics {
         textfile.write(home, true, now());
     }
-    sup.origins.request();
+    sup.upkeep.started();
     let outcome = sup.main_loop();
     if let Ok(RunOutcome::TicksDone) = outcome {
-        sup.packer.wait();
+        sup.upkeep.wait_for_pack();
     }
     // Whatever happened, hand edits made while we ran are not left behind.
     let (clock, config) = (sup.options.clock, &sup.config);
@@ -264,11 +259,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     if let Err(e) = commit::commit_outbox(home, &sup.repo, posted, clock.now()) {
         tracing::warn!("could not commit the outbox at exit: {e}");
     }
-    if let Some(pusher) = sup.pusher.take() {
-        // What the last commits made goes off the box before we go.
-        pusher.request();
-        pusher.finish(Duration::from_secs(10));
-    }
+    sup.upkeep.finish();
     if let Some(n) = &sup.options.notifier {
         n.stopping();
     }
@@ -379,7 +370,7 @@ impl Supervisor<'_> {
         }
         self.announce_new_flares();
         self.update_recall_index();
-        self.packer.request(&self.config);
+        self.upkeep.tick_ended(&self.config);
         if let Some(outcome) = acted {
             return Ok(Turn::Return(outcome));
         }
@@ -464,20 +455,6 @@ impl Supervisor<'_> {
 }
 
 /// The pushing thread, when `[git] push = true` (read at start-up).
-fn config_push(home: &Home, config: &Config, options: &RunOptions) -> Option<push::Pusher> {
-    config.git.push.then(|| {
-        push::Pusher::start(
-            home,
-            push::PushSettings {
-                remote: config.git.remote.clone(),
-                flare_after: chrono::Duration::minutes(config.git.push_flare_min as i64),
-                credentials: options.push_credentials.clone(),
-                clock: options.clock,
-            },
-        )
-    })
-}
-
 /// The newest tick in the ledger; lines that do not parse are named once.
 fn last_recorded_tick(home: &Home) -> Option<TickRecord> {
     let ledger = Ledger::read(&home.ticks_path()).unwrap_or_default();

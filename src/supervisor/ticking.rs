@@ -131,10 +131,7 @@ impl Supervisor<'_> {
             self.options.clock.now(),
         )?;
         runtime::clear_tick(self.home);
-        if let Some(pusher) = &self.pusher {
-            pusher.request();
-        }
-        self.origins.request();
+        self.upkeep.committed();
         Ok(verdict)
     }
 }
