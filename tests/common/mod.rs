@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 
 pub const HEARTH: &str = env!("CARGO_BIN_EXE_hearth");
 
+/// The time every `hearth` a test runs takes for "now", unless the test
+/// says otherwise (as jj pins `JJ_TIMESTAMP`): commit dates, file names and
+/// the budget's day are the same on every run. A test that needs time to
+/// pass sets its own `HEARTH_NOW`, a simulated clock, or [`TestHome::unpinned`].
+pub const PINNED_NOW: &str = "2026-11-24T09:00:00Z";
+
 pub struct TestHome {
     _dir: Option<tempfile::TempDir>,
     pub path: PathBuf,
@@ -73,10 +79,19 @@ impl TestHome {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path.parent().unwrap())
             .env("RUST_LOG", "info")
+            .env("HEARTH_NOW", PINNED_NOW)
             .arg("--home")
             .arg(&self.path)
             .args(args)
             .stdin(Stdio::null());
+        cmd
+    }
+
+    /// [`Self::cmd`] on the system clock: for a test about time passing
+    /// (a gap, a timeout, a lock going stale).
+    pub fn unpinned(&self, args: &[&str]) -> Command {
+        let mut cmd = self.cmd(args);
+        cmd.env_remove("HEARTH_NOW");
         cmd
     }
 

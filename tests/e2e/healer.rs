@@ -260,9 +260,9 @@ fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
 fn missed_ticks_are_flared_as_a_gap_with_the_reason() {
     let home = TestHome::new();
     home.ok(&["run", "--ticks", "1"]);
-    // Pretend the last tick ended three hours ago.
-    let three_hours_ago =
-        (hearth::clock::Clock::System.now() - chrono::Duration::hours(3)).to_rfc3339();
+    // Pretend the last tick ended three hours before the pinned "now".
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW).unwrap();
+    let three_hours_ago = (now - chrono::Duration::hours(3)).to_rfc3339();
     let mut line: Value = serde_json::from_str(home.read("state/ticks.jsonl").trim()).unwrap();
     line["start"] = three_hours_ago.clone().into();
     line["end"] = three_hours_ago.into();

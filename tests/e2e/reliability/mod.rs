@@ -155,10 +155,13 @@ impl Operator {
 }
 
 /// A home for a series of trials: ticks back to back, the healer's streak
-/// out of reach (the crashes here are the trial's, not the agent's).
+/// out of reach (the crashes here are the trial's, not the agent's). The
+/// trials run on the system clock: each tick's start tells a crash from
+/// its restart.
 pub fn trial_home() -> TestHome {
     let home = TestHome::with_config("[healer]\nstreak = 1000000\n");
-    home.ok(&["run", "--ticks", "1"]);
+    let first = home.unpinned(&["run", "--ticks", "1"]).output().unwrap();
+    assert!(first.status.success(), "{first:?}");
     home
 }
 
@@ -186,7 +189,7 @@ pub fn crash(trials: usize, seed: u64) -> Table {
     for trial in 0..trials {
         table.trials += 1;
         let operator = Operator::start(&home, trial);
-        let child = home.spawn(&["run", "--interval", "0"]);
+        let child = home.spawn_with(home.unpinned(&["run", "--interval", "0"]));
         std::thread::sleep(Duration::from_millis(30 + rng.below(400)));
         let target = ["supervisor", "tick", "both"][rng.below(3) as usize];
         table.count(
@@ -223,7 +226,7 @@ pub fn crash(trials: usize, seed: u64) -> Table {
         };
         let _ = status;
         let (edits, sent) = operator.stop();
-        let restart = home.output(&["run", "--ticks", "1"]);
+        let restart = home.unpinned(&["run", "--ticks", "1"]).output().unwrap();
         if !restart.status.success() {
             table.fail(
                 "restart needed a manual step",
@@ -246,7 +249,7 @@ pub fn sigterm(trials: usize, seed: u64) -> Table {
     for trial in 0..trials {
         table.trials += 1;
         let operator = Operator::start(&home, trial);
-        let child = home.spawn(&["run", "--interval", "0"]);
+        let child = home.spawn_with(home.unpinned(&["run", "--interval", "0"]));
         std::thread::sleep(Duration::from_millis(30 + rng.below(400)));
         let (edits, sent) = operator.stop();
         let started = Instant::now();
@@ -405,7 +408,7 @@ fn check(
 pub fn concurrency(recalls: usize, rounds: usize) -> (Table, Vec<Duration>) {
     let mut table = Table::new("concurrency");
     let home = trial_home();
-    let supervisor = home.spawn(&["run", "--interval", "0"]);
+    let supervisor = home.spawn_with(home.unpinned(&["run", "--interval", "0"]));
     let errors = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut loops = Vec::new();
     for r in 0..recalls {
