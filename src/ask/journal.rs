@@ -109,6 +109,33 @@ impl Journal {
     }
 }
 
+/// The ask's record as its exchange goes: after each call that ran, what
+/// the ask has written and spent, so a signal or a `kill -9` never leaves
+/// its writes to be taken for the operator's.
+pub struct Journaled<'a, 'j> {
+    /// The home.
+    pub home: &'a Home,
+    /// The ask's journal (shared with the tools' write-ahead).
+    pub journal: &'a std::cell::RefCell<&'j mut Journal>,
+}
+
+impl crate::exchange::door::Record for Journaled<'_, '_> {
+    fn called(
+        &mut self,
+        report: &crate::exchange::report::TickReport,
+        effects: &crate::tools::Effects,
+    ) {
+        let usage = (report.usage.input_tokens, report.usage.output_tokens);
+        let recorded =
+            self.journal
+                .borrow_mut()
+                .record(self.home, &effects.touched, usage, report.cost_usd);
+        if let Err(e) = recorded {
+            tracing::warn!("{e}");
+        }
+    }
+}
+
 /// Which asks to finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Whose {

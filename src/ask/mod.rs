@@ -31,7 +31,8 @@ use crate::config::{Config, ProviderKind};
 use crate::conversation::sessions::{self, Line};
 use crate::conversation::store::Conversation;
 use crate::conversation::{estimate_tokens, Block, Message, Role};
-use crate::exchange::driver::{self, Door};
+use crate::exchange::door::Door;
+use crate::exchange::driver;
 use crate::exchange::report::TickReport;
 use crate::exchange::tier::{classify, Tier};
 use crate::exchange::ExchangeError;
@@ -316,22 +317,15 @@ fn exchange(
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
     driver::tool_loop(
         &mut Door {
-            persist: false,
+            record: &mut journal::Journaled {
+                home,
+                journal: &journal,
+            },
             on_text,
             // No later exchange sends this ask's conversation again: only
             // its own tool rounds read what it caches.
             next_exchange_in: None,
             cache_key: Some(&home.cache_key()),
-            after_call: Some(&mut |report, effects| {
-                let usage = (report.usage.input_tokens, report.usage.output_tokens);
-                let recorded =
-                    journal
-                        .borrow_mut()
-                        .record(home, &effects.touched, usage, report.cost_usd);
-                if let Err(e) = recorded {
-                    tracing::warn!("{e}");
-                }
-            }),
         },
         provider,
         &driver::Given {

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::consolidation::AutoAccept;
 use crate::config::{BrakeMode, Config};
-use crate::exchange::driver::{self, Door};
+use crate::exchange::door::Door;
+use crate::exchange::driver;
 use crate::exchange::report::TickReport;
 use crate::exchange::ExchangeError;
 use crate::home::layout::rel;
@@ -214,11 +215,10 @@ pub fn run(
     match model::provider_for(&config.model, api_key) {
         Ok(provider) => driver::tool_loop(
             &mut Door {
-                persist: false,
+                record: &mut crate::exchange::door::Unrecorded,
                 on_text: &mut |text| tracing::debug!("consolidation: {text}"),
                 next_exchange_in: None,
                 cache_key: None,
-                after_call: None,
             },
             provider,
             &driver::Given {

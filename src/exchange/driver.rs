@@ -1,15 +1,17 @@
-//! The tick's driver: calls the model and performs what the pure agent
-//! [`Step`] decides — runs or refuses tool calls, asks again with more
-//! room, of the fallback model, with reduced context or with a correction
-//! — and persists each kept turn as it happens, so a tick killed at any
-//! point leaves a conversation that is valid up to there. Every recovery
-//! it tries goes on the tick's ledger line with its outcome (DESIGN 7).
+//! The exchange's driver: calls the model and performs what the pure
+//! agent [`Step`] decides — runs tool calls, asks the brake about writing
+//! ones, asks again with more room, of the fallback model, with reduced
+//! context or with a correction — and tells the door's [`Record`] each
+//! thing that happened as it happens, so a tick killed at any point leaves
+//! a conversation that is valid up to there. Every recovery it tries goes
+//! on the exchange's report with its outcome (DESIGN 7).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
 use super::class::{Failure, FailureKind, Recovery};
+use super::door::{Door, Record};
 use super::report::TickReport;
 use super::step::{self, Asked, Call, Limits, Step, Then, Turn};
 use super::ExchangeError;
@@ -20,7 +22,6 @@ use crate::conversation::archive as history;
 use crate::conversation::store::Conversation;
 use crate::conversation::{self as convo, Block, Message, Role};
 use crate::home::Home;
-use crate::model::cache::{self, Lifetime};
 use crate::model::{self, Provider, Request, TurnFacts};
 use crate::tools::sandbox::Area;
 use crate::tools::{self, ToolContext};
@@ -72,52 +73,6 @@ impl Tries {
     }
 }
 
-/// What a door is told after each tool call that ran: the report so far
-/// (usage, cost) and what the calls wrote.
-pub type AfterCall<'a> = dyn FnMut(&TickReport, &tools::Effects) + 'a;
-
-/// Which door the loop serves: a tick persists every kept turn to
-/// `state/messages.json` and its report as it goes; an ask keeps its turns
-/// in memory (its record is `state/sessions.jsonl`) and streams its text.
-pub struct Door<'a> {
-    /// Whether kept turns and the report are written as they happen.
-    pub persist: bool,
-    /// Receives the model's text as it streams in.
-    pub on_text: &'a mut dyn FnMut(&str),
-    /// When the next request that shares this conversation's prefix is
-    /// expected after this exchange ends: the next tick, for a tick; none
-    /// for an ask, whose conversation no later exchange sends again.
-    pub next_exchange_in: Option<Duration>,
-    /// The home's key for the provider's cache routing.
-    pub cache_key: Option<&'a str>,
-    /// Told what the exchange has written and spent after every tool call
-    /// that ran: an ask keeps its journal with it, so a signal or a
-    /// `kill -9` never leaves its writes to be taken for the operator's.
-    pub after_call: Option<&'a mut AfterCall<'a>>,
-}
-
-impl Door<'_> {
-    /// How long the prefix of the next request should stay cached, after
-    /// `rounds` rounds of tool calls in this exchange (a `sleep` the agent
-    /// asked for defers the next tick, so it may outlive every lifetime).
-    fn cache_lifetime(
-        &self,
-        rounds: usize,
-        effects: &tools::Effects,
-        now: DateTime<Utc>,
-    ) -> Option<Lifetime> {
-        let slept = effects
-            .sleep_until
-            .and_then(|until| (until - now).to_std().ok());
-        let next = match (self.next_exchange_in, slept) {
-            (Some(wait), Some(slept)) => cache::lifetime_for(wait.max(slept)),
-            (Some(wait), None) => cache::lifetime_for(wait),
-            (None, _) => None,
-        };
-        cache::for_request(next, rounds)
-    }
-}
-
 /// What an exchange gives the model, the same for all its requests.
 #[derive(Clone, Copy)]
 pub struct Given<'a> {
@@ -162,7 +117,7 @@ pub fn tool_loop(
         max_tokens: config.model.max_tokens,
         extra_tokens,
         fallback: !config.model.fallback_model.is_empty(),
-        shrinks: door.persist,
+        shrinks: door.record.owns_conversation(),
     });
     let mut tries = Tries(Vec::new());
     let mut max_tokens = config.model.max_tokens;
@@ -200,9 +155,7 @@ pub fn tool_loop(
                 // Paid now: on disk now, so a tick killed at its time limit
                 // later still records (and budgets) what it spent.
                 report.cost_usd = super::cost_usd(&report.usage, price.as_ref());
-                if door.persist {
-                    report.save(home)?;
-                }
+                door.record.paid(report)?;
                 if reply.stop != model::Stop::Complete {
                     tracing::warn!(
                         "the model stopped: {}",
@@ -290,13 +243,10 @@ pub fn tool_loop(
             role: Role::Assistant,
             content: reply.content,
         });
-        if door.persist {
-            conversation.save(home)?;
-        }
+        door.record.kept(conversation)?;
         if !calls.is_empty() {
             let mut turn = Calls {
-                persist: door.persist,
-                after_call: door.after_call.as_deref_mut(),
+                record: &mut *door.record,
                 step: &mut step,
                 gate,
                 conversation,
@@ -373,9 +323,8 @@ fn shrink(
 }
 
 /// What answering one turn's calls touches.
-struct Calls<'a, 'c, 'd> {
-    persist: bool,
-    after_call: Option<&'a mut AfterCall<'d>>,
+struct Calls<'a, 'c> {
+    record: &'a mut dyn Record,
     step: &'a mut Step,
     gate: &'a Gate,
     conversation: &'a mut Conversation,
@@ -384,7 +333,7 @@ struct Calls<'a, 'c, 'd> {
     home: &'a Home,
 }
 
-impl Calls<'_, '_, '_> {
+impl Calls<'_, '_> {
     /// Runs or refuses each call as decided (the step's round and per-turn
     /// limits, then the brake), and keeps their results as one user turn:
     /// every call gets a result, or the next request is malformed. A call
@@ -418,9 +367,7 @@ impl Calls<'_, '_, '_> {
                         tracing::warn!("tool call failed: {}", failure.detail);
                         self.step.tool_failed(failure);
                     }
-                    if let Some(after_call) = self.after_call.as_deref_mut() {
-                        after_call(self.report, &self.tool_ctx.effects);
-                    }
+                    self.record.called(self.report, &self.tool_ctx.effects);
                     (content, is_error)
                 }
             };
@@ -435,10 +382,7 @@ impl Calls<'_, '_, '_> {
             content: results,
         });
         self.report.effects = self.tool_ctx.effects.clone();
-        if self.persist {
-            self.conversation.save(self.home)?;
-            self.report.save(self.home)?;
-        }
+        self.record.answered(self.conversation, self.report)?;
         Ok(())
     }
 

@@ -11,6 +11,7 @@
 //! persistence through the door).
 
 pub mod class;
+pub mod door;
 pub mod driver;
 pub mod fit;
 pub mod give_back;

@@ -216,12 +216,11 @@ pub fn run(
     let cache_key = home.cache_key();
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(
-            &mut driver::Door {
-                persist: true,
+            &mut crate::exchange::door::Door {
+                record: &mut crate::exchange::door::TickFiles(home),
                 on_text: &mut |text| tracing::debug!("model: {text}"),
                 next_exchange_in: Some(plan.pull_to.unwrap_or(interval)),
                 cache_key: Some(&cache_key),
-                after_call: None,
             },
             provider,
             &driver::Given {
