@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::Invalid;
+
 /// `[peers]`: name = "/path/to/their/home", read only.
 pub type Peers = BTreeMap<String, PathBuf>;
 
@@ -76,18 +78,29 @@ pub fn name_for(text: &str) -> String {
 }
 
 /// What is wrong with `[peers]` and `[collaborations]`, if anything.
-pub fn validate(peers: &Peers, collaborations: &CollaborationsConfig) -> Result<(), String> {
+pub(crate) fn validate(
+    peers: &Peers,
+    collaborations: &CollaborationsConfig,
+) -> Result<(), Invalid> {
     for (name, path) in peers {
         if !valid_name(name) {
-            return Err(format!(
-                "[peers] {name:?}: a peer's name is lowercase letters, digits and dashes \
-                 (its hearth@NAME instance name, e.g. bob = \"/var/lib/hearth/bob\")"
+            return Err(Invalid::at(
+                "peers",
+                name,
+                format!(
+                    "[peers] {name:?}: a peer's name is lowercase letters, digits and dashes \
+                     (its hearth@NAME instance name, e.g. bob = \"/var/lib/hearth/bob\")"
+                ),
             ));
         }
         if !path.is_absolute() {
-            return Err(format!(
-                "[peers] {name} = {:?}: give the peer's home as an absolute path",
-                path.display()
+            return Err(Invalid::at(
+                "peers",
+                name,
+                format!(
+                    "[peers] {name} = {:?}: give the peer's home as an absolute path",
+                    path.display()
+                ),
             ));
         }
         // The peer calls itself by its home directory's name: handoffs are
@@ -97,24 +110,36 @@ pub fn validate(peers: &Peers, collaborations: &CollaborationsConfig) -> Result<
             .map(|d| name_for(&d.to_string_lossy()))
             .unwrap_or_default();
         if own != *name {
-            return Err(format!(
-                "[peers] {name} = {:?}: that agent's name is its home directory's name, {own:?}; \
-                 write it as {own} = {:?}",
-                path.display(),
-                path.display()
+            return Err(Invalid::at(
+                "peers",
+                name,
+                format!(
+                    "[peers] {name} = {:?}: that agent's name is its home directory's name, \
+                     {own:?}; write it as {own} = {:?}",
+                    path.display(),
+                    path.display()
+                ),
             ));
         }
     }
     for dir in &collaborations.workdirs {
         if !dir.is_absolute() {
-            return Err(format!(
-                "[collaborations] workdirs: {:?} is not an absolute path",
-                dir.display()
+            return Err(Invalid::at(
+                "collaborations",
+                "workdirs",
+                format!(
+                    "[collaborations] workdirs: {:?} is not an absolute path",
+                    dir.display()
+                ),
             ));
         }
     }
     if collaborations.max_rounds == 0 {
-        return Err("[collaborations] max_rounds must be at least 1".into());
+        return Err(Invalid::at(
+            "collaborations",
+            "max_rounds",
+            "[collaborations] max_rounds must be at least 1",
+        ));
     }
     Ok(())
 }

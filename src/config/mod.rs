@@ -14,6 +14,9 @@ pub mod consolidation;
 mod git;
 mod model;
 pub mod prices;
+mod validate;
+
+use validate::{line_of_key, Invalid};
 
 pub use git::GitConfig;
 pub use model::{ModelConfig, ProviderKind, RerankConfig};
@@ -43,10 +46,12 @@ pub enum ConfigError {
         message: String,
     },
     /// A value hearth cannot use.
-    #[error("{}: {message}", path.display())]
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
         /// The file.
         path: PathBuf,
+        /// The line of the key, when it is written in the file.
+        line: Option<usize>,
         /// What is wrong.
         message: String,
     },
@@ -402,51 +407,12 @@ impl Config {
                 message: e.message().trim().to_string(),
             }
         })?;
-        config.validate().map_err(|message| ConfigError::Invalid {
+        config.validate().map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
-            message,
+            line: line_of_key(text, e.table, &e.key),
+            message: e.message,
         })?;
         Ok(config)
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        let textfile = &self.metrics.textfile;
-        if !textfile.is_empty() && !Path::new(textfile).is_absolute() {
-            // Inside the home it would be committed as a hand edit every tick.
-            return Err(format!(
-                "[metrics] textfile = \"{textfile}\" must be an absolute path outside the \
-                 home, e.g. /var/lib/prometheus/node-exporter/hearth.prom"
-            ));
-        }
-        if self.tick.timeout_s == 0 {
-            return Err("[tick] timeout_s must be at least 1".into());
-        }
-        if self.model.timeout_s == 0 {
-            return Err("[model] timeout_s must be at least 1".into());
-        }
-        if self.context.history_tokens < 1000 {
-            return Err("[context] history_tokens must be at least 1000".into());
-        }
-        collab::validate(&self.peers, &self.collaborations)?;
-        if self.healer.streak == 0 {
-            return Err("[healer] streak must be at least 1".into());
-        }
-        if self.budget.daily_usd < 0.0 || !self.budget.daily_usd.is_finite() {
-            return Err("[budget] daily_usd must be 0 (no limit) or more".into());
-        }
-        if self.budget.daily_usd > 0.0
-            && self.model.provider != ProviderKind::Offline
-            && self.price().is_none()
-        {
-            return Err(format!(
-                "hearth does not know the price of the model \"{model}\", so [budget] daily_usd \
-                 cannot bound its spend; add its price per million tokens:\n\n    \
-                 [budget.prices.\"{model}\"]\n    input_per_mtok = …\n    output_per_mtok = …\n\n\
-                 or set [budget] daily_usd = 0 to run it without a limit",
-                model = self.model.model
-            ));
-        }
-        Ok(())
     }
 
     /// The agent's model's context window: `[model] context_tokens`, else

@@ -96,3 +96,27 @@ fn zero_timeout_is_refused() {
     let err = parse("[tick]\ntimeout_s = 0\n").unwrap_err().to_string();
     assert!(err.contains("timeout_s"), "{err}");
 }
+
+#[test]
+fn a_value_hearth_cannot_use_is_named_with_its_line() {
+    let text = "# my agent\n[model]\nmodel = \"x\"\n\n[tick]\ninterval_s = 60\n  timeout_s = 0\n";
+    let err = parse(text).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "home/hearth.toml:7: [tick] timeout_s must be at least 1"
+    );
+    // The same key under another table is not it; a dotted key at the top is.
+    let err = parse("[model]\ntimeout_s = 5\n[tick]\ntimeout_s = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("home/hearth.toml:4: "), "{err}");
+    let err = parse("healer.streak = 0\n").unwrap_err().to_string();
+    assert!(
+        err.starts_with("home/hearth.toml:1: [healer] streak"),
+        "{err}"
+    );
+    let err = parse("[peers]\n\"Bob\" = \"/h\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("home/hearth.toml:2: "), "{err}");
+}

@@ -1,0 +1,120 @@
+//! What `hearth.toml` may not say even when it parses: values hearth
+//! cannot use, named with the line they are written on.
+
+use std::path::Path;
+
+use super::{collab, Config, ProviderKind};
+
+impl Config {
+    /// The first value hearth cannot use, if any.
+    pub(super) fn validate(&self) -> Result<(), Invalid> {
+        let textfile = &self.metrics.textfile;
+        if !textfile.is_empty() && !Path::new(textfile).is_absolute() {
+            // Inside the home it would be committed as a hand edit every tick.
+            return Err(Invalid::at(
+                "metrics",
+                "textfile",
+                format!(
+                    "[metrics] textfile = \"{textfile}\" must be an absolute path outside the \
+                     home, e.g. /var/lib/prometheus/node-exporter/hearth.prom"
+                ),
+            ));
+        }
+        let at_least = |table: &'static str, key: &str, value: u64, least: u64| {
+            (value < least).then(|| {
+                Invalid::at(
+                    table,
+                    key,
+                    format!("[{table}] {key} must be at least {least}"),
+                )
+            })
+        };
+        let checks = [
+            at_least("tick", "timeout_s", self.tick.timeout_s, 1),
+            at_least("model", "timeout_s", self.model.timeout_s, 1),
+            at_least(
+                "context",
+                "history_tokens",
+                self.context.history_tokens,
+                1000,
+            ),
+        ];
+        if let Some(invalid) = checks.into_iter().flatten().next() {
+            return Err(invalid);
+        }
+        collab::validate(&self.peers, &self.collaborations)?;
+        if let Some(invalid) = at_least("healer", "streak", u64::from(self.healer.streak), 1) {
+            return Err(invalid);
+        }
+        if self.budget.daily_usd < 0.0 || !self.budget.daily_usd.is_finite() {
+            return Err(Invalid::at(
+                "budget",
+                "daily_usd",
+                "[budget] daily_usd must be 0 (no limit) or more",
+            ));
+        }
+        if self.budget.daily_usd > 0.0
+            && self.model.provider != ProviderKind::Offline
+            && self.price().is_none()
+        {
+            return Err(Invalid::at(
+                "budget",
+                "daily_usd",
+                format!(
+                "hearth does not know the price of the model \"{model}\", so [budget] daily_usd \
+                 cannot bound its spend; add its price per million tokens:\n\n    \
+                 [budget.prices.\"{model}\"]\n    input_per_mtok = …\n    output_per_mtok = …\n\n\
+                 or set [budget] daily_usd = 0 to run it without a limit",
+                model = self.model.model
+            ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A value hearth cannot use: the key it is under, and what is wrong.
+#[derive(Debug)]
+pub(crate) struct Invalid {
+    pub(super) table: &'static str,
+    pub(super) key: String,
+    pub(super) message: String,
+}
+
+impl Invalid {
+    pub(crate) fn at(table: &'static str, key: &str, message: impl Into<String>) -> Invalid {
+        Invalid {
+            table,
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The line `key = …` is written on under `[table]` (or `table.key` at the
+/// top), 1-based; `None` when the value is a default, not written.
+pub(super) fn line_of_key(text: &str, table: &str, key: &str) -> Option<usize> {
+    let mut current = String::new();
+    let dotted = format!("{table}.{key}");
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            current = header
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim().trim_matches('"');
+        if (current == table && name == key) || (current.is_empty() && name == dotted) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
