@@ -299,12 +299,7 @@ fn exchange(
     );
     let mut report = TickReport::new(0, now);
     let journal = std::cell::RefCell::new(journal);
-    let write_ahead = |rel: &str| {
-        journal
-            .borrow_mut()
-            .ahead(home, rel)
-            .map_err(|e| e.to_string())
-    };
+    let write_ahead = |rel: &str| journal.borrow_mut().ahead(home, rel);
     // Tick 0: the ask's door. It answers the shell: no sleep to ask for,
     // no handing work to peers (the ticks'), the home as workdir.
     let mut tool_ctx = ToolContext {

@@ -91,8 +91,9 @@ impl Effects {
     }
 }
 
-/// Names a file about to be written; an error refuses the write.
-pub type WriteAhead<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+/// Names a file about to be written (an ask's journal); when that cannot
+/// be written, the write is refused.
+pub type WriteAhead<'a> = dyn Fn(&str) -> Result<(), crate::atomic::WriteError> + 'a;
 
 /// What a tool call may see.
 pub struct ToolContext<'a> {
