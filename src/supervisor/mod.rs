@@ -26,6 +26,7 @@ mod reload;
 mod room;
 pub mod runtime;
 mod safety;
+mod said;
 mod signals;
 pub mod status;
 mod ticking;
@@ -119,17 +120,12 @@ struct Supervisor<'a> {
     options: RunOptions,
     wake: Wakeups,
     started: DateTime<Utc>,
-    /// The text of the last `hearth.toml` that failed to parse and was flared.
-    flared_config: Option<String>,
+    /// What it has said already (problems, flares handed on, a broken config).
+    said: said::Said,
     healer: HealerState,
-    /// Flares already handed to `[flares] exec`.
-    announced: std::collections::HashSet<String>,
     /// The newest line of `state/ticks.jsonl`: read once at start-up, then
     /// kept as ticks finish, so the ledger is not re-read every tick.
     last_tick: Option<TickRecord>,
-    /// Problems with the working tree already logged (said once, not every
-    /// tick; `hearth status` lists them while they last).
-    reported: std::collections::HashSet<String>,
     /// The peers' directories watched, and how many of them were missing.
     peers_watched: (Vec<(String, PathBuf)>, usize),
     /// Pushing, line origins and packing, each on its thread.
@@ -199,11 +195,9 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         config,
         wake,
         started: now(),
-        flared_config: None,
+        said: said::Said::with_flares(flares::names(home)),
         healer,
-        announced: flares::names(home).into_iter().collect(),
         last_tick: last_recorded_tick(home),
-        reported: Default::default(),
         peers_watched: Default::default(),
         upkeep,
         disk: None,
@@ -434,7 +428,7 @@ impl Supervisor<'_> {
         ) {
             Ok(done) => {
                 for problem in done.problems {
-                    if self.reported.insert(problem.clone()) {
+                    if self.said.problem(&problem) {
                         tracing::warn!("{problem}");
                     }
                 }

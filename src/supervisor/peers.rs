@@ -267,7 +267,7 @@ impl Supervisor<'_> {
 
     /// Logs a problem once (`hearth status` finds the lasting ones itself).
     fn report_once(&mut self, problem: String) {
-        if self.reported.insert(problem.clone()) {
+        if self.said.problem(&problem) {
             tracing::warn!("{problem}");
         }
     }

@@ -28,13 +28,13 @@ impl Supervisor<'_> {
                         super::metrics::Textfile::open(self.home, &config.metrics.textfile);
                 }
                 self.config = config;
-                self.flared_config = None;
+                self.said.config_parses();
                 // A peer added (or removed) is watched from now on.
                 self.watch_peers();
             }
             Err(e) => {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
-                if self.flared_config.as_deref() == Some(text.as_str()) {
+                if !self.said.broken_config(&text) {
                     return;
                 }
                 tracing::error!("{e}; keeping the last good configuration");
@@ -48,7 +48,6 @@ impl Supervisor<'_> {
                     Ok(rel) => tracing::warn!("flare: {rel}"),
                     Err(e) => tracing::error!("could not write the config flare: {e}"),
                 }
-                self.flared_config = Some(text);
             }
         }
     }

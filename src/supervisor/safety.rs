@@ -96,7 +96,7 @@ impl Supervisor<'_> {
                 "[flares] exec = {exec:?} is not trusted as it is now; it will not run until \
                  you check it and run `hearth trust`"
             );
-            if self.reported.insert(problem.clone()) {
+            if self.said.problem(&problem) {
                 tracing::warn!("{problem}");
                 let flare = Letter::flare("tools", "[flares] exec is not trusted", problem);
                 if let Err(e) = outbox::post(self.home, &flare, self.options.clock.now()) {
@@ -105,7 +105,7 @@ impl Supervisor<'_> {
             }
         }
         for name in flares::names(self.home) {
-            if self.announced.insert(name.clone()) && trusted {
+            if self.said.flare(&name) && trusted {
                 flares::announce(&exec, &self.home.outbox_dir().join(name));
             }
         }

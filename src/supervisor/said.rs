@@ -1,0 +1,67 @@
+//! What the supervisor has said already, so it says each thing once: the
+//! problems it logged (a file it cannot commit, an untrusted command), the
+//! flares it handed to `[flares] exec`, and the broken `hearth.toml` it
+//! flared. `hearth status` lists lasting problems itself; this only keeps
+//! the log and the outbox from repeating them every tick.
+
+use std::collections::HashSet;
+
+#[derive(Default)]
+pub(super) struct Said {
+    problems: HashSet<String>,
+    announced: HashSet<String>,
+    broken_config: Option<String>,
+}
+
+impl Said {
+    /// Flares that were in the outbox before the supervisor started are
+    /// not announced again.
+    pub(super) fn with_flares(names: impl IntoIterator<Item = String>) -> Said {
+        Said {
+            announced: names.into_iter().collect(),
+            ..Said::default()
+        }
+    }
+
+    /// Whether `problem` is new (and now said).
+    pub(super) fn problem(&mut self, problem: &str) -> bool {
+        self.problems.insert(problem.to_string())
+    }
+
+    /// Whether the flare `name` is new to `[flares] exec` (and now handed).
+    pub(super) fn flare(&mut self, name: &str) -> bool {
+        self.announced.insert(name.to_string())
+    }
+
+    /// Whether `text`, a `hearth.toml` that does not parse, is new (and now
+    /// flared): the same broken text is flared once, an edit of it again.
+    pub(super) fn broken_config(&mut self, text: &str) -> bool {
+        if self.broken_config.as_deref() == Some(text) {
+            return false;
+        }
+        self.broken_config = Some(text.to_string());
+        true
+    }
+
+    /// `hearth.toml` parses again: its next break is news.
+    pub(super) fn config_parses(&mut self) {
+        self.broken_config = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_thing_is_said_once_and_a_fixed_config_can_break_again() {
+        let mut said = Said::with_flares(["old.md".to_string()]);
+        assert!(!said.flare("old.md"), "there before the start");
+        assert!(said.flare("new.md") && !said.flare("new.md"));
+        assert!(said.problem("x") && !said.problem("x"));
+        assert!(said.broken_config("a = ") && !said.broken_config("a = "));
+        assert!(said.broken_config("a = ["), "another break is news");
+        said.config_parses();
+        assert!(said.broken_config("a = ["));
+    }
+}
