@@ -46,21 +46,68 @@ pub struct Refusal {
     /// The path as the model gave it.
     pub shown: String,
     /// Why it was refused.
-    pub reason: String,
+    pub reason: Why,
+}
+
+/// The rule a path broke.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Why {
+    /// Nothing was given.
+    #[error("the path is empty")]
+    Empty,
+    /// A newline, an escape…
+    #[error("the path holds control characters")]
+    ControlCharacters,
+    /// `..` anywhere.
+    #[error("`..` is not allowed in paths")]
+    ParentDir,
+    /// `/etc/passwd`.
+    #[error("absolute paths are not allowed; give a path inside the home, like memory/notes.md")]
+    Absolute,
+    /// The home itself could not be resolved on disk.
+    #[error("the home cannot be resolved: {0}")]
+    HomeUnresolved(String),
+    /// A symlink along the path that points nowhere.
+    #[error("it goes through a symlink that points nowhere")]
+    DanglingSymlink,
+    /// A symlink along the path that leads out of the home.
+    #[error("it goes through a symlink that leads out of the home")]
+    SymlinkOut,
+    /// A symlink along the path that leads somewhere this rule refuses.
+    #[error("it goes through a symlink, and there {0}")]
+    ThroughSymlink(Box<Why>),
+    /// `.` or nothing after resolving.
+    #[error("the path names the home itself")]
+    HomeItself,
+    /// `.git/`, `.hearth/`, `hearth.toml`, `tools/`.
+    #[error("{0} belongs to hearth and the operator")]
+    Protected(String),
+    /// A `.git` directory below the top.
+    #[error(".git directories are off limits")]
+    GitDir,
+    /// `.gitignore`, `.gitattributes`… (writes only).
+    #[error("{0} is a git control file (it could hide files from history); only the operator writes those")]
+    GitControlFile(String),
+    /// `memory/prompt.md` (writes only).
+    #[error("{0} is the operator's: you may read it, not write it")]
+    OperatorOwned(String),
+    /// Outside the tool's areas.
+    #[error("this tool may only reach {}", .0.join(", "))]
+    OutsideAreas(Vec<String>),
 }
 
 /// Resolves `raw` (as the model wrote it) to a path inside `home`, within
 /// one of `allowed`.
 pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refusal> {
-    let refuse = |reason: String| Refusal {
+    let refuse = |reason: Why| Refusal {
         shown: shown(raw),
         reason,
     };
     if raw.trim().is_empty() {
-        return Err(refuse("the path is empty".into()));
+        return Err(refuse(Why::Empty));
     }
     if raw.chars().any(char::is_control) {
-        return Err(refuse("the path holds control characters".into()));
+        return Err(refuse(Why::ControlCharacters));
     }
     let path = Path::new(raw);
     let mut parts = Vec::new();
@@ -68,11 +115,8 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
         match component {
             Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
             Component::CurDir => {}
-            Component::ParentDir => return Err(refuse("`..` is not allowed in paths".into())),
-            Component::RootDir | Component::Prefix(_) => return Err(refuse(
-                "absolute paths are not allowed; give a path inside the home, like memory/notes.md"
-                    .into(),
-            )),
+            Component::ParentDir => return Err(refuse(Why::ParentDir)),
+            Component::RootDir | Component::Prefix(_) => return Err(refuse(Why::Absolute)),
         }
     }
     check_parts(&parts, allowed).map_err(refuse)?;
@@ -84,7 +128,7 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
     let root = home
         .root()
         .canonicalize()
-        .map_err(|e| refuse(format!("the home cannot be resolved: {e}")))?;
+        .map_err(|e| refuse(Why::HomeUnresolved(e.to_string())))?;
     let mut current = root.clone();
     for part in &parts {
         current.push(part);
@@ -92,16 +136,16 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
             Ok(meta) if meta.file_type().is_symlink() => {
                 let real = current
                     .canonicalize()
-                    .map_err(|_| refuse("it goes through a symlink that points nowhere".into()))?;
-                let inside = real.strip_prefix(&root).map_err(|_| {
-                    refuse("it goes through a symlink that leads out of the home".into())
-                })?;
+                    .map_err(|_| refuse(Why::DanglingSymlink))?;
+                let inside = real
+                    .strip_prefix(&root)
+                    .map_err(|_| refuse(Why::SymlinkOut))?;
                 let real_parts: Vec<String> = inside
                     .components()
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
                     .collect();
                 check_parts(&real_parts, allowed)
-                    .map_err(|r| refuse(format!("it goes through a symlink, and there {r}")))?;
+                    .map_err(|r| refuse(Why::ThroughSymlink(Box::new(r))))?;
             }
             Ok(_) => {}
             Err(_) => break,
@@ -110,34 +154,29 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
     Ok(home.root().join(parts.join("/")))
 }
 
-fn check_parts(parts: &[String], allowed: &[Area]) -> Result<(), String> {
+fn check_parts(parts: &[String], allowed: &[Area]) -> Result<(), Why> {
     let Some(first) = parts.first() else {
-        return Err("the path names the home itself".into());
+        return Err(Why::HomeItself);
     };
     if PROTECTED.contains(&first.as_str()) {
-        return Err(format!("{first} belongs to hearth and the operator"));
+        return Err(Why::Protected(first.clone()));
     }
     if parts.iter().any(|p| p == ".git") {
-        return Err(".git directories are off limits".into());
+        return Err(Why::GitDir);
     }
     let writing = !allowed.iter().any(|a| *a != Area::Memory);
     if writing {
         if let Some(git_file) = parts.iter().find(|p| p.starts_with(".git")) {
-            return Err(format!(
-                "{git_file} is a git control file (it could hide files from history); \
-                 only the operator writes those"
-            ));
+            return Err(Why::GitControlFile(git_file.clone()));
         }
         let joined = parts.join("/");
         if OPERATOR_OWNED.contains(&joined.as_str()) {
-            return Err(format!(
-                "{joined} is the operator's: you may read it, not write it"
-            ));
+            return Err(Why::OperatorOwned(joined));
         }
     }
     if !allowed.iter().any(|a| a.dir() == first) {
-        let names: Vec<String> = allowed.iter().map(|a| format!("{}/", a.dir())).collect();
-        return Err(format!("this tool may only reach {}", names.join(", ")));
+        let names = allowed.iter().map(|a| format!("{}/", a.dir())).collect();
+        return Err(Why::OutsideAreas(names));
     }
     Ok(())
 }
