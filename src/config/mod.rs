@@ -16,7 +16,8 @@ mod model;
 pub mod prices;
 mod validate;
 
-use validate::{line_of_key, Invalid};
+pub(crate) use validate::line_of_key;
+use validate::Invalid;
 
 pub use git::GitConfig;
 pub use model::{ModelConfig, ProviderKind, RerankConfig};

@@ -92,8 +92,9 @@ impl Invalid {
 }
 
 /// The line `key = …` is written on under `[table]` (or `table.key` at the
-/// top), 1-based; `None` when the value is a default, not written.
-pub(super) fn line_of_key(text: &str, table: &str, key: &str) -> Option<usize> {
+/// top; with `table` empty, a top-level key or a `[key]` table), 1-based;
+/// `None` when the value is a default, not written. Any TOML file's.
+pub(crate) fn line_of_key(text: &str, table: &str, key: &str) -> Option<usize> {
     let mut current = String::new();
     let dotted = format!("{table}.{key}");
     for (i, line) in text.lines().enumerate() {
@@ -106,6 +107,9 @@ pub(super) fn line_of_key(text: &str, table: &str, key: &str) -> Option<usize> {
                 .unwrap_or("")
                 .trim()
                 .to_string();
+            if table.is_empty() && current == key {
+                return Some(i + 1);
+            }
             continue;
         }
         let Some((name, _)) = line.split_once('=') else {

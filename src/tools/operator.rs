@@ -222,57 +222,91 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
                 digest: digest(&bytes),
                 file,
             }),
-            Err(message) => problems.push(problem(None, message)),
+            Err(unusable) => problems.push(problem(
+                crate::config::line_of_key(&text, "", unusable.key()),
+                unusable.to_string(),
+            )),
         }
     }
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     (tools, problems)
 }
 
-fn check(m: Manifest, builtins: &[&str], seen: &[OperatorTool]) -> Result<Manifest, String> {
+/// Why a manifest that parses cannot be used, with the key to blame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unusable {
+    #[error("name {0:?} must be 1–64 letters, digits, `_` or `-`")]
+    Name(String),
+    #[error("a tool named {0:?} exists already")]
+    Taken(String),
+    #[error("name a command or an MCP server (mcp = [...]), not both")]
+    Both,
+    #[error("mcp must name the server's program: mcp = [\"/path/to/server\", \"arg\"]")]
+    NoServer,
+    #[error("an MCP server gives its tools' schemas: leave [parameters] out")]
+    ServerParameters,
+    #[error(
+        "command must name a program: command = [\"/path/to/program\", \"arg\"] \
+         (or mcp = [...] for an MCP server)"
+    )]
+    NoCommand,
+    #[error("description must say what the tool does, for the model")]
+    NoDescription,
+    #[error("timeout_s must be at least 1")]
+    NoTime,
+    #[error("[parameters] must be a JSON schema with type = \"object\"")]
+    NotAnObject,
+}
+
+impl Unusable {
+    /// The manifest's key the problem is at.
+    fn key(&self) -> &'static str {
+        match self {
+            Unusable::Name(_) | Unusable::Taken(_) => "name",
+            Unusable::Both | Unusable::NoServer => "mcp",
+            Unusable::ServerParameters | Unusable::NotAnObject => "parameters",
+            Unusable::NoCommand => "command",
+            Unusable::NoDescription => "description",
+            Unusable::NoTime => "timeout_s",
+        }
+    }
+}
+
+fn check(m: Manifest, builtins: &[&str], seen: &[OperatorTool]) -> Result<Manifest, Unusable> {
     let valid_name = !m.name.is_empty()
         && m.name.len() <= 64
         && m.name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !valid_name {
-        return Err(format!(
-            "name {:?} must be 1–64 letters, digits, `_` or `-`",
-            m.name
-        ));
+        return Err(Unusable::Name(m.name));
     }
     if builtins.contains(&m.name.as_str()) || seen.iter().any(|t| t.name == m.name) {
-        return Err(format!("a tool named {:?} exists already", m.name));
+        return Err(Unusable::Taken(m.name));
     }
     if !m.mcp.is_empty() {
         if !m.command.is_empty() {
-            return Err("name a command or an MCP server (mcp = [...]), not both".into());
+            return Err(Unusable::Both);
         }
         if m.mcp[0].trim().is_empty() {
-            return Err(
-                "mcp must name the server's program: mcp = [\"/path/to/server\", \"arg\"]".into(),
-            );
+            return Err(Unusable::NoServer);
         }
         if m.parameters.is_some() {
-            return Err("an MCP server gives its tools' schemas: leave [parameters] out".into());
+            return Err(Unusable::ServerParameters);
         }
     } else if m.command.is_empty() || m.command[0].trim().is_empty() {
-        return Err(
-            "command must name a program: command = [\"/path/to/program\", \"arg\"] \
-             (or mcp = [...] for an MCP server)"
-                .into(),
-        );
+        return Err(Unusable::NoCommand);
     } else if m.description.trim().is_empty() {
-        return Err("description must say what the tool does, for the model".into());
+        return Err(Unusable::NoDescription);
     }
     if m.timeout_s == 0 {
-        return Err("timeout_s must be at least 1".into());
+        return Err(Unusable::NoTime);
     }
     if m.parameters
         .as_ref()
         .is_some_and(|p| p.get("type").and_then(|t| t.as_str()) != Some("object"))
     {
-        return Err("[parameters] must be a JSON schema with type = \"object\"".into());
+        return Err(Unusable::NotAnObject);
     }
     Ok(m)
 }

@@ -100,3 +100,36 @@ fn a_corrupt_git_index_is_moved_aside_named_and_rebuilt() {
         .any(|e| e.file_name().to_string_lossy().starts_with("index.corrupt"));
     assert!(aside, "the broken index is kept beside it");
 }
+
+#[test]
+fn a_tool_manifest_that_parses_but_cannot_be_used_is_named_at_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    std::fs::create_dir_all(home.path("tools")).unwrap();
+    std::fs::write(
+        home.path("tools/slow.toml"),
+        "name = \"slow\"\ndescription = \"Waits.\"\ncommand = [\"/bin/true\"]\n\n  timeout_s = 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path("tools/odd.toml"),
+        "name = \"odd\"\ndescription = \"Odd.\"\ncommand = [\"/bin/true\"]\n\n[parameters]\ntype = \"string\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path("tools/read.toml"),
+        "name = \"read\"\ndescription = \"Mine.\"\ncommand = [\"/bin/true\"]\n",
+    )
+    .unwrap();
+    let (tools, problems) = hearth::tools::operator::load(&home, &["read", "write"]);
+    assert!(tools.is_empty(), "{tools:?}");
+    let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        said,
+        [
+            "tools/odd.toml:5: [parameters] must be a JSON schema with type = \"object\"",
+            "tools/read.toml:1: a tool named \"read\" exists already",
+            "tools/slow.toml:5: timeout_s must be at least 1",
+        ]
+    );
+}
