@@ -96,7 +96,7 @@ pub fn connect(
             Err(e) => {
                 connected
                     .problems
-                    .push(problem(&tool, format!("no runtime: {e}")));
+                    .push(problem(&tool, NotOffered::NoRuntime(e).to_string()));
                 continue;
             }
         };
@@ -113,7 +113,7 @@ pub fn connect(
                 for offered in listed {
                     match offer(&tool, offered, &taken) {
                         Ok(t) => connected.tools.push(t),
-                        Err(why) => connected.problems.push(problem(&tool, why)),
+                        Err(why) => connected.problems.push(problem(&tool, why.to_string())),
                     }
                 }
                 connected.servers.running.insert(tool.name.clone(), server);
@@ -121,7 +121,7 @@ pub fn connect(
             Err(why) => {
                 let said = tail(&stderr);
                 let why = if said.is_empty() {
-                    why
+                    why.to_string()
                 } else {
                     format!("{why} (stderr: {said})")
                 };
@@ -131,6 +131,39 @@ pub fn connect(
     }
     connected.tools.sort_by(|a, b| a.name.cmp(&b.name));
     connected
+}
+
+/// Why a server's tools are not offered, as its one line in the `tools`
+/// flare says it (after "the MCP server `ARGV`").
+#[derive(Debug, thiserror::Error)]
+enum NotOffered {
+    /// No async runtime for the MCP client.
+    #[error("no runtime: {0}")]
+    NoRuntime(std::io::Error),
+    /// The program could not be started.
+    #[error("did not start: {0}")]
+    Spawn(std::io::Error),
+    /// Started without the pipes MCP talks over.
+    #[error("did not start: no pipes")]
+    NoPipes,
+    /// The MCP handshake failed.
+    #[error("did not complete MCP's initialize: {0}")]
+    Initialize(String),
+    /// `tools/list` failed.
+    #[error("did not list its tools: {0}")]
+    List(String),
+    /// Silent past the manifest's limit.
+    #[error("did not answer within its timeout_s = {0}")]
+    Timeout(u64),
+    /// One tool's name, prefixed, is longer than providers take.
+    #[error(
+        "offers `{remote}`, whose name as `{name}` is longer than the {NAME_MAX} characters \
+         providers take: it is left out (a shorter manifest name helps)"
+    )]
+    NameTooLong { remote: String, name: String },
+    /// One tool's name, prefixed, is taken.
+    #[error("offers `{remote}`, but a tool named `{name}` exists: left out")]
+    NameTaken { remote: String, name: String },
 }
 
 fn problem(tool: &OperatorTool, message: String) -> ManifestProblem {
@@ -254,7 +287,7 @@ async fn start(
     environment: &BTreeMap<String, String>,
     dir: &Path,
     stderr: Arc<Mutex<Vec<u8>>>,
-) -> Result<Started, String> {
+) -> Result<Started, NotOffered> {
     let mut command = tokio::process::Command::new(&tool.command[0]);
     command
         .args(&tool.command[1..])
@@ -271,12 +304,12 @@ async fn start(
             command.env(name, value);
         }
     }
-    let mut child = command.spawn().map_err(|e| format!("did not start: {e}"))?;
+    let mut child = command.spawn().map_err(NotOffered::Spawn)?;
     let pgid = child.id().map(|id| id as i32);
     let (Some(stdin), Some(stdout), Some(mut err)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err("did not start: no pipes".into());
+        return Err(NotOffered::NoPipes);
     };
     tokio::spawn(async move {
         let mut buf = [0u8; 4096];
@@ -295,16 +328,16 @@ async fn start(
         let _ = child.wait().await;
     });
     let handshake = async {
-        let service = ()
-            .serve((stdout, stdin))
-            .await
-            .map_err(|e| format!("did not complete MCP's initialize: {e}"))?;
+        let service =
+            ().serve((stdout, stdin))
+                .await
+                .map_err(|e| NotOffered::Initialize(e.to_string()))?;
         let listed = service
             .peer()
             .list_all_tools()
             .await
-            .map_err(|e| format!("did not list its tools: {e}"))?;
-        Ok::<_, String>((service, listed))
+            .map_err(|e| NotOffered::List(e.to_string()))?;
+        Ok::<_, NotOffered>((service, listed))
     };
     let kill = || {
         if let Some(pgid) = pgid {
@@ -319,10 +352,7 @@ async fn start(
         }
         Err(_) => {
             kill();
-            Err(format!(
-                "did not answer within its timeout_s = {}",
-                tool.timeout.as_secs()
-            ))
+            Err(NotOffered::Timeout(tool.timeout.as_secs()))
         }
     }
 }
@@ -334,7 +364,7 @@ fn offer(
     server: &OperatorTool,
     offered: rmcp::model::Tool,
     taken: &[String],
-) -> Result<OperatorTool, String> {
+) -> Result<OperatorTool, NotOffered> {
     let remote = offered.name.to_string();
     let name: String = format!("{}__{remote}", server.name)
         .chars()
@@ -347,15 +377,10 @@ fn offer(
         })
         .collect();
     if name.len() > NAME_MAX {
-        return Err(format!(
-            "offers `{remote}`, whose name as `{name}` is longer than the {NAME_MAX} characters \
-             providers take: it is left out (a shorter manifest name helps)"
-        ));
+        return Err(NotOffered::NameTooLong { remote, name });
     }
     if taken.contains(&name) {
-        return Err(format!(
-            "offers `{remote}`, but a tool named `{name}` exists: left out"
-        ));
+        return Err(NotOffered::NameTaken { remote, name });
     }
     let mut parameters = Value::Object((*offered.input_schema).clone());
     if parameters.get("type").is_none() {
