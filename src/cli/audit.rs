@@ -1,12 +1,10 @@
 //! `hearth audit [--json] [--strict]`: is the identity still loading cleanly?
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use hearth::boot::drift;
 use hearth::config::Config;
 use hearth::supervisor::status::cache_warning;
-use hearth::tools::taint;
 
 use super::{CommandError, Env, Exit};
 
@@ -29,7 +27,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Config::default()
     });
     let audit = drift::audit(&home, &config.boot);
-    let outside = outside_lines(&home, &config);
+    let outside = hearth::tick::provenance::outside_lines(&home, &config);
     // The prompt and the identity layer go into every request: if they
     // alone do not fit the model's context window, no tick can run.
     let window = config.context_window();
@@ -109,62 +107,6 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             Exit::Success
         },
     )
-}
-
-/// Identity-class lines that came from an exchange which had read content
-/// from outside (its ledger line, or the accepted proposal, says so), and
-/// lines that read like planted rules.
-fn outside_lines(home: &hearth::home::Home, config: &Config) -> Vec<taint::Finding> {
-    let ledger = hearth::tick::ledger::Ledger::read_all(&home.ticks_path()).ok();
-    let tainted_ticks: BTreeMap<u64, Vec<String>> = ledger
-        .iter()
-        .flat_map(|l| &l.records)
-        .filter(|r| !r.tainted_by.is_empty())
-        .map(|r| (r.tick, r.tainted_by.clone()))
-        .collect();
-    let tainted_proposals: BTreeMap<u64, Vec<String>> = hearth::proposals::list(home)
-        .unwrap_or_else(|e| {
-            tracing::warn!("{e}; lines from accepted proposals are not traced");
-            Vec::new()
-        })
-        .into_iter()
-        .filter(|p| !p.tainted_by.is_empty())
-        .map(|p| (p.n, p.tainted_by))
-        .collect();
-    let repo = hearth::repo::Repo::open(home.root()).ok();
-    let mut found = Vec::new();
-    let memory = home.path(hearth::home::layout::rel::MEMORY);
-    let mut files: Vec<_> = walkdir::WalkDir::new(&memory)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "md"))
-        .map(|e| e.into_path())
-        .collect();
-    files.sort();
-    for path in files {
-        let rel = home.relative(&path);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if !taint::identity_class(&rel, Some(&text), &text, &config.brake.must_read) {
-            continue;
-        }
-        let mut origins = repo
-            .as_ref()
-            .map(|r| r.line_origins(&rel))
-            .unwrap_or_default();
-        if origins.len() != text.lines().count() {
-            origins.clear(); // edited since HEAD: the lines no longer line up
-        }
-        found.extend(taint::audit_lines(
-            &rel,
-            &text,
-            &origins,
-            &tainted_ticks,
-            &tainted_proposals,
-        ));
-    }
-    found
 }
 
 fn print_human(audit: &drift::Audit) -> Result<(), CommandError> {

@@ -15,6 +15,7 @@ pub mod hooks;
 pub mod ledger;
 mod preflight;
 pub mod prepare;
+pub mod provenance;
 mod settle;
 pub mod spend;
 

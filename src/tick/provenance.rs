@@ -1,0 +1,70 @@
+//! Where the identity's lines came from, for `hearth audit`: a line of an
+//! identity-class memory written by an exchange that had read content from
+//! outside (its ledger line, or the accepted proposal, names the source),
+//! or a line that reads like a planted rule. The ledger is the tick's, so
+//! the trace lives beside it.
+
+use std::collections::BTreeMap;
+
+use super::ledger::Ledger;
+use crate::config::Config;
+use crate::home::layout::rel;
+use crate::home::Home;
+use crate::repo::Repo;
+use crate::tools::taint;
+
+/// Identity-class lines that came from an exchange which had read content
+/// from outside (its ledger line, or the accepted proposal, says so), and
+/// lines that read like planted rules.
+pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
+    let ledger = Ledger::read_all(&home.ticks_path()).ok();
+    let tainted_ticks: BTreeMap<u64, Vec<String>> = ledger
+        .iter()
+        .flat_map(|l| &l.records)
+        .filter(|r| !r.tainted_by.is_empty())
+        .map(|r| (r.tick, r.tainted_by.clone()))
+        .collect();
+    let tainted_proposals: BTreeMap<u64, Vec<String>> = crate::proposals::list(home)
+        .unwrap_or_else(|e| {
+            tracing::warn!("{e}; lines from accepted proposals are not traced");
+            Vec::new()
+        })
+        .into_iter()
+        .filter(|p| !p.tainted_by.is_empty())
+        .map(|p| (p.n, p.tainted_by))
+        .collect();
+    let repo = Repo::open(home.root()).ok();
+    let mut found = Vec::new();
+    let memory = home.path(rel::MEMORY);
+    let mut files: Vec<_> = walkdir::WalkDir::new(&memory)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    for path in files {
+        let rel = home.relative(&path);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if !taint::identity_class(&rel, Some(&text), &text, &config.brake.must_read) {
+            continue;
+        }
+        let mut origins = repo
+            .as_ref()
+            .map(|r| r.line_origins(&rel))
+            .unwrap_or_default();
+        if origins.len() != text.lines().count() {
+            origins.clear(); // edited since HEAD: the lines no longer line up
+        }
+        found.extend(taint::audit_lines(
+            &rel,
+            &text,
+            &origins,
+            &tainted_ticks,
+            &tainted_proposals,
+        ));
+    }
+    found
+}
