@@ -97,25 +97,33 @@ fn a_full_context_window_archives_old_turns_once_then_is_a_context_insufficiency
         .contains("model_context_window_exceeded"));
 
     // The API's 400 ("prompt is too long") takes the same road.
-    let too_long = Failure {
+    let mut s = step(3, 8);
+    assert_eq!(s.next(Turn::Failed(too_long())).then, Then::Shrink);
+    let last = s.next(Turn::Failed(too_long()));
+    assert_eq!(last, stop(vec![too_long()], vec![]));
+}
+
+/// The API's 400 for a conversation its context window cannot hold.
+fn too_long() -> Failure {
+    Failure {
         kind: FailureKind::Context,
         detail: "prompt is too long".into(),
         outage: false,
         fix: None,
-    };
-    let mut s = step(3, 8);
-    assert_eq!(s.next(Turn::Failed(too_long.clone())).then, Then::Shrink);
-    let last = s.next(Turn::Failed(too_long.clone()));
-    assert_eq!(last, stop(vec![too_long], vec![]));
+    }
+}
+
+/// A step for a door that does not own its conversation (an ask).
+fn asking() -> Step {
+    Step::new(Limits {
+        shrinks: false,
+        ..step(3, 8).limits
+    })
 }
 
 #[test]
 fn an_ask_cannot_shrink_a_conversation_it_does_not_own_so_an_overflow_ends_it() {
-    let mut s = Step::new(Limits {
-        shrinks: false,
-        ..step(3, 8).limits
-    });
-    let over = s.next(stopped(
+    let over = asking().next(stopped(
         Stop::Overflowed,
         "model_context_window_exceeded",
         &[],
@@ -123,17 +131,7 @@ fn an_ask_cannot_shrink_a_conversation_it_does_not_own_so_an_overflow_ends_it() 
     assert_eq!((over.keep, over.then), (false, Then::Stop));
     assert_eq!(over.failures[0].kind, FailureKind::Context);
     assert!(over.failures[0].detail.contains("ask with less attached"));
-    let too_long = Failure {
-        kind: FailureKind::Context,
-        detail: "prompt is too long".into(),
-        outage: false,
-        fix: None,
-    };
-    let mut s = Step::new(Limits {
-        shrinks: false,
-        ..step(3, 8).limits
-    });
-    let over = s.next(Turn::Failed(too_long));
+    let over = asking().next(Turn::Failed(too_long()));
     assert_eq!(over.then, Then::Stop);
     assert!(over.failures[0].detail.contains("ask with less attached"));
 }
