@@ -16,6 +16,9 @@ pub fn io_hint(error: &io::Error, path: &Path) -> String {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .display();
+    // `git -C DIR log -- NAME` finds the home's repository from the file's
+    // own folder, wherever the command is run from.
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
     match error.kind() {
         ErrorKind::PermissionDenied => format!(
             "the user hearth runs as may not use {shown}: run hearth as the home's owner \
@@ -23,8 +26,8 @@ pub fn io_hint(error: &io::Error, path: &Path) -> String {
         ),
         ErrorKind::NotFound => format!(
             "{shown} (or a folder above it) is gone: restore it from history \
-             (`git log -- {shown}`), or run `hearth init HOME` to recreate a home's folders \
-             (it keeps every file)"
+             (`git -C {parent} log -- {name}`), or run `hearth init HOME` to recreate a \
+             home's folders (it keeps every file)"
         ),
         ErrorKind::StorageFull | ErrorKind::QuotaExceeded => format!(
             "the disk holding {shown} is full: free space (`df -h {parent}`); the old file \
@@ -42,7 +45,7 @@ pub fn io_hint(error: &io::Error, path: &Path) -> String {
         }
         ErrorKind::InvalidData => format!(
             "{shown} is not what hearth expects (not UTF-8?): fix it by hand, or restore it \
-             from history (`git log -p -- {shown}`)"
+             from history (`git -C {parent} log -p -- {name}`)"
         ),
         _ => format!(
             "check {shown} (`ls -l {parent}`) and the disk it is on (`df -h {parent}`); the \
@@ -78,7 +81,7 @@ mod tests {
         let path = Path::new("/h/inbox/x.md");
         let hint = |kind| io_hint(&io::Error::from(kind), path);
         assert!(hint(ErrorKind::PermissionDenied).contains("home's owner"));
-        assert!(hint(ErrorKind::NotFound).contains("hearth init"));
+        assert!(hint(ErrorKind::NotFound).contains("git -C /h/inbox log -- x.md"));
         assert!(hint(ErrorKind::StorageFull).contains("df -h /h/inbox"));
         assert!(hint(ErrorKind::ReadOnlyFilesystem).contains("read-write"));
         assert!(hint(ErrorKind::NotADirectory).contains("move it aside"));
