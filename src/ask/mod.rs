@@ -163,10 +163,7 @@ pub fn ask(
     // Held until the ask's commit (the end of this function): a supervisor
     // meanwhile does not take what the tools write, or the question line
     // already written, for hand edits.
-    let _writing = AskLock::acquire(home).map_err(|e| ExchangeError::Io {
-        context: "taking the ask lock".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    let _writing = AskLock::acquire(home).map_err(ExchangeError::from)?;
     // An ask killed before now (its process is gone) is finished first:
     // its writes are its own, not the operator's.
     journal::finish(home, journal::Whose::Gone, "its process was gone", now);
@@ -393,10 +390,7 @@ fn exchange(
     // The answer line and the commit under one hold of the commit lock, so
     // a supervisor committing hand edits meanwhile cannot take the answer
     // into its own commit and leave the ask none.
-    let lock = CommitLock::acquire(home).map_err(|e| ExchangeError::Io {
-        context: "taking the commit lock".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    let lock = CommitLock::acquire(home).map_err(ExchangeError::from)?;
     sessions::append(home, &answer_line).map_err(ExchangeError::from)?;
     commit(home, &question.text, &changed, now, lock, &journal.borrow())?;
     Ok(Asked {
@@ -422,21 +416,14 @@ fn commit(
     _lock: CommitLock,
     journal: &journal::Journal,
 ) -> Result<(), ExchangeError> {
-    let repo = Repo::open(home.root()).map_err(|e| ExchangeError::Io {
-        context: "committing the ask".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    let repo = Repo::open(home.root())?;
     let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
     repo.commit(
         &specs,
         &Identity::hearth(),
         &format!("ask: {}", shorten(question)),
         now,
-    )
-    .map_err(|e| ExchangeError::Io {
-        context: "committing the ask".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    )?;
     // Under the commit lock still: no one finishes it as interrupted.
     journal.end(home);
     Ok(())

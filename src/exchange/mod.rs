@@ -41,6 +41,12 @@ pub enum ExchangeError {
     /// The inbox or outbox failed.
     #[error(transparent)]
     Mailbox(#[from] crate::mailbox::MailboxError),
+    /// A lock (the ask's, the commit's) could not be taken.
+    #[error(transparent)]
+    Lock(#[from] crate::home::lock::LockError),
+    /// git failed (the ask's commit).
+    #[error(transparent)]
+    Repo(#[from] crate::repo::RepoError),
     /// Another file operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -59,6 +65,8 @@ impl ExchangeError {
             ExchangeError::Conversation(e) => e.hint(),
             ExchangeError::Write(e) => e.hint(),
             ExchangeError::Mailbox(e) => e.hint(),
+            ExchangeError::Lock(e) => e.hint(),
+            ExchangeError::Repo(e) => e.hint(),
             ExchangeError::Io { source, .. } => crate::io_hint::kind_hint(source),
         }
     }
