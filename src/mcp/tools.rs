@@ -357,7 +357,7 @@ fn ask(doors: &Doors, a: AskArgs) -> Result<Reply, Refusal> {
         doors.clock.now(),
         &mut |_| {},
     )
-    .map_err(|e| Refusal::new(format!("ask: {e}"), None))?;
+    .map_err(|e| Refusal::new(format!("ask: {e}"), Some(e.hint())))?;
     if !asked.complete {
         return Err(Refusal::new(
             format!(
