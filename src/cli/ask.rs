@@ -67,11 +67,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         }
     };
     interrupt_commits_what_was_written(&home, env.clock);
-    let asked =
-        ask::ask(&home, &config, &question, env.clock.now(), &mut on_text).map_err(|e| {
-            let hint = e.hint();
-            CommandError::new(e, hint)
-        })?;
+    let asked = ask::ask(&home, &config, &question, env.clock.now(), &mut on_text)?;
     if json {
         outln!(
             "{}",

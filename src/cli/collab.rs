@@ -242,11 +242,7 @@ fn show(
     slug: &str,
     json: bool,
 ) -> Result<Exit, CommandError> {
-    let Some(mut c) = store::load(home, slug).map_err(|e| {
-        let hint = e.hint();
-        CommandError::new(e, hint)
-    })?
-    else {
+    let Some(mut c) = store::load(home, slug)? else {
         return Err(not_found(slug));
     };
     collab::commits::fill(home, &collab::own_name(home), peers, &mut c);

@@ -118,6 +118,8 @@ with_hint!(
     hearth::recall::IndexError,
     hearth::conversation::store::ConversationError,
     hearth::clock::ClockError,
+    hearth::ask::AskError,
+    hearth::collab::store::RecordError,
 );
 
 /// An I/O error that reached a command without a path: its kind's hint.

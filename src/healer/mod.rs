@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::atomic;
 use crate::config::HealerConfig;
+use crate::exchange::give_back::{self, Moment};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
@@ -224,12 +225,11 @@ pub fn plan(home: &Home, repo: &Repo, state: &HealerState) -> Result<HealPlan, H
             }
         }
     }
-    let mut requeue = Vec::new();
     // What each failed tick still lists: a tick that did not finish gave
     // its messages back when it ended, and its line forgot them.
-    let healed = crate::exchange::give_back::rule(crate::exchange::give_back::Moment::Healed, None);
-    for failed in state.streak.iter().filter(|_| healed.is_some()) {
-        for archived in &failed.inbox {
+    let mut requeue = Vec::new();
+    if give_back::rule(Moment::Healed, None).is_some() {
+        for archived in state.streak.iter().flat_map(|failed| &failed.inbox) {
             if home.root().join(archived).is_file() {
                 let name = archived.rsplit('/').next().unwrap_or(archived);
                 requeue.push((archived.clone(), format!("inbox/{name}")));

@@ -272,15 +272,18 @@ impl ModelError {
                 "export {variable}=… in the supervisor's environment (for systemd: /etc/hearth/env), \
                  or name another variable with [model] api_key_env"
             ),
-            _ if self.fix().is_some() => self.fix().unwrap_or_default(),
+            // A refused key or a wrong address is a setting to fix; the
+            // rest is an outage.
             ModelError::Http { .. }
             | ModelError::Connect { .. }
             | ModelError::Timeout(_)
             | ModelError::Stream(_)
-            | ModelError::Dropped(_) => "an outage of the model API: hearth retries, waits and \
-                 keeps every message meanwhile; `hearth status` shows since when, and `hearth \
-                 recall` still answers from memory"
-                .into(),
+            | ModelError::Dropped(_) => self.fix().unwrap_or_else(|| {
+                "an outage of the model API: hearth retries, waits and keeps every message \
+                 meanwhile; `hearth status` shows since when, and `hearth recall` still \
+                 answers from memory"
+                    .into()
+            }),
             ModelError::Malformed(_) | ModelError::Call(_) => "the model's answer is in the \
                  tick's log (`hearth status`); a smaller or local model may need [model] \
                  max_tokens raised, or another model"

@@ -97,25 +97,26 @@ pub fn expansion(
     if hop.terms == 0 || seen.is_empty() {
         return Vec::new();
     }
-    // In how many of the first stage's blocks each term appears.
+    // Each block's distinct terms, and in how many blocks each term appears.
+    let distinct: Vec<Vec<&str>> = seen
+        .iter()
+        .map(|block| {
+            let mut once: Vec<&str> = block.terms.split(' ').filter(|t| !t.is_empty()).collect();
+            once.sort_unstable();
+            once.dedup();
+            once
+        })
+        .collect();
     let mut spread: HashMap<&str, usize> = HashMap::new();
-    for block in seen {
-        let mut once: Vec<&str> = block.terms.split(' ').filter(|t| !t.is_empty()).collect();
-        once.sort_unstable();
-        once.dedup();
-        for term in once {
-            *spread.entry(term).or_default() += 1;
-        }
+    for term in distinct.iter().flatten() {
+        *spread.entry(term).or_default() += 1;
     }
     let common = seen.len().div_ceil(2).max(2);
     let top = seen[0].score.max(f32::MIN_POSITIVE);
     let mut scored: HashMap<&str, f32> = HashMap::new();
-    for block in seen.iter().take(hop.from) {
+    for (block, once) in seen.iter().zip(&distinct).take(hop.from) {
         let rank_weight = block.score / top;
-        let mut once: Vec<&str> = block.terms.split(' ').filter(|t| !t.is_empty()).collect();
-        once.sort_unstable();
-        once.dedup();
-        for term in once {
+        for &term in once {
             if question.contains(&term)
                 || spread.get(term).copied().unwrap_or(0) > common
                 || term.chars().all(|c| c.is_ascii_digit())

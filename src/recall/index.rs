@@ -298,8 +298,11 @@ impl RecallIndex {
         };
         let first = self.stage(&question, &[], pool)?;
         let hop = self.weights.hop;
-        let scores: Vec<f32> = first.iter().map(|h| h.score).collect();
-        let hits = if hop.terms == 0 || hop::confident(&scores, &hop) {
+        let sure = || {
+            let scores: Vec<f32> = first.iter().map(|h| h.score).collect();
+            hop::confident(&scores, &hop)
+        };
+        let hits = if hop.terms == 0 || sure() {
             first
         } else {
             let terms: Vec<String> = first
