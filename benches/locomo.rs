@@ -257,16 +257,33 @@ fn main() {
         }
     }
 
-    println!("\nsubject weight (frac@5 / frac@20, overall and per category):");
-    for subject in [0.0, 0.5, 0.8, 1.0, 2.0] {
+    println!(
+        "\nsubject weight, every question alike (frac@5 / frac@20, overall and per category):"
+    );
+    for subject in [0.0, 0.5, 0.8, 1.0, 2.0, 4.0] {
         let run = evaluate(
             &mut conversations,
             Weights {
                 subject,
+                list_subject: subject,
                 ..Weights::default()
             },
         );
         println!("{}", grid_line(&format!("subject {subject}"), &run));
+    }
+    println!("\nsubject weight for questions that ask for a list (the others 0.8):");
+    for list_subject in [0.8, 2.0, 3.0, 4.0, 6.0] {
+        let run = evaluate(
+            &mut conversations,
+            Weights {
+                list_subject,
+                ..Weights::default()
+            },
+        );
+        println!(
+            "{}",
+            grid_line(&format!("list subject {list_subject}"), &run)
+        );
     }
 
     let run = evaluate(&mut conversations, Weights::default());
@@ -306,7 +323,21 @@ fn main() {
             &mut conversations,
             Weights {
                 subject: 0.0,
+                list_subject: 0.0,
                 coherence: 1.0,
+                ..Weights::default()
+            },
+        )),
+        "",
+    );
+    print_peer(
+        &run,
+        "hearth with one subject weight for every question (0.8; lists not told apart)",
+        "one subject",
+        Some(evaluate(
+            &mut conversations,
+            Weights {
+                list_subject: 0.8,
                 ..Weights::default()
             },
         )),
@@ -328,8 +359,9 @@ fn main() {
     );
 }
 
-/// Tuning: `HOP_GRID="subject,terms,from,weight,confident …"` runs each
-/// setting (the subject weight, then the second hop's [`Hop`]) and prints
+/// Tuning: `HOP_GRID="subject,terms,from,weight,confident[,list] …"` runs
+/// each setting (the subject weight, the second hop's [`Hop`], and the
+/// subject weight for list questions, the first if left out) and prints
 /// one line each, instead of the whole report.
 ///
 /// [`Hop`]: hearth::recall::hop::Hop
@@ -344,6 +376,7 @@ fn hop_grid(conversations: &mut [Conversation], grid: &str) {
                 weight: v[3],
                 confident: v[4],
             },
+            list_subject: v.get(5).copied().unwrap_or(v[0]),
             ..Weights::default()
         };
         let run = evaluate(conversations, weights);

@@ -8,8 +8,8 @@
 //!
 //! Off by default ([`Hop::OFF`]): on the LoCoMo development set it moved no
 //! category beyond noise (best setting, 2 names from the top 3 at weight
-//! 0.1: overall frac@5 67.1 → 67.1, multi-hop 27.8 → 28.4, adversarial
-//! 77.2 → 76.8) and doubled a warm query's time; following every rare
+//! 0.1: overall frac@5 68.1 → 67.9, multi-hop 30.8 → 31.0, adversarial
+//! 76.4 → 75.9) and doubled a warm query's time; following every rare
 //! word instead of names (pseudo-relevance feedback) lost 1–3 points in
 //! every category. That set's multi-hop questions are lists gathered
 //! across sessions ("what activities does Melanie partake in?" — pottery,

@@ -8,6 +8,7 @@ pub mod hop;
 pub mod index;
 mod manifest;
 pub mod rerank;
+pub mod shape;
 mod units;
 mod update;
 

@@ -174,3 +174,58 @@ fn a_line_a_person_speaks_ranks_above_a_line_that_only_names_them() {
         "without the label's weight the shorter line that names her wins"
     );
 }
+
+#[test]
+fn a_question_that_asks_for_a_list_gathers_what_its_person_said_across_files() {
+    use hearth::recall::index::{RecallIndex, Weights};
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    let week = |n: usize, lines: &[&str]| {
+        std::fs::write(
+            home.path(&format!("memory/week{n}.md")),
+            format!("# Week {n}\n\n{}\n", lines.join("\n\n")),
+        )
+        .unwrap();
+    };
+    week(
+        1,
+        &[
+            "Tom: so many hobbies these days, Ingrid, I can't keep up with my hobbies.",
+            "Ingrid: pottery on Tuesdays keeps me sane.",
+            "Tom: the ferry was late again.",
+        ],
+    );
+    week(
+        2,
+        &[
+            "Tom: the harbour smelled of diesel.",
+            "Ingrid: went sailing with my brother on Sunday.",
+            "Tom: hobbies cost money, Ingrid.",
+        ],
+    );
+    week(3, &["Tom: rain all week.", "Tom: the gulls are back."]);
+    let mut index = RecallIndex::open(&home).unwrap();
+    index.reconcile(&home).unwrap();
+    let top = |index: &RecallIndex| -> Vec<String> {
+        index
+            .search("What hobbies does Ingrid have?", 2)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.text)
+            .collect()
+    };
+    let found = top(&index);
+    assert!(
+        found.iter().all(|t| t.starts_with("Ingrid:")),
+        "her own lines, from two files: {found:?}"
+    );
+    index.weights = Weights {
+        list_subject: Weights::default().subject,
+        ..Weights::default()
+    };
+    let found = top(&index);
+    assert!(
+        found.iter().any(|t| t.starts_with("Tom:")),
+        "with one subject weight for every question the lines that repeat the word win: {found:?}"
+    );
+}
