@@ -21,9 +21,9 @@ use super::shape::{self, Shape};
 use super::IndexError;
 use crate::home::Home;
 
-/// Field weights against the body's 1.0. Tuned globally on the LoCoMo
+/// Field weights against the body's 1.0. Tuned once on the LoCoMo
 /// development set (`cargo bench --bench locomo` prints the grid), never
-/// per question.
+/// per memory; the only choice made per question is its [`Shape`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
     /// Weight of the heading's terms.
