@@ -310,8 +310,7 @@ impl RecallIndex {
             Shape::List => self.weights.list_subject,
             Shape::One => self.weights.subject,
         };
-        let coherence = self.weights.coherence;
-        let pool = if coherence > 1.0 {
+        let pool = if self.weights.coherence > 1.0 {
             limit.max(1) * COHERENCE_POOL
         } else {
             limit.max(1)
@@ -353,7 +352,7 @@ impl RecallIndex {
                 self.stage(&question, &extra, pool, subject)?
             }
         };
-        Ok(coherent(hits, coherence, limit.max(1)))
+        Ok(coherent(hits, self.weights.coherence, limit.max(1)))
     }
 
     /// One BM25 query: the question's terms, and `extra` terms weighted by
