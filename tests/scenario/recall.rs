@@ -215,6 +215,7 @@ fn a_question_that_asks_for_a_list_gathers_what_its_person_said_across_files() {
             .collect()
     };
     let found = top(&index);
+    assert_eq!(found.len(), 2, "{found:?}");
     assert!(
         found.iter().all(|t| t.starts_with("Ingrid:")),
         "her own lines, from two files: {found:?}"
