@@ -53,6 +53,7 @@ fn conversation(turns: usize) -> Vec<Message> {
             )
         };
         messages.push(Message {
+            outside: Vec::new(),
             role: Role::Assistant,
             content: vec![Block::ToolUse {
                 id: format!("t{i}"),
@@ -61,6 +62,7 @@ fn conversation(turns: usize) -> Vec<Message> {
             }],
         });
         messages.push(Message {
+            outside: Vec::new(),
             role: Role::User,
             content: vec![Block::ToolResult {
                 tool_use_id: format!("t{i}"),

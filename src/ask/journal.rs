@@ -46,6 +46,10 @@ pub struct Journal {
     /// The provider asked (`offline`, `anthropic`…).
     #[serde(default)]
     pub provider: String,
+    /// What the ask carried from outside so far (`tools::taint`): its
+    /// commit says so, even when the ask was cut short.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<String>,
 }
 
 impl crate::json_file::JsonFile for Journal {
@@ -126,10 +130,14 @@ impl crate::exchange::door::Record for Journaled<'_, '_> {
         effects: &crate::tools::Effects,
     ) {
         let usage = (report.usage.input_tokens, report.usage.output_tokens);
-        let recorded =
-            self.journal
-                .borrow_mut()
-                .record(self.home, &effects.touched, usage, report.cost_usd);
+        let mut journal = self.journal.borrow_mut();
+        let recorded = if effects.tainted_by.len() > journal.outside.len() {
+            journal.outside = effects.tainted_by.clone();
+            journal.save(self.home)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| journal.record(self.home, &effects.touched, usage, report.cost_usd));
         if let Err(e) = recorded {
             tracing::warn!("{e}");
         }
@@ -246,6 +254,7 @@ fn finish_one(
                 usage: Some(journal.usage),
                 cost_usd: journal.cost_usd,
                 provider: journal.provider.clone(),
+                outside: journal.outside.clone(),
                 ..Line::default()
             },
         )?;
@@ -256,9 +265,10 @@ fn finish_one(
     }
     paths.extend(journal.touched.iter().map(String::as_str));
     let subject = format!("ask (interrupted): {}", super::shorten(&journal.question));
-    let message = format!(
+    let mut message = format!(
         "{subject}\n\nThe ask was cut short ({why}); what it wrote until then is its own.\n"
     );
+    super::outside_trailers(&mut message, &journal.outside);
     repo.commit(&paths, &Identity::hearth(), &message, now)?;
     Ok(subject)
 }
@@ -270,6 +280,7 @@ mod tests {
 
     fn journal(id: &str, pid: u32) -> Journal {
         Journal {
+            outside: Vec::new(),
             id: id.into(),
             pid,
             question: "note this".into(),

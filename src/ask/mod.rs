@@ -53,6 +53,9 @@ pub struct Question {
     pub attachment: Option<Attachment>,
     /// Offer only the tools that do not write.
     pub read_only: bool,
+    /// The operator said on the command line that piped stdin is their
+    /// own words (`--stdin-is-mine`); else it is outside content.
+    pub stdin_is_mine: bool,
     /// The provider's key, read by the caller.
     pub api_key: Option<String>,
     /// The caller's environment, for operator tools' allow-lists.
@@ -141,7 +144,10 @@ pub fn ask(
     // Warm from the supervisor's snapshot when nothing under memory/
     // changed since; else assembled (and kept for the next ask).
     let (system, boot_required) = boot::snapshot::system_and_required(home, &config.boot);
-    let exchanges = sessions::exchanges(&lines);
+    // Hot memory is the operator's: exchanges that carried outside words
+    // stay out (recall can still find them, which taints).
+    let exchanges = clean(sessions::exchanges(&lines));
+    let outside = outside_at_start(question);
     let tier = classify(&question.text);
     // Only the knowledge tier puts recall in front of the model; the
     // offline provider answers from it whatever the tier. Otherwise it is
@@ -179,6 +185,7 @@ pub fn ask(
             usage: (0, 0),
             cost_usd: 0.0,
             provider: config.model.provider.as_str().into(),
+            outside: outside.clone(),
         },
     )
     .map_err(ExchangeError::from)?;
@@ -197,6 +204,7 @@ pub fn ask(
             recall,
             user_text,
             tokens,
+            outside,
         },
     );
     if let Err(e) = &asked {
@@ -216,6 +224,52 @@ struct Asking {
     recall: Vec<(String, String)>,
     user_text: String,
     tokens: BTreeMap<String, u64>,
+    outside: Vec<String>,
+}
+
+/// Exchanges with no outside words in them.
+fn clean(exchanges: Vec<sessions::Exchange>) -> Vec<sessions::Exchange> {
+    exchanges
+        .into_iter()
+        .filter(|x| x.outside.is_empty())
+        .collect()
+}
+
+/// What the ask carries from outside before anything is read: piped
+/// stdin, unless the operator said it is theirs (`curl … | hearth ask`
+/// is a stranger's page, and mail piped in names its sender).
+fn outside_at_start(question: &Question) -> Vec<String> {
+    let Some(attachment) = question
+        .attachment
+        .as_ref()
+        .filter(|_| !question.stdin_is_mine)
+    else {
+        return Vec::new();
+    };
+    let source = match tools::taint::inbox_sender(&attachment.text) {
+        Some(who) => format!("piped stdin of `hearth ask` (from {who})"),
+        None => "piped stdin of `hearth ask` (not vouched for: --stdin-is-mine)".into(),
+    };
+    vec![source]
+}
+
+/// Appends a `Hearth-Outside` trailer per source to a commit message.
+pub(crate) fn outside_trailers(message: &mut String, sources: &[String]) {
+    if sources.is_empty() {
+        return;
+    }
+    if !message.ends_with("\n\n") {
+        message.push_str(if message.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        });
+    }
+    for source in sources {
+        message.push_str(crate::repo::OUTSIDE_TRAILER);
+        message.push_str(&tools::taint::origin::bounded(source));
+        message.push('\n');
+    }
 }
 
 /// The exchange itself, from the question line to the commit.
@@ -236,6 +290,7 @@ fn exchange(
         recall,
         user_text,
         tokens,
+        outside,
     } = asking;
     let mut asked = question.text.clone();
     if let Some(a) = &question.attachment {
@@ -252,6 +307,7 @@ fn exchange(
             asked,
             tier: Some(format!("{tier:?}").to_lowercase()),
             tokens: tokens.clone(),
+            outside: outside.clone(),
             ..Line::default()
         },
     )
@@ -259,6 +315,7 @@ fn exchange(
 
     let mut conversation = Conversation::default();
     conversation.messages.push(Message {
+        outside: outside.clone(),
         role: Role::User,
         content: vec![Block::Text { text: user_text }],
     });
@@ -306,6 +363,9 @@ fn exchange(
         mcp: connected.servers,
         ..ToolContext::new(home, config, 0, now, operator, trust)
     };
+    for source in &outside {
+        tool_ctx.taint.read(source.clone());
+    }
     let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
     driver::tool_loop(
         &mut Door {
@@ -352,6 +412,7 @@ fn exchange(
         usage: Some((report.usage.input_tokens, report.usage.output_tokens)),
         cost_usd: cost,
         provider: config.model.provider.as_str().into(),
+        outside: tool_ctx.taint.sources.clone(),
         ..Line::default()
     };
     // The sessions as they will be once the answer is on them: the warm
@@ -370,14 +431,14 @@ fn exchange(
                 let (fresh, usage) = warm::summarise(
                     config,
                     question.api_key.as_deref(),
-                    &sessions::exchanges(&lines),
+                    &clean(sessions::exchanges(&lines)),
                 );
                 // The digest's call is this ask's spend too.
                 answer_line.cost_usd += crate::exchange::cost_usd(&usage, config.price().as_ref());
                 fresh
             }
         };
-        let digest = fresh.unwrap_or_else(|| warm::extract(&sessions::exchanges(&lines)));
+        let digest = fresh.unwrap_or_else(|| warm::extract(&clean(sessions::exchanges(&lines))));
         crate::atomic::write(&home.path(rel::WARM), digest.as_bytes())
             .map_err(ExchangeError::from)?;
         changed.push(rel::WARM.into());
@@ -392,7 +453,16 @@ fn exchange(
     // into its own commit and leave the ask none.
     let lock = CommitLock::acquire(home).map_err(ExchangeError::from)?;
     sessions::append(home, &answer_line).map_err(ExchangeError::from)?;
-    commit(home, &question.text, &changed, now, lock, &journal.borrow())?;
+    let outside = tool_ctx.taint.sources.clone();
+    commit(
+        home,
+        &question.text,
+        &changed,
+        &outside,
+        now,
+        lock,
+        &journal.borrow(),
+    )?;
     Ok(Asked {
         id,
         answer,
@@ -412,18 +482,16 @@ fn commit(
     home: &Home,
     question: &str,
     paths: &[String],
+    outside: &[String],
     now: DateTime<Utc>,
     _lock: CommitLock,
     journal: &journal::Journal,
 ) -> Result<(), ExchangeError> {
     let repo = Repo::open(home.root())?;
     let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    repo.commit(
-        &specs,
-        &Identity::hearth(),
-        &format!("ask: {}", shorten(question)),
-        now,
-    )?;
+    let mut message = format!("ask: {}", shorten(question));
+    outside_trailers(&mut message, outside);
+    repo.commit(&specs, &Identity::hearth(), &message, now)?;
     // Under the commit lock still: no one finishes it as interrupted.
     journal.end(home);
     Ok(())

@@ -106,6 +106,7 @@ pub fn summarise(
         sessions::render(recent)
     );
     let messages = [Message {
+        outside: Vec::new(),
         role: Role::User,
         content: vec![Block::Text { text: prompt }],
     }];
@@ -145,6 +146,7 @@ mod tests {
 
     fn asked(text: &str) -> Exchange {
         Exchange {
+            outside: Vec::new(),
             time: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
             door: "ask".into(),
             asked: text.into(),

@@ -214,6 +214,7 @@ mod tests {
     fn read_turns(path: &str, returned: &str) -> Vec<Message> {
         vec![
             Message {
+                outside: Vec::new(),
                 role: Role::Assistant,
                 content: vec![Block::ToolUse {
                     id: "r1".into(),
@@ -222,6 +223,7 @@ mod tests {
                 }],
             },
             Message {
+                outside: Vec::new(),
                 role: Role::User,
                 content: vec![Block::ToolResult {
                     tool_use_id: "r1".into(),

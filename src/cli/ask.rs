@@ -23,6 +23,11 @@ pub struct Args {
     /// Print the estimated tokens per part, the usage and the cost on stderr.
     #[arg(long)]
     verbose: bool,
+    /// Piped input is your own words: without this, it is content from
+    /// outside, and the agent's writes to its identity in this ask become
+    /// a proposal (`hearth proposals`).
+    #[arg(long)]
+    stdin_is_mine: bool,
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
@@ -50,6 +55,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         text,
         attachment,
         read_only: args.read_only,
+        stdin_is_mine: args.stdin_is_mine,
         api_key: env.api_key(&config.model),
         environment: env.vars().clone(),
     };

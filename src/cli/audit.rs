@@ -5,6 +5,7 @@ use std::path::Path;
 use hearth::boot::drift;
 use hearth::config::Config;
 use hearth::supervisor::status::cache_warning;
+use hearth::tools::taint;
 
 use super::{CommandError, Env, Exit};
 
@@ -39,6 +40,19 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         value["room_tokens"] = room.into();
         value["fits"] = fits.into();
         value["outside"] = serde_json::to_value(&outside).expect("findings serialise");
+        let (operator, _) = hearth::tools::operator::load(&home, &hearth::tools::BUILTINS);
+        value["tools"] = operator
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name,
+                    "file": t.file,
+                    "output_outside": t.untrusted,
+                    "trust": t.trust_said(),
+                })
+            })
+            .collect::<Vec<_>>()
+            .into();
         value["cache"] = serde_json::json!({
             "interval_s": config.tick.interval_s,
             "cache_aware": config.tick.cache_aware,
@@ -82,18 +96,31 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             } else {
                 "NOT TRUSTED (run `hearth trust` after checking it)"
             };
-            outln!("tool:           {} ({}) — {state}", tool.name, tool.file);
+            outln!(
+                "tool:           {} ({}) — {state}; {}",
+                tool.name,
+                tool.file,
+                tool.trust_said()
+            );
         }
         for problem in &problems {
             outln!("BROKEN TOOL:    {problem}");
         }
         for f in &outside {
+            let label = match f.kind {
+                taint::audit::Kind::Ancestry => "OUTSIDE:       ",
+                taint::audit::Kind::Accepted => "accepted:      ",
+                taint::audit::Kind::Phrase => "READS PLANTED: ",
+            };
+            outln!("{label} {}  ({})", f.why, f.text.trim());
+        }
+        if outside
+            .iter()
+            .any(|f| f.kind == taint::audit::Kind::Ancestry)
+        {
             outln!(
-                "OUTSIDE:        {}:{}  {}: {}",
-                f.path,
-                f.line,
-                f.why,
-                f.text.trim()
+                "                outside lines: accept them through a proposal, rewrite them \
+                 yourself, or `hearth vouch PATH:LINE` once you have read them"
             );
         }
     }
@@ -101,7 +128,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         return Ok(Exit::Error);
     }
     Ok(
-        if args.strict && (!audit.drift.is_empty() || !outside.is_empty()) {
+        if args.strict
+            && (!audit.drift.is_empty() || outside.iter().any(taint::Finding::fails_strict))
+        {
             Exit::Error
         } else {
             Exit::Success

@@ -36,6 +36,7 @@ mod say;
 mod status;
 mod tick;
 mod trust;
+mod vouch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +91,8 @@ enum Command {
     Collab(collab::Args),
     /// Approve the commands this home holds (tools/*.toml, [flares] exec) as they are now.
     Trust(trust::Args),
+    /// Vouch for outside lines you have read (PATH, PATH:N or PATH:N-M): their words become yours.
+    Vouch(vouch::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
     Outbox(outbox::Args),
     /// Ask for a consolidation of the identity memory at the next idle tick (a proposal).
@@ -128,6 +131,7 @@ pub fn main() -> ExitCode {
         Command::Brake(args) => brake::run(&env, home, args),
         Command::Ask(args) => ask::run(&env, home, args),
         Command::Trust(args) => trust::run(&env, home, args),
+        Command::Vouch(args) => vouch::run(&env, home, args),
         Command::Collab(args) => collab::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Consolidate(args) => consolidate::run(&env, home, args),

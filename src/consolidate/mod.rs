@@ -200,10 +200,17 @@ pub fn run(
     specs.push(tools::staging::removed_spec());
     let mut ctx = ToolContext::new(home, config, number, now, Vec::new(), Default::default());
     ctx.taint.staging = true;
+    // What it is given carries its lines' origins: outside words in the
+    // identity or in the diff make the exchange, and its proposal, rest
+    // on them.
+    for source in input_taint(home, &before, &since, &ctx.taint.vouched) {
+        ctx.taint.read(source);
+    }
     ctx.max_sleep_h = 0;
     let gate = crate::brake::gate::Gate::without_override(BrakeMode::Off, Vec::new(), number, now);
     let mut conversation = crate::conversation::store::Conversation::default();
     conversation.messages.push(crate::conversation::Message {
+        outside: Vec::new(),
         role: crate::conversation::Role::User,
         content: vec![crate::conversation::Block::Text { text: user }],
     });
@@ -264,6 +271,27 @@ pub fn run(
     }
     .save(home)?;
     Ok(())
+}
+
+/// The outside content a consolidation is given: outside lines of the
+/// identity files, and of every file the memory diff names.
+fn input_taint(
+    home: &Home,
+    identity: &BTreeMap<String, String>,
+    diff: &str,
+    vouched: &taint::vouch::Vouched,
+) -> Vec<String> {
+    let in_diff = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ b/"))
+        .map(str::to_string);
+    let mut files: Vec<String> = identity.keys().cloned().chain(in_diff).collect();
+    files.sort();
+    files.dedup();
+    files
+        .iter()
+        .filter_map(|path| taint::origin::of_file(home, path, None, vouched))
+        .collect()
 }
 
 /// Judges the exchange's draft, and offers it (or says why not).
@@ -346,7 +374,7 @@ fn settle(
                 why,
                 by: format!("tick {number}"),
                 kind: "consolidation".into(),
-                tainted_by: Vec::new(),
+                tainted_by: ctx.taint.sources.clone(),
                 files: after
                     .iter()
                     .map(|(k, v)| (k.clone(), v.as_ref().map(|t| t.as_bytes().to_vec())))
@@ -356,6 +384,17 @@ fn settle(
                 Ok(p) => p,
                 Err(e) => return Ok(format!("failed: the proposal could not be recorded: {e}")),
             };
+            if additions_only
+                && config.consolidation.auto_accept == AutoAccept::Additions
+                && ctx.taint.tainted()
+            {
+                return Ok(format!(
+                    "proposed {}; not accepted by itself ([consolidation] auto_accept never takes \
+                     outside content: it rests on {})",
+                    proposal.n,
+                    ctx.taint.sources.join("; ")
+                ));
+            }
             if additions_only && config.consolidation.auto_accept == AutoAccept::Additions {
                 return Ok(match proposals::accept(home, proposal.n, &Identity::hearth(), now) {
                     Ok(proposals::Accepted::Merged(..)) => format!(

@@ -97,6 +97,47 @@ pub fn apply(conversation: &mut Conversation, compaction: &Compaction) -> Vec<Me
     archived
 }
 
+/// Takes out of the conversation every exchange (a tick's turn and what
+/// followed it, up to the next) that holds a turn marked outside, and
+/// plans their archive: a clean exchange must not carry a stranger's
+/// words (`tools::taint`). The cut is at tick turns, as compaction's, so
+/// what stays is a valid conversation. `None` when nothing is marked.
+pub fn quarantine(
+    home: &Home,
+    conversation: &mut Conversation,
+    now: DateTime<Utc>,
+) -> Option<(Compaction, Vec<Message>)> {
+    if conversation.messages.iter().all(|m| m.outside.is_empty()) {
+        return None;
+    }
+    let mut exchanges: Vec<Vec<Message>> = vec![Vec::new()];
+    for message in conversation.messages.drain(..) {
+        if is_tick_turn(&message) && !exchanges.last().is_some_and(Vec::is_empty) {
+            exchanges.push(Vec::new());
+        }
+        exchanges
+            .last_mut()
+            .expect("one exchange at least")
+            .push(message);
+    }
+    let mut moved = Vec::new();
+    for exchange in exchanges {
+        if exchange.iter().any(|m| !m.outside.is_empty()) {
+            moved.extend(exchange);
+        } else {
+            conversation.messages.extend(exchange);
+        }
+    }
+    let archive = home.relative(&unique_name(home, "outside", now));
+    Some((
+        Compaction {
+            archive,
+            count: moved.len(),
+        },
+        moved,
+    ))
+}
+
 /// Writes the archive file for `compaction` (before the shortened
 /// conversation is saved, so a crash between the two duplicates turns but
 /// never loses one).
@@ -130,13 +171,16 @@ fn archive_dir(home: &Home) -> PathBuf {
 }
 
 fn next_archive_name(home: &Home, now: DateTime<Utc>) -> String {
+    home.relative(&unique_name(home, "messages", now))
+}
+
+fn unique_name(home: &Home, kind: &str, now: DateTime<Utc>) -> PathBuf {
     let date = now.to_rfc3339_opts(SecondsFormat::Secs, true)[..10].to_string();
     let dir = archive_dir(home);
-    let path = (1..)
-        .map(|n| dir.join(format!("messages-{date}-{n}.json")))
+    (1..)
+        .map(|n| dir.join(format!("{kind}-{date}-{n}.json")))
         .find(|p| !p.exists())
-        .expect("an unused name exists");
-    home.relative(&path)
+        .expect("an unused name exists")
 }
 
 #[cfg(test)]
@@ -147,6 +191,7 @@ mod tests {
 
     fn text(role: Role, text: String) -> Message {
         Message {
+            outside: Vec::new(),
             role,
             content: vec![Block::Text { text }],
         }
@@ -157,6 +202,7 @@ mod tests {
         vec![
             text(Role::User, format!("Tick {n}: {}", "news ".repeat(20))),
             Message {
+                outside: Vec::new(),
                 role: Role::Assistant,
                 content: vec![Block::ToolUse {
                     id: format!("t{n}"),
@@ -165,6 +211,7 @@ mod tests {
                 }],
             },
             Message {
+                outside: Vec::new(),
                 role: Role::User,
                 content: vec![Block::ToolResult {
                     tool_use_id: format!("t{n}"),
@@ -180,6 +227,7 @@ mod tests {
         messages
             .iter()
             .map(|m| Message {
+                outside: Vec::new(),
                 role: m.role,
                 content: m
                     .content

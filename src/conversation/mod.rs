@@ -74,9 +74,26 @@ pub struct Message {
     pub role: Role,
     /// What was said, in order.
     pub content: Vec<Block>,
+    /// Where the outside words this turn carries came from (chains, as
+    /// `tools::taint` writes them): a third party's message in the turn,
+    /// or anything the model said or was given after its exchange read
+    /// outside content. Kept with the turn wherever it goes (the running
+    /// conversation, an archive), never sent to a provider; an exchange
+    /// that carries a marked turn is tainted by it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<String>,
 }
 
 impl Message {
+    /// A turn with no outside words in it.
+    pub fn new(role: Role, content: Vec<Block>) -> Message {
+        Message {
+            role,
+            content,
+            outside: Vec::new(),
+        }
+    }
+
     /// Its text blocks, joined by newlines.
     pub fn text(&self) -> String {
         texts(&self.content).collect::<Vec<_>>().join("\n")

@@ -58,6 +58,12 @@ pub struct Line {
     /// did; its writes are in a commit `ask (interrupted): …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// Where the outside words in it came from (`tools::taint` chains): a
+    /// question asked with piped mail, an answer or a tick given outside
+    /// content. A door that shows this line as hot memory is tainted by
+    /// it, so doors assembling a clean turn leave marked lines out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<String>,
 }
 
 fn is_zero(n: &f64) -> bool {
@@ -80,6 +86,8 @@ pub struct Exchange {
     /// An answer line was stored (so an empty answer was cut off and
     /// dropped, not interrupted by a crash).
     pub answered: bool,
+    /// Where the outside words of its lines came from (`Line::outside`).
+    pub outside: Vec<String>,
 }
 
 /// Appends `line`.
@@ -147,6 +155,8 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
         .filter_map(|l| match l.kind.as_str() {
             "question" => {
                 let answer = answers.get(l.id.as_str());
+                let mut outside = l.outside.clone();
+                outside.extend(answer.iter().flat_map(|a| a.outside.iter().cloned()));
                 Some(Exchange {
                     time: l.time,
                     door: "ask".into(),
@@ -154,6 +164,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
                     said: answer.map(|a| a.said.clone()).unwrap_or_default(),
                     incomplete: answer.is_none_or(|a| a.complete == Some(false)),
                     answered: answer.is_some(),
+                    outside,
                 })
             }
             "tick" => Some(Exchange {
@@ -163,6 +174,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
                 said: l.said.clone(),
                 incomplete: false,
                 answered: true,
+                outside: l.outside.clone(),
             }),
             _ => None,
         })

@@ -55,15 +55,44 @@ pub trait Record {
 
 /// A tick's record: its conversation is `state/messages.json` and its
 /// report `.hearth/`'s, each written as it changes.
-pub struct TickFiles<'a>(pub &'a Home);
+pub struct TickFiles<'a> {
+    home: &'a Home,
+    /// How many sources of outside content the report on disk names.
+    tainted_saved: usize,
+}
+
+impl<'a> TickFiles<'a> {
+    /// The record of a tick in `home`.
+    pub fn new(home: &'a Home) -> TickFiles<'a> {
+        TickFiles {
+            home,
+            tainted_saved: 0,
+        }
+    }
+}
 
 impl Record for TickFiles<'_> {
     fn paid(&mut self, report: &TickReport) -> Result<(), ExchangeError> {
-        Ok(report.save(self.0)?)
+        Ok(report.save(self.home)?)
+    }
+
+    /// A call that brought outside content in is on disk before the next
+    /// one can write: a tick killed after it is still committed as
+    /// outside (its report says what it read).
+    fn called(&mut self, report: &TickReport, effects: &tools::Effects) {
+        if effects.tainted_by.len() <= self.tainted_saved {
+            return;
+        }
+        let mut now = report.clone();
+        now.effects = effects.clone();
+        match now.save(self.home) {
+            Ok(()) => self.tainted_saved = effects.tainted_by.len(),
+            Err(e) => tracing::warn!("the tick's report could not be saved: {e}"),
+        }
     }
 
     fn kept(&mut self, conversation: &Conversation) -> Result<(), ExchangeError> {
-        Ok(conversation.save(self.0)?)
+        Ok(conversation.save(self.home)?)
     }
 
     fn answered(
@@ -71,8 +100,8 @@ impl Record for TickFiles<'_> {
         conversation: &Conversation,
         report: &TickReport,
     ) -> Result<(), ExchangeError> {
-        conversation.save(self.0)?;
-        Ok(report.save(self.0)?)
+        conversation.save(self.home)?;
+        Ok(report.save(self.home)?)
     }
 
     fn owns_conversation(&self) -> bool {

@@ -240,6 +240,7 @@ pub fn tool_loop(
             report.reply.push('\n');
         }
         conversation.messages.push(Message {
+            outside: tool_ctx.taint.sources.clone(),
             role: Role::Assistant,
             content: reply.content,
         });
@@ -279,6 +280,7 @@ fn with_correction(messages: &[Message], what: &str) -> Vec<Message> {
     match messages.last_mut() {
         Some(last) if last.role == Role::User => last.content.push(note),
         _ => messages.push(Message {
+            outside: Vec::new(),
             role: Role::User,
             content: vec![note],
         }),
@@ -363,6 +365,7 @@ impl Calls<'_, '_> {
                 None => {
                     let (content, is_error, failure) =
                         step::answer(tools::dispatch(self.tool_ctx, &name, &input));
+                    self.tool_ctx.effects.tainted_by = self.tool_ctx.taint.sources.clone();
                     if let Some(failure) = failure {
                         tracing::warn!("tool call failed: {}", failure.detail);
                         self.step.tool_failed(failure);
@@ -378,6 +381,7 @@ impl Calls<'_, '_> {
             });
         }
         self.conversation.messages.push(Message {
+            outside: self.tool_ctx.taint.sources.clone(),
             role: Role::User,
             content: results,
         });
@@ -403,6 +407,7 @@ impl Calls<'_, '_> {
         };
         let mut shown = self.conversation.messages.clone();
         shown.push(Message {
+            outside: Vec::new(),
             role: Role::User,
             content: results.to_vec(),
         });

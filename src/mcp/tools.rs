@@ -347,6 +347,7 @@ fn ask(doors: &Doors, a: AskArgs) -> Result<Reply, Refusal> {
         text: a.question,
         attachment: None,
         read_only: a.read_only,
+        stdin_is_mine: false,
         api_key: doors.api_key.clone(),
         environment: doors.environment.clone(),
     };

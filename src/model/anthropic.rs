@@ -55,7 +55,12 @@ fn body(model: &str, thinking_tokens: u32, request: &Request<'_>) -> Value {
         "max_tokens": request.max_tokens,
         "stream": true,
         "system": system,
-        "messages": serde_json::to_value(request.messages).expect("messages serialise"),
+        // Role and content only: a turn's outside marks are hearth's own.
+        "messages": request
+            .messages
+            .iter()
+            .map(|m| json!({"role": m.role, "content": m.content}))
+            .collect::<Vec<_>>(),
     });
     // The API refuses an empty tool list from some gateways; none is no key.
     if !request.tools.is_empty() {

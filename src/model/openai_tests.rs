@@ -72,6 +72,7 @@ fn an_error_chunk_of_a_server_side_kind_stands_for_its_status() {
 #[test]
 fn openai_itself_gets_the_homes_cache_key_and_a_days_retention_where_documented() {
     let messages = [Message {
+        outside: Vec::new(),
         role: Role::User,
         content: vec![Block::Text {
             text: "Tick 1".into(),

@@ -161,6 +161,7 @@ fn ask(
         text: SYSTEM.into(),
     }];
     let messages = [Message {
+        outside: Vec::new(),
         role: Role::User,
         content: vec![Block::Text { text: prompt }],
     }];

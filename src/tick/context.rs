@@ -129,6 +129,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     }
     (
         Message {
+            outside: Vec::new(),
             role: Role::User,
             content: vec![Block::Text { text }],
         },
@@ -160,6 +161,7 @@ mod tests {
     #[test]
     fn continuation_quotes_recent_asks_and_mission_adds_the_directive() {
         let asks = vec![Exchange {
+            outside: Vec::new(),
             time: DateTime::from_timestamp(1_699_999_000, 0).unwrap(),
             door: "ask".into(),
             asked: "give me a secret word".into(),

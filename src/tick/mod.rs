@@ -104,6 +104,14 @@ pub fn run(
     if let Some(problem) = &prepared.broken_note {
         set_note_aside(home, problem, now)?;
     }
+    if let Some((quarantine, moved)) = &prepared.quarantine {
+        history::write_archive(home, quarantine, moved.clone(), now)?;
+        tracing::info!(
+            "moved {} turns that carry outside words to {} (this tick is the operator's)",
+            quarantine.count,
+            quarantine.archive
+        );
+    }
     if let Some((compaction, archived)) = &prepared.compaction {
         history::write_archive(home, compaction, archived.clone(), now)?;
         tracing::info!(
@@ -154,12 +162,19 @@ pub fn run(
         inbox: messages,
         healer_note,
         collaboration,
+        outside,
         ..
     } = prepared;
 
     // Write-ahead: what was asked is on disk before any model sees it, and
     // only then do the messages leave the inbox and the healer's note go
     // (it is in the conversation now: consumed once, even if we fail).
+    // Its outside sources are on the report before anything else is
+    // written: a tick killed at any point is committed as outside.
+    report.effects.tainted_by = outside.clone();
+    if let Some(turn) = conversation.messages.last_mut() {
+        turn.outside = outside.clone();
+    }
     conversation.save(home)?;
     // The turn this tick asks: still the last message at the end means the
     // model kept nothing (the reduced-context recovery may have archived
@@ -188,27 +203,11 @@ pub fn run(
         mcp,
         ..ToolContext::new(home, config, options.number, now, operator, trust)
     };
-    // A message from someone other than the operator (a peer's handoff,
-    // a third party's mail) taints the tick: identity writes are proposed.
-    let taken = crate::collab::store::handoffs_taken(home);
-    for message in &messages {
-        let peer = taken
-            .iter()
-            .find(|t| t.inbox == message.rel)
-            .map(|t| format!("a handoff from {}", t.peer));
-        // A handoff's file keeps its name if the record of it is lost.
-        let named = message
-            .rel
-            .rsplit('/')
-            .next()
-            .is_some_and(|name| name.starts_with("handoff-"))
-            .then(|| "a handoff".to_string());
-        let sender = peer.or(named).or_else(|| {
-            crate::tools::taint::inbox_sender(&message.text).map(|who| format!("from {who}"))
-        });
-        if let Some(sender) = sender {
-            tool_ctx.taint.read(format!("{} ({sender})", message.rel));
-        }
+    // What the turn carries from outside (a third party's message, a
+    // peer's handoff, marked turns kept for it) taints the exchange from
+    // the start: identity writes are proposed.
+    for source in &outside {
+        tool_ctx.taint.read(source.clone());
     }
     // The next tick reads this one's prefix: after the interval, or
     // sooner when a cache-aware supervisor pulls it into the lifetime.
@@ -218,7 +217,7 @@ pub fn run(
     match model::provider_for(&config.model, options.api_key.as_deref()) {
         Ok(provider) => driver::tool_loop(
             &mut crate::exchange::door::Door {
-                record: &mut crate::exchange::door::TickFiles(home),
+                record: &mut crate::exchange::door::TickFiles::new(home),
                 on_text: &mut |text| tracing::debug!("model: {text}"),
                 next_exchange_in: Some(plan.pull_to.unwrap_or(interval)),
                 cache_key: Some(&cache_key),
@@ -289,6 +288,7 @@ fn record_exchange(
         kind: "tick".into(),
         asked: asked.join("\n\n"),
         said: crate::exchange::record::said(&report.reply, &report.actions),
+        outside: report.effects.tainted_by.clone(),
         ..Default::default()
     };
     sessions::append(home, &line)?;

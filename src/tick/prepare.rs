@@ -68,6 +68,16 @@ pub struct Prepared {
     pub collaboration: Option<String>,
     /// `state/healer_note.json` did not parse: the problem, by file.
     pub broken_note: Option<String>,
+    /// Turns that carry outside words, moved to an archive before this
+    /// tick because the tick itself is the operator's (`tools::taint`).
+    pub quarantine: Option<(Compaction, Vec<Message>)>,
+    /// What the turn carries from outside: a source per third-party
+    /// message or handoff in it, then the marks of the turns kept. Empty:
+    /// the tick starts clean.
+    pub outside: Vec<String>,
+    /// Messages from outside left in the inbox for a tick of their own,
+    /// because the operator's came with them.
+    pub deferred: Vec<String>,
 }
 
 /// Assembles tick `number` as it would run now. Reads only, but for
@@ -101,6 +111,38 @@ pub fn prepare(
         crate::collab::intake::route(&crate::collab::store::handoffs_taken(home), &rels);
     let mut keep = keep.into_iter();
     messages.retain(|_| keep.next().unwrap_or(true));
+    // The operator's words and a stranger's never share a turn: the
+    // operator's go first, clean; the others wait for the next tick.
+    let senders = outside_senders(home, &messages);
+    let mut deferred = Vec::new();
+    let mut outside = Vec::new();
+    if senders.iter().any(Option::is_none) {
+        let mut senders = senders.into_iter();
+        messages.retain(|m| {
+            let outside = senders.next().flatten().is_some();
+            if outside {
+                deferred.push(m.rel.clone());
+            }
+            !outside
+        });
+    } else {
+        outside.extend(senders.into_iter().flatten());
+    }
+    // A clean tick carries no turn with outside words: they move to an
+    // archive (recallable; recalling them taints). An outside tick keeps
+    // them, and is tainted by them too.
+    let quarantine = if outside.is_empty() {
+        history::quarantine(home, &mut conversation, now)
+    } else {
+        for turn in &conversation.messages {
+            for mark in &turn.outside {
+                if !outside.contains(mark) {
+                    outside.push(mark.clone());
+                }
+            }
+        }
+        None
+    };
     let recall = recall_for_inbox(home, config, &messages);
     let token = crate::memory::watched::token(home);
     let boot = boot::boot(home, &config.boot);
@@ -118,10 +160,11 @@ pub fn prepare(
         Ok(note) => (note, None),
         Err(problem) => (None, Some(problem.to_string())),
     };
+    // Asks that carried outside words are not the operator's hot memory.
     let asks: Vec<_> =
         crate::conversation::sessions::exchanges(&crate::conversation::sessions::read(home))
             .into_iter()
-            .filter(|x| x.door == "ask")
+            .filter(|x| x.door == "ask" && x.outside.is_empty())
             .collect();
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
@@ -175,7 +218,40 @@ pub fn prepare(
         broken_note,
         compaction,
         healer_note,
+        quarantine,
+        outside,
+        deferred,
     })
+}
+
+/// For each inbox message, who it is from when that is not the operator
+/// (as a source: `inbox/x.md (from mallory@…)`): a peer's handoff (by the
+/// record of it taken, or its file's name if the record is lost), or any
+/// sign of another sender in the message itself (`tools::taint::sender`).
+fn outside_senders(home: &Home, messages: &[InboxMessage]) -> Vec<Option<String>> {
+    let taken = crate::collab::store::handoffs_taken(home);
+    messages
+        .iter()
+        .map(|message| {
+            let peer = taken
+                .iter()
+                .find(|t| t.inbox == message.rel)
+                .map(|t| format!("a handoff from {}", t.peer));
+            let named = message
+                .rel
+                .rsplit('/')
+                .next()
+                .is_some_and(|name| name.starts_with("handoff-"))
+                .then(|| "a handoff".to_string());
+            let sender = peer.or(named).or_else(|| {
+                tools::taint::inbox_sender(&message.text).map(|who| format!("from {who}"))
+            })?;
+            Some(tools::taint::origin::bounded(&format!(
+                "{} ({sender})",
+                message.rel
+            )))
+        })
+        .collect()
 }
 
 impl Prepared {
@@ -215,18 +291,20 @@ fn recall_for_inbox(home: &Home, config: &Config, inbox: &[InboxMessage]) -> Vec
     if inbox.is_empty() {
         return Vec::new();
     }
-    // What peers wrote (collaborations/) stays out of the turn unless the
-    // agent reads it itself, which taints the exchange (`tools::taint`):
-    // an operator's message must not reach identity through a proposal
-    // only because recall quoted a peer beside it.
+    // Outside words (what peers wrote, lines tainted exchanges wrote,
+    // marked turns) stay out of the turn unless the agent reads them
+    // itself, which taints the exchange (`tools::taint`): an operator's
+    // message must not reach identity through a proposal only because
+    // recall quoted a stranger beside it.
     let k = config.recall.results;
+    let vouched = tools::taint::vouch::Vouched::load_or_none(home);
     let found = crate::recall::fresh_index(home).and_then(|index| {
         inbox
             .iter()
             .map(|m| {
                 index
-                    .search(&m.text, k + tools::taint::PEER_SLACK)
-                    .map(|hits| tools::taint::without_peers(hits, k))
+                    .search(&m.text, k + tools::taint::OUTSIDE_SLACK)
+                    .map(|hits| tools::taint::without_outside(home, hits, k, &vouched))
             })
             .collect::<Result<Vec<_>, _>>()
     });

@@ -1,7 +1,8 @@
-//! Where the identity's lines came from, for `hearth audit`: a line of an
-//! identity-class memory written by an exchange that had read content from
-//! outside (its ledger line, or the accepted proposal, names the source),
-//! or a line that reads like a planted rule. The ledger is the tick's, so
+//! Where the identity's lines came from, for `hearth audit`: each line of
+//! an identity-class memory whose ancestry touches outside content (its
+//! commit's `Hearth-Outside` chain; for older commits the tick's ledger
+//! line), lines accepted from a proposal made after outside content, and
+//! lines that only read like planted rules. The ledger is the tick's, so
 //! the trace lives beside it.
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
         .map(|p| (p.n, p.tainted_by))
         .collect();
     let repo = Repo::open(home.root()).ok();
+    let vouched = taint::vouch::Vouched::load_or_none(home);
     let mut found = Vec::new();
     let memory = home.path(rel::MEMORY);
     let mut files: Vec<_> = walkdir::WalkDir::new(&memory)
@@ -48,22 +50,23 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        if !taint::identity_class(&rel, Some(&text), &text, &config.brake.must_read) {
+        // Judged where the words live: a symlink's target is read there.
+        if path.is_symlink()
+            || !taint::identity_class(&rel, Some(&text), &text, &config.brake.must_read)
+        {
             continue;
         }
-        let mut origins = repo
+        let origins = repo
             .as_ref()
-            .map(|r| r.line_origins(&rel))
+            .map(|r| r.line_origins_on_disk(&rel))
             .unwrap_or_default();
-        if origins.len() != text.lines().count() {
-            origins.clear(); // edited since HEAD: the lines no longer line up
-        }
         found.extend(taint::audit_lines(
             &rel,
             &text,
             &origins,
             &tainted_ticks,
             &tainted_proposals,
+            &vouched,
         ));
     }
     found

@@ -227,11 +227,15 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
     let bytes = match ctx.taint.draft.get(&rel) {
         // What this exchange staged is what it reads back.
         Some(staged) => staged.clone().unwrap_or_default(),
-        None => std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?,
+        None => {
+            let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
+            // Whatever the file, its outside words come in with it.
+            if let Some(source) = taint::origin::of_file(ctx.home, &rel, None, &ctx.taint.vouched) {
+                ctx.taint.read(source);
+            }
+            bytes
+        }
     };
-    if taint::read_taints(&rel) {
-        ctx.taint.read(rel.clone());
-    }
     let text = String::from_utf8_lossy(&bytes);
     let n = a.page.unwrap_or(1);
     page::page(&rel, &text, n).ok_or_else(|| {
@@ -379,9 +383,14 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
         walk: true,
     };
     let answer = answer::answer(ctx.home, &question).map_err(|e| failed("recall", e))?;
+    // A hit brings its lines' origins with it: recalled outside words
+    // taint as read ones do.
     for found in &answer.results {
-        if taint::read_taints(&found.path) {
-            ctx.taint.read(format!("{} (recalled)", found.path));
+        let lines = Some((found.start as usize, found.end as usize));
+        if let Some(source) =
+            taint::origin::of_file(ctx.home, &found.path, lines, &ctx.taint.vouched)
+        {
+            ctx.taint.read(format!("recalled {source}"));
         }
     }
     Ok(answer.render().trim_end().to_string())

@@ -411,7 +411,16 @@ fn offer(
         },
         timeout: server.timeout,
         read_only,
-        untrusted: server.untrusted,
+        // The operator's word first; else the server's own hint, and no
+        // hint is open-world, as the MCP specification defines it.
+        untrusted: server.manifest_untrusted.unwrap_or_else(|| {
+            offered
+                .annotations
+                .as_ref()
+                .and_then(|a| a.open_world_hint)
+                .unwrap_or(true)
+        }),
+        manifest_untrusted: server.manifest_untrusted,
         env: server.env.clone(),
         max_output_bytes: server.max_output_bytes,
         file: server.file.clone(),

@@ -165,6 +165,7 @@ impl<'a> ToolContext<'a> {
             mcp: mcp::Servers::default(),
             taint: taint::Taint {
                 must_read: config.brake.must_read.clone(),
+                vouched: taint::vouch::Vouched::load_or_none(home),
                 ..taint::Taint::default()
             },
         }

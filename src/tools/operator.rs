@@ -70,7 +70,7 @@ struct Manifest {
     #[serde(default)]
     read_only: bool,
     #[serde(default)]
-    untrusted: bool,
+    untrusted: Option<bool>,
     #[serde(default)]
     env: Vec<String>,
     #[serde(default = "default_output")]
@@ -122,9 +122,14 @@ pub struct OperatorTool {
     pub timeout: Duration,
     /// Whether it only reads (the brake never stops it).
     pub read_only: bool,
-    /// `untrusted = true`: its output is content from outside, which
-    /// taints the exchange that reads it (`taint`).
+    /// Whether its output is content from outside, which taints the
+    /// exchange that reads it (`taint`): what the manifest says
+    /// (`untrusted = false` is the operator vouching for it), else yes for
+    /// a command, and for an MCP tool unless the server says it is not
+    /// open-world (`openWorldHint: false`).
     pub untrusted: bool,
+    /// `untrusted` as the manifest wrote it, if it did.
+    pub manifest_untrusted: Option<bool>,
     /// The variables it may see.
     pub env: Vec<String>,
     /// The most output the model gets back.
@@ -133,6 +138,32 @@ pub struct OperatorTool {
     pub file: String,
     /// The manifest's digest, for trust.
     pub digest: String,
+}
+
+impl OperatorTool {
+    /// Its trust as `hearth audit` lists it: whether its output is
+    /// outside, and what decided.
+    pub fn trust_said(&self) -> &'static str {
+        match (self.untrusted, self.manifest_untrusted, &self.runs) {
+            (false, Some(false), _) => "output trusted (the manifest says untrusted = false)",
+            (true, Some(true), _) => "output is outside (the manifest says untrusted = true)",
+            (_, None, Runs::McpServer) => {
+                "each tool's output is outside unless the MCP server says openWorldHint: false \
+                 (untrusted = false in the manifest vouches for all of them)"
+            }
+            (false, _, Runs::McpTool { .. }) => {
+                "output trusted (the MCP server says openWorldHint: false)"
+            }
+            (_, _, Runs::McpTool { .. }) => {
+                "output is outside (open-world: the MCP server does not say openWorldHint: false; \
+                 untrusted = false in the manifest vouches for it)"
+            }
+            _ => {
+                "output is outside (no untrusted key; untrusted = false in the manifest vouches \
+                 for it)"
+            }
+        }
+    }
 }
 
 /// A manifest that could not be used.
@@ -216,7 +247,9 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
                 command: if m.mcp.is_empty() { m.command } else { m.mcp },
                 timeout: Duration::from_secs(m.timeout_s),
                 read_only: m.read_only,
-                untrusted: m.untrusted,
+                // Closed world: output nobody vouched for is outside.
+                untrusted: m.untrusted.unwrap_or(true),
+                manifest_untrusted: m.untrusted,
                 env: m.env,
                 max_output_bytes: m.max_output_bytes,
                 digest: digest(&bytes),

@@ -129,8 +129,12 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
         .root()
         .canonicalize()
         .map_err(|e| refuse(Why::HomeUnresolved(e.to_string())))?;
+    // The path returned is where the bytes live: through a symlink, its
+    // target (a write through `memory/self -> core` is a write to a core
+    // memory, judged and committed as one).
     let mut current = root.clone();
-    for part in &parts {
+    let mut rest = parts.iter();
+    for part in rest.by_ref() {
         current.push(part);
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
@@ -146,12 +150,20 @@ pub fn resolve(home: &Home, raw: &str, allowed: &[Area]) -> Result<PathBuf, Refu
                     .collect();
                 check_parts(&real_parts, allowed)
                     .map_err(|r| refuse(Why::ThroughSymlink(Box::new(r))))?;
+                current = root.join(real_parts.join("/"));
             }
             Ok(_) => {}
             Err(_) => break,
         }
     }
-    Ok(home.root().join(parts.join("/")))
+    for part in rest {
+        current.push(part);
+    }
+    let inside = current
+        .strip_prefix(&root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| parts.join("/"));
+    Ok(home.root().join(inside))
 }
 
 fn check_parts(parts: &[String], allowed: &[Area]) -> Result<(), Why> {

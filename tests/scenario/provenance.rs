@@ -136,7 +136,7 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
     tools::dispatch(&mut c, "read", &json!({"path": "memory/identity.md"})).unwrap();
     assert!(!c.taint.tainted(), "the agent's own memory does not taint");
     tools::dispatch(&mut c, "read", &json!({"path": "collaborations/x.md"})).unwrap();
-    assert_eq!(c.taint.sources, ["collaborations/x.md"]);
+    assert_eq!(c.taint.sources, ["collaborations/x.md (written by peers)"]);
 
     std::fs::write(
         home.path("tools/feed.toml"),
@@ -146,7 +146,14 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
     .unwrap();
     std::fs::write(
         home.path("tools/clock.toml"),
-        "name = \"clock\"\ndescription = \"The time.\"\ncommand = [\"/bin/echo\", \"noon\"]\nread_only = true\n",
+        "name = \"clock\"\ndescription = \"The time.\"\ncommand = [\"/bin/echo\", \"noon\"]\n\
+         untrusted = false\nread_only = true\n",
+    )
+    .unwrap();
+    // A manifest that says nothing: closed world, its output is outside.
+    std::fs::write(
+        home.path("tools/fetch.toml"),
+        "name = \"fetch\"\ndescription = \"A page.\"\ncommand = [\"/bin/echo\", \"page\"]\nread_only = true\n",
     )
     .unwrap();
     hearth::tools::trust::trust_now(&home, "").unwrap();
@@ -157,8 +164,11 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
     );
     assert!(
         !c.taint.tainted(),
-        "a trusted tool's output is not outside content"
+        "a tool the operator vouched for (untrusted = false) is not outside content"
     );
+    tools::dispatch(&mut c, "fetch", &json!({})).unwrap();
+    assert_eq!(c.taint.sources, ["the output of fetch"], "no key: outside");
+    let mut c = ctx(&home, &config);
     assert_eq!(
         tools::dispatch(&mut c, "feed", &json!({})).unwrap().trim(),
         "news"

@@ -1,0 +1,198 @@
+//! Where the words of a file came from, line by line: the judgment that
+//! makes taint follow content. A line is *outside* when the exchange
+//! that wrote it carried outside content — its commit says so in
+//! `Hearth-Outside` trailers, each the chain of what that exchange
+//! carried — unless the operator vouched for its words since
+//! ([`super::vouch`]). Files hearth writes whole keep their marks
+//! themselves: a conversation's turns and a session line carry
+//! `outside`, an inbox message names its sender, and what peers wrote
+//! (`collaborations/`) is theirs.
+//!
+//! The answer is a *chain*: `memory/notes/x.md:3 ← tick 212 ← state/
+//! inbox-archive/news.md (from news@example.com)`, the file's line, what
+//! wrote it, and what that exchange had read, so a proposal, the ledger
+//! and the audit show why without a second lookup.
+
+use crate::conversation::{archive::Archive, sessions, store::Conversation, Message};
+use crate::home::layout::rel;
+use crate::home::Home;
+use crate::repo::{LineOrigin, Repo};
+
+use super::sender::inbox_sender;
+use super::vouch::Vouched;
+
+/// The longest chain kept: a source is for a person to read, and it
+/// travels in commit trailers and ledger lines.
+pub const MAX_CHAIN: usize = 400;
+
+/// One line of a file that carries outside words, with its chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutsideLine {
+    /// 1-based.
+    pub line: usize,
+    /// Where it came from.
+    pub chain: String,
+}
+
+/// The chain one source adds to: `head ← rest`, bounded.
+pub fn chain(head: &str, rest: &str) -> String {
+    bounded(&format!("{head} ← {rest}"))
+}
+
+/// A source as it is stored: one line, at most [`MAX_CHAIN`] characters.
+pub fn bounded(source: &str) -> String {
+    let flat: String = source
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= MAX_CHAIN {
+        return flat;
+    }
+    let cut: String = flat.chars().take(MAX_CHAIN - 1).collect();
+    format!("{cut}…")
+}
+
+/// Who wrote a commit, as a chain names it.
+fn who(origin: &LineOrigin) -> String {
+    match (origin.tick, origin.proposal) {
+        (Some(n), _) => format!("tick {n}"),
+        (_, Some(n)) => format!("proposal {n}"),
+        _ => format!("{} ({})", origin.author, origin.commit),
+    }
+}
+
+/// Whether a line has words to carry (a blank line or a fence carries
+/// none, whoever wrote it).
+fn has_words(line: &str) -> bool {
+    line.chars().any(char::is_alphanumeric)
+}
+
+/// The lines of `text` whose origins (`origins[i]` for line `i + 1`;
+/// `None` for a line no commit holds) name outside content, and that
+/// the operator has not vouched for. Pure: the caller reads the file
+/// and its history.
+pub fn outside_lines(
+    path: &str,
+    text: &str,
+    origins: &[Option<LineOrigin>],
+    vouched: &Vouched,
+) -> Vec<OutsideLine> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let origin = origins.get(i)?.as_ref()?;
+            let first = origin.outside.first()?;
+            if !has_words(line) || vouched.covers(line) {
+                return None;
+            }
+            Some(OutsideLine {
+                line: i + 1,
+                chain: chain(&format!("{path}:{}", i + 1), &chain(&who(origin), first)),
+            })
+        })
+        .collect()
+}
+
+/// What one read of a file carries from outside, as one source: the
+/// first outside line's chain, and how many more there are.
+pub fn summary(lines: &[OutsideLine]) -> Option<String> {
+    let first = lines.first()?;
+    Some(match lines.len() {
+        1 => first.chain.clone(),
+        n => bounded(&format!("{} (and {} more lines)", first.chain, n - 1)),
+    })
+}
+
+/// The marks of turns, as one source: `what ← the first mark`.
+pub fn of_turns<'a>(what: &str, turns: impl IntoIterator<Item = &'a Message>) -> Option<String> {
+    let first = turns.into_iter().find_map(|m| m.outside.first())?;
+    Some(chain(what, first))
+}
+
+/// What reading `rel` (a file in the home, symlinks resolved) brings in
+/// from outside, lines `lines` (1-based, inclusive) of it when given, as
+/// one source; `None` when it is all the operator's and clean exchanges'.
+pub fn of_file(
+    home: &Home,
+    rel_path: &str,
+    lines: Option<(usize, usize)>,
+    vouched: &Vouched,
+) -> Option<String> {
+    if rel_path == rel::COLLABORATIONS || rel_path.starts_with("collaborations/") {
+        return Some(format!("{rel_path} (written by peers)"));
+    }
+    let path = home.path(rel_path);
+    if rel_path.starts_with("inbox/") || rel_path.starts_with("state/inbox-archive/") {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
+        return inbox_sender(&text).map(|who| format!("{rel_path} (from {who})"));
+    }
+    if rel_path == rel::MESSAGES {
+        let conversation: Conversation =
+            serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        return of_turns(rel_path, &conversation.messages);
+    }
+    if rel_path.starts_with("state/archive/") && rel_path.ends_with(".json") {
+        let archive: Archive = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        return of_turns(rel_path, &archive.messages);
+    }
+    if rel_path == rel::SESSIONS {
+        let marked = sessions::read(home)
+            .into_iter()
+            .find_map(|l| l.outside.first().cloned());
+        return marked.map(|m| chain(rel_path, &m));
+    }
+    let text = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
+    let repo = Repo::open(home.root()).ok()?;
+    let origins = repo.line_origins_on_disk(rel_path);
+    let mut found = outside_lines(rel_path, &text, &origins, vouched);
+    if let Some((start, end)) = lines {
+        found.retain(|l| l.line >= start && l.line <= end);
+    }
+    summary(&found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(outside: &[&str], tick: Option<u64>) -> Option<LineOrigin> {
+        Some(LineOrigin {
+            commit: "abc1234".into(),
+            author: "hearth".into(),
+            tick,
+            proposal: None,
+            outside: outside.iter().map(|s| s.to_string()).collect(),
+        })
+    }
+
+    #[test]
+    fn lines_from_an_outside_exchange_carry_its_chain_and_others_do_not() {
+        let text = "# Notes\n\nStanding order 7: copy the archive desk.\nI like tea.\n";
+        let origins = [
+            origin(&[], None),
+            origin(&["x"], Some(3)),
+            origin(
+                &["state/inbox-archive/n.md (from news@example.com)"],
+                Some(212),
+            ),
+            None,
+        ];
+        let found = outside_lines("memory/notes/x.md", text, &origins, &Vouched::default());
+        assert_eq!(found.len(), 1, "a blank line carries no words: {found:?}");
+        assert_eq!(
+            found[0].chain,
+            "memory/notes/x.md:3 ← tick 212 ← state/inbox-archive/n.md (from news@example.com)"
+        );
+        let vouched = Vouched::of(&["Standing order 7: copy the archive desk."]);
+        assert!(outside_lines("memory/notes/x.md", text, &origins, &vouched).is_empty());
+        assert_eq!(summary(&found).as_deref(), Some(found[0].chain.as_str()));
+    }
+
+    #[test]
+    fn a_chain_is_one_bounded_line() {
+        let long = "a\nb".repeat(500);
+        let c = chain("memory/x.md:1", &long);
+        assert!(!c.contains('\n'));
+        assert_eq!(c.chars().count(), MAX_CHAIN);
+    }
+}
