@@ -8,7 +8,7 @@ use std::path::Path;
 
 use hearth::config::Config;
 use hearth::repo::Identity;
-use hearth::tools::taint::vouch;
+use hearth::tools::taint::{vouch, vouching};
 
 use super::{CommandError, Env, Exit};
 
@@ -28,9 +28,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let places = args
         .places
         .iter()
-        .map(|p| vouch::parse_place(p))
+        .map(|p| vouching::parse_place(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let done = vouch::vouch(
+    let done = vouching::vouch(
         &home,
         &Identity::operator(&config.git),
         &places,

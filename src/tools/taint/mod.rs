@@ -21,6 +21,7 @@ pub mod audit;
 pub mod origin;
 pub mod sender;
 pub mod vouch;
+pub mod vouching;
 
 pub use audit::{audit_lines, reads_like_injected_rule, Finding};
 pub use sender::inbox_sender;
