@@ -147,8 +147,18 @@ pub fn ask(
     // Hot memory is the operator's: exchanges that carried outside words
     // stay out (recall can still find them, which taints).
     let exchanges = clean(sessions::exchanges(&lines));
-    let outside = outside_at_start(question);
+    let mut outside = outside_at_start(question);
     let tier = classify(&question.text);
+    // The directive the mission tier quotes brings its lines' origins.
+    if tier == Tier::Mission {
+        let vouched = tools::taint::vouch::Vouched::load_or_none(home);
+        outside.extend(tools::taint::origin::of_file(
+            home,
+            rel::DIRECTIVE,
+            None,
+            &vouched,
+        ));
+    }
     // Only the knowledge tier puts recall in front of the model; the
     // offline provider answers from it whatever the tier. Otherwise it is
     // not run: a reconcile of a large memory is most of an ask's start-up.

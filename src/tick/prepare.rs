@@ -175,6 +175,15 @@ pub fn prepare(
         healer_note: healer_note.as_ref(),
         recall: &recall,
     });
+    // The directive the mission tier quotes brings its lines' origins.
+    if tier == Tier::Mission && directive.is_some() {
+        let vouched = tools::taint::vouch::Vouched::load_or_none(home);
+        if let Some(source) =
+            tools::taint::origin::of_file(home, crate::home::layout::rel::DIRECTIVE, None, &vouched)
+        {
+            outside.push(source);
+        }
+    }
     for block in &boot.system {
         let part = if block.source == boot::PROMPT {
             "prompt"

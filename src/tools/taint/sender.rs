@@ -65,19 +65,28 @@ pub fn inbox_sender(text: &str) -> Option<String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines().skip_while(|l| l.trim().is_empty()).peekable();
     let first = *lines.peek()?;
-    if let Some(rest) = first.strip_prefix("From ") {
-        // An mbox separator: `From sender@host Mon Jan  5 10:00:00 2026`.
-        let who = rest.split_whitespace().next().unwrap_or("");
-        return Some(if who.is_empty() {
-            "an mbox message".into()
-        } else {
-            who.into()
-        });
+    if let Some(who) = first.strip_prefix("From ").and_then(mbox_sender) {
+        return Some(who);
     }
     if first.trim_end() == "---" {
         return front_matter_sender(text);
     }
     mail_sender(lines)
+}
+
+/// The sender of an mbox separator line (`From sender@host Mon Jan  5
+/// 10:00:00 2026`): a sender, then a weekday and a time. "From now on, …"
+/// is the operator's prose, not a separator.
+fn mbox_sender(rest: &str) -> Option<String> {
+    const DAYS: &[&str] = &["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    let mut words = rest.split_whitespace();
+    let who = words.next()?;
+    let rest: Vec<&str> = words.collect();
+    let dated = rest.iter().any(|w| DAYS.contains(w))
+        && rest.iter().any(|w| {
+            w.len() >= 5 && w.as_bytes()[2] == b':' && w[..2].chars().all(|c| c.is_ascii_digit())
+        });
+    dated.then(|| who.to_string())
 }
 
 /// The sender a front matter block names, or why it is outside.
@@ -224,6 +233,8 @@ mod tests {
             "Fromage: brie is my favourite\n",
             "Subject: lunch\nwe eat at noon\n",
             "Note: buy milk\n",
+            "From now on, keep the log daily.\n",
+            "From Monday on we sail at 10:00.\n",
             "---\nfrom: operator\n---\nhi\n",
             "---\ntitle: a note\ntags: [x]\n---\nhi\n",
             "",
