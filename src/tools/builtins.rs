@@ -424,10 +424,18 @@ fn store(
     if ctx.taint.staging {
         return Ok(Some(super::staging::stage(ctx, rel, bytes)));
     }
-    if ctx.taint.tainted() {
-        let now_text = std::fs::read_to_string(path).ok();
-        let after = String::from_utf8_lossy(bytes);
-        if taint::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
+    let now_text = std::fs::read_to_string(path).ok();
+    let after = String::from_utf8_lossy(bytes);
+    if taint::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
+        // Outside lines the file already holds and the write keeps come
+        // with it, read or not (a note promoted with `core: true`).
+        if now_text.is_some() {
+            let kept = taint::origin::kept_by(ctx.home, rel, &after, &ctx.taint.vouched);
+            if let Some(source) = kept {
+                ctx.taint.read(source);
+            }
+        }
+        if ctx.taint.tainted() {
             return super::staging::propose(ctx, tool, rel, bytes).map(Some);
         }
     }

@@ -151,6 +151,25 @@ pub fn of_file(
     summary(&found)
 }
 
+/// The outside lines of `rel` as it is now that a write leaving `after`
+/// keeps, as one source: a clean exchange that turns a stranger's note
+/// into identity (`core: true`, a move into `memory/core/`) carries the
+/// stranger's words without reading them.
+pub fn kept_by(home: &Home, rel_path: &str, after: &str, vouched: &Vouched) -> Option<String> {
+    let text = std::fs::read_to_string(home.path(rel_path)).ok()?;
+    let origins = Repo::open(home.root()).ok()?.line_origins_on_disk(rel_path);
+    let kept: std::collections::BTreeSet<&str> = after.lines().map(str::trim).collect();
+    let lines: Vec<OutsideLine> = outside_lines(rel_path, &text, &origins, vouched)
+        .into_iter()
+        .filter(|l| {
+            text.lines()
+                .nth(l.line - 1)
+                .is_some_and(|t| kept.contains(t.trim()))
+        })
+        .collect();
+    summary(&lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

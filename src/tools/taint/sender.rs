@@ -136,9 +136,16 @@ fn front_matter_sender(text: &str) -> Option<String> {
     matches!(kind.as_str(), "handoff" | "notice").then(|| "a peer".into())
 }
 
+/// A key that says who sent or wrote the message: the list, or any key
+/// that names a sender in its own words (`x-original-from`, `sent_by`,
+/// `sender_email`, `co-authors`).
 fn is_sender_key(key: &str) -> bool {
     let key = key.trim().to_ascii_lowercase().replace('-', "_");
     SENDER_KEYS.contains(&key.as_str())
+        || ["from", "sender", "author", "reply_to"]
+            .iter()
+            .any(|part| key.contains(part))
+        || key.ends_with("_by")
 }
 
 /// Collects every value under a sender-like key (at any depth, scalars
@@ -300,6 +307,11 @@ mod tests {
                 "mallory@evil.example",
             ),
             ("---\nFROM: Mallory\n---\nx\n", "Mallory"),
+            (
+                "---\nx-original-from: m@evil.example\n---\nx\n",
+                "m@evil.example",
+            ),
+            ("---\nsent_by: Mallory\n---\nx\n", "Mallory"),
             (
                 "---\nmeta:\n  reply-to: m@evil.example\n---\nx\n",
                 "m@evil.example",
