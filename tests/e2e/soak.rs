@@ -15,6 +15,18 @@ fn three_simulated_days_of_faults_lose_nothing_and_flare_as_the_policy_says() {
     );
     assert!(report.edits_lost.is_empty(), "{:?}", report.edits_lost);
     assert_eq!(report.manual_steps, 0);
+    // One message in ten is a stranger's standing order, obeyed: none of
+    // the operator's identity writes needed review, all of the stranger's
+    // did, and none reached main.
+    assert_eq!(report.own_proposed, 0, "{}", report.table());
+    assert!(report.own_writes > 0, "{}", report.table());
+    assert_eq!(
+        report.strangers_proposed,
+        report.strangers_writes,
+        "{}",
+        report.table()
+    );
+    assert!(!report.planted_on_main, "{}", report.table());
     assert!(report.ticks >= 250, "{}", report.table());
     let flares = |kind: &str| report.flares.get(kind).copied().unwrap_or(0);
     assert_eq!(
