@@ -437,3 +437,57 @@ fn a_clean_exchange_that_promotes_a_strangers_note_into_identity_makes_a_proposa
     .unwrap();
     assert!(said.starts_with("edited"), "{said}");
 }
+
+#[test]
+fn a_recalled_turn_or_answer_is_judged_by_its_own_marks() {
+    let (_d, home, _config) = setup("");
+    let turn = |text: &str, outside: &[&str]| hearth::conversation::Message {
+        role: hearth::conversation::Role::User,
+        content: vec![hearth::conversation::Block::Text { text: text.into() }],
+        outside: outside.iter().map(|s| s.to_string()).collect(),
+    };
+    let archive = hearth::conversation::archive::Archive {
+        version: 1,
+        archived_at: now(),
+        messages: vec![
+            turn("mine", &[]),
+            turn("theirs", &["inbox/m.md (from x@y.z)"]),
+        ],
+    };
+    std::fs::create_dir_all(home.path("state/archive")).unwrap();
+    std::fs::write(
+        home.path("state/archive/messages-1.json"),
+        serde_json::to_string(&archive).unwrap(),
+    )
+    .unwrap();
+    let vouched = hearth::tools::taint::vouch::Vouched::default();
+    let judge = |place: &str| hearth::tools::taint::origin::of_file(&home, place, None, &vouched);
+    assert_eq!(judge("state/archive/messages-1.json#turn-1"), None);
+    assert_eq!(
+        judge("state/archive/messages-1.json#turn-2").as_deref(),
+        Some("state/archive/messages-1.json#turn-2 ← inbox/m.md (from x@y.z)")
+    );
+    let line = |id: &str, outside: &[&str]| {
+        serde_json::to_string(&hearth::conversation::sessions::Line {
+            v: 1,
+            id: id.into(),
+            time: now(),
+            kind: "answer".into(),
+            said: "an answer".into(),
+            outside: outside.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    std::fs::write(
+        home.path("state/sessions.jsonl"),
+        format!(
+            "{}\n{}\n",
+            line("a", &[]),
+            line("b", &["piped stdin of `hearth ask`"])
+        ),
+    )
+    .unwrap();
+    assert_eq!(judge("state/sessions.jsonl#line-1"), None);
+    assert!(judge("state/sessions.jsonl#line-2").is_some());
+}

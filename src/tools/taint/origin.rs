@@ -109,6 +109,24 @@ pub fn of_turns<'a>(what: &str, turns: impl IntoIterator<Item = &'a Message>) ->
     Some(chain(what, first))
 }
 
+/// What one recall unit of a conversation archive (`turn-N`) or of the
+/// session log (`line-N`) carries from outside.
+fn of_unit(home: &Home, file: &str, fragment: &str) -> Option<String> {
+    let place = format!("{file}#{fragment}");
+    let bytes = std::fs::read(home.path(file)).ok()?;
+    if let Some(n) = fragment
+        .strip_prefix("turn-")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let archive: Archive = serde_json::from_slice(&bytes).ok()?;
+        return of_turns(&place, archive.messages.get(n.checked_sub(1)?));
+    }
+    let n: usize = fragment.strip_prefix("line-")?.parse().ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let line: sessions::Line = serde_json::from_str(text.lines().nth(n.checked_sub(1)?)?).ok()?;
+    line.outside.first().map(|m| chain(&place, m))
+}
+
 /// What reading `rel` (a file in the home, symlinks resolved) brings in
 /// from outside, lines `lines` (1-based, inclusive) of it when given, as
 /// one source; `None` when it is all the operator's and clean exchanges'.
@@ -125,6 +143,11 @@ pub fn of_file(
     if rel_path.starts_with("inbox/") || rel_path.starts_with("state/inbox-archive/") {
         let text = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
         return inbox_sender(&text).map(|who| format!("{rel_path} (from {who})"));
+    }
+    // Recall cites a conversation turn as `#turn-N` and a session answer
+    // as `#line-N`: judged by that turn's or line's own marks.
+    if let Some((file, fragment)) = rel_path.split_once('#') {
+        return of_unit(home, file, fragment);
     }
     if rel_path == rel::MESSAGES {
         let conversation: Conversation =
