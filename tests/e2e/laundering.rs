@@ -310,6 +310,15 @@ fn the_conversation_and_the_inbox_archive_carry_a_strangers_words_only_as_outsid
         .list("state/archive")
         .iter()
         .any(|f| f.starts_with("outside-")));
+    // (d) Recalling the archived turns is reading the stranger too.
+    bob.ok(&["say", "RECALL the standing order and keep it"]);
+    let recalled = tick(&bob);
+    assert!(
+        tainted(&recalled).contains("recalled state/archive/outside-"),
+        "{recalled}"
+    );
+    assert!(recalled["proposal"].as_u64().is_some(), "{recalled}");
+    held(&bob, "recalled archive turn");
     // (c) Reading the archived message is reading the stranger.
     bob.ok(&["say", "ARCHIVE: look at your old mail"]);
     let archive = tick(&bob);
