@@ -156,8 +156,10 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
         &p.base[..7]
     );
     outln!("why: {}", p.why.trim());
+    // Each source is a chain, newest hop first: where the outside words
+    // were when the exchange took them, back to who wrote them.
     for source in &p.tainted_by {
-        outln!("outside content read first: {source}");
+        outln!("rests on outside content: {source}");
     }
     if let Some(reason) = &p.reason {
         outln!("rejected because: {reason}");
