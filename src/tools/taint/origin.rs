@@ -109,6 +109,21 @@ pub fn of_turns<'a>(what: &str, turns: impl IntoIterator<Item = &'a Message>) ->
     Some(chain(what, first))
 }
 
+/// hearth's own records under `state/` (the ledger, the budget, the
+/// healer's and the brake's logs, the books of proposals and handoffs):
+/// written by hearth from what it counted, not from what anyone said, and
+/// rewritten by every tick, so blaming them would cost a walk of the whole
+/// history for nothing.
+fn hearths_own_record(rel_path: &str) -> bool {
+    let Some(name) = rel_path.strip_prefix("state/") else {
+        return false;
+    };
+    !name.contains('/')
+        && (name.ends_with(".json") || name.ends_with(".jsonl"))
+        && rel_path != rel::MESSAGES
+        && rel_path != rel::SESSIONS
+}
+
 /// What one recall unit of a conversation archive (`turn-N`) or of the
 /// session log (`line-N`) carries from outside.
 fn of_unit(home: &Home, file: &str, fragment: &str) -> Option<String> {
@@ -163,6 +178,9 @@ pub fn of_file(
             .into_iter()
             .find_map(|l| l.outside.first().cloned());
         return marked.map(|m| chain(rel_path, &m));
+    }
+    if hearths_own_record(rel_path) {
+        return None;
     }
     let text = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
     let repo = Repo::open(home.root()).ok()?;
