@@ -351,9 +351,11 @@ fn read_usage(u: &Value, usage: &mut Usage) {
     set("input_tokens", &mut usage.input_tokens);
     set("output_tokens", &mut usage.output_tokens);
     set("cache_read_input_tokens", &mut usage.cache_read_tokens);
-    set("cache_creation_input_tokens", &mut usage.cache_write_tokens);
-    // Writes by lifetime, when the API says (it does since the 1-hour
-    // lifetime exists): the 1-hour ones are priced at 2× input, not 1.25×.
+    // Writes by lifetime, when the API says (`message_start` does since the
+    // 1-hour lifetime exists): the 1-hour ones are priced at 2× input, not
+    // 1.25×. `message_delta` carries only the cumulative total
+    // (`MessageDeltaUsage` has no `cache_creation`): the 1-hour part known
+    // from the start stands, and the 5-minute part is the rest.
     let by_lifetime = &u["cache_creation"];
     if let (Some(five), Some(hour)) = (
         by_lifetime["ephemeral_5m_input_tokens"].as_u64(),
@@ -361,6 +363,9 @@ fn read_usage(u: &Value, usage: &mut Usage) {
     ) {
         usage.cache_write_tokens = five;
         usage.cache_write_1h_tokens = hour;
+    } else if let Some(total) = u["cache_creation_input_tokens"].as_u64() {
+        usage.cache_write_1h_tokens = usage.cache_write_1h_tokens.min(total);
+        usage.cache_write_tokens = total - usage.cache_write_1h_tokens;
     }
 }
 

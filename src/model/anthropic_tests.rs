@@ -157,6 +157,51 @@ fn one_hour_writes_are_read_apart_from_five_minute_ones() {
     assert_eq!(reply.usage.input_sent(), 12 + 7 + 900);
 }
 
+/// The shapes the API sends: `message_start` with the breakdown by
+/// lifetime, then `message_delta` with the cumulative totals only (the
+/// SDK's `MessageDeltaUsage` has no `cache_creation`). The totals must not
+/// turn the 1-hour writes into 5-minute ones (that recorded 1.25× + 2×).
+#[test]
+fn the_deltas_totals_keep_the_starts_split_by_lifetime() {
+    let start = STREAM.replace(
+        "\"cache_read_input_tokens\":7}",
+        "\"cache_read_input_tokens\":7,\"cache_creation_input_tokens\":900,\"cache_creation\":{\"ephemeral_5m_input_tokens\":100,\"ephemeral_1h_input_tokens\":800}}",
+    );
+    let s = start.replace(
+        "\"usage\":{\"output_tokens\":30}",
+        "\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":900,\"cache_read_input_tokens\":7,\"output_tokens\":30}",
+    );
+    assert_ne!(s, start, "the delta carries the totals");
+    let reply = read_stream(s.as_bytes(), &mut |_| {}).unwrap();
+    assert_eq!(
+        (
+            reply.usage.cache_write_tokens,
+            reply.usage.cache_write_1h_tokens
+        ),
+        (100, 800)
+    );
+    assert_eq!(reply.usage.output_tokens, 30);
+    // Only 5-minute writes, no breakdown anywhere (an older API): all of
+    // the total is 5-minute.
+    let s = STREAM
+        .replace(
+            "\"cache_read_input_tokens\":7}",
+            "\"cache_read_input_tokens\":7,\"cache_creation_input_tokens\":50}",
+        )
+        .replace(
+            "\"usage\":{\"output_tokens\":30}",
+            "\"usage\":{\"cache_creation_input_tokens\":50,\"output_tokens\":30}",
+        );
+    let reply = read_stream(s.as_bytes(), &mut |_| {}).unwrap();
+    assert_eq!(
+        (
+            reply.usage.cache_write_tokens,
+            reply.usage.cache_write_1h_tokens
+        ),
+        (50, 0)
+    );
+}
+
 #[test]
 fn bad_tool_json_is_malformed() {
     let s = STREAM.replace(r#"xt\": \"hi\"}"#, "xt");

@@ -329,7 +329,7 @@ fn stream(reply: &Reply, bill: &Bill) -> Vec<String> {
     } else {
         "tool_use"
     };
-    events.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": bill.output}})));
+    events.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"input_tokens": bill.uncached, "cache_creation_input_tokens": bill.write_5m + bill.write_1h, "cache_read_input_tokens": bill.read, "output_tokens": bill.output}})));
     events.push(event("message_stop", json!({"type": "message_stop"})));
     events
 }

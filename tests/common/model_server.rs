@@ -254,7 +254,7 @@ pub mod anthropic {
         } else {
             "tool_use"
         };
-        events.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}})));
+        events.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": output_tokens}})));
         events.push(event("message_stop", json!({"type": "message_stop"})));
         events
     }
