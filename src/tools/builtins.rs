@@ -301,6 +301,16 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
             ))
         }
     }
+    // Knowing the words it replaces is reading them: an edit of lines a
+    // tainted exchange wrote carries them, whatever it makes of them.
+    if let Some(at) = text.find(&a.old_string) {
+        let first = text[..at].matches('\n').count() + 1;
+        let last = first + a.old_string.trim_end_matches('\n').matches('\n').count();
+        let lines = Some((first, last));
+        if let Some(source) = taint::origin::of_file(ctx.home, &rel, lines, &ctx.taint.vouched) {
+            ctx.taint.read(source);
+        }
+    }
     let updated = text.replacen(&a.old_string, &a.new_string, 1);
     within_cap(ctx, "edit", updated.len())?;
     if let Some(note) = store(ctx, "edit", &path, &rel, updated.as_bytes())? {
