@@ -62,7 +62,20 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         hooks: env.hooks.clone(),
         environment: env.vars().clone(),
     };
-    let report = tick::run(&home, &config, &options, env.clock.now())?;
+    let report = match tick::run(&home, &config, &options, env.clock.now()) {
+        Ok(report) => report,
+        Err(e) => {
+            // The cause reaches the ledger line and the flares, not only
+            // stderr: the report on disk says what ended the tick.
+            let error = CommandError::from(e);
+            hearth::exchange::report::TickReport::record_error(
+                &home,
+                number,
+                &format!("{} (hint: {})", error.error, error.hint),
+            );
+            return Err(error);
+        }
+    };
     for failure in &report.failures {
         tracing::warn!("tick {number}: {}", failure.detail);
     }

@@ -29,6 +29,11 @@ pub struct TickReport {
     /// What went wrong, in order (the first decides the class).
     #[serde(default)]
     pub failures: Vec<Failure>,
+    /// The error that ended the tick before it could finish (its first
+    /// line and hint, bounded): what the ledger line, the heal and panic
+    /// flares and `hearth status` quote as the cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Tokens used by every model call.
     #[serde(default)]
     pub usage: Usage,
@@ -92,6 +97,7 @@ impl TickReport {
             tick,
             started,
             failures: Vec::new(),
+            error: None,
             usage: Usage::default(),
             cost_usd: 0.0,
             effects: Effects::default(),
@@ -120,6 +126,18 @@ impl TickReport {
         json_file::save(&Self::path(home), self)
     }
 
+    /// Records `error` (its first line, bounded) as what ended the tick,
+    /// on the report on disk; nothing is written when there is none.
+    pub fn record_error(home: &Home, tick: u64, error: &str) {
+        let Some(mut report) = TickReport::load(home, tick) else {
+            return;
+        };
+        report.error = Some(cause_line(error));
+        if let Err(e) = report.save(home) {
+            tracing::warn!("the tick's error could not be recorded: {e}");
+        }
+    }
+
     /// The report tick `tick`'s child left. One it did not leave (killed
     /// first) or left broken is none: the supervisor then records what it
     /// saw itself, and a broken one is said in the log.
@@ -139,4 +157,23 @@ impl TickReport {
         }
         classify(&self.failures)
     }
+}
+
+/// The most of a cause a ledger line or a flare quotes.
+pub const CAUSE_CHARS: usize = 300;
+
+/// A cause as the ledger keeps it: its lines joined, at most
+/// [`CAUSE_CHARS`] characters.
+pub fn cause_line(error: &str) -> String {
+    let flat = error
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if flat.chars().count() <= CAUSE_CHARS {
+        return flat;
+    }
+    let cut: String = flat.chars().take(CAUSE_CHARS - 1).collect();
+    format!("{cut}…")
 }

@@ -160,6 +160,10 @@ pub fn observe(
         tick: record.tick,
         class: record.class,
         inbox: record.inbox.clone(),
+        cause: record
+            .note
+            .as_deref()
+            .map(crate::exchange::report::cause_line),
     });
     if (state.streak.len() as u32) < config.streak {
         return Verdict::Fine;
@@ -192,6 +196,8 @@ pub struct HealPlan {
     pub restore: Vec<String>,
     /// Files removed because `restore_from` did not have them.
     pub remove: Vec<String>,
+    /// The distinct causes the streak's ticks recorded.
+    pub causes: Vec<String>,
     /// (archived message, where it goes back in the inbox).
     pub requeue: Vec<(String, String)>,
 }
@@ -239,6 +245,7 @@ pub fn plan(home: &Home, repo: &Repo, state: &HealerState) -> Result<HealPlan, H
     Ok(HealPlan {
         restore_from: good,
         failed_ticks: state.streak.iter().map(|f| (f.tick, f.class)).collect(),
+        causes: state.causes(),
         restore,
         remove,
         requeue,
@@ -303,6 +310,12 @@ fn heal_flare(plan: &HealPlan, requeued: &[String]) -> Letter {
         classes.join("\n"),
         &plan.restore_from[..7]
     );
+    if !plan.causes.is_empty() {
+        body.push_str("\nWhat they recorded:\n");
+        for cause in &plan.causes {
+            body.push_str(&format!("- {cause}\n"));
+        }
+    }
     if !plan.restore.is_empty() || !plan.remove.is_empty() {
         body.push_str("\nRestored: ");
         body.push_str(&plan.restore.join(", "));
@@ -358,12 +371,25 @@ pub fn panic(
             config.window_h,
             config.max_heals
         ),
+        Stop::NothingToRestore if !state.causes().is_empty() => format!(
+            "{} failed ticks in a row, and no tick has exited 0 yet, so there is no good state \
+             to restore",
+            state.streak.len()
+        ),
+        // Only when no tick said why is the usual cause offered as a guess.
         Stop::NothingToRestore => format!(
             "{} failed ticks in a row, and no tick has exited 0 yet, so there is no good state \
              to restore: the first ticks of a home failing usually mean a setting ([model] \
              provider, model, base_url, the key) or a model the requests do not suit",
             state.streak.len()
         ),
+    };
+    // The causes the failed ticks recorded, in the flare and in status.
+    let causes = state.causes();
+    let reason = if causes.is_empty() {
+        reason
+    } else {
+        format!("{reason}; the failed ticks said: {}", causes.join(" | "))
     };
     let taken: Vec<String> = state
         .streak

@@ -21,6 +21,22 @@ pub struct FailedTick {
     /// Inbox messages it consumed (archived paths), to re-queue on a heal.
     #[serde(default)]
     pub inbox: Vec<String>,
+    /// What its ledger line says ended it, when anything does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+impl HealerState {
+    /// The distinct causes of the streak's failed ticks, oldest first.
+    pub fn causes(&self) -> Vec<String> {
+        let mut causes: Vec<String> = Vec::new();
+        for cause in self.streak.iter().filter_map(|f| f.cause.clone()) {
+            if !causes.contains(&cause) {
+                causes.push(cause);
+            }
+        }
+        causes
+    }
 }
 
 /// Healing is exhausted: the supervisor stopped for a human.

@@ -82,6 +82,11 @@ pub(super) fn record_for(
         consolidation: report.and_then(|r| r.consolidation.clone()),
         note: note
             .or(failures)
+            .or_else(|| {
+                report
+                    .filter(|_| class.is_failure())
+                    .and_then(|r| r.error.clone())
+            })
             .or_else(|| report.and_then(|r| r.skipped.clone())),
     }
 }

@@ -286,3 +286,38 @@ fn missed_ticks_are_flared_as_a_gap_with_the_reason() {
         "no gap when ticks run on time"
     );
 }
+
+#[test]
+fn a_failed_ticks_cause_reaches_its_ledger_line_the_panic_flare_and_status() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    // Something hearth itself cannot get past: a directory where the
+    // session log goes. No tick ever succeeds, and none reaches a model.
+    std::fs::remove_file(home.file("state/sessions.jsonl")).ok();
+    std::fs::create_dir_all(home.file("state/sessions.jsonl")).unwrap();
+    let out = home.cmd(&["run", "--ticks", "10"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let ticks = home.ticks();
+    assert!(ticks.len() >= 5, "{ticks:?}");
+    for tick in &ticks {
+        let note = tick["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains("state/sessions.jsonl is not a regular file") && note.contains("hint:"),
+            "every failed tick says why: {tick}"
+        );
+    }
+    let panic = flares(&home, "panic").pop().expect("a panic flare");
+    assert!(
+        panic.contains("state/sessions.jsonl is not a regular file"),
+        "{panic}"
+    );
+    assert!(
+        !panic.contains("usually mean a setting"),
+        "no guess when the cause is known: {panic}"
+    );
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("state/sessions.jsonl is not a regular file"),
+        "{status}"
+    );
+}
