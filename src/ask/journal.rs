@@ -268,7 +268,7 @@ fn finish_one(
     let mut message = format!(
         "{subject}\n\nThe ask was cut short ({why}); what it wrote until then is its own.\n"
     );
-    super::outside_trailers(&mut message, &journal.outside);
+    super::outside::trailers(&mut message, &journal.outside);
     repo.commit(&paths, &Identity::hearth(), &message, now)?;
     Ok(subject)
 }

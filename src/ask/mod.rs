@@ -16,6 +16,7 @@
 
 mod attachment;
 pub mod journal;
+mod outside;
 mod turn;
 pub mod warm;
 
@@ -146,8 +147,8 @@ pub fn ask(
     let (system, boot_required) = boot::snapshot::system_and_required(home, &config.boot);
     // Hot memory is the operator's: exchanges that carried outside words
     // stay out (recall can still find them, which taints).
-    let exchanges = clean(sessions::exchanges(&lines));
-    let mut outside = outside_at_start(question);
+    let exchanges = outside::clean(sessions::exchanges(&lines));
+    let mut outside = outside::at_start(question);
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {
@@ -235,51 +236,6 @@ struct Asking {
     user_text: String,
     tokens: BTreeMap<String, u64>,
     outside: Vec<String>,
-}
-
-/// Exchanges with no outside words in them.
-fn clean(exchanges: Vec<sessions::Exchange>) -> Vec<sessions::Exchange> {
-    exchanges
-        .into_iter()
-        .filter(|x| x.outside.is_empty())
-        .collect()
-}
-
-/// What the ask carries from outside before anything is read: piped
-/// stdin, unless the operator said it is theirs (`curl … | hearth ask`
-/// is a stranger's page, and mail piped in names its sender).
-fn outside_at_start(question: &Question) -> Vec<String> {
-    let Some(attachment) = question
-        .attachment
-        .as_ref()
-        .filter(|_| !question.stdin_is_mine)
-    else {
-        return Vec::new();
-    };
-    let source = match tools::taint::inbox_sender(&attachment.text) {
-        Some(who) => format!("piped stdin of `hearth ask` (from {who})"),
-        None => "piped stdin of `hearth ask` (not vouched for: --stdin-is-mine)".into(),
-    };
-    vec![source]
-}
-
-/// Appends a `Hearth-Outside` trailer per source to a commit message.
-pub(crate) fn outside_trailers(message: &mut String, sources: &[String]) {
-    if sources.is_empty() {
-        return;
-    }
-    if !message.ends_with("\n\n") {
-        message.push_str(if message.ends_with('\n') {
-            "\n"
-        } else {
-            "\n\n"
-        });
-    }
-    for source in sources {
-        message.push_str(crate::repo::OUTSIDE_TRAILER);
-        message.push_str(&tools::taint::origin::bounded(source));
-        message.push('\n');
-    }
 }
 
 /// The exchange itself, from the question line to the commit.
@@ -441,14 +397,15 @@ fn exchange(
                 let (fresh, usage) = warm::summarise(
                     config,
                     question.api_key.as_deref(),
-                    &clean(sessions::exchanges(&lines)),
+                    &outside::clean(sessions::exchanges(&lines)),
                 );
                 // The digest's call is this ask's spend too.
                 answer_line.cost_usd += crate::exchange::cost_usd(&usage, config.price().as_ref());
                 fresh
             }
         };
-        let digest = fresh.unwrap_or_else(|| warm::extract(&clean(sessions::exchanges(&lines))));
+        let digest =
+            fresh.unwrap_or_else(|| warm::extract(&outside::clean(sessions::exchanges(&lines))));
         crate::atomic::write(&home.path(rel::WARM), digest.as_bytes())
             .map_err(ExchangeError::from)?;
         changed.push(rel::WARM.into());
@@ -500,7 +457,7 @@ fn commit(
     let repo = Repo::open(home.root())?;
     let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
     let mut message = format!("ask: {}", shorten(question));
-    outside_trailers(&mut message, outside);
+    outside::trailers(&mut message, outside);
     repo.commit(&specs, &Identity::hearth(), &message, now)?;
     // Under the commit lock still: no one finishes it as interrupted.
     journal.end(home);

@@ -1,0 +1,53 @@
+//! What an ask carries from outside (`tools::taint`): piped stdin unless
+//! the operator vouched for it on the command line, and never the hot
+//! memory of exchanges that carried outside words; and how its commit says
+//! what it carried.
+
+use super::Question;
+use crate::conversation::sessions;
+use crate::tools;
+
+/// Exchanges with no outside words in them.
+pub(super) fn clean(exchanges: Vec<sessions::Exchange>) -> Vec<sessions::Exchange> {
+    exchanges
+        .into_iter()
+        .filter(|x| x.outside.is_empty())
+        .collect()
+}
+
+/// What the ask carries from outside before anything is read: piped
+/// stdin, unless the operator said it is theirs (`curl … | hearth ask`
+/// is a stranger's page, and mail piped in names its sender).
+pub(super) fn at_start(question: &Question) -> Vec<String> {
+    let Some(attachment) = question
+        .attachment
+        .as_ref()
+        .filter(|_| !question.stdin_is_mine)
+    else {
+        return Vec::new();
+    };
+    let source = match tools::taint::inbox_sender(&attachment.text) {
+        Some(who) => format!("piped stdin of `hearth ask` (from {who})"),
+        None => "piped stdin of `hearth ask` (not vouched for: --stdin-is-mine)".into(),
+    };
+    vec![source]
+}
+
+/// Appends a `Hearth-Outside` trailer per source to a commit message.
+pub(super) fn trailers(message: &mut String, sources: &[String]) {
+    if sources.is_empty() {
+        return;
+    }
+    if !message.ends_with("\n\n") {
+        message.push_str(if message.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        });
+    }
+    for source in sources {
+        message.push_str(crate::repo::OUTSIDE_TRAILER);
+        message.push_str(&tools::taint::origin::bounded(source));
+        message.push('\n');
+    }
+}
