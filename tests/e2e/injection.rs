@@ -209,20 +209,18 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
     .unwrap();
     // An MCP server whose output is someone else's (the venv's Python runs it).
     let venv = crate::e2e::mcp::venv();
-    if let Some(venv) = &venv {
-        std::fs::write(
-            bob.file("tools/news.toml"),
-            format!(
-                "name = \"news\"\nmcp = [{:?}, {:?}, \"news\"]\nuntrusted = true\ntimeout_s = 20\n",
-                venv.join("bin/python").display().to_string(),
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/e2e/mcp/broken.py")
-                    .display()
-                    .to_string()
-            ),
-        )
-        .unwrap();
-    }
+    std::fs::write(
+        bob.file("tools/news.toml"),
+        format!(
+            "name = \"news\"\nmcp = [{:?}, {:?}, \"news\"]\nuntrusted = true\ntimeout_s = 20\n",
+            venv.join("bin/python").display().to_string(),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/e2e/mcp/broken.py")
+                .display()
+                .to_string()
+        ),
+    )
+    .unwrap();
     bob.git(&["add", "-A"]);
     bob.git(&["commit", "-qm", "the operator's memory"]);
     bob.ok(&["trust"]);
@@ -241,14 +239,12 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
 
     let mut table = Vec::new();
     let mut attempt = 0;
-    let mut channels = vec![
+    let channels = [
         "peer handoff",
         "third-party inbox message",
         "untrusted tool output",
+        "untrusted MCP tool output",
     ];
-    if venv.is_some() {
-        channels.push("untrusted MCP tool output");
-    }
     for channel in channels {
         let (mut landed_n, mut proposed_n) = (0, 0);
         for _ in 0..7 {

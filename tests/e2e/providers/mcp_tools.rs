@@ -10,16 +10,16 @@ use serde_json::json;
 use super::operator_tools::{call, done, home_with_tool, result_sent};
 use super::*;
 
-fn broken(mode: &str) -> Option<Vec<String>> {
-    let venv = crate::e2e::mcp::venv()?;
-    Some(vec![
+fn broken(mode: &str) -> Vec<String> {
+    let venv = crate::e2e::mcp::venv();
+    vec![
         venv.join("bin/python").display().to_string(),
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/e2e/mcp/broken.py")
             .display()
             .to_string(),
         mode.to_string(),
-    ])
+    ]
 }
 
 fn manifest(name: &str, argv: &[String], extra: &str) -> String {
@@ -47,9 +47,7 @@ fn tick_with(home: &TestHome, vars: &[(&str, &str)]) -> std::process::Output {
 
 #[test]
 fn a_real_mcp_servers_tool_answers_the_model_in_a_tick() {
-    let Some(venv) = crate::e2e::mcp::venv() else {
-        return;
-    };
+    let venv = crate::e2e::mcp::venv();
     let time = vec![
         venv.join("bin/mcp-server-time").display().to_string(),
         "--local-timezone".into(),
@@ -96,11 +94,7 @@ fn a_real_mcp_servers_tool_answers_the_model_in_a_tick() {
 
 #[test]
 fn servers_that_exit_babble_or_never_answer_are_named_once_and_the_ticks_go_on() {
-    let (Some(exit), Some(garbage), Some(silent)) =
-        (broken("exit"), broken("garbage"), broken("silent"))
-    else {
-        return;
-    };
+    let (exit, garbage, silent) = (broken("exit"), broken("garbage"), broken("silent"));
     let (server, home) = home_with_tool(
         "quits",
         &manifest("quits", &exit, "timeout_s = 5"),
@@ -172,9 +166,7 @@ fn alive(pid: i32) -> bool {
 
 #[test]
 fn a_call_past_its_timeout_kills_the_servers_group_and_output_is_bounded() {
-    let Some(slow) = broken("slowcall") else {
-        return;
-    };
+    let slow = broken("slowcall");
     let dir = tempfile::tempdir().unwrap();
     let pidfile: PathBuf = dir.path().join("grandchild.pid");
     let (server, home) = home_with_tool(
@@ -257,12 +249,8 @@ fn brake_enforced_until_the_rules_are_read(home: &TestHome) {
 
 #[test]
 fn the_brake_lets_a_read_only_mcp_tool_through_and_stops_one_that_writes() {
-    let Some(slow) = broken("slowcall") else {
-        return;
-    };
-    let Some(venv) = crate::e2e::mcp::venv() else {
-        return;
-    };
+    let slow = broken("slowcall");
+    let venv = crate::e2e::mcp::venv();
     let time = vec![venv.join("bin/mcp-server-time").display().to_string()];
     let (server, home) = home_with_tool(
         "slow",
@@ -303,9 +291,7 @@ fn the_brake_lets_a_read_only_mcp_tool_through_and_stops_one_that_writes() {
 
 #[test]
 fn a_changed_mcp_manifest_offers_nothing_until_trusted_again() {
-    let Some(venv) = crate::e2e::mcp::venv() else {
-        return;
-    };
+    let venv = crate::e2e::mcp::venv();
     let time = vec![venv.join("bin/mcp-server-time").display().to_string()];
     let (server, home) = home_with_tool(
         "clock",
@@ -335,9 +321,7 @@ fn a_changed_mcp_manifest_offers_nothing_until_trusted_again() {
 
 #[test]
 fn an_operator_may_vouch_for_a_whole_server_as_read_only() {
-    let Some(slow) = broken("slowcall") else {
-        return;
-    };
+    let slow = broken("slowcall");
     let (server, home) = home_with_tool(
         "slow",
         &manifest("slow", &slow, "timeout_s = 10\nread_only = true"),
