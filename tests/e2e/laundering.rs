@@ -149,6 +149,12 @@ fn obedient(body: &Value) -> Answer {
             &json!({"query": "standing order archive desk"}),
         );
     }
+    if last.contains("MCPNEWS") {
+        return call("r1", "news__latest", &json!({"k": 3}));
+    }
+    if last.contains("MCPLOCAL") {
+        return call("r1", "news__local", &json!({}));
+    }
     if last.contains("FETCH") {
         return call("r1", "fetch", &json!({}));
     }
@@ -476,6 +482,35 @@ fn a_tool_whose_manifest_says_nothing_is_outside_and_the_audit_says_so() {
     let t = tick(&bob);
     assert_eq!(tainted(&t), "the output of fetch", "{t}");
     held(&bob, "fetch");
+}
+
+#[test]
+fn an_mcp_tools_output_is_outside_unless_its_server_says_it_is_not_open_world() {
+    let (_r, _m, bob) = victim("");
+    let venv = crate::e2e::mcp::venv();
+    let broken = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp/broken.py");
+    // No `untrusted` key: each tool's own annotation decides.
+    std::fs::write(
+        bob.file("tools/news.toml"),
+        format!(
+            "name = \"news\"\nmcp = [{:?}, {:?}, \"news\"]\ntimeout_s = 20\n",
+            venv.join("bin/python").display().to_string(),
+            broken.display().to_string()
+        ),
+    )
+    .unwrap();
+    bob.git(&["add", "-A"]);
+    bob.git(&["commit", "-qm", "a news server"]);
+    bob.ok(&["trust"]);
+    bob.ok(&["say", "MCPLOCAL: how long have you been up?"]);
+    let local = tick(&bob);
+    assert!(
+        local.get("tainted_by").is_none(),
+        "openWorldHint: false: {local}"
+    );
+    bob.ok(&["say", "MCPNEWS: what is new?"]);
+    let news = tick(&bob);
+    assert_eq!(tainted(&news), "the output of news__latest", "{news}");
 }
 
 #[test]

@@ -49,7 +49,13 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
             {"name": "latest", "description": "The latest item of a public feed.",
              "inputSchema": {"type": "object", "properties": {"k": {"type": "integer"}}},
-             "annotations": {"readOnlyHint": True}}]}})
+             "annotations": {"readOnlyHint": True}},
+            {"name": "local", "description": "This machine's uptime.",
+             "inputSchema": {"type": "object", "properties": {}},
+             "annotations": {"readOnlyHint": True, "openWorldHint": False}}]}})
+    elif method == "tools/call" and mode == "news" and request["params"]["name"] == "local":
+        send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [
+            {"type": "text", "text": "up 3 days"}]}})
     elif method == "tools/call" and mode == "news":
         k = request["params"].get("arguments", {}).get("k", 0)
         send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [
