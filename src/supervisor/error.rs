@@ -53,6 +53,15 @@ pub enum SupervisorError {
         /// The home.
         home: PathBuf,
     },
+    /// `[metrics] textfile` is inside the home: every write would be a
+    /// hand edit to commit, every tick.
+    #[error("[metrics] textfile = \"{}\" is inside the home {}", path.display(), home.display())]
+    TextfileInHome {
+        /// The textfile.
+        path: PathBuf,
+        /// The home.
+        home: PathBuf,
+    },
     /// Another operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -82,6 +91,11 @@ impl SupervisorError {
             SupervisorError::Panicked { .. } => {
                 "fix the cause (see `hearth status`, the panic flare in outbox/ and `git log`), \
                  then run `hearth heal --resume` and start hearth again"
+                    .into()
+            }
+            SupervisorError::TextfileInHome { .. } => {
+                "point [metrics] textfile at node_exporter's textfile directory, outside the home \
+                 (e.g. /var/lib/prometheus/node-exporter/hearth.prom), or remove the key"
                     .into()
             }
             SupervisorError::Io { source, .. } => crate::io_hint::kind_hint(source),

@@ -304,6 +304,20 @@ impl Textfile {
         })
     }
 
+    /// Whether `textfile` would land inside the home (through any symlink
+    /// along its directory): then hearth would commit it as a hand edit
+    /// after every tick.
+    pub fn inside_home(home: &crate::home::Home, textfile: &str) -> bool {
+        let path = std::path::Path::new(textfile);
+        let Some(dir) = path.parent() else {
+            return false;
+        };
+        let (Ok(dir), Ok(root)) = (dir.canonicalize(), home.root().canonicalize()) else {
+            return path.starts_with(home.root());
+        };
+        dir.starts_with(root)
+    }
+
     /// Counts a tick just recorded.
     pub fn add(&mut self, record: &TickRecord) {
         self.totals.add(record);

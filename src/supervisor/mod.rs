@@ -188,6 +188,12 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             reason: panic.reason.clone(),
         });
     }
+    if metrics::Textfile::inside_home(home, &config.metrics.textfile) {
+        return Err(SupervisorError::TextfileInHome {
+            path: config.metrics.textfile.clone().into(),
+            home: home.root().to_path_buf(),
+        });
+    }
     let upkeep = upkeep::Upkeep::start(home, &config, &options);
     let mut sup = Supervisor {
         home,

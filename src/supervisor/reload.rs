@@ -24,8 +24,17 @@ impl Supervisor<'_> {
                 self.repo
                     .set_lock_wait(Duration::from_secs(config.git.lock_wait_s));
                 if config.metrics.textfile != self.config.metrics.textfile {
-                    self.metrics =
-                        super::metrics::Textfile::open(self.home, &config.metrics.textfile);
+                    if super::metrics::Textfile::inside_home(self.home, &config.metrics.textfile) {
+                        // Not followed: it would be committed every tick.
+                        tracing::error!(
+                            "[metrics] textfile = \"{}\" is inside the home; still writing {}",
+                            config.metrics.textfile,
+                            self.config.metrics.textfile
+                        );
+                    } else {
+                        self.metrics =
+                            super::metrics::Textfile::open(self.home, &config.metrics.textfile);
+                    }
                 }
                 self.config = config;
                 self.said.config_parses();

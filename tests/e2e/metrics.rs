@@ -126,6 +126,28 @@ fn a_relative_textfile_is_refused_with_the_fix() {
 }
 
 #[test]
+fn a_textfile_inside_the_home_is_refused_at_start_with_the_fix() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let inside = home.file("metrics.prom");
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!("[metrics]\ntextfile = {:?}\n", inside.display().to_string()),
+    )
+    .unwrap();
+    home.git(&["commit", "-qam", "metrics"]);
+    let out = home.output(&["run", "--ticks", "2"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is inside the home") && err.contains("hint: point [metrics] textfile"),
+        "{err}"
+    );
+    assert!(home.ticks().is_empty(), "no tick ran");
+    assert!(!inside.exists());
+}
+
+#[test]
 fn the_shipped_alert_rules_are_valid_and_use_the_metrics_hearth_writes() {
     let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/supervisor/hearth.rules.yml");
     let text = std::fs::read_to_string(rules).unwrap();
