@@ -17,8 +17,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// How many results (default: [recall] results).
-    #[arg(short = 'k', value_name = "N")]
-    k: Option<usize>,
+    #[arg(short = 'k', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    k: Option<u64>,
     /// How many lexical candidates to consider (default: [recall] candidates).
     #[arg(long, value_name = "N")]
     candidates: Option<usize>,
@@ -34,7 +34,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Config::default()
     });
     let query = args.query.join(" ");
-    let k = args.k.unwrap_or(config.recall.results).max(1);
+    let k = args.k.map_or(config.recall.results, |k| k as usize).max(1);
     let key = env.api_key(&rerank::rerank_config(&config));
     let question = Question {
         query: &query,

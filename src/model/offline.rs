@@ -97,12 +97,21 @@ impl Provider for Offline {
     }
 }
 
+/// `Re:` and what the message is about: its front matter's `subject` or
+/// `title`, else the first line of its body (never the `---` fence).
 fn subject_for(message: &InboxFact) -> String {
-    let first = message
-        .text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
+    let split = crate::memory::front_matter::split(&message.text).ok();
+    let named = split.as_ref().and_then(|s| s.yaml).and_then(|yaml| {
+        yaml.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            let key = key.trim().to_ascii_lowercase();
+            let value = value.trim().trim_matches(['"', '\'']);
+            (["subject", "title"].contains(&key.as_str()) && !value.is_empty()).then_some(value)
+        })
+    });
+    let body = split.as_ref().map_or(message.text.as_str(), |s| s.body);
+    let first = named
+        .or_else(|| body.lines().map(str::trim).find(|l| !l.is_empty()))
         .unwrap_or("your message");
     let mut subject: String = first.chars().take(60).collect();
     if first.chars().count() > 60 {
@@ -212,6 +221,27 @@ mod tests {
             }],
             ask: None,
         }
+    }
+
+    #[test]
+    fn a_reply_is_titled_by_the_message_not_its_fence() {
+        let fact = |text: &str| InboxFact {
+            rel: "inbox/x.md".into(),
+            text: text.into(),
+            notes: Vec::new(),
+            recalled: Vec::new(),
+        };
+        assert_eq!(
+            subject_for(&fact(
+                "---\nfrom: a@b.c\nsubject: \"Tide tables\"\n---\nhi\n"
+            )),
+            "Re: Tide tables"
+        );
+        assert_eq!(
+            subject_for(&fact("---\nfrom: a@b.c\n---\n\nWhen is high tide?\n")),
+            "Re: When is high tide?"
+        );
+        assert_eq!(subject_for(&fact("Plain words.\n")), "Re: Plain words.");
     }
 
     #[test]

@@ -196,3 +196,39 @@ fn an_error_from_the_file_system_names_the_path_and_its_fix() {
         "a note kept where the inbox was\n"
     );
 }
+
+#[test]
+fn say_reads_its_message_from_stdin_and_recall_refuses_zero_results() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let mut child = home
+        .cmd(&["say"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"the tide turns at six\nand again at dusk\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let rel = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        home.read(&rel),
+        "the tide turns at six\nand again at dusk\n"
+    );
+    let empty = home
+        .cmd(&["say"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(empty.status.code(), Some(2), "{empty:?}");
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("hearth say needs a message"));
+    let zero = home.output(&["recall", "-k", "0", "tide"]);
+    assert_eq!(zero.status.code(), Some(2), "{zero:?}");
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("'-k <N>'"));
+}
