@@ -34,6 +34,10 @@ pub enum MailboxError {
     /// `hearth say` with nothing to say.
     #[error("the message is empty")]
     Empty,
+    /// The home is another user's: a message written now would be a file
+    /// its owner cannot commit (nothing is written).
+    #[error(transparent)]
+    NotOwner(crate::repo::RepoError),
 }
 
 impl MailboxError {
@@ -44,6 +48,7 @@ impl MailboxError {
             MailboxError::Empty => "hearth say \"what you want the agent to read\"".into(),
             MailboxError::Io { path, source } => crate::io_hint::io_hint(source, path),
             MailboxError::Write(e) => e.hint(),
+            MailboxError::NotOwner(e) => e.hint(),
         }
     }
 

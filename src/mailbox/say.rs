@@ -28,6 +28,11 @@ pub struct Said {
 /// committed, so a running supervisor cannot take the new message for a
 /// hand edit.
 pub fn say(home: &Home, text: &str, now: DateTime<Utc>) -> Result<Said, MailboxError> {
+    // Run as the wrong user (root on a home owned by `hearth`), nothing is
+    // written: the file would be root's, and the commit refused.
+    if let Err(e @ crate::repo::RepoError::NotOwner { .. }) = Repo::open(home.root()) {
+        return Err(MailboxError::NotOwner(e));
+    }
     let lock = CommitLock::acquire(home)?;
     let path = inbox::say(home, text, now)?;
     let rel = home.relative(&path);

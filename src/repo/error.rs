@@ -11,6 +11,14 @@ pub enum RepoError {
         /// The home.
         path: PathBuf,
     },
+    /// The repository belongs to another user, and git refuses to open it
+    /// for this one (its `safe.directory` rule): hearth runs as the wrong
+    /// user, usually root on a home owned by `hearth`.
+    #[error("the git repository in {} belongs to another user than the one running hearth", path.display())]
+    NotOwner {
+        /// The repository.
+        path: PathBuf,
+    },
     /// HEAD cannot be read.
     #[error("the HEAD of the git repository in {} cannot be read: {message}", path.display())]
     BrokenHead {
@@ -72,6 +80,11 @@ impl RepoError {
             RepoError::BrokenHead { path, .. } => format!(
                 "check `git -C {0} status`; if .git/HEAD is damaged, restore it with \
                  `echo 'ref: refs/heads/main' > {0}/.git/HEAD` (or your branch name)",
+                path.display()
+            ),
+            RepoError::NotOwner { path } => format!(
+                "run hearth as the home's owner: `sudo -u $(stat -c %U {0}) hearth … --home {0}` \
+                 (the unit runs as `hearth`); nothing in the home was changed",
                 path.display()
             ),
             RepoError::Locked { path, .. } => format!(

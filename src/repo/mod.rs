@@ -148,6 +148,9 @@ impl Repo {
             ErrorCode::NotFound => RepoError::NotARepo {
                 path: root.to_path_buf(),
             },
+            ErrorCode::Owner => RepoError::NotOwner {
+                path: root.to_path_buf(),
+            },
             _ => RepoError::BrokenHead {
                 path: root.to_path_buf(),
                 message: e.message().to_string(),

@@ -232,3 +232,37 @@ fn say_reads_its_message_from_stdin_and_recall_refuses_zero_results() {
     assert_eq!(zero.status.code(), Some(2), "{zero:?}");
     assert!(String::from_utf8_lossy(&zero.stderr).contains("'-k <N>'"));
 }
+
+#[test]
+#[ignore = "needs root to hand a home to another user; .ci/run runs it as root (cargo test -- --ignored)"]
+fn a_home_of_another_user_is_named_with_the_user_to_run_as_and_nothing_is_written() {
+    assert_eq!(uid(), 0, "run as root: the test hands the home to `nobody`");
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "nobody"])
+        .arg(&home.path)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let said = home.output(&["say", "hello"]);
+    assert_eq!(said.status.code(), Some(1), "{said:?}");
+    let err = String::from_utf8_lossy(&said.stderr);
+    assert!(
+        err.contains("belongs to another user")
+            && err.contains("hint: run hearth as the home's owner: `sudo -u"),
+        "{err}"
+    );
+    assert!(home.list("inbox").is_empty(), "nothing was written");
+    let status = home.output(&["status"]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("belongs to another user"),
+        "{status:?}"
+    );
+}
+
+/// The user id of this process, from `id -u` (no unsafe `getuid`).
+fn uid() -> u32 {
+    let out = std::process::Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
