@@ -53,8 +53,9 @@ use error::{CommandError, Exit};
     about = "Keeps a long-lived LLM agent alive in a git repository of plain files."
 )]
 pub struct Cli {
-    /// The home directory (default: $HEARTH_HOME, else the current directory
-    /// when it holds a hearth.toml).
+    /// The home directory (default: $HEARTH_HOME, else the nearest directory
+    /// from the current one upward that holds a hearth.toml, as git finds its
+    /// repository).
     #[arg(long, global = true, value_name = "DIR")]
     home: Option<PathBuf>,
     #[command(subcommand)]

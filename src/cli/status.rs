@@ -88,8 +88,15 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             "spend:      ${:.2} today (UTC) of [budget] daily_usd = ${cap:.2}",
             status.spent_today_usd
         ),
-        _ => outln!(
+        Some(_) => outln!(
             "spend:      ${:.2} today (UTC), no daily limit",
+            status.spent_today_usd
+        ),
+        // hearth.toml does not parse: a running supervisor keeps the cap
+        // of the last configuration that did, which this process cannot see.
+        None => outln!(
+            "spend:      ${:.2} today (UTC); the daily limit is unknown while hearth.toml does \
+             not parse (a running supervisor keeps the last one that did)",
             status.spent_today_usd
         ),
     }

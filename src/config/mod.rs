@@ -401,11 +401,24 @@ impl Config {
                 .span()
                 .map(|span| line_and_column(text, span.start))
                 .unwrap_or((1, 1));
+            let mut message = e.message().trim().to_string();
+            // toml says "duplicate key" and points at it: name it.
+            if message.starts_with("duplicate key") {
+                let key = e
+                    .span()
+                    .and_then(|span| text.get(span.start..))
+                    .and_then(|rest| rest.split(['=', '\n']).next())
+                    .map(|k| k.trim().trim_matches(['"', '\'']))
+                    .filter(|k| !k.is_empty());
+                if let Some(key) = key {
+                    message = format!("duplicate key `{key}` (each key once per table)");
+                }
+            }
             ConfigError::Parse {
                 path: path.to_path_buf(),
                 line,
                 column,
-                message: e.message().trim().to_string(),
+                message,
             }
         })?;
         config.validate().map_err(|e| ConfigError::Invalid {

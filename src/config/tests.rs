@@ -120,3 +120,17 @@ fn a_value_hearth_cannot_use_is_named_with_its_line() {
         .to_string();
     assert!(err.starts_with("home/hearth.toml:2: "), "{err}");
 }
+
+#[test]
+fn a_duplicate_key_is_named_with_its_line() {
+    let err = Config::parse(
+        Path::new("hearth.toml"),
+        "[tick]\ninterval_s = 5\ninterval_s = 6\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("hearth.toml:3") && err.contains("duplicate key `interval_s`"),
+        "{err}"
+    );
+}

@@ -149,7 +149,7 @@ impl Home {
 }
 
 /// Which directory is the home: `--home`, else `$HEARTH_HOME`, else the
-/// current directory when it holds a `hearth.toml`.
+/// nearest directory from `cwd` upward that holds a `hearth.toml`.
 pub fn resolve(flag: Option<&Path>, env: Option<&Path>, cwd: &Path) -> Result<PathBuf, HomeError> {
     if let Some(dir) = flag.or(env).filter(|p| !p.as_os_str().is_empty()) {
         return Ok(dir.to_path_buf());

@@ -150,7 +150,7 @@ impl Http {
                     e.is_connect() || e.is_request(),
                     None,
                     ModelError::Connect {
-                        message: without_url(&e),
+                        message: format!("{}: {}", shown_url(url), without_url(&e)),
                         attempts: attempt + 1,
                     },
                 ),
@@ -214,6 +214,20 @@ fn is_out_of_credit(body: &str) -> bool {
 }
 
 /// A reqwest error without its URL (the URL is named once by the caller).
+/// The URL as an error may show it: no user, password or query (where a
+/// proxy's credentials or a key could sit), the rest as configured.
+fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.to_string()
+        }
+        Err(_) => "the configured [model] base_url".into(),
+    }
+}
+
 fn without_url(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     if let Some(url) = e.url() {
@@ -230,6 +244,18 @@ fn without_url(e: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_url_is_shown_without_credentials() {
+        assert_eq!(
+            super::shown_url("https://user:secret@proxy.example:8443/v1/messages?key=k"),
+            "https://proxy.example:8443/v1/messages"
+        );
+        assert_eq!(
+            super::shown_url("http://127.0.0.1:9/v1/chat/completions"),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -133,6 +133,12 @@ fn the_home_is_found_from_a_directory_inside_it_and_status_shows_unread_flares()
         status.contains("CONFIG:") && status.contains("hearth.toml:1"),
         "{status}"
     );
+    // Not "no daily limit": the cap a running supervisor keeps is unknown.
+    assert!(
+        status.contains("the daily limit is unknown while hearth.toml does not parse")
+            && !status.contains("no daily limit"),
+        "{status}"
+    );
     std::fs::write(home.file("hearth.toml"), "").unwrap();
     let supervisor = home.spawn(&["run", "--interval", "3600"]);
     // The message waiting at start is answered at once; then it waits.

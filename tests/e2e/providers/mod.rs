@@ -276,9 +276,10 @@ fn a_refused_connection_is_model_limitation() {
     assert!(run(&home, "1").status.success());
     let tick = &home.ticks()[0];
     assert_eq!(tick["class"], "model-limitation");
+    let note = tick["note"].as_str().unwrap();
     assert!(
-        tick["note"].as_str().unwrap().contains("cannot reach"),
-        "{tick}"
+        note.contains("cannot reach") && note.contains(&format!("{url}/v1/messages")),
+        "the refused URL is named: {tick}"
     );
 }
 
