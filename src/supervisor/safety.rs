@@ -76,7 +76,14 @@ impl Supervisor<'_> {
             }
         };
         let now = self.options.clock.now();
-        let interval = chrono::Duration::seconds(self.config.tick.interval_s as i64);
+        // The interval the ticks were run at: `--interval` when given (the
+        // previous run most likely had the same command line), else the
+        // config's (not `--ticks`' back-to-back zero: that is no schedule).
+        let interval = self
+            .options
+            .interval
+            .and_then(|i| chrono::Duration::from_std(i).ok())
+            .unwrap_or_else(|| chrono::Duration::seconds(self.config.tick.interval_s as i64));
         if let Some(mut flare) = gap::at_start_up(last.end, interval, now, why) {
             flare.tick = Some(last.tick);
             let rel = outbox::post(self.home, &flare, now)?;

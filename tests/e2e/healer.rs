@@ -285,6 +285,22 @@ fn missed_ticks_are_flared_as_a_gap_with_the_reason() {
         1,
         "no gap when ticks run on time"
     );
+
+    // Run at `--interval 20`, a stop of 96 s is five intervals missed:
+    // the flare counts by the interval the ticks ran at, not the config's.
+    let ninety_six_ago = (now - chrono::Duration::seconds(96)).to_rfc3339();
+    let text = home.read("state/ticks.jsonl");
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = lines.last_mut().unwrap();
+    last["start"] = ninety_six_ago.clone().into();
+    last["end"] = ninety_six_ago.into();
+    let rewritten: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(home.file("state/ticks.jsonl"), rewritten).unwrap();
+    home.ok(&["run", "--ticks", "1", "--interval", "20"]);
+    assert_eq!(flares(&home, "gap").len(), 2, "a gap at --interval 20");
 }
 
 #[test]
