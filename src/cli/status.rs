@@ -74,6 +74,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             "failures:   {} failed ticks in a row",
             status.failure_streak
         );
+        for cause in &status.failure_causes {
+            outln!("            {cause}");
+        }
     }
     if let Some(panic) = &status.panic {
         outln!(

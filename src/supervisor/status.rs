@@ -30,6 +30,9 @@ pub struct Status {
     pub ticks_recorded: usize,
     /// Failed ticks in a row now.
     pub failure_streak: usize,
+    /// The distinct causes the streak's failed ticks recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_causes: Vec<String>,
     /// Set when healing is exhausted and the supervisor waits for a human.
     pub panic: Option<crate::healer::state::Panic>,
     /// Problems met while reading state (named by file and line).
@@ -171,6 +174,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
                 .and_then(|repo| repo.unpushed(&p.remote))
         }),
         failure_streak: healer.streak.len(),
+        failure_causes: healer.causes(),
         panic: healer.panic,
         home: home.root().display().to_string(),
         running,

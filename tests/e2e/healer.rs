@@ -311,6 +311,13 @@ fn a_failed_ticks_cause_reaches_its_ledger_line_the_panic_flare_and_status() {
     // session log goes. No tick ever succeeds, and none reaches a model.
     std::fs::remove_file(home.file("state/sessions.jsonl")).ok();
     std::fs::create_dir_all(home.file("state/sessions.jsonl")).unwrap();
+    home.cmd(&["run", "--ticks", "2"]).output().unwrap();
+    let failing = home.ok(&["status"]);
+    assert!(
+        failing.contains("2 failed ticks in a row")
+            && failing.contains("state/sessions.jsonl is not a regular file"),
+        "status says why the streak fails: {failing}"
+    );
     let out = home.cmd(&["run", "--ticks", "10"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let ticks = home.ticks();
