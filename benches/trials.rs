@@ -3,7 +3,8 @@
 //! concurrent recalls. Prints the tables the README's "Reliability"
 //! section shows.
 //!
-//! `cargo bench --bench trials` (CRASH_TRIALS=N to change the count)
+//! `cargo bench --bench trials` (CRASH_TRIALS=N, ACCEPT_TRIALS=N to change
+//! the counts; the accept series kills `hearth proposals accept` ≥ 500 times)
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -19,6 +20,10 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(500);
+    let accept_trials: usize = std::env::var("ACCEPT_TRIALS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(500);
     let started = Instant::now();
     let tables = [
         reliability::crash(crash_trials, 0x5eed_2026),
@@ -26,6 +31,7 @@ fn main() {
         reliability::bad_inputs::run(100),
         reliability::sandbox::run(),
         reliability::asks::interrupted(400, 8, 0xa5c5_2026),
+        reliability::decisions::accept_killed(accept_trials, 0xacce_2026),
     ];
     let (concurrency, lags) = reliability::concurrency(8, 100);
     let mut failures = 0;

@@ -80,6 +80,36 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
 }
 
+/// Removes the temp files a writer of `path` left when it was killed
+/// mid-write (`.NAME.PID-N.tmp`, its process gone): otherwise the next
+/// look would commit them as the operator's files. Returns how many.
+pub fn remove_stale_temps(path: &Path) -> usize {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return 0;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let gone = !Path::new(&format!("/proc/{pid}")).exists();
+        if gone && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 fn write_inner(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = parent_dir(path);
     fs::create_dir_all(dir)?;

@@ -82,6 +82,16 @@ impl Env {
             .map(Duration::from_millis)
     }
 
+    /// `HEARTH_TEST_ACCEPT_PAUSE_MS=MS`: `hearth proposals accept` pauses
+    /// this long between its writes, so a test can `kill -9` it midway
+    /// (see `proposals::journal`).
+    pub fn accept_pause(&self) -> Option<Duration> {
+        self.vars
+            .get("HEARTH_TEST_ACCEPT_PAUSE_MS")
+            .and_then(|ms| ms.parse().ok())
+            .map(Duration::from_millis)
+    }
+
     /// `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD`, for `[git] push` to
     /// an `https://` remote (the SSH agent serves `ssh://` ones).
     pub fn push_credentials(&self) -> hearth::repo::PushCredentials {

@@ -55,6 +55,16 @@ fn operator(home: &Home) -> Identity {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let now = env.clock.now();
+    if let Some(pause) = env.accept_pause() {
+        proposals::hooks::pause_accepts(pause);
+    }
+    // An accept or reject a kill cut short is finished or undone before
+    // anything is listed or decided.
+    match proposals::recover_interrupted(&home) {
+        Ok(Some(done)) => eprintln!("{done}"),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("{e}"),
+    }
     match args.command {
         None => list(&home, args.json, args.all),
         Some(Sub::Show { n }) => show(&home, n, args.json),

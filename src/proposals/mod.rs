@@ -12,6 +12,7 @@
 //! party's message, an untrusted tool's output) — see `tools::taint`.
 
 mod book;
+pub mod journal;
 
 use std::collections::BTreeMap;
 
@@ -24,6 +25,22 @@ use crate::mailbox::outbox::{self, Letter};
 use crate::repo::{FileDiff, Identity, Merged, Repo, RepoError};
 
 pub use book::Book;
+use journal::Deciding;
+
+/// Finishes or undoes a decision a kill cut short (`journal`), under the
+/// commit lock; what it did, for the caller to say.
+pub fn recover_interrupted(home: &Home) -> Result<Option<String>, ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let repo = Repo::open(home.root())?;
+    Ok(journal::recover(home, &repo).map(|r| r.describe()))
+}
+
+/// [`journal::recover`] for a caller that holds the lock: logged.
+fn recover_logged(home: &Home, repo: &Repo) {
+    if let Some(done) = journal::recover(home, repo) {
+        tracing::warn!("{}", done.describe());
+    }
+}
 
 /// Where proposals' branches live.
 pub const REF_PREFIX: &str = "refs/hearth/proposals/";
@@ -232,6 +249,7 @@ pub fn propose(
 ) -> Result<Proposal, ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let repo = Repo::open(home.root())?;
+    recover_logged(home, &repo);
     let mut book = Book::load(home)?;
     let existing = n.and_then(|n| book.get(n).cloned());
     let n = existing
@@ -363,6 +381,7 @@ pub fn accept(
 ) -> Result<Accepted, ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let repo = Repo::open(home.root())?;
+    recover_logged(home, &repo);
     let mut book = Book::load(home)?;
     let mut proposal = waiting_one(&book, n)?;
     if repo.commit_of_ref(&proposal.branch).as_deref() != Some(proposal.commit.as_str()) {
@@ -377,6 +396,7 @@ pub fn accept(
             proposal.status = Status::NeedsReview;
             proposal.conflicts = files.clone();
             book.put(proposal.clone());
+            Deciding::of(home, &repo, n, "accept", &[book_rel.to_string()], now).begin(home)?;
             book.save(home)?;
             repo.commit(
                 &[book_rel],
@@ -387,6 +407,7 @@ pub fn accept(
                 ),
                 now,
             )?;
+            Deciding::end(home);
             Ok(Accepted::NeedsReview(proposal))
         }
         Merged::Clean(files) => {
@@ -399,6 +420,13 @@ pub fn accept(
             if !touched.is_empty() {
                 return Err(ProposalError::Dirty(touched));
             }
+            // Named before the first write: a kill from here on is
+            // finished or undone by whatever commits next, never taken
+            // for the operator's edit.
+            let mut written: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+            written.push(book_rel.to_string());
+            Deciding::of(home, &repo, n, "accept", &written, now).begin(home)?;
+            hooks::pause_between_writes();
             for (rel, content) in &files {
                 let path = home.path(rel);
                 match content {
@@ -407,6 +435,7 @@ pub fn accept(
                         let _ = std::fs::remove_file(&path);
                     }
                 }
+                hooks::pause_between_writes();
             }
             proposal.status = Status::Accepted;
             proposal.decided = Some(now);
@@ -428,6 +457,7 @@ pub fn accept(
                 ),
                 now,
             )?;
+            Deciding::end(home);
             Ok(Accepted::Merged(proposal, id))
         }
     }
@@ -443,12 +473,15 @@ pub fn reject(
 ) -> Result<Proposal, ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let repo = Repo::open(home.root())?;
+    recover_logged(home, &repo);
     let mut book = Book::load(home)?;
     let mut proposal = waiting_one(&book, n)?;
     proposal.status = Status::Rejected;
     proposal.decided = Some(now);
     proposal.reason = reason.map(str::to_string);
     book.put(proposal.clone());
+    let book_rel = crate::home::layout::rel::PROPOSALS;
+    Deciding::of(home, &repo, n, "reject", &[book_rel.to_string()], now).begin(home)?;
     book.save(home)?;
     repo.commit(
         &[crate::home::layout::rel::PROPOSALS],
@@ -460,6 +493,25 @@ pub fn reject(
         ),
         now,
     )?;
+    Deciding::end(home);
     repo.delete_ref(&proposal.branch)?;
     Ok(proposal)
+}
+
+/// A pause between an accept's writes, for a test that kills it midway
+/// (the binary sets it from `HEARTH_TEST_ACCEPT_PAUSE_MS` at its edge:
+/// the library reads no environment). None outside tests.
+pub mod hooks {
+    static PAUSE: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+
+    /// Pauses every later accept for `pause` between its writes.
+    pub fn pause_accepts(pause: std::time::Duration) {
+        let _ = PAUSE.set(pause);
+    }
+
+    pub(super) fn pause_between_writes() {
+        if let Some(pause) = PAUSE.get() {
+            std::thread::sleep(*pause);
+        }
+    }
 }

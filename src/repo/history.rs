@@ -218,6 +218,24 @@ impl Repo {
         Ok(None)
     }
 
+    /// The messages of the first-parent commits after `from` up to HEAD,
+    /// newest first (at most `limit`); empty when `from` is HEAD, and all
+    /// `limit` when `from` is not on that line.
+    pub fn messages_since(&self, from: &str, limit: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let Ok(Some(mut commit)) = self.head_commit() else {
+            return out;
+        };
+        while out.len() < limit && commit.id().to_string() != from {
+            out.push(commit.message().unwrap_or("").to_string());
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
     /// The message of `commit`, if it exists.
     pub fn message(&self, commit: &str) -> Option<String> {
         let oid = Oid::from_str(commit).ok()?;

@@ -32,6 +32,11 @@ pub fn commit_hand_edits(
     scope: &[String],
 ) -> Result<Committed, SupervisorError> {
     let _lock = CommitLock::acquire(home)?;
+    // A decision on a proposal cut short by a kill: finished or undone
+    // first, so its files are never taken for the operator's.
+    if let Some(done) = crate::proposals::journal::recover(home, repo) {
+        tracing::warn!("{}", done.describe());
+    }
     let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let done = repo.commit_scoped(
         &scope,
@@ -133,6 +138,9 @@ pub fn commit_tick(
     now: DateTime<Utc>,
 ) -> Result<Option<String>, SupervisorError> {
     let _lock = CommitLock::acquire(home)?;
+    if let Some(done) = crate::proposals::journal::recover(home, repo) {
+        tracing::warn!("{}", done.describe());
+    }
     let mut specs: Vec<&str> = TICK_PATHS.to_vec();
     specs.extend(
         touched

@@ -50,3 +50,19 @@ fn asks_cut_short_at_random_moments_keep_their_writes_their_own() {
     assert_eq!(table.trials, 24);
     passes(table);
 }
+
+#[test]
+fn an_accept_killed_at_random_moments_leaves_main_whole_or_untouched() {
+    let table = trials::decisions::accept_killed(24, 0xacce_9741);
+    assert_eq!(table.trials, 24);
+    // The kills landed where they matter: some before the commit.
+    assert!(
+        table
+            .counts
+            .get("cut before its commit: undone")
+            .is_some_and(|n| *n > 0),
+        "{}",
+        table.render()
+    );
+    passes(table);
+}

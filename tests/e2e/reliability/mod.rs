@@ -11,6 +11,7 @@
 
 pub mod asks;
 pub mod bad_inputs;
+pub mod decisions;
 mod rng;
 pub mod sandbox;
 
