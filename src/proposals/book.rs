@@ -1,11 +1,19 @@
-//! `state/proposals.json`: every proposal and what became of it.
+//! `state/proposals.json`: every proposal and what became of it. The book
+//! is a record, not the truth: the truth is the refs
+//! (`refs/hearth/proposals/N-slug`, whose commits carry their title, why,
+//! maker and sources as trailers) and `main`'s history (`proposal N
+//! accepted|rejected|needs review`). A book that is lost, emptied or broken
+//! is rebuilt from them ([`reconcile`]), and numbers are never reused.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Proposal;
+use super::{Proposal, Status, REF_PREFIX};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
+use crate::repo::Repo;
 
 /// The book of proposals, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -47,4 +55,143 @@ impl Book {
             None => self.proposals.push(proposal),
         }
     }
+}
+
+/// How far back `main`'s history is read for decisions.
+const HISTORY_LIMIT: usize = 100_000;
+
+/// The number in a proposal ref's name (`refs/hearth/proposals/12-slug`).
+pub fn ref_number(name: &str) -> Option<u64> {
+    name.strip_prefix(REF_PREFIX)?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The decisions `main`'s history records, by proposal: the newest for
+/// each (status, when, the subject's title).
+fn decisions(repo: &Repo) -> BTreeMap<u64, (Status, chrono::DateTime<chrono::Utc>, String)> {
+    let mut out = BTreeMap::new();
+    for (message, time) in repo.subjects_starting("proposal ", HISTORY_LIMIT) {
+        let subject = message.lines().next().unwrap_or("");
+        let Some(rest) = subject.strip_prefix("proposal ") else {
+            continue;
+        };
+        let (number, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+        let Ok(n) = number.parse::<u64>() else {
+            continue;
+        };
+        let (status, title) = if let Some(t) = rest.strip_prefix("accepted: ") {
+            (Status::Accepted, t)
+        } else if let Some(t) = rest.strip_prefix("rejected: ") {
+            (Status::Rejected, t)
+        } else if rest.starts_with("needs review") {
+            (Status::NeedsReview, "")
+        } else {
+            continue;
+        };
+        // Newest first: the first seen for a number is its decision.
+        out.entry(n).or_insert((status, time, title.to_string()));
+    }
+    out
+}
+
+/// The highest proposal number the refs and `main`'s history know.
+pub fn highest_known(repo: &Repo) -> u64 {
+    let refs = repo
+        .refs_under(REF_PREFIX)
+        .iter()
+        .filter_map(|r| ref_number(&r.name))
+        .max()
+        .unwrap_or(0);
+    refs.max(decisions(repo).keys().copied().max().unwrap_or(0))
+}
+
+/// A trailer's value in a commit message.
+fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
+    message
+        .lines()
+        .filter_map(|l| l.strip_prefix(key))
+        .map(str::trim)
+        .collect()
+}
+
+/// `book` with every proposal the refs and history know that it does not
+/// (each rebuilt from its ref's commit, or from the decision's commit when
+/// its ref is gone), and the numbers added. Entries the book has stand.
+pub fn reconcile(mut book: Book, repo: &Repo) -> (Book, Vec<u64>) {
+    let decided = decisions(repo);
+    let mut added = Vec::new();
+    for r in repo.refs_under(REF_PREFIX) {
+        let Some(n) = ref_number(&r.name) else {
+            continue;
+        };
+        if book.get(n).is_some() {
+            continue;
+        }
+        let subject = r.message.lines().next().unwrap_or("");
+        let title = subject
+            .split_once(": ")
+            .map_or(subject, |(_, t)| t)
+            .to_string();
+        let why: Vec<&str> = r
+            .message
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("Hearth-"))
+            .collect();
+        let decision = decided.get(&n);
+        book.put(Proposal {
+            n,
+            branch: r.name.clone(),
+            title,
+            why: why.join("\n").trim().to_string(),
+            by: trailer(&r.message, "Hearth-By: ")
+                .first()
+                .map_or("hearth".into(), |s| s.to_string()),
+            kind: trailer(&r.message, "Hearth-Kind: ")
+                .first()
+                .map_or(String::new(), |s| s.to_string()),
+            base: r.parent.clone(),
+            commit: r.commit.clone(),
+            files: r.files.clone(),
+            tainted_by: trailer(&r.message, "Hearth-Tainted-By: ")
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            created: r.time,
+            status: decision.map_or(Status::Open, |d| d.0),
+            decided: decision.filter(|d| d.0 != Status::NeedsReview).map(|d| d.1),
+            reason: None,
+            conflicts: Vec::new(),
+        });
+        added.push(n);
+    }
+    // Rejected ones lose their refs: history alone remembers them.
+    for (n, (status, time, title)) in decided {
+        if book.get(n).is_some() {
+            continue;
+        }
+        book.put(Proposal {
+            n,
+            branch: String::new(),
+            title,
+            why: "(rebuilt from main's history: its branch is gone)".into(),
+            by: String::new(),
+            kind: String::new(),
+            base: String::new(),
+            commit: String::new(),
+            files: Vec::new(),
+            tainted_by: Vec::new(),
+            created: time,
+            status,
+            decided: Some(time),
+            reason: None,
+            conflicts: Vec::new(),
+        });
+        added.push(n);
+    }
+    book.proposals.sort_by_key(|p| p.n);
+    (book, added)
 }

@@ -35,6 +35,71 @@ pub fn recover_interrupted(home: &Home) -> Result<Option<String>, ProposalError>
     Ok(journal::recover(home, &repo).map(|r| r.describe()))
 }
 
+/// The book, rebuilt from the refs and `main`'s history when it is broken
+/// or misses a proposal a ref holds (why, when it was); read only.
+fn load_book(home: &Home, repo: &Repo) -> (Book, Option<String>) {
+    let (book, broken) = match Book::load(home) {
+        Ok(book) => (book, None),
+        Err(e) => (Book::default(), Some(e.to_string())),
+    };
+    let missing: Vec<u64> = repo
+        .ref_names_under(REF_PREFIX)
+        .iter()
+        .filter_map(|name| book::ref_number(name))
+        .filter(|n| book.get(*n).is_none())
+        .collect();
+    if broken.is_none() && missing.is_empty() {
+        return (book, None);
+    }
+    let (book, added) = book::reconcile(book, repo);
+    let why = broken.unwrap_or_else(|| {
+        format!(
+            "{} has no entry for {} that refs/hearth/proposals/ holds",
+            crate::home::layout::rel::PROPOSALS,
+            missing
+                .iter()
+                .map(|n| format!("proposal {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    let rebuilt = added
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    (
+        book,
+        Some(format!(
+            "{why}; rebuilt from the refs and main's history (proposals {rebuilt})"
+        )),
+    )
+}
+
+/// Rebuilds a lost or broken book and commits it as hearth's, so it is
+/// never committed as the operator's edit; what it did. The caller holds
+/// the commit lock (the supervisor, before it commits hand edits).
+pub fn heal_book(home: &Home, repo: &Repo, now: DateTime<Utc>) -> Option<String> {
+    let (book, Some(why)) = load_book(home, repo) else {
+        return None;
+    };
+    let book_rel = crate::home::layout::rel::PROPOSALS;
+    let kept = home.path(book_rel);
+    if kept.exists() {
+        // What was there stays readable beside it.
+        let aside = home.path(&format!("{book_rel}.broken"));
+        let _ = std::fs::copy(&kept, aside);
+    }
+    if let Err(e) = book.save(home) {
+        return Some(format!("{why}, but it could not be saved: {e}"));
+    }
+    let message = format!("proposals: {book_rel} rebuilt\n\n{why}\n");
+    match repo.commit(&[book_rel], &Identity::hearth(), &message, now) {
+        Ok(_) => Some(why),
+        Err(e) => Some(format!("{why}, but not committed: {e}")),
+    }
+}
+
 /// [`journal::recover`] for a caller that holds the lock: logged.
 fn recover_logged(home: &Home, repo: &Repo) {
     if let Some(done) = journal::recover(home, repo) {
@@ -140,6 +205,19 @@ pub enum ProposalError {
         /// The ref.
         branch: String,
     },
+    /// Its branch points elsewhere than the commit it was made as (moved by
+    /// hand): what it holds now is not what was proposed.
+    #[error("proposal {n}'s branch {branch} was moved by hand (to {at}; it was made as {was})")]
+    Moved {
+        /// The proposal.
+        n: u64,
+        /// The ref.
+        branch: String,
+        /// Where it points now.
+        at: String,
+        /// The commit it was made as.
+        was: String,
+    },
     /// Files it changes have edits not committed yet.
     #[error("{} {} uncommitted edits; accepting now would overwrite them", .0.join(", "), if .0.len() == 1 { "has" } else { "have" })]
     Dirty(Vec<String>),
@@ -170,6 +248,10 @@ impl ProposalError {
             }
             ProposalError::BranchGone { n, .. } => format!(
                 "nothing is left to accept: `hearth proposals reject {n} --reason \"branch deleted\"`"
+            ),
+            ProposalError::Moved { n, branch, was, .. } => format!(
+                "put it back (`git update-ref {branch} {was}`) and accept again, or drop it: \
+                 `hearth proposals reject {n} --reason \"moved by hand\"`"
             ),
             ProposalError::Dirty(_) => {
                 "wait for the supervisor to commit your edits (or `git commit` them), then accept again"
@@ -226,11 +308,17 @@ fn slug(title: &str) -> String {
 }
 
 fn message(n: u64, draft: &Draft) -> String {
+    // The trailers say all the book says of it: a lost book is rebuilt
+    // from the refs (`book::reconcile`).
     let mut m = format!(
-        "proposal {n}: {}\n\n{}\n\nHearth-Proposal: {n}\n",
+        "proposal {n}: {}\n\n{}\n\nHearth-Proposal: {n}\nHearth-By: {}\n",
         draft.title,
-        draft.why.trim()
+        draft.why.trim(),
+        draft.by
     );
+    if !draft.kind.is_empty() {
+        m.push_str(&format!("Hearth-Kind: {}\n", draft.kind));
+    }
     for source in &draft.tainted_by {
         m.push_str(&format!("Hearth-Tainted-By: {source}\n"));
     }
@@ -250,11 +338,13 @@ pub fn propose(
     let _lock = CommitLock::acquire(home)?;
     let repo = Repo::open(home.root())?;
     recover_logged(home, &repo);
-    let mut book = Book::load(home)?;
+    let (mut book, _) = load_book(home, &repo);
     let existing = n.and_then(|n| book.get(n).cloned());
-    let n = existing
-        .as_ref()
-        .map_or_else(|| book.next_number(), |p| p.n);
+    // Never a number used before, whatever the book remembers.
+    let n = existing.as_ref().map_or_else(
+        || book.next_number().max(book::highest_known(&repo) + 1),
+        |p| p.n,
+    );
     let base = match &existing {
         Some(p) => p.base.clone(),
         None => repo.head().ok_or_else(|| RepoError::Git {
@@ -324,27 +414,26 @@ pub fn propose(
     Ok(proposal)
 }
 
-/// Every proposal, newest last.
+/// Every proposal, newest last (from the refs and history when the book
+/// is lost or broken).
 pub fn list(home: &Home) -> Result<Vec<Proposal>, ProposalError> {
-    Ok(Book::load(home)?.proposals)
+    let repo = Repo::open(home.root())?;
+    Ok(load_book(home, &repo).0.proposals)
 }
 
 /// How many wait for the operator.
 pub fn waiting(home: &Home) -> Result<usize, ProposalError> {
-    Ok(Book::load(home)?
-        .proposals
-        .iter()
-        .filter(|p| p.status.waiting())
-        .count())
+    Ok(list(home)?.iter().filter(|p| p.status.waiting()).count())
 }
 
 /// Proposal `n` and its diff, with who wrote each removed line.
 pub fn show(home: &Home, n: u64) -> Result<(Proposal, Vec<FileDiff>), ProposalError> {
-    let proposal = Book::load(home)?
+    let repo = Repo::open(home.root())?;
+    let proposal = load_book(home, &repo)
+        .0
         .get(n)
         .cloned()
         .ok_or(ProposalError::NoSuch(n))?;
-    let repo = Repo::open(home.root())?;
     let diff = repo.proposal_diff(&proposal.commit)?;
     Ok((proposal, diff))
 }
@@ -382,13 +471,24 @@ pub fn accept(
     let _lock = CommitLock::acquire(home)?;
     let repo = Repo::open(home.root())?;
     recover_logged(home, &repo);
-    let mut book = Book::load(home)?;
+    let (mut book, _) = load_book(home, &repo);
     let mut proposal = waiting_one(&book, n)?;
-    if repo.commit_of_ref(&proposal.branch).as_deref() != Some(proposal.commit.as_str()) {
-        return Err(ProposalError::BranchGone {
-            n,
-            branch: proposal.branch.clone(),
-        });
+    match repo.commit_of_ref(&proposal.branch) {
+        None => {
+            return Err(ProposalError::BranchGone {
+                n,
+                branch: proposal.branch.clone(),
+            })
+        }
+        Some(at) if at != proposal.commit => {
+            return Err(ProposalError::Moved {
+                n,
+                branch: proposal.branch.clone(),
+                at,
+                was: proposal.commit.clone(),
+            })
+        }
+        Some(_) => {}
     }
     let book_rel = crate::home::layout::rel::PROPOSALS;
     match repo.merge_onto_head(&proposal.commit)? {
@@ -474,7 +574,7 @@ pub fn reject(
     let _lock = CommitLock::acquire(home)?;
     let repo = Repo::open(home.root())?;
     recover_logged(home, &repo);
-    let mut book = Book::load(home)?;
+    let (mut book, _) = load_book(home, &repo);
     let mut proposal = waiting_one(&book, n)?;
     proposal.status = Status::Rejected;
     proposal.decided = Some(now);

@@ -26,7 +26,9 @@ pub use error::RepoError;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use pack::{PackPolicy, Packed, PACKED_REF};
-pub use proposal::{outside_trailers, FileDiff, LineOrigin, Merged, RemovedLine, OUTSIDE_TRAILER};
+pub use proposal::{
+    outside_trailers, FileDiff, LineOrigin, Merged, RefCommit, RemovedLine, OUTSIDE_TRAILER,
+};
 pub use push::PushCredentials;
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};

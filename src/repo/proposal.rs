@@ -116,6 +116,86 @@ impl Repo {
             .map(|id| id.to_string())
     }
 
+    /// The names of the refs under `prefix`.
+    pub fn ref_names_under(&self, prefix: &str) -> Vec<String> {
+        let Ok(names) = self.git.references_glob(&format!("{prefix}*")) else {
+            return Vec::new();
+        };
+        names
+            .flatten()
+            .filter_map(|r| r.name().map(str::to_string))
+            .collect()
+    }
+
+    /// Every ref under `prefix` with what its commit says: the ref, the
+    /// commit, its message, its first parent, its time, and the files it
+    /// changes against that parent.
+    pub fn refs_under(&self, prefix: &str) -> Vec<RefCommit> {
+        let Ok(refs) = self.git.references_glob(&format!("{prefix}*")) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for reference in refs.flatten() {
+            let (Some(name), Some(id)) = (reference.name(), reference.target()) else {
+                continue;
+            };
+            let Ok(commit) = self.git.find_commit(id) else {
+                continue;
+            };
+            let parent = commit.parent(0).ok();
+            let files = parent
+                .as_ref()
+                .and_then(|p| {
+                    let diff = self
+                        .git
+                        .diff_tree_to_tree(
+                            p.tree().ok().as_ref(),
+                            commit.tree().ok().as_ref(),
+                            None,
+                        )
+                        .ok()?;
+                    Some(
+                        diff.deltas()
+                            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+                            .map(|p| p.to_string_lossy().into_owned())
+                            .collect(),
+                    )
+                })
+                .unwrap_or_default();
+            out.push(RefCommit {
+                name: name.to_string(),
+                commit: id.to_string(),
+                message: commit.message().unwrap_or("").to_string(),
+                parent: parent.map(|p| p.id().to_string()).unwrap_or_default(),
+                time: DateTime::from_timestamp(commit.time().seconds(), 0).unwrap_or_default(),
+                files,
+            });
+        }
+        out
+    }
+
+    /// The messages and times of the first-parent commits of HEAD whose
+    /// subject starts with `prefix`, newest first, looking at most `limit`
+    /// commits back.
+    pub fn subjects_starting(&self, prefix: &str, limit: usize) -> Vec<(String, DateTime<Utc>)> {
+        let mut out = Vec::new();
+        let Ok(Some(mut commit)) = self.head_commit() else {
+            return out;
+        };
+        for _ in 0..limit {
+            let message = commit.message().unwrap_or("");
+            if message.starts_with(prefix) {
+                let time = DateTime::from_timestamp(commit.time().seconds(), 0).unwrap_or_default();
+                out.push((message.to_string(), time));
+            }
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
     /// Removes `refname` (gone already is fine).
     pub fn delete_ref(&self, refname: &str) -> Result<(), RepoError> {
         match self.git.find_reference(refname) {
@@ -264,6 +344,23 @@ impl Repo {
         }
         Ok(Merged::Clean(files))
     }
+}
+
+/// A ref and what its commit says ([`Repo::refs_under`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefCommit {
+    /// The ref's full name.
+    pub name: String,
+    /// Its commit (full id).
+    pub commit: String,
+    /// The commit's message.
+    pub message: String,
+    /// Its first parent (full id; empty for a root commit).
+    pub parent: String,
+    /// When it was made.
+    pub time: DateTime<Utc>,
+    /// The files it changes against its parent.
+    pub files: Vec<String>,
 }
 
 /// Who wrote one line of a file as HEAD holds it.

@@ -37,6 +37,11 @@ pub fn commit_hand_edits(
     if let Some(done) = crate::proposals::journal::recover(home, repo) {
         tracing::warn!("{}", done.describe());
     }
+    // A lost or broken book of proposals is rebuilt from the refs and
+    // committed as hearth's, never taken for the operator's edit.
+    if let Some(why) = crate::proposals::heal_book(home, repo, now) {
+        tracing::warn!("{}: {why}", crate::home::layout::rel::PROPOSALS);
+    }
     let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let done = repo.commit_scoped(
         &scope,

@@ -212,3 +212,74 @@ fn one_unread_proposal_flare_at_a_time() {
     assert_eq!(flares.iter().filter(|f| f.flare == "proposal").count(), 1);
     assert_eq!(waiting(&home).unwrap(), 3);
 }
+
+#[test]
+fn a_lost_or_broken_book_is_rebuilt_from_the_refs_and_numbers_are_never_reused() {
+    let (_d, home, now) = setup();
+    let first = propose(&home, None, &draft("one\n"), now).unwrap();
+    let second = propose(&home, None, &draft("two\n"), now).unwrap();
+    reject(&home, second.n, Some("no"), &operator(), now).unwrap();
+    let third = propose(&home, None, &draft("three\n"), now).unwrap();
+    assert_eq!((first.n, second.n, third.n), (1, 2, 3));
+    for broken in [None, Some("{}"), Some("[]"), Some("{\"proposals\": [")] {
+        match broken {
+            None => std::fs::remove_file(home.path("state/proposals.json")).unwrap(),
+            Some(text) => std::fs::write(home.path("state/proposals.json"), text).unwrap(),
+        }
+        let listed = list(&home).unwrap();
+        let open: Vec<u64> = listed
+            .iter()
+            .filter(|p| p.status.waiting())
+            .map(|p| p.n)
+            .collect();
+        assert_eq!(open, [1, 3], "{broken:?}: the waiting ones are remembered");
+        let one = listed.iter().find(|p| p.n == 1).unwrap();
+        assert_eq!(one.title, "Remember the rule from the handoff");
+        assert_eq!(one.by, "tick 7");
+        assert_eq!(one.tainted_by, ["inbox/x.md (from peer-b)"]);
+        assert_eq!(one.files, ["memory/identity.md"]);
+        assert_eq!(
+            listed.iter().find(|p| p.n == 2).map(|p| p.status),
+            Some(Status::Rejected),
+            "{broken:?}: the rejected one is known from history"
+        );
+    }
+    // The supervisor's look rebuilds it and commits it as hearth's.
+    let repo = Repo::open(home.root()).unwrap();
+    let why = heal_book(&home, &repo, now).expect("rebuilt");
+    assert!(
+        why.contains("does not parse") || why.contains("rebuilt"),
+        "{why}"
+    );
+    assert_eq!(
+        repo.message(&repo.head().unwrap()).unwrap().lines().next(),
+        Some("proposals: state/proposals.json rebuilt")
+    );
+    assert!(heal_book(&home, &repo, now).is_none(), "once");
+    // A new proposal takes a number never used, whatever the book forgot.
+    std::fs::remove_file(home.path("state/proposals.json")).unwrap();
+    let fourth = propose(&home, None, &draft("four\n"), now).unwrap();
+    assert_eq!(fourth.n, 4);
+    assert_eq!(
+        accept(&home, first.n, &operator(), now)
+            .map(|a| matches!(a, Accepted::Merged(..)))
+            .ok(),
+        Some(true)
+    );
+}
+
+#[test]
+fn a_branch_moved_by_hand_is_named_as_moved_not_gone() {
+    let (_d, home, now) = setup();
+    let p = propose(&home, None, &draft("one\n"), now).unwrap();
+    let other = propose(&home, None, &draft("two\n"), now).unwrap();
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(home.root())
+        .args(["update-ref", &p.branch, &other.commit])
+        .status()
+        .unwrap();
+    let err = accept(&home, p.n, &operator(), now).unwrap_err();
+    assert!(matches!(err, ProposalError::Moved { .. }), "{err}");
+    assert!(err.hint().contains("git update-ref"), "{}", err.hint());
+}
