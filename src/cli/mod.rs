@@ -19,6 +19,7 @@ mod collab;
 mod completions;
 mod consolidate;
 mod context;
+mod day;
 mod env;
 mod error;
 mod flares;
@@ -92,6 +93,8 @@ enum Command {
     Collab(collab::Args),
     /// Approve the commands this home holds (tools/*.toml, [flares] exec) as they are now.
     Trust(trust::Args),
+    /// What the agent did today (or --since): messages answered, files written, proposals, flares, spend.
+    Day(day::Args),
     /// Vouch for outside lines you have read (PATH, PATH:N or PATH:N-M): their words become yours.
     Vouch(vouch::Args),
     /// List what the agent sent you (newest first, unread by default), or mark it read.
@@ -133,6 +136,7 @@ pub fn main() -> ExitCode {
         Command::Ask(args) => ask::run(&env, home, args),
         Command::Trust(args) => trust::run(&env, home, args),
         Command::Vouch(args) => vouch::run(&env, home, args),
+        Command::Day(args) => day::run(&env, home, args),
         Command::Collab(args) => collab::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Consolidate(args) => consolidate::run(&env, home, args),

@@ -125,6 +125,30 @@ pub fn archive(home: &Home, rel: &str) -> Result<String, MailboxError> {
 
 /// Where [`archive`] would move the message `rel` now (a free name in
 /// `state/inbox-archive/`), so a caller can record it before the move: a
+/// What a message is about, in a line: its front matter's `subject` or
+/// `title`, else the first line of its body (never the `---` fence), at
+/// most 60 characters.
+pub fn subject_of(text: &str) -> String {
+    let split = crate::memory::front_matter::split(text).ok();
+    let named = split.as_ref().and_then(|s| s.yaml).and_then(|yaml| {
+        yaml.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            let key = key.trim().to_ascii_lowercase();
+            let value = value.trim().trim_matches(['"', '\'']);
+            (["subject", "title"].contains(&key.as_str()) && !value.is_empty()).then_some(value)
+        })
+    });
+    let body = split.as_ref().map_or(text, |s| s.body);
+    let first = named
+        .or_else(|| body.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("a message");
+    let mut subject: String = first.chars().take(60).collect();
+    if first.chars().count() > 60 {
+        subject.push('…');
+    }
+    subject
+}
+
 /// process killed between the two then knows where to look.
 pub fn archive_path(home: &Home, rel: &str) -> String {
     let from = home.root().join(rel);

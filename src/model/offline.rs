@@ -97,26 +97,9 @@ impl Provider for Offline {
     }
 }
 
-/// `Re:` and what the message is about: its front matter's `subject` or
-/// `title`, else the first line of its body (never the `---` fence).
+/// `Re:` and what the message is about (`mailbox::inbox::subject_of`).
 fn subject_for(message: &InboxFact) -> String {
-    let split = crate::memory::front_matter::split(&message.text).ok();
-    let named = split.as_ref().and_then(|s| s.yaml).and_then(|yaml| {
-        yaml.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            let key = key.trim().to_ascii_lowercase();
-            let value = value.trim().trim_matches(['"', '\'']);
-            (["subject", "title"].contains(&key.as_str()) && !value.is_empty()).then_some(value)
-        })
-    });
-    let body = split.as_ref().map_or(message.text.as_str(), |s| s.body);
-    let first = named
-        .or_else(|| body.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("your message");
-    let mut subject: String = first.chars().take(60).collect();
-    if first.chars().count() > 60 {
-        subject.push('…');
-    }
+    let subject = crate::mailbox::inbox::subject_of(&message.text);
     format!("Re: {subject}")
 }
 

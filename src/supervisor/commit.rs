@@ -174,10 +174,18 @@ pub fn mark_good_if_head_is(repo: &Repo, tick: u64) -> Result<(), SupervisorErro
     Ok(())
 }
 
-/// `tick 42: exit 0 (ok)` and the trailers of DESIGN 3.
+/// `tick 42: exit 0 (ok): answered 1 message` and the trailers of DESIGN 3.
 fn tick_message(record: &TickRecord) -> String {
+    // The subject says what the tick did, after the part every reader of
+    // the history relies on (`tick N: exit E (class)`).
+    let did = record.what_it_did();
+    let did = if did.is_empty() {
+        did
+    } else {
+        format!(": {did}")
+    };
     let mut message = format!(
-        "tick {}: exit {} ({})\n\n",
+        "tick {}: exit {} ({}){did}\n\n",
         record.tick,
         record.exit,
         record.class.as_str()

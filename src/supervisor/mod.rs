@@ -11,6 +11,7 @@
 
 mod child;
 mod commit;
+pub mod day;
 mod disk;
 mod error;
 mod gap;

@@ -80,6 +80,17 @@ pub(super) fn record_for(
             .unwrap_or_default(),
         proposal: report.and_then(|r| r.effects.proposal),
         consolidation: report.and_then(|r| r.consolidation.clone()),
+        wrote: report
+            .map(|r| {
+                r.effects
+                    .touched
+                    .iter()
+                    .filter(|p| p.starts_with("memory/"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
+        sent: report.map(|r| r.effects.sent.clone()).unwrap_or_default(),
         note: note
             .or(failures)
             .or_else(|| {

@@ -142,6 +142,13 @@ pub struct TickRecord {
     /// When the tick was a consolidation, how it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consolidation: Option<String>,
+    /// The memory files the tick's tools wrote (for the commit's subject
+    /// and `hearth day`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wrote: Vec<String>,
+    /// The letters it sent to the operator (`outbox/…`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent: Vec<String>,
 }
 
 /// What reading the ledger found.
@@ -336,6 +343,50 @@ fn rotate_if_full(path: &Path, limit: u64) -> Result<(), atomic::WriteError> {
     atomic::sync_dir(crate::atomic::parent_dir(path)).map_err(err)
 }
 
+impl TickRecord {
+    /// What the tick did, in a few words a person reads at a glance (the
+    /// commit's subject, `hearth day`): `answered 2 messages, wrote
+    /// memory/notes/x.md`, or `idle`; empty for a failed tick that did
+    /// nothing (its class says enough).
+    pub fn what_it_did(&self) -> String {
+        let plural = |n: usize, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
+        let mut parts = Vec::new();
+        if !self.inbox.is_empty() {
+            parts.push(format!("answered {}", plural(self.inbox.len(), "message")));
+        }
+        if !self.wrote.is_empty() {
+            let named: Vec<&str> = self.wrote.iter().take(2).map(String::as_str).collect();
+            let more = self.wrote.len().saturating_sub(2);
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            parts.push(format!("wrote {}{tail}", named.join(", ")));
+        }
+        if self.inbox.is_empty() && !self.sent.is_empty() {
+            parts.push(format!("sent {}", plural(self.sent.len(), "letter")));
+        }
+        if let Some(n) = self.proposal {
+            parts.push(format!("proposed {n}"));
+        }
+        if let Some(outcome) = &self.consolidation {
+            let short: String = outcome.chars().take(48).collect();
+            parts.push(format!("consolidation {short}"));
+        }
+        if parts.is_empty() && self.class == Class::Ok {
+            parts.push("idle".into());
+        }
+        parts.join(", ")
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
@@ -365,6 +416,8 @@ mod tests {
             tainted_by: Vec::new(),
             proposal: None,
             consolidation: None,
+            wrote: Vec::new(),
+            sent: Vec::new(),
             backoff_ms: None,
             note: None,
         }

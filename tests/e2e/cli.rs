@@ -266,3 +266,31 @@ fn uid() -> u32 {
     let out = std::process::Command::new("id").arg("-u").output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
+
+#[test]
+fn a_day_reads_at_a_glance_idle_ticks_folded() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    home.ok(&["say", "When is high tide?"]);
+    home.ok(&["run", "--ticks", "4"]);
+    let day = home.ok(&["day"]);
+    assert!(
+        day.contains("4 ticks (1 answered the inbox, 0 failed, 3 idle)"),
+        "{day}"
+    );
+    assert!(
+        day.contains("tick 1") && day.contains("answered 1 message — “When is high tide?”"),
+        "{day}"
+    );
+    assert!(
+        day.contains("ticks 2–4") && day.contains("idle (3 ticks"),
+        "{day}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&home.ok(&["day", "--json"])).unwrap();
+    assert_eq!(json["ticks"], 4);
+    assert_eq!(json["idle"], 3);
+    let none = home.ok(&["day", "--since", "2026-11-25T00:00:00Z"]);
+    assert!(none.contains("nothing happened"), "{none}");
+    let bad = home.output(&["day", "--since", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

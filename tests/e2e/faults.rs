@@ -49,7 +49,7 @@ fn a_hanging_tick_is_killed_at_the_time_limit_recorded_as_crash_and_the_supervis
     let log = home.history();
     assert_eq!(log[1].summary, "tick 1: exit 137 (crash)");
     assert!(log[1].message.contains("Hearth-Class: crash"));
-    assert_eq!(log[0].summary, "tick 2: exit 0 (ok)");
+    assert_eq!(log[0].summary, "tick 2: exit 0 (ok): idle");
     // The good ref skips the crashed tick.
     assert_eq!(home.good_ref().as_deref(), Some(log[0].id.as_str()));
     assert_state_parses(&home);
@@ -295,7 +295,7 @@ fn a_stale_git_index_lock_is_cleaned_at_start_up() {
         stderr(&out)
     );
     assert!(!home.file(".git/index.lock").exists());
-    assert_eq!(home.history()[0].summary, "tick 1: exit 0 (ok)");
+    assert_eq!(home.history()[0].summary, "tick 1: exit 0 (ok): idle");
 }
 
 #[test]

@@ -1,0 +1,244 @@
+//! `hearth day`: what the agent did since a moment, as a person would read
+//! it after a day away — the messages it answered (by their subjects), the
+//! files it wrote, what it sent, the asks, proposals, consolidations,
+//! flares and spend, with a run of idle ticks folded into one line. Read
+//! only, from the ledger, the session log, the outbox and the proposals'
+//! book; the folding is a pure function over the ledger's records.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::home::Home;
+use crate::tick::ledger::{Ledger, TickRecord};
+
+/// One line of the day.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// When it began.
+    pub at: DateTime<Utc>,
+    /// Who: `tick 12`, `ticks 13–104`, `ask`, `proposal 3`, `flare`.
+    pub who: String,
+    /// What, in words.
+    pub what: String,
+}
+
+/// The day at a glance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Day {
+    /// From when.
+    pub since: DateTime<Utc>,
+    /// Ticks recorded since.
+    pub ticks: usize,
+    /// Of them, those that answered messages.
+    pub answered: usize,
+    /// Those that did nothing.
+    pub idle: usize,
+    /// Those that failed.
+    pub failed: usize,
+    /// Asks since.
+    pub asks: usize,
+    /// Dollars spent since, ticks and asks.
+    pub spend_usd: f64,
+    /// In order.
+    pub events: Vec<Event>,
+}
+
+/// The ticks since `since`, idle runs folded: each tick that did
+/// something (or failed) is a line; consecutive idle ones are one.
+/// `subject` names an answered message by its archived path.
+pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Event> {
+    let mut events: Vec<Event> = Vec::new();
+    let mut idle: Vec<&TickRecord> = Vec::new();
+    let flush = |idle: &mut Vec<&TickRecord>, events: &mut Vec<Event>| {
+        if let (Some(first), Some(last)) = (idle.first(), idle.last()) {
+            events.push(Event {
+                at: first.start,
+                who: if idle.len() == 1 {
+                    format!("tick {}", first.tick)
+                } else {
+                    format!("ticks {}–{}", first.tick, last.tick)
+                },
+                what: if idle.len() == 1 {
+                    "idle".into()
+                } else {
+                    format!(
+                        "idle ({} ticks, until {})",
+                        idle.len(),
+                        last.end.format("%H:%M")
+                    )
+                },
+            });
+        }
+        idle.clear();
+    };
+    for record in records {
+        let did = record.what_it_did();
+        if did == "idle" {
+            idle.push(record);
+            continue;
+        }
+        flush(&mut idle, &mut events);
+        let mut what = if record.class.is_failure() {
+            let why = record.note.as_deref().unwrap_or("no cause recorded");
+            let why: String = why.chars().take(160).collect();
+            format!("failed ({}): {why}", record.class.as_str())
+        } else {
+            did
+        };
+        if !record.inbox.is_empty() && !record.class.is_failure() {
+            let subjects: Vec<String> = record
+                .inbox
+                .iter()
+                .map(|a| format!("“{}”", subject(a)))
+                .collect();
+            what.push_str(&format!(" — {}", subjects.join(", ")));
+        }
+        if !record.tainted_by.is_empty() {
+            what.push_str(" (outside content)");
+        }
+        events.push(Event {
+            at: record.start,
+            who: format!("tick {}", record.tick),
+            what,
+        });
+    }
+    flush(&mut idle, &mut events);
+    events
+}
+
+/// What happened in `home` from `since` to `now`.
+pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
+    let records: Vec<TickRecord> = Ledger::since(&home.ticks_path(), since).unwrap_or_default();
+    let subject = |archived: &str| {
+        std::fs::read_to_string(home.path(archived))
+            .map(|text| crate::mailbox::inbox::subject_of(&text))
+            .unwrap_or_else(|_| archived.to_string())
+    };
+    let mut events = fold(&records, &subject);
+    let lines = crate::conversation::sessions::read(home);
+    let mut asks = 0;
+    for line in lines
+        .iter()
+        .filter(|l| l.kind == "question" && l.time >= since)
+    {
+        asks += 1;
+        let question: String = line
+            .asked
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(80)
+            .collect();
+        events.push(Event {
+            at: line.time,
+            who: "ask".into(),
+            what: format!("“{question}”"),
+        });
+    }
+    for p in crate::proposals::list(home).unwrap_or_default() {
+        if p.created >= since {
+            events.push(Event {
+                at: p.created,
+                who: format!("proposal {}", p.n),
+                what: format!("made by {}: {} ({})", p.by, p.title, p.status.as_str()),
+            });
+        }
+        if let Some(decided) = p.decided.filter(|d| *d >= since) {
+            events.push(Event {
+                at: decided,
+                who: format!("proposal {}", p.n),
+                what: format!("{}: {}", p.status.as_str(), p.title),
+            });
+        }
+    }
+    for flare in crate::mailbox::flares::list(home) {
+        let Ok(at) = DateTime::parse_from_rfc3339(&flare.created) else {
+            continue;
+        };
+        let at = at.with_timezone(&Utc);
+        if at >= since && at <= now {
+            events.push(Event {
+                at,
+                who: "flare".into(),
+                what: format!(
+                    "{}: {}{}",
+                    flare.flare,
+                    flare.subject,
+                    if flare.read { "" } else { " (unread)" }
+                ),
+            });
+        }
+    }
+    events.sort_by_key(|e| e.at);
+    let spend_usd = records.iter().map(|r| r.cost_usd).sum::<f64>()
+        + crate::conversation::sessions::asked_spend_since(&lines, since);
+    Day {
+        since,
+        ticks: records.len(),
+        answered: records
+            .iter()
+            .filter(|r| !r.inbox.is_empty() && !r.class.is_failure())
+            .count(),
+        idle: records.iter().filter(|r| r.what_it_did() == "idle").count(),
+        failed: records.iter().filter(|r| r.class.is_failure()).count(),
+        asks,
+        spend_usd,
+        events,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exchange::class::Class;
+
+    fn tick(n: u64, class: Class, inbox: &[&str], wrote: &[&str]) -> TickRecord {
+        let t = DateTime::from_timestamp(1_790_000_000 + n as i64 * 900, 0).unwrap();
+        TickRecord {
+            tick: n,
+            start: t,
+            end: t,
+            exit: class.exit_code(),
+            class,
+            inbox: inbox.iter().map(|s| s.to_string()).collect(),
+            wrote: wrote.iter().map(|s| s.to_string()).collect(),
+            ..serde_json::from_value(serde_json::json!({
+                "tick": n, "start": t, "end": t, "exit": 0, "class": "ok"
+            }))
+            .unwrap()
+        }
+    }
+
+    #[test]
+    fn idle_runs_fold_into_one_line_and_the_rest_say_what_they_did() {
+        let records = [
+            tick(1, Class::Ok, &[], &[]),
+            tick(2, Class::Ok, &[], &[]),
+            tick(
+                3,
+                Class::Ok,
+                &["state/inbox-archive/a.md"],
+                &["memory/notes/x.md"],
+            ),
+            tick(4, Class::Ok, &[], &[]),
+            tick(5, Class::Ok, &[], &[]),
+            tick(6, Class::Ok, &[], &[]),
+            tick(7, Class::Crash, &[], &[]),
+        ];
+        let events = fold(&records, &|_| "Tide tables".into());
+        let lines: Vec<String> = events
+            .iter()
+            .map(|e| format!("{}: {}", e.who, e.what))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "ticks 1–2: idle (2 ticks, until 14:43)",
+                "tick 3: answered 1 message, wrote memory/notes/x.md — “Tide tables”",
+                "ticks 4–6: idle (3 ticks, until 15:43)",
+                "tick 7: failed (crash): no cause recorded",
+            ]
+        );
+    }
+}
