@@ -155,7 +155,10 @@ impl Failure {
         Failure {
             kind,
             detail: e.to_string(),
-            outage: e.is_outage(),
+            // A key missing from the environment is a wait as an outage is:
+            // no heal fixes it, the messages wait, the ticks back off until
+            // the operator sets it.
+            outage: e.is_outage() || matches!(e, ModelError::MissingKey { .. }),
             fix: e.fix(),
         }
     }

@@ -76,8 +76,12 @@ impl Supervisor<'_> {
     ) -> Result<(), SupervisorError> {
         let now = self.options.clock.now();
         let after = chrono::Duration::minutes(self.config.healer.outage_flare_min as i64);
+        let fix = report.and_then(|r| r.failures.iter().find(|f| f.fix.is_some()));
         match outage::track(&mut self.healer.outage, record, after, now) {
             Event::Quiet => {}
+            // A setting said so at once (below): no second flare that
+            // calls it an outage.
+            Event::Flare(_) if fix.is_some() => {}
             Event::Flare(o) => {
                 let body = format!(
                     "The model API has not answered since {} ({} ticks). The last error:\n\n    \
@@ -99,18 +103,30 @@ impl Supervisor<'_> {
                 o.ticks
             ),
         }
-        let fix = report.and_then(|r| r.failures.iter().find(|f| f.fix.is_some()));
         match fix {
             Some(f) if self.healer.misconfigured.as_deref() != Some(f.detail.as_str()) => {
+                // No request was sent without a key: the API refused
+                // nothing, and the ticks wait rather than heal.
+                let (title, consequence) = if f.outage {
+                    (
+                        "the model's API key is missing",
+                        "No request was sent. This is a setting, not an outage of the API: no \
+                         heal runs for it, and inbox messages wait in inbox/ until it is fixed",
+                    )
+                } else {
+                    (
+                        "the model API refuses hearth's settings",
+                        "This is a setting, not an outage: a heal, which restores the \
+                         conversation, will not fix it",
+                    )
+                };
                 let body = format!(
-                    "Tick {} could not use the model:\n\n    {}\n\nThis is a setting, not an \
-                     outage, and heals will not fix it. To fix: {}.",
+                    "Tick {} could not use the model:\n\n    {}\n\n{consequence}. To fix: {}.",
                     record.tick,
                     f.detail,
                     f.fix.as_deref().unwrap_or_default()
                 );
-                let mut flare =
-                    Letter::flare("model", "the model API refuses hearth's settings", body);
+                let mut flare = Letter::flare("model", title, body);
                 flare.tick = Some(record.tick);
                 let rel = outbox::post(self.home, &flare, now)?;
                 tracing::error!("flare: {rel}");

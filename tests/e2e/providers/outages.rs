@@ -110,3 +110,68 @@ fn a_refused_key_is_not_an_outage_and_is_flared_at_once_with_the_fix() {
     assert!(flare.contains("api_key_env"), "names the fix: {flare}");
     assert!(flares_of(&home, "outage").is_empty());
 }
+
+#[test]
+fn a_missing_key_waits_without_heals_says_so_and_the_message_is_answered_once_it_is_set() {
+    let server = ModelServer::start(vec![stream(anthropic::message(
+        "Answered once the key was set.",
+        &[],
+        10,
+        5,
+    ))]);
+    // Started offline (no key needed), then switched to a remote model
+    // while it runs: the key is not in the supervisor's environment.
+    let home = TestHome::with_config("[healer]\nstreak = 2\n");
+    let supervisor = home.spawn_with(home.unpinned(&["run", "--interval", "1"]));
+    home.wait_for(Duration::from_secs(20), "the first tick", || {
+        home.ticks().len() >= 1
+    });
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
+             [healer]\nstreak = 2\noutage_flare_min = 0\noutage_backoff_ms = 1\noutage_backoff_max_ms = 2\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    home.ok(&["say", "are you there?"]);
+    home.wait_for(Duration::from_secs(30), "four failed ticks", || {
+        home.ticks().iter().filter(|t| t["class"] != "ok").count() >= 4
+    });
+    crate::common::finish_after_term(supervisor);
+    let flares = flares_of(&home, "model");
+    assert_eq!(flares.len(), 1, "{flares:?}");
+    let flare = home.read(&format!("outbox/{}", flares[0]));
+    assert!(
+        flare.contains("the model's API key is missing") && flare.contains("No request was sent"),
+        "{flare}"
+    );
+    assert!(!flare.contains("refuses"), "{flare}");
+    assert!(
+        flares_of(&home, "outage").is_empty(),
+        "not called an outage"
+    );
+    assert!(
+        !home
+            .history()
+            .iter()
+            .any(|c| c.summary.starts_with("heal:")),
+        "no heal for a missing key"
+    );
+    assert_eq!(home.list("inbox").len(), 1, "the message waits");
+    assert!(server.received().is_empty(), "no request without a key");
+    // The operator sets the key: the message is answered.
+    run(&home, "1");
+    assert!(home.list("inbox").is_empty());
+    let sent: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .collect();
+    assert!(
+        sent.iter()
+            .any(|l| l.contains("Answered once the key was set.")),
+        "{sent:?}"
+    );
+}
