@@ -15,7 +15,7 @@ pub fn run(env: &Env, flag: Option<&Path>, _args: Args) -> Result<Exit, CommandE
     let home = env.open_home(flag)?;
     let text = metrics::of_home(&home, env.clock.now()).map_err(|e| {
         CommandError::new(
-            anyhow::anyhow!("could not read {}: {e}", home.ticks_path().display()),
+            anyhow::anyhow!("could not read the ledger: {e}"),
             "check that the ledger files are readable by this user",
         )
     })?;

@@ -37,6 +37,46 @@ impl Totals {
         totals
     }
 
+    /// The counters a textfile written earlier holds (this module's own
+    /// format), for when the ledger cannot be read: counters never go
+    /// back to zero behind Prometheus's back.
+    pub fn from_text(text: &str) -> Option<Totals> {
+        const KINDS: [&str; 4] = ["input", "cache_write", "cache_read", "output"];
+        let mut totals = Totals::default();
+        let mut seen = false;
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((name, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let Ok(value) = value.parse::<f64>() else {
+                continue;
+            };
+            let label = |key: &str| {
+                name.split_once(&format!("{{{key}=\""))
+                    .and_then(|(_, rest)| rest.split_once('"'))
+                    .map(|(v, _)| v.to_string())
+            };
+            if name.starts_with("hearth_ticks_total{") {
+                if let Some(class) = label("class").and_then(|c| CLASSES.iter().find(|k| **k == c))
+                {
+                    totals.ticks.insert(class, value as u64);
+                }
+            } else if name.starts_with("hearth_tokens_total{") {
+                if let Some(kind) = label("kind").and_then(|k| KINDS.iter().find(|x| **x == k)) {
+                    totals.tokens.insert(kind, value as u64);
+                }
+            } else if name == "hearth_tick_duration_seconds_sum" {
+                totals.tick_seconds = value;
+            } else if name == "hearth_spend_usd_total" {
+                totals.cost_usd = value;
+            } else {
+                continue;
+            }
+            seen = true;
+        }
+        seen.then_some(totals)
+    }
+
     /// Counts one more tick.
     pub fn add(&mut self, record: &TickRecord) {
         *self.ticks.entry(record.class.as_str()).or_default() += 1;
@@ -294,8 +334,20 @@ impl Textfile {
         let totals = match crate::tick::ledger::Ledger::read_all(&home.ticks_path()) {
             Ok(ledger) => Totals::of(&ledger.records),
             Err(e) => {
-                tracing::warn!("metrics start from zero: {e}");
-                Totals::default()
+                // The last good counters, from the file itself, never zero.
+                let kept = std::fs::read_to_string(textfile)
+                    .ok()
+                    .and_then(|text| Totals::from_text(&text));
+                match kept {
+                    Some(totals) => {
+                        tracing::warn!("{e}; the metrics go on from what {textfile} last said");
+                        totals
+                    }
+                    None => {
+                        tracing::warn!("{e}; the metrics start from zero");
+                        Totals::default()
+                    }
+                }
             }
         };
         Some(Textfile {

@@ -215,7 +215,10 @@ impl Ledger {
     pub fn read_all(path: &Path) -> std::io::Result<Ledger> {
         let mut all = Ledger::default();
         for file in segments(path).iter().map(PathBuf::as_path).chain([path]) {
-            let part = Ledger::read_file(file)?;
+            // The error names the file that could not be read, which may
+            // be a rotated segment rather than the live ledger.
+            let part = Ledger::read_file(file)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
             all.records.extend(part.records);
             all.skipped.extend(part.skipped);
         }

@@ -148,6 +148,39 @@ fn a_textfile_inside_the_home_is_refused_at_start_with_the_fix() {
 }
 
 #[test]
+fn a_ledger_that_cannot_be_read_keeps_the_last_counters_and_is_named() {
+    let outside = tempfile::tempdir().unwrap();
+    let textfile = outside.path().join("hearth.prom");
+    let home = TestHome::with_config(&format!(
+        "[metrics]\ntextfile = {:?}\n",
+        textfile.display().to_string()
+    ));
+    home.ok(&["run", "--ticks", "3"]);
+    let before = std::fs::read_to_string(&textfile).unwrap();
+    assert_eq!(
+        sample(&before, "hearth_ticks_total{class=\"ok\"}"),
+        Some(3.0)
+    );
+    // A rotated segment that cannot be read (a directory where a file goes).
+    let segment = home.file("state/ticks/0001.jsonl");
+    std::fs::create_dir_all(&segment).unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let after = std::fs::read_to_string(&textfile).unwrap();
+    assert_eq!(
+        sample(&after, "hearth_ticks_total{class=\"ok\"}"),
+        Some(4.0),
+        "the counters go on, not from zero: {after}"
+    );
+    let out = home.output(&["metrics"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("state/ticks/0001.jsonl"),
+        "names the file: {err}"
+    );
+}
+
+#[test]
 fn the_shipped_alert_rules_are_valid_and_use_the_metrics_hearth_writes() {
     let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/supervisor/hearth.rules.yml");
     let text = std::fs::read_to_string(rules).unwrap();
