@@ -13,6 +13,7 @@
 //! [`Doors::call`] is plain synchronous code over plain values, tested
 //! without a transport; [`serve`] is the protocol edge (rmcp, stdio).
 
+pub mod guard;
 mod serve;
 mod tools;
 

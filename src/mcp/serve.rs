@@ -14,7 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use super::{Doors, ToolDef};
+use super::{guard, Doors, ToolDef};
 
 /// What the server tells a client about itself when it connects.
 const INSTRUCTIONS: &str = "The memory of a long-lived agent run by hearth: markdown files in a \
@@ -93,11 +93,107 @@ pub fn serve(doors: Doors) -> Result<(), std::io::Error> {
         let handler = Handler {
             doors: Arc::new(doors),
         };
+        // The SDK talks to one end of a pipe; the guard stands between
+        // the other end and stdin/stdout (`guard`).
+        let (sdk_side, guard_side) = tokio::io::duplex(64 * 1024);
+        let (from_sdk, to_sdk) = tokio::io::split(guard_side);
+        let (lines_out, lines) = tokio::sync::mpsc::channel::<String>(64);
+        let writer = tokio::spawn(write_lines(lines));
+        let reader = tokio::spawn(read_guarded(to_sdk, lines_out.clone()));
+        let relay = tokio::spawn(relay_sdk(from_sdk, lines_out));
         let running = handler
-            .serve(rmcp::transport::stdio())
+            .serve(tokio::io::split(sdk_side))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
+        let _ = reader.await;
+        let _ = relay.await;
+        let _ = writer.await;
         Ok(())
     })
+}
+
+/// Reads stdin a line at a time, never holding more than
+/// [`guard::MAX_LINE`] of one: judged lines go on to the SDK, the others
+/// are answered on stdout. At end of input the SDK's side is closed.
+async fn read_guarded(
+    mut to_sdk: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    answers: tokio::sync::mpsc::Sender<String>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut line: Vec<u8> = Vec::new();
+    let mut over = false;
+    loop {
+        let chunk = match stdin.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => chunk,
+        };
+        let (take, ends) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !over {
+            if line.len() + take > guard::MAX_LINE {
+                over = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(&chunk[..take]);
+            }
+        }
+        stdin.consume(take + usize::from(ends));
+        if !ends {
+            continue;
+        }
+        let verdict = if over {
+            Err(guard::too_long())
+        } else if line.iter().all(u8::is_ascii_whitespace) {
+            Ok(false)
+        } else {
+            guard::judge(&line).map(|()| true)
+        };
+        match verdict {
+            Ok(true) => {
+                line.push(b'\n');
+                if to_sdk.write_all(&line).await.is_err() {
+                    break;
+                }
+            }
+            Ok(false) => {}
+            Err(answer) => {
+                if answers.send(answer).await.is_err() {
+                    break;
+                }
+            }
+        }
+        line.clear();
+        over = false;
+    }
+    let _ = to_sdk.shutdown().await;
+}
+
+/// The SDK's lines, on to stdout.
+async fn relay_sdk(
+    from_sdk: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    lines: tokio::sync::mpsc::Sender<String>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut from_sdk = tokio::io::BufReader::new(from_sdk).lines();
+    while let Ok(Some(line)) = from_sdk.next_line().await {
+        if lines.send(line).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// One writer of stdout, a whole line at a time.
+async fn write_lines(mut lines: tokio::sync::mpsc::Receiver<String>) {
+    use tokio::io::AsyncWriteExt;
+    let mut stdout = tokio::io::stdout();
+    while let Some(mut line) = lines.recv().await {
+        line.push('\n');
+        if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+            break;
+        }
+    }
 }

@@ -180,6 +180,16 @@ fn recall(doors: &Doors, a: RecallArgs) -> Result<Reply, Refusal> {
             Some("give a question or a few distinctive words".into()),
         ));
     }
+    let chars = a.query.chars().count();
+    if chars > super::guard::MAX_QUERY {
+        return Err(Refusal::new(
+            format!(
+                "recall: the query is {chars} characters, over the limit of {}",
+                super::guard::MAX_QUERY
+            ),
+            Some("ask with a question or a few distinctive words, not a document".into()),
+        ));
+    }
     let (config, _) = config(doors);
     let k = a.k.unwrap_or(config.recall.results).clamp(1, RECALL_MAX);
     let question = Question {

@@ -174,3 +174,62 @@ fn opened_doors_say_as_the_operator_and_ask_the_agent() {
         "the ask is recorded as any ask is"
     );
 }
+
+/// `hearth mcp` on raw stdin: every line gets its answer, as JSON-RPC 2.0
+/// says, and none makes it hold more than a line's bound.
+#[test]
+fn every_line_is_answered_as_the_specification_says_and_none_is_held_whole() {
+    let home = TestHome::with_config("");
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        "{not json".to_string(),
+        "x".repeat(3 * 1024 * 1024),
+        json!({"id": 5, "method": "tools/list"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "no/such/method"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "tide ".repeat(2000)}}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}).to_string(),
+    ];
+    let mut child = home
+        .cmd(&["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = lines.join("\n") + "\n";
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let answers: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let code = |id: Value| {
+        answers
+            .iter()
+            .filter(|a| a["id"] == id)
+            .map(|a| a["error"]["code"].as_i64())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(answers.len(), 7, "{answers:?}");
+    let unknown_ids = code(Value::Null);
+    assert!(
+        unknown_ids.contains(&Some(-32700)) && unknown_ids.contains(&Some(-32600)),
+        "the unparsable line and the one over the bound: {answers:?}"
+    );
+    assert_eq!(code(json!(5)), [Some(-32600)], "no \"jsonrpc\": \"2.0\"");
+    assert_eq!(code(json!(6)), [Some(-32601)], "method not found");
+    let long = answers.iter().find(|a| a["id"] == 7).unwrap();
+    let text = long["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        long["result"]["isError"] == true && text.contains("over the limit of 4096"),
+        "{long}"
+    );
+    assert!(answers
+        .iter()
+        .any(|a| a["id"] == 8 && a["result"]["tools"].is_array()));
+}
