@@ -104,7 +104,8 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     // listed here for as long as it lasts.
     match crate::repo::Repo::open(home.root()).and_then(|repo| repo.changes()) {
         Ok(scan) => problems.extend(scan.problems),
-        Err(e) => problems.push(e.to_string()),
+        // With what to do: the wrong user is the usual cause here.
+        Err(e) => problems.push(format!("{e} (hint: {})", e.hint())),
     }
     let config = crate::config::Config::load(&home.config_path());
     let (daily_usd, config_error) = match &config {
