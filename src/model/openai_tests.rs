@@ -118,3 +118,28 @@ fn the_token_limit_field_follows_the_model_family() {
     assert_eq!(field("qwen3:8b", ""), "max_tokens");
     assert_eq!(field("o3", "max_tokens"), "max_tokens");
 }
+
+/// OpenAI's usage chunk (`stream_options.include_usage`: `choices` empty,
+/// the request's whole usage): cached prompt tokens are counted once, as
+/// cache reads, and the rest as input, so the recorded cost is the bill.
+#[test]
+fn the_usage_chunk_counts_cached_prompt_tokens_once() {
+    let s = [
+        chunk(json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}]})),
+        chunk(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        chunk(json!({"choices": [], "usage": {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306, "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}})),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let reply = read_stream(s.as_bytes(), &mut |_| {}).unwrap();
+    assert_eq!(
+        (
+            reply.usage.input_tokens,
+            reply.usage.cache_read_tokens,
+            reply.usage.cache_write_tokens,
+            reply.usage.output_tokens
+        ),
+        (86, 1920, 0, 300)
+    );
+    assert_eq!(reply.usage.input_sent(), 2006);
+}
