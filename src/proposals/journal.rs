@@ -139,6 +139,14 @@ pub fn recover(home: &Home, repo: &Repo) -> Option<Recovered> {
         Deciding::end(home);
         return Some(Recovered::Finished(n));
     }
+    // What a commit killed midway staged goes back to HEAD's first.
+    let paths: Vec<&str> = deciding.files.keys().map(String::as_str).collect();
+    if let Err(e) = repo.unstage(&paths) {
+        tracing::warn!(
+            "the index could not be put back for {}: {e}",
+            paths.join(", ")
+        );
+    }
     let mut undone = Vec::new();
     for (rel, before) in &deciding.files {
         let path = home.path(rel);

@@ -236,6 +236,23 @@ impl Repo {
         out
     }
 
+    /// Puts the index entries of `paths` back to HEAD's (as `git reset --
+    /// PATHS`): what a commit killed midway staged is not left for the next
+    /// commit to take.
+    pub fn unstage(&self, paths: &[&str]) -> Result<(), RepoError> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let head = match self.head_commit()? {
+            Some(c) => Some(c.into_object()),
+            None => None,
+        };
+        self.index_fresh.set(false);
+        self.git
+            .reset_default(head.as_ref(), paths.iter())
+            .map_err(|e| self.error(e))
+    }
+
     /// The message of `commit`, if it exists.
     pub fn message(&self, commit: &str) -> Option<String> {
         let oid = Oid::from_str(commit).ok()?;

@@ -257,7 +257,8 @@ fn a_home_of_another_user_is_named_with_the_user_to_run_as_and_nothing_is_writte
     let status = home.output(&["status"]);
     let shown = String::from_utf8_lossy(&status.stdout);
     assert!(
-        shown.contains("belongs to another user") && shown.contains("hint: run hearth as the home's owner"),
+        shown.contains("belongs to another user")
+            && shown.contains("hint: run hearth as the home's owner"),
         "{status:?}"
     );
 }
