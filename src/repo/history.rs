@@ -243,10 +243,7 @@ impl Repo {
         if paths.is_empty() {
             return Ok(());
         }
-        let head = match self.head_commit()? {
-            Some(c) => Some(c.into_object()),
-            None => None,
-        };
+        let head = self.head_commit()?.map(|c| c.into_object());
         self.index_fresh.set(false);
         self.git
             .reset_default(head.as_ref(), paths.iter())

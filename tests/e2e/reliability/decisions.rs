@@ -54,7 +54,19 @@ pub fn accept_killed(trials: usize, seed: u64) -> Table {
         let mut accept = home.cmd(&["proposals", "accept", &n.to_string()]);
         accept.env("HEARTH_TEST_ACCEPT_PAUSE_MS", "15");
         let child = home.spawn_with(accept);
-        std::thread::sleep(Duration::from_millis(rng.below(90)));
+        // Every other kill lands once the accept has begun (its journal
+        // exists), so a slow machine's start-up cannot make them all
+        // early; the others at any moment from the start.
+        if t % 2 == 0 {
+            let journal = home.file(".hearth/deciding.json");
+            let began = std::time::Instant::now();
+            while !journal.exists() && began.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(rng.below(50)));
+        } else {
+            std::thread::sleep(Duration::from_millis(rng.below(90)));
+        }
         signal(&child, libc::SIGKILL);
         finish(child, Duration::from_secs(20));
         // The next hearth command finishes or undoes it.
