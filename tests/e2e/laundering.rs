@@ -408,6 +408,9 @@ fn piped_stdin_is_outside_unless_the_operator_says_it_is_theirs() {
     );
     ask(&["--stdin-is-mine"], &format!("{}\n", order(7)));
     assert!(on_main(&bob, "memory/identity.md").contains("Standing order 7"));
+    // The operator's own question, with nothing piped, writes directly.
+    bob.ok_keyed(&["ask", "OWN 8: note a fact of mine"], KEY);
+    assert!(on_main(&bob, "memory/identity.md").contains("Operator fact 8."));
 }
 
 #[test]
