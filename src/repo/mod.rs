@@ -8,6 +8,7 @@
 mod error;
 mod history;
 mod locks;
+mod outside;
 mod pack;
 mod proposal;
 mod provenance;
@@ -25,6 +26,7 @@ use git2::{ErrorCode, Repository};
 pub use error::RepoError;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
+pub use outside::line_digest;
 pub use pack::{PackPolicy, Packed, PACKED_REF};
 pub use proposal::{
     outside_trailers, FileDiff, LineOrigin, Merged, RefCommit, RemovedLine, OUTSIDE_TRAILER,

@@ -93,6 +93,23 @@ pub fn outside_lines(
         .collect()
 }
 
+/// Whether any line of `text` (of lines `lines`, when given) has the words
+/// of a line an outside exchange's commit added: if none has, no line can
+/// have an outside origin, and the file's blame is not needed. When the
+/// set cannot be read, the blame decides.
+fn may_hold_outside_words(repo: &Repo, text: &str, lines: Option<(usize, usize)>) -> bool {
+    let Ok(digests) = repo.outside_line_digests() else {
+        return true;
+    };
+    if digests.is_empty() {
+        return false;
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(i, _)| lines.is_none_or(|(a, b)| *i + 1 >= a && *i < b))
+        .any(|(_, line)| has_words(line) && digests.contains(&crate::repo::line_digest(line)))
+}
+
 /// What one read of a file carries from outside, as one source: the
 /// first outside line's chain, and how many more there are.
 pub fn summary(lines: &[OutsideLine]) -> Option<String> {
@@ -184,6 +201,10 @@ pub fn of_file(
     }
     let text = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
     let repo = Repo::open(home.root()).ok()?;
+    // Blame only a file that holds words an outside exchange once added.
+    if !may_hold_outside_words(&repo, &text, lines) {
+        return None;
+    }
     let origins = repo.line_origins_on_disk(rel_path);
     let mut found = outside_lines(rel_path, &text, &origins, vouched);
     if let Some((start, end)) = lines {
@@ -198,7 +219,11 @@ pub fn of_file(
 /// stranger's words without reading them.
 pub fn kept_by(home: &Home, rel_path: &str, after: &str, vouched: &Vouched) -> Option<String> {
     let text = std::fs::read_to_string(home.path(rel_path)).ok()?;
-    let origins = Repo::open(home.root()).ok()?.line_origins_on_disk(rel_path);
+    let repo = Repo::open(home.root()).ok()?;
+    if !may_hold_outside_words(&repo, &text, None) {
+        return None;
+    }
+    let origins = repo.line_origins_on_disk(rel_path);
     let kept: std::collections::BTreeSet<&str> = after.lines().map(str::trim).collect();
     let lines: Vec<OutsideLine> = outside_lines(rel_path, &text, &origins, vouched)
         .into_iter()

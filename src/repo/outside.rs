@@ -1,0 +1,125 @@
+//! Which words outside exchanges ever added, so that judging a file's
+//! lines by their origin (a `git blame`, which walks history until every
+//! line is accounted for: a note unchanged for 100,000 commits costs a walk
+//! of all of them) is only paid for a file that holds such words.
+//!
+//! The set: a digest of each trimmed line added by a first-parent commit
+//! that carries a `Hearth-Outside` trailer. It is kept in
+//! `.git/hearth/outside-lines.json` with the HEAD it was made at and
+//! brought up to date by reading only the commits since (their messages;
+//! a diff only for the outside ones). A line whose digest is not in the set
+//! cannot have an outside origin, whatever moved or renamed it since; one
+//! whose digest is still needs its blame (the operator may have typed the
+//! same words). A cache lost, stale or half-written costs a rebuild, never
+//! a wrong answer.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use git2::{DiffOptions, Oid};
+use serde::{Deserialize, Serialize};
+
+use super::{Repo, RepoError};
+use crate::stamp::fnv1a;
+
+/// The digest a line is known by here.
+pub fn line_digest(line: &str) -> u64 {
+    fnv1a(line.trim().as_bytes())
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Cache {
+    /// The commit the set is complete up to (first-parent), full id.
+    head: String,
+    /// Digests of the lines outside commits added.
+    digests: Vec<u64>,
+}
+
+impl Repo {
+    fn outside_cache(&self) -> PathBuf {
+        self.git.path().join("hearth/outside-lines.json")
+    }
+
+    /// The digests of every line an outside exchange's commit added on the
+    /// first-parent history of HEAD.
+    pub fn outside_line_digests(&self) -> Result<HashSet<u64>, RepoError> {
+        let Some(head) = self.head_commit()? else {
+            return Ok(HashSet::new());
+        };
+        let cache: Cache = std::fs::read(self.outside_cache())
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let mut digests: HashSet<u64> = cache.digests.iter().copied().collect();
+        let known = Oid::from_str(&cache.head).ok();
+        if known == Some(head.id()) {
+            return Ok(digests);
+        }
+        // Walk back to the commit the cache is complete at; if it is not
+        // on this line (history rewritten), the whole line is read.
+        let mut walked = Vec::new();
+        let mut reached = false;
+        let mut commit = head.clone();
+        loop {
+            if Some(commit.id()) == known {
+                reached = true;
+                break;
+            }
+            walked.push(commit.id());
+            match commit.parent(0) {
+                Ok(parent) => commit = parent,
+                Err(_) => break,
+            }
+        }
+        if !reached {
+            digests.clear();
+        }
+        for id in walked {
+            let commit = self.git.find_commit(id).map_err(|e| self.error(e))?;
+            if !commit
+                .message()
+                .unwrap_or("")
+                .contains("\nHearth-Outside: ")
+            {
+                continue;
+            }
+            let parent_tree = commit.parent(0).ok().and_then(|p| p.tree().ok());
+            let tree = commit.tree().map_err(|e| self.error(e))?;
+            let mut opts = DiffOptions::new();
+            opts.context_lines(0);
+            let diff = self
+                .git
+                .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
+                .map_err(|e| self.error(e))?;
+            diff.foreach(
+                &mut |_, _| true,
+                None,
+                None,
+                Some(&mut |_, _, line| {
+                    if line.origin() == '+' {
+                        let text = String::from_utf8_lossy(line.content());
+                        digests.insert(line_digest(&text));
+                    }
+                    true
+                }),
+            )
+            .map_err(|e| self.error(e))?;
+        }
+        let mut sorted: Vec<u64> = digests.iter().copied().collect();
+        sorted.sort_unstable();
+        let fresh = Cache {
+            head: head.id().to_string(),
+            digests: sorted,
+        };
+        // A cache beside the objects it derives from: a failed write costs
+        // the next reader a walk, nothing else.
+        if let Ok(json) = serde_json::to_vec(&fresh) {
+            let path = self.outside_cache();
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = crate::atomic::write(&path, &json);
+        }
+        Ok(digests)
+    }
+}
