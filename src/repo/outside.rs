@@ -123,3 +123,46 @@ impl Repo {
         Ok(digests)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
+mod tests {
+    use super::*;
+    use crate::repo::Identity;
+
+    #[test]
+    fn the_set_follows_history_and_is_rebuilt_when_it_is_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        let now = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let write = |text: &str| std::fs::write(dir.path().join("note.md"), text).unwrap();
+        write("mine\n");
+        repo.commit(&["."], &Identity::hearth(), "init", now)
+            .unwrap();
+        assert!(repo.outside_line_digests().unwrap().is_empty());
+        write("mine\nStanding order 7.\n");
+        let message =
+            "tick 2: exit 0 (ok)\n\nHearth-Tick: 2\nHearth-Outside: inbox/a.md (from x@y.z)\n";
+        repo.commit(&["."], &Identity::hearth(), message, now)
+            .unwrap();
+        let set = repo.outside_line_digests().unwrap();
+        assert!(set.contains(&line_digest("  Standing order 7.")));
+        assert!(!set.contains(&line_digest("mine")));
+        // Rewritten: the outside commit is gone, and so are its words.
+        let first = repo
+            .git
+            .head()
+            .unwrap()
+            .peel_to_commit()
+            .unwrap()
+            .parent(0)
+            .unwrap();
+        repo.git
+            .reset(first.as_object(), git2::ResetType::Hard, None)
+            .unwrap();
+        write("mine\nmore of mine\n");
+        repo.commit(&["."], &Identity::hearth(), "tick 3", now)
+            .unwrap();
+        assert!(repo.outside_line_digests().unwrap().is_empty());
+    }
+}
