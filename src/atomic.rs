@@ -80,6 +80,46 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
 }
 
+/// Whether `name` is one of [`temp_path_for`]'s (`.NAME.PID-N.tmp`): a
+/// write in progress, or one a kill cut short — never a file to commit.
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((_, tail)) = inner.rsplit_once('.') else {
+        return false;
+    };
+    let Some((pid, n)) = tail.split_once('-') else {
+        return false;
+    };
+    !pid.is_empty()
+        && !n.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && n.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The process id in a temp file's name, when it is one of ours.
+fn temp_pid(name: &str) -> Option<u32> {
+    if !is_temp_name(name) {
+        return None;
+    }
+    let inner = name.strip_suffix(".tmp")?;
+    inner.rsplit_once('.')?.1.split_once('-')?.0.parse().ok()
+}
+
+/// Removes `path` when it is a temp file whose writer is gone (killed
+/// between its write and its rename): what it holds was never written.
+/// True when it was removed.
+pub fn remove_if_stale_temp(path: &Path) -> bool {
+    let Some(pid) = path
+        .file_name()
+        .and_then(|n| temp_pid(&n.to_string_lossy()))
+    else {
+        return false;
+    };
+    !Path::new(&format!("/proc/{pid}")).exists() && fs::remove_file(path).is_ok()
+}
+
 /// Removes the temp files a writer of `path` left when it was killed
 /// mid-write (`.NAME.PID-N.tmp`, its process gone): otherwise the next
 /// look would commit them as the operator's files. Returns how many.
@@ -222,6 +262,15 @@ mod tests {
     fn temp_names_are_hidden_and_not_markdown() {
         let tmp = temp_path_for(Path::new("inbox/hello.md"));
         let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(is_temp_name(&name), "{name}");
+        for not_one in [
+            ".hello.md",
+            "hello.md.123-4.tmp",
+            ".notes.tmp",
+            ".x.md.abc-1.tmp",
+        ] {
+            assert!(!is_temp_name(not_one), "{not_one}");
+        }
         assert!(name.starts_with('.'));
         assert!(!name.ends_with(".md"));
     }

@@ -277,3 +277,23 @@ fn a_scoped_commit_does_not_take_what_a_killed_commit_left_staged() {
     assert_eq!(ticked.trim(), "state/ticks.jsonl");
     assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_write_cut_short_leaves_a_temp_file_that_is_never_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let repo = Repo::init(root).unwrap();
+    std::fs::create_dir_all(root.join("memory")).unwrap();
+    std::fs::write(root.join("memory/notes.md"), "mine\n").unwrap();
+    // What `atomic::write` leaves when killed between its write and rename.
+    // (Its pid is above Linux's largest, so its writer is surely gone.)
+    std::fs::write(root.join("memory/.identity.md.99999999-7.tmp"), "half\n").unwrap();
+    repo.commit(&["."], &Identity::hearth(), "look", now())
+        .unwrap();
+    let tracked = git(root, &["ls-files"]);
+    assert!(tracked.contains("memory/notes.md"), "{tracked}");
+    assert!(!tracked.contains(".tmp"), "{tracked}");
+    // Its writer is gone: removed, so the tree is clean.
+    assert!(!root.join("memory/.identity.md.99999999-7.tmp").exists());
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+}

@@ -239,6 +239,15 @@ impl Scanner<'_> {
             {
                 continue;
             }
+            // A write in progress, or one a kill cut short: never a file
+            // of anyone's to commit (once tracked, it is left as it is).
+            // One whose writer is gone holds what was never written: it goes.
+            if crate::atomic::is_temp_name(&name.to_string_lossy())
+                && self.index.get_path(rel.as_path(), 0).is_none()
+            {
+                crate::atomic::remove_if_stale_temp(entry.path());
+                continue;
+            }
             if !file_type.is_file() && !file_type.is_symlink() {
                 scan.problems.push(format!(
                     "{} is not a regular file (a FIFO, socket or device); not committed",
