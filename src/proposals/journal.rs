@@ -89,7 +89,8 @@ impl Deciding {
 pub enum Recovered {
     /// Its commit is on `main`: nothing to do but forget it.
     Finished(u64),
-    /// It was cut short before its commit: its files are HEAD's again.
+    /// It was cut short before its commit: its files are as they were
+    /// before it (the ones put back named).
     Undone(u64, Vec<String>),
 }
 
