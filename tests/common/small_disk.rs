@@ -46,16 +46,13 @@ impl SmallDisk {
         })
     }
 
-    /// [`SmallDisk::mount`], or `None` (said on stderr) where this machine
-    /// cannot mount: for the soak, whose full-disk fault is one of many.
-    pub fn mount_or_skip(home: &TestHome, mib: u64) -> Option<SmallDisk> {
-        match SmallDisk::mount(home, mib) {
-            Ok(disk) => Some(disk),
-            Err(e) => {
-                eprintln!("SKIPPED: a full disk needs a tmpfs, and {e} (run as root)");
-                None
-            }
-        }
+    /// [`SmallDisk::mount`], or why not where this machine cannot mount:
+    /// for the soak, whose full-disk fault is one of many. The caller
+    /// records the fault as not run (its report names it, and the soak test
+    /// fails on it as root), so nothing passes as if it had run.
+    pub fn mount_or_why(home: &TestHome, mib: u64) -> Result<SmallDisk, String> {
+        SmallDisk::mount(home, mib)
+            .map_err(|e| format!("a full disk needs a tmpfs, and {e} (run as root)"))
     }
 
     /// [`SmallDisk::mount`], or a failure that says why: for a test that

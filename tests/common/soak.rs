@@ -47,6 +47,8 @@ pub struct Report {
     pub strangers_proposed: usize,
     /// Whether a stranger's standing order reached identity on main.
     pub planted_on_main: bool,
+    /// Faults of the schedule this machine could not inject, and why.
+    pub not_run: Vec<String>,
     pub wall: Duration,
     pub problems: Vec<String>,
 }
@@ -178,7 +180,10 @@ pub fn soak(days: u32) -> Report {
     let server = ModelServer::start(vec![provider(clock.clone())]);
     let home = TestHome::new();
     // Room for a month (a few MiB) above `[tick] min_free_mb`'s 64.
-    let disk = SmallDisk::mount_or_skip(&home, 160);
+    let (disk, cannot_mount) = match SmallDisk::mount_or_why(&home, 160) {
+        Ok(disk) => (Some(disk), None),
+        Err(why) => (None, Some(why)),
+    };
     home.ok(&["init"]);
     std::fs::write(
         home.file("hearth.toml"),
@@ -192,6 +197,9 @@ pub fn soak(days: u32) -> Report {
     .unwrap();
     let mut report = Report {
         days,
+        not_run: cannot_mount
+            .map(|why| vec![format!("full disk (1 h): {why}")])
+            .unwrap_or_default(),
         ..Report::default()
     };
     let end = at(days, 0, 0);
@@ -458,6 +466,9 @@ impl Report {
             "a stranger's identity writes proposed",
             format!("{} of {}", self.strangers_proposed, self.strangers_writes),
         );
+        for why in &self.not_run {
+            row("NOT RUN", why.clone());
+        }
         row("manual steps", self.manual_steps.to_string());
         row(".git bytes", self.git_bytes.to_string());
         row(

@@ -15,6 +15,19 @@ fn three_simulated_days_of_faults_lose_nothing_and_flare_as_the_policy_says() {
     );
     assert!(report.edits_lost.is_empty(), "{:?}", report.edits_lost);
     assert_eq!(report.manual_steps, 0);
+    // Every fault ran where it can: in CI, as root, the full disk too;
+    // elsewhere the report says which did not, and why (the full-disk
+    // behaviour itself is `tests/e2e/disk.rs`'s, `#[ignore]`d and run as
+    // root), so nothing is counted as run that was not.
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if root && std::env::var_os("CI").is_some() {
+        assert!(report.not_run.is_empty(), "{}", report.table());
+    } else {
+        eprintln!("{}", report.not_run.join("\n"));
+    }
     // One message in ten is a stranger's standing order, obeyed: none of
     // the operator's identity writes needed review, all of the stranger's
     // did, and none reached main.
