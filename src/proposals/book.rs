@@ -7,13 +7,14 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{Proposal, Status, REF_PREFIX};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
-use crate::repo::Repo;
+use crate::repo::{Identity, Repo};
 
 /// The book of proposals, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -194,4 +195,69 @@ pub fn reconcile(mut book: Book, repo: &Repo) -> (Book, Vec<u64>) {
     }
     book.proposals.sort_by_key(|p| p.n);
     (book, added)
+}
+
+/// The book, rebuilt from the refs and `main`'s history when it is broken
+/// or misses a proposal a ref holds (why, when it was); read only.
+pub(super) fn load_book(home: &Home, repo: &Repo) -> (Book, Option<String>) {
+    let (book, broken) = match Book::load(home) {
+        Ok(book) => (book, None),
+        Err(e) => (Book::default(), Some(e.to_string())),
+    };
+    let missing: Vec<u64> = repo
+        .ref_names_under(REF_PREFIX)
+        .iter()
+        .filter_map(|name| ref_number(name))
+        .filter(|n| book.get(*n).is_none())
+        .collect();
+    if broken.is_none() && missing.is_empty() {
+        return (book, None);
+    }
+    let (book, added) = reconcile(book, repo);
+    let why = broken.unwrap_or_else(|| {
+        format!(
+            "{} has no entry for {} that refs/hearth/proposals/ holds",
+            crate::home::layout::rel::PROPOSALS,
+            missing
+                .iter()
+                .map(|n| format!("proposal {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    let rebuilt = added
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    (
+        book,
+        Some(format!(
+            "{why}; rebuilt from the refs and main's history (proposals {rebuilt})"
+        )),
+    )
+}
+
+/// Rebuilds a lost or broken book and commits it as hearth's, so it is
+/// never committed as the operator's edit; what it did. The caller holds
+/// the commit lock (the supervisor, before it commits hand edits).
+pub fn heal_book(home: &Home, repo: &Repo, now: DateTime<Utc>) -> Option<String> {
+    let (book, Some(why)) = load_book(home, repo) else {
+        return None;
+    };
+    let book_rel = crate::home::layout::rel::PROPOSALS;
+    let kept = home.path(book_rel);
+    if kept.exists() {
+        // What was there stays readable beside it.
+        let aside = home.path(&format!("{book_rel}.broken"));
+        let _ = std::fs::copy(&kept, aside);
+    }
+    if let Err(e) = book.save(home) {
+        return Some(format!("{why}, but it could not be saved: {e}"));
+    }
+    let message = format!("proposals: {book_rel} rebuilt\n\n{why}\n");
+    match repo.commit(&[book_rel], &Identity::hearth(), &message, now) {
+        Ok(_) => Some(why),
+        Err(e) => Some(format!("{why}, but not committed: {e}")),
+    }
 }

@@ -7,11 +7,14 @@
 //! `state/proposals.json`, says what each is, why it was made and what
 //! became of it; it is committed with every change.
 //!
-//! Today one thing makes proposals: a write to identity-class memory in an
-//! exchange that read content from outside (a peer's handoff, a third
-//! party's message, an untrusted tool's output) — see `tools::taint`.
+//! Two things make proposals: a write to identity-class memory in an
+//! exchange that carried outside content (`tools::taint`), and a
+//! consolidation. Here: what a proposal is and how one is made; `decide`,
+//! accepting and rejecting; `journal`, a decision a kill cut short; `book`,
+//! the record and its rebuilding from the refs.
 
 mod book;
+mod decide;
 pub mod journal;
 
 use std::collections::BTreeMap;
@@ -22,90 +25,12 @@ use serde::{Deserialize, Serialize};
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{FileDiff, Identity, Merged, Repo, RepoError};
+use crate::repo::{FileDiff, Identity, Repo, RepoError};
 
-pub use book::Book;
-use journal::Deciding;
-
-/// Finishes or undoes a decision a kill cut short (`journal`), under the
-/// commit lock; what it did, for the caller to say.
-pub fn recover_interrupted(home: &Home) -> Result<Option<String>, ProposalError> {
-    let _lock = CommitLock::acquire(home)?;
-    let repo = Repo::open(home.root())?;
-    Ok(journal::recover(home, &repo).map(|r| r.describe()))
-}
-
-/// The book, rebuilt from the refs and `main`'s history when it is broken
-/// or misses a proposal a ref holds (why, when it was); read only.
-fn load_book(home: &Home, repo: &Repo) -> (Book, Option<String>) {
-    let (book, broken) = match Book::load(home) {
-        Ok(book) => (book, None),
-        Err(e) => (Book::default(), Some(e.to_string())),
-    };
-    let missing: Vec<u64> = repo
-        .ref_names_under(REF_PREFIX)
-        .iter()
-        .filter_map(|name| book::ref_number(name))
-        .filter(|n| book.get(*n).is_none())
-        .collect();
-    if broken.is_none() && missing.is_empty() {
-        return (book, None);
-    }
-    let (book, added) = book::reconcile(book, repo);
-    let why = broken.unwrap_or_else(|| {
-        format!(
-            "{} has no entry for {} that refs/hearth/proposals/ holds",
-            crate::home::layout::rel::PROPOSALS,
-            missing
-                .iter()
-                .map(|n| format!("proposal {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    });
-    let rebuilt = added
-        .iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    (
-        book,
-        Some(format!(
-            "{why}; rebuilt from the refs and main's history (proposals {rebuilt})"
-        )),
-    )
-}
-
-/// Rebuilds a lost or broken book and commits it as hearth's, so it is
-/// never committed as the operator's edit; what it did. The caller holds
-/// the commit lock (the supervisor, before it commits hand edits).
-pub fn heal_book(home: &Home, repo: &Repo, now: DateTime<Utc>) -> Option<String> {
-    let (book, Some(why)) = load_book(home, repo) else {
-        return None;
-    };
-    let book_rel = crate::home::layout::rel::PROPOSALS;
-    let kept = home.path(book_rel);
-    if kept.exists() {
-        // What was there stays readable beside it.
-        let aside = home.path(&format!("{book_rel}.broken"));
-        let _ = std::fs::copy(&kept, aside);
-    }
-    if let Err(e) = book.save(home) {
-        return Some(format!("{why}, but it could not be saved: {e}"));
-    }
-    let message = format!("proposals: {book_rel} rebuilt\n\n{why}\n");
-    match repo.commit(&[book_rel], &Identity::hearth(), &message, now) {
-        Ok(_) => Some(why),
-        Err(e) => Some(format!("{why}, but not committed: {e}")),
-    }
-}
-
-/// [`journal::recover`] for a caller that holds the lock: logged.
-fn recover_logged(home: &Home, repo: &Repo) {
-    if let Some(done) = journal::recover(home, repo) {
-        tracing::warn!("{}", done.describe());
-    }
-}
+use book::load_book;
+pub use book::{heal_book, Book};
+use decide::recover_logged;
+pub use decide::{accept, hooks, recover_interrupted, reject, Accepted};
 
 /// Where proposals' branches live.
 pub const REF_PREFIX: &str = "refs/hearth/proposals/";
@@ -436,182 +361,4 @@ pub fn show(home: &Home, n: u64) -> Result<(Proposal, Vec<FileDiff>), ProposalEr
         .ok_or(ProposalError::NoSuch(n))?;
     let diff = repo.proposal_diff(&proposal.commit)?;
     Ok((proposal, diff))
-}
-
-/// What `accept` did.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Accepted {
-    /// On `main` as commit `.1`.
-    Merged(Proposal, Option<String>),
-    /// `main` changed the same lines: left `needs-review`.
-    NeedsReview(Proposal),
-}
-
-fn waiting_one(book: &Book, n: u64) -> Result<Proposal, ProposalError> {
-    let proposal = book.get(n).cloned().ok_or(ProposalError::NoSuch(n))?;
-    if !proposal.status.waiting() {
-        return Err(ProposalError::Decided {
-            n,
-            status: proposal.status.as_str(),
-        });
-    }
-    Ok(proposal)
-}
-
-/// Puts proposal `n` on `main` as one commit by `who` (its changes
-/// re-applied on top when `main` moved since it was made). Where `main`
-/// changed the same lines, nothing moves and the proposal is left
-/// `needs-review`, naming the files; that too is a commit.
-pub fn accept(
-    home: &Home,
-    n: u64,
-    who: &Identity,
-    now: DateTime<Utc>,
-) -> Result<Accepted, ProposalError> {
-    let _lock = CommitLock::acquire(home)?;
-    let repo = Repo::open(home.root())?;
-    recover_logged(home, &repo);
-    let (mut book, _) = load_book(home, &repo);
-    let mut proposal = waiting_one(&book, n)?;
-    match repo.commit_of_ref(&proposal.branch) {
-        None => {
-            return Err(ProposalError::BranchGone {
-                n,
-                branch: proposal.branch.clone(),
-            })
-        }
-        Some(at) if at != proposal.commit => {
-            return Err(ProposalError::Moved {
-                n,
-                branch: proposal.branch.clone(),
-                at,
-                was: proposal.commit.clone(),
-            })
-        }
-        Some(_) => {}
-    }
-    let book_rel = crate::home::layout::rel::PROPOSALS;
-    match repo.merge_onto_head(&proposal.commit)? {
-        Merged::Conflicts(files) => {
-            proposal.status = Status::NeedsReview;
-            proposal.conflicts = files.clone();
-            book.put(proposal.clone());
-            Deciding::of(home, &repo, n, "accept", &[book_rel.to_string()], now).begin(home)?;
-            book.save(home)?;
-            repo.commit(
-                &[book_rel],
-                who,
-                &format!(
-                    "proposal {n} needs review: main changed {} since it was made\n\nHearth-Proposal: {n}\n",
-                    files.join(", ")
-                ),
-                now,
-            )?;
-            Deciding::end(home);
-            Ok(Accepted::NeedsReview(proposal))
-        }
-        Merged::Clean(files) => {
-            let dirty = repo.dirty_paths()?;
-            let touched: Vec<String> = files
-                .iter()
-                .map(|(p, _)| p.clone())
-                .filter(|p| dirty.contains(p))
-                .collect();
-            if !touched.is_empty() {
-                return Err(ProposalError::Dirty(touched));
-            }
-            // Named before the first write: a kill from here on is
-            // finished or undone by whatever commits next, never taken
-            // for the operator's edit.
-            let mut written: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
-            written.push(book_rel.to_string());
-            Deciding::of(home, &repo, n, "accept", &written, now).begin(home)?;
-            hooks::pause_between_writes();
-            for (rel, content) in &files {
-                let path = home.path(rel);
-                match content {
-                    Some(bytes) => crate::atomic::write(&path, bytes)?,
-                    None => {
-                        let _ = std::fs::remove_file(&path);
-                    }
-                }
-                hooks::pause_between_writes();
-            }
-            proposal.status = Status::Accepted;
-            proposal.decided = Some(now);
-            proposal.conflicts.clear();
-            book.put(proposal.clone());
-            book.save(home)?;
-            let mut specs: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-            specs.push(book_rel);
-            // The branch stays: `git log --all` shows the proposal beside
-            // its acceptance.
-            let id = repo.commit(
-                &specs,
-                who,
-                &format!(
-                    "proposal {n} accepted: {}\n\n{}\n\nHearth-Proposal: {n}\nHearth-Proposed-By: {}\n",
-                    proposal.title,
-                    proposal.why.trim(),
-                    proposal.by
-                ),
-                now,
-            )?;
-            Deciding::end(home);
-            Ok(Accepted::Merged(proposal, id))
-        }
-    }
-}
-
-/// Drops proposal `n`: its branch goes, the book says why, one commit.
-pub fn reject(
-    home: &Home,
-    n: u64,
-    reason: Option<&str>,
-    who: &Identity,
-    now: DateTime<Utc>,
-) -> Result<Proposal, ProposalError> {
-    let _lock = CommitLock::acquire(home)?;
-    let repo = Repo::open(home.root())?;
-    recover_logged(home, &repo);
-    let (mut book, _) = load_book(home, &repo);
-    let mut proposal = waiting_one(&book, n)?;
-    proposal.status = Status::Rejected;
-    proposal.decided = Some(now);
-    proposal.reason = reason.map(str::to_string);
-    book.put(proposal.clone());
-    let book_rel = crate::home::layout::rel::PROPOSALS;
-    Deciding::of(home, &repo, n, "reject", &[book_rel.to_string()], now).begin(home)?;
-    book.save(home)?;
-    repo.commit(
-        &[crate::home::layout::rel::PROPOSALS],
-        who,
-        &format!(
-            "proposal {n} rejected: {}\n\n{}Hearth-Proposal: {n}\n",
-            proposal.title,
-            reason.map(|r| format!("{r}\n\n")).unwrap_or_default()
-        ),
-        now,
-    )?;
-    Deciding::end(home);
-    repo.delete_ref(&proposal.branch)?;
-    Ok(proposal)
-}
-
-/// A pause between an accept's writes, for a test that kills it midway
-/// (the binary sets it from `HEARTH_TEST_ACCEPT_PAUSE_MS` at its edge:
-/// the library reads no environment). None outside tests.
-pub mod hooks {
-    static PAUSE: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
-
-    /// Pauses every later accept for `pause` between its writes.
-    pub fn pause_accepts(pause: std::time::Duration) {
-        let _ = PAUSE.set(pause);
-    }
-
-    pub(super) fn pause_between_writes() {
-        if let Some(pause) = PAUSE.get() {
-            std::thread::sleep(*pause);
-        }
-    }
 }
