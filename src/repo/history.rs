@@ -222,18 +222,35 @@ impl Repo {
     /// newest first (at most `limit`); empty when `from` is HEAD, and all
     /// `limit` when `from` is not on that line.
     pub fn messages_since(&self, from: &str, limit: usize) -> Vec<String> {
-        let mut out = Vec::new();
+        let stop = Oid::from_str(from).ok();
+        self.first_parent_since(stop, limit)
+            .0
+            .iter()
+            .filter_map(|id| self.git.find_commit(*id).ok())
+            .map(|c| c.message().unwrap_or("").to_string())
+            .collect()
+    }
+
+    /// The first-parent commits of HEAD after `stop`, newest first, at
+    /// most `limit`, and whether `stop` was reached (false: it is not on
+    /// this line — history was rewritten — or there was none, or the
+    /// limit came first).
+    pub(super) fn first_parent_since(&self, stop: Option<Oid>, limit: usize) -> (Vec<Oid>, bool) {
+        let mut ids = Vec::new();
         let Ok(Some(mut commit)) = self.head_commit() else {
-            return out;
+            return (ids, false);
         };
-        while out.len() < limit && commit.id().to_string() != from {
-            out.push(commit.message().unwrap_or("").to_string());
+        while ids.len() < limit {
+            if Some(commit.id()) == stop {
+                return (ids, true);
+            }
+            ids.push(commit.id());
             match commit.parent(0) {
                 Ok(parent) => commit = parent,
                 Err(_) => break,
             }
         }
-        out
+        (ids, false)
     }
 
     /// Puts the index entries of `paths` back to HEAD's (as `git reset --

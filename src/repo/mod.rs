@@ -8,6 +8,7 @@
 mod error;
 mod history;
 mod locks;
+mod origins;
 mod outside;
 mod pack;
 mod proposal;
@@ -26,11 +27,10 @@ use git2::{ErrorCode, Repository};
 pub use error::RepoError;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
+pub use origins::{outside_trailers, LineOrigin, OUTSIDE_TRAILER};
 pub use outside::line_digest;
 pub use pack::{PackPolicy, Packed, PACKED_REF};
-pub use proposal::{
-    outside_trailers, FileDiff, LineOrigin, Merged, RefCommit, RemovedLine, OUTSIDE_TRAILER,
-};
+pub use proposal::{FileDiff, Merged, RefCommit, RemovedLine};
 pub use push::PushCredentials;
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};

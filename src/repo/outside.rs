@@ -55,22 +55,9 @@ impl Repo {
         if known == Some(head.id()) {
             return Ok(digests);
         }
-        // Walk back to the commit the cache is complete at; if it is not
-        // on this line (history rewritten), the whole line is read.
-        let mut walked = Vec::new();
-        let mut reached = false;
-        let mut commit = head.clone();
-        loop {
-            if Some(commit.id()) == known {
-                reached = true;
-                break;
-            }
-            walked.push(commit.id());
-            match commit.parent(0) {
-                Ok(parent) => commit = parent,
-                Err(_) => break,
-            }
-        }
+        // Back to the commit the cache is complete at; if it is not on
+        // this line (history rewritten), the whole line is read.
+        let (walked, reached) = self.first_parent_since(known, usize::MAX);
         if !reached {
             digests.clear();
         }

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use git2::build::TreeUpdateBuilder;
 use git2::{FileMode, Oid};
 
+use super::origins::{origin_of_commit, LineOrigin};
 use super::{Identity, Repo, RepoError};
 
 /// One file of a proposal's diff.
@@ -42,9 +43,6 @@ pub struct RemovedLine {
     /// The proposal, when accepting one wrote it.
     pub proposal: Option<u64>,
 }
-
-/// (short id, author, tick, proposal) of a blamed line.
-type BlamedLine = (String, String, Option<u64>, Option<u64>);
 
 /// A proposal's changes put onto HEAD.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,22 +176,16 @@ impl Repo {
     /// subject starts with `prefix`, newest first, looking at most `limit`
     /// commits back.
     pub fn subjects_starting(&self, prefix: &str, limit: usize) -> Vec<(String, DateTime<Utc>)> {
-        let mut out = Vec::new();
-        let Ok(Some(mut commit)) = self.head_commit() else {
-            return out;
-        };
-        for _ in 0..limit {
-            let message = commit.message().unwrap_or("");
-            if message.starts_with(prefix) {
-                let time = DateTime::from_timestamp(commit.time().seconds(), 0).unwrap_or_default();
-                out.push((message.to_string(), time));
-            }
-            match commit.parent(0) {
-                Ok(parent) => commit = parent,
-                Err(_) => break,
-            }
-        }
-        out
+        self.first_parent_since(None, limit)
+            .0
+            .iter()
+            .filter_map(|id| self.git.find_commit(*id).ok())
+            .filter(|c| c.message().unwrap_or("").starts_with(prefix))
+            .map(|c| {
+                let time = DateTime::from_timestamp(c.time().seconds(), 0).unwrap_or_default();
+                (c.message().unwrap_or("").to_string(), time)
+            })
+            .collect()
     }
 
     /// Removes `refname` (gone already is fine).
@@ -249,16 +241,20 @@ impl Repo {
                     }
                     if origin == '-' {
                         if let Some(n) = line.old_lineno() {
-                            let (commit, author, tick, proposal) = self
-                                .blame_line(parent.id(), &path, n as usize)
-                                .unwrap_or_default();
+                            let origin = self.blame_line(parent.id(), &path, n as usize);
                             removed_lines.push(RemovedLine {
                                 line: n as usize,
                                 text: content.to_string(),
-                                commit,
-                                author,
-                                tick,
-                                proposal,
+                                commit: origin
+                                    .as_ref()
+                                    .map(|o| o.commit.clone())
+                                    .unwrap_or_default(),
+                                author: origin
+                                    .as_ref()
+                                    .map(|o| o.author.clone())
+                                    .unwrap_or_default(),
+                                tick: origin.as_ref().and_then(|o| o.tick),
+                                proposal: origin.as_ref().and_then(|o| o.proposal),
                             });
                         }
                     }
@@ -275,28 +271,14 @@ impl Repo {
         Ok(files)
     }
 
-    /// Who last wrote line `line` of `path` as of `at`: (short id,
-    /// author, tick, proposal).
-    fn blame_line(&self, at: Oid, path: &str, line: usize) -> Option<BlamedLine> {
+    /// Who last wrote line `line` of `path` as of `at`.
+    fn blame_line(&self, at: Oid, path: &str, line: usize) -> Option<LineOrigin> {
         let mut opts = git2::BlameOptions::new();
         opts.newest_commit(at).min_line(line).max_line(line);
         let blame = self.git.blame_file(Path::new(path), Some(&mut opts)).ok()?;
         let hunk = blame.get_line(line)?;
         let commit = self.git.find_commit(hunk.final_commit_id()).ok()?;
-        let message = commit.message().unwrap_or("").to_string();
-        let trailer = |key: &str| {
-            message
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .and_then(|n| n.trim().parse().ok())
-        };
-        let author = commit.author().name().unwrap_or("").to_string();
-        Some((
-            commit.id().to_string()[..7].to_string(),
-            author,
-            trailer("Hearth-Tick: "),
-            trailer("Hearth-Proposal: "),
-        ))
+        Some(origin_of_commit(&commit))
     }
 
     /// The changes of `commit` (against its first parent) merged onto
@@ -361,108 +343,6 @@ pub struct RefCommit {
     pub time: DateTime<Utc>,
     /// The files it changes against its parent.
     pub files: Vec<String>,
-}
-
-/// Who wrote one line of a file as HEAD holds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineOrigin {
-    /// The commit (short id).
-    pub commit: String,
-    /// Its author.
-    pub author: String,
-    /// The tick, when a tick's commit wrote it (`Hearth-Tick`).
-    pub tick: Option<u64>,
-    /// The proposal, when an accepted proposal wrote it (`Hearth-Proposal`).
-    pub proposal: Option<u64>,
-    /// What outside content the exchange that made the commit carried
-    /// (its `Hearth-Outside` trailers, each a chain): empty for the
-    /// operator's commits, a clean exchange's, and an accepted proposal's
-    /// (the accept vouches for it).
-    pub outside: Vec<String>,
-}
-
-/// A commit's `Hearth-Outside` trailers, in order.
-pub fn outside_trailers(message: &str) -> Vec<String> {
-    message
-        .lines()
-        .filter_map(|l| l.strip_prefix(OUTSIDE_TRAILER))
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// The trailer a commit carries once per source of outside content its
-/// exchange carried (`tools::taint`).
-pub const OUTSIDE_TRAILER: &str = "Hearth-Outside: ";
-
-fn origin_of_commit(commit: &git2::Commit<'_>) -> LineOrigin {
-    let message = commit.message().unwrap_or("").to_string();
-    let trailer = |key: &str| {
-        message
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|n| n.trim().parse().ok())
-    };
-    LineOrigin {
-        commit: commit.id().to_string()[..7].to_string(),
-        author: commit.author().name().unwrap_or("").to_string(),
-        tick: trailer("Hearth-Tick: "),
-        proposal: trailer("Hearth-Proposal: "),
-        outside: outside_trailers(&message),
-    }
-}
-
-impl Repo {
-    /// Each line of `rel` at HEAD with the commit that last wrote it (by
-    /// `git blame`); empty when HEAD does not hold the file.
-    pub fn line_origins(&self, rel: &str) -> Vec<LineOrigin> {
-        let Ok(blame) = self.git.blame_file(Path::new(rel), None) else {
-            return Vec::new();
-        };
-        self.expand(&blame)
-    }
-
-    /// Each line of `rel` as it is on disk now, with the commit that last
-    /// wrote it, or `None` for a line no commit holds (written since HEAD:
-    /// by the exchange running now, or by hand). Empty when the file is
-    /// unreadable or HEAD has no history of it (every line `None`).
-    pub fn line_origins_on_disk(&self, rel: &str) -> Vec<Option<LineOrigin>> {
-        let Ok(on_disk) = std::fs::read(self.root.join(rel)) else {
-            return Vec::new();
-        };
-        let lines = if on_disk.is_empty() {
-            0
-        } else {
-            on_disk.split(|b| *b == b'\n').count() - usize::from(on_disk.last() == Some(&b'\n'))
-        };
-        let Ok(committed) = self.git.blame_file(Path::new(rel), None) else {
-            return vec![None; lines];
-        };
-        let Ok(blame) = committed.blame_buffer(&on_disk) else {
-            return vec![None; lines];
-        };
-        let mut out = Vec::with_capacity(lines);
-        for hunk in blame.iter() {
-            let origin = (!hunk.final_commit_id().is_zero())
-                .then(|| self.git.find_commit(hunk.final_commit_id()).ok())
-                .flatten()
-                .map(|c| origin_of_commit(&c));
-            out.extend(std::iter::repeat_n(origin, hunk.lines_in_hunk()));
-        }
-        out
-    }
-
-    fn expand(&self, blame: &git2::Blame<'_>) -> Vec<LineOrigin> {
-        let mut out = Vec::new();
-        for hunk in blame.iter() {
-            let Ok(commit) = self.git.find_commit(hunk.final_commit_id()) else {
-                continue;
-            };
-            let origin = origin_of_commit(&commit);
-            out.extend(std::iter::repeat_n(origin, hunk.lines_in_hunk()));
-        }
-        out
-    }
 }
 
 impl Repo {

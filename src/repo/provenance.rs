@@ -166,20 +166,7 @@ impl Repo {
         if at == Some(head.id()) {
             return Ok(0);
         }
-        let mut chain = Vec::new();
-        let mut reached = false;
-        let mut commit = head.clone();
-        loop {
-            if Some(commit.id()) == at {
-                reached = true;
-                break;
-            }
-            chain.push(commit.id());
-            match commit.parent(0) {
-                Ok(parent) => commit = parent,
-                Err(_) => break,
-            }
-        }
+        let (chain, reached) = self.first_parent_since(at, usize::MAX);
         if !reached && store.dir.exists() {
             // Rewritten (or never built): start over from the root.
             let _ = std::fs::remove_dir_all(&store.dir);

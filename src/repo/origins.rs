@@ -1,0 +1,111 @@
+//! Who wrote each line of a file: the commit, its author, the tick or the
+//! accepted proposal that made it, and what outside content the exchange
+//! behind it carried (its `Hearth-Outside` trailers), by `git blame` — of
+//! the file at HEAD, or as it is on disk (lines no commit holds have no
+//! origin yet). The audit and `tools::taint` read these.
+
+use std::path::Path;
+
+use super::Repo;
+
+/// Who wrote one line of a file as HEAD holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineOrigin {
+    /// The commit (short id).
+    pub commit: String,
+    /// Its author.
+    pub author: String,
+    /// The tick, when a tick's commit wrote it (`Hearth-Tick`).
+    pub tick: Option<u64>,
+    /// The proposal, when an accepted proposal wrote it (`Hearth-Proposal`).
+    pub proposal: Option<u64>,
+    /// What outside content the exchange that made the commit carried
+    /// (its `Hearth-Outside` trailers, each a chain): empty for the
+    /// operator's commits, a clean exchange's, and an accepted proposal's
+    /// (the accept vouches for it).
+    pub outside: Vec<String>,
+}
+
+/// A commit's `Hearth-Outside` trailers, in order.
+pub fn outside_trailers(message: &str) -> Vec<String> {
+    message
+        .lines()
+        .filter_map(|l| l.strip_prefix(OUTSIDE_TRAILER))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The trailer a commit carries once per source of outside content its
+/// exchange carried (`tools::taint`).
+pub const OUTSIDE_TRAILER: &str = "Hearth-Outside: ";
+
+pub(super) fn origin_of_commit(commit: &git2::Commit<'_>) -> LineOrigin {
+    let message = commit.message().unwrap_or("").to_string();
+    let trailer = |key: &str| {
+        message
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|n| n.trim().parse().ok())
+    };
+    LineOrigin {
+        commit: commit.id().to_string()[..7].to_string(),
+        author: commit.author().name().unwrap_or("").to_string(),
+        tick: trailer("Hearth-Tick: "),
+        proposal: trailer("Hearth-Proposal: "),
+        outside: outside_trailers(&message),
+    }
+}
+
+impl Repo {
+    /// Each line of `rel` at HEAD with the commit that last wrote it (by
+    /// `git blame`); empty when HEAD does not hold the file.
+    pub fn line_origins(&self, rel: &str) -> Vec<LineOrigin> {
+        let Ok(blame) = self.git.blame_file(Path::new(rel), None) else {
+            return Vec::new();
+        };
+        self.expand(&blame)
+    }
+
+    /// Each line of `rel` as it is on disk now, with the commit that last
+    /// wrote it, or `None` for a line no commit holds (written since HEAD:
+    /// by the exchange running now, or by hand). Empty when the file is
+    /// unreadable or HEAD has no history of it (every line `None`).
+    pub fn line_origins_on_disk(&self, rel: &str) -> Vec<Option<LineOrigin>> {
+        let Ok(on_disk) = std::fs::read(self.root.join(rel)) else {
+            return Vec::new();
+        };
+        let lines = if on_disk.is_empty() {
+            0
+        } else {
+            on_disk.split(|b| *b == b'\n').count() - usize::from(on_disk.last() == Some(&b'\n'))
+        };
+        let Ok(committed) = self.git.blame_file(Path::new(rel), None) else {
+            return vec![None; lines];
+        };
+        let Ok(blame) = committed.blame_buffer(&on_disk) else {
+            return vec![None; lines];
+        };
+        let mut out = Vec::with_capacity(lines);
+        for hunk in blame.iter() {
+            let origin = (!hunk.final_commit_id().is_zero())
+                .then(|| self.git.find_commit(hunk.final_commit_id()).ok())
+                .flatten()
+                .map(|c| origin_of_commit(&c));
+            out.extend(std::iter::repeat_n(origin, hunk.lines_in_hunk()));
+        }
+        out
+    }
+
+    fn expand(&self, blame: &git2::Blame<'_>) -> Vec<LineOrigin> {
+        let mut out = Vec::new();
+        for hunk in blame.iter() {
+            let Ok(commit) = self.git.find_commit(hunk.final_commit_id()) else {
+                continue;
+            };
+            let origin = origin_of_commit(&commit);
+            out.extend(std::iter::repeat_n(origin, hunk.lines_in_hunk()));
+        }
+        out
+    }
+}
