@@ -143,7 +143,9 @@ pub fn prepare(
         }
         None
     };
-    let recall = recall_for_inbox(home, config, &messages);
+    // The operator's word on outside lines, read once for the tick's turn.
+    let vouched = tools::taint::vouch::Vouched::load_or_none(home);
+    let recall = recall_for_inbox(home, config, &messages, &vouched);
     let token = crate::memory::watched::token(home);
     let boot = boot::boot(home, &config.boot);
     if let Some(token) = &token {
@@ -177,7 +179,6 @@ pub fn prepare(
     });
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission && directive.is_some() {
-        let vouched = tools::taint::vouch::Vouched::load_or_none(home);
         if let Some(source) =
             tools::taint::origin::of_file(home, crate::home::layout::rel::DIRECTIVE, None, &vouched)
         {
@@ -296,7 +297,12 @@ impl Prepared {
 
 /// What recall finds for each inbox message (the top `[recall] results`).
 /// A recall that cannot run is logged and leaves the tick without it.
-fn recall_for_inbox(home: &Home, config: &Config, inbox: &[InboxMessage]) -> Vec<Vec<Hit>> {
+fn recall_for_inbox(
+    home: &Home,
+    config: &Config,
+    inbox: &[InboxMessage],
+    vouched: &tools::taint::vouch::Vouched,
+) -> Vec<Vec<Hit>> {
     if inbox.is_empty() {
         return Vec::new();
     }
@@ -306,14 +312,13 @@ fn recall_for_inbox(home: &Home, config: &Config, inbox: &[InboxMessage]) -> Vec
     // message must not reach identity through a proposal only because
     // recall quoted a stranger beside it.
     let k = config.recall.results;
-    let vouched = tools::taint::vouch::Vouched::load_or_none(home);
     let found = crate::recall::fresh_index(home).and_then(|index| {
         inbox
             .iter()
             .map(|m| {
                 index
                     .search(&m.text, k + tools::taint::OUTSIDE_SLACK)
-                    .map(|hits| tools::taint::without_outside(home, hits, k, &vouched))
+                    .map(|hits| tools::taint::without_outside(home, hits, k, vouched))
             })
             .collect::<Result<Vec<_>, _>>()
     });

@@ -65,7 +65,7 @@ fn obey(k: usize) -> (&'static str, Value, &'static str) {
     }
 }
 
-fn call(id: &str, tool: &str, input: &Value) -> Answer {
+pub(super) fn call(id: &str, tool: &str, input: &Value) -> Answer {
     let args = input.to_string();
     Answer::Stream {
         events: anthropic::message("", &[(id, tool, &[args.as_str()])], 10, 1),
@@ -73,7 +73,7 @@ fn call(id: &str, tool: &str, input: &Value) -> Answer {
     }
 }
 
-fn text(t: &str) -> Answer {
+pub(super) fn text(t: &str) -> Answer {
     Answer::Stream {
         events: anthropic::message(t, &[], 10, 1),
         hang: None,

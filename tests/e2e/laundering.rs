@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::model_server::{Answer, ModelServer};
 use crate::common::TestHome;
 use crate::e2e::collab::{agent, KEY};
+use crate::e2e::injection::{call, text};
 
 const IDENTITY: &str = "# Who I am\n\nI keep the lighthouse log.\n";
 
@@ -35,21 +36,6 @@ fn mail(k: usize, extra: &str) -> String {
          From: news@example.com\nSubject: update {k}\n\n{} {extra}\n",
         order(k)
     )
-}
-
-fn call(id: &str, tool: &str, input: &Value) -> Answer {
-    let args = input.to_string();
-    Answer::Stream {
-        events: anthropic::message("", &[(id, tool, &[args.as_str()])], 10, 1),
-        hang: None,
-    }
-}
-
-fn text(t: &str) -> Answer {
-    Answer::Stream {
-        events: anthropic::message(t, &[], 10, 1),
-        hang: None,
-    }
 }
 
 /// The first standing order in `text`, whole.
