@@ -117,7 +117,7 @@ pub fn remove_if_stale_temp(path: &Path) -> bool {
     else {
         return false;
     };
-    !Path::new(&format!("/proc/{pid}")).exists() && fs::remove_file(path).is_ok()
+    !crate::process::alive(pid) && fs::remove_file(path).is_ok()
 }
 
 /// Removes the temp files a writer of `path` left when it was killed
@@ -142,7 +142,7 @@ pub fn remove_stale_temps(path: &Path) -> usize {
         else {
             continue;
         };
-        let gone = !Path::new(&format!("/proc/{pid}")).exists();
+        let gone = !crate::process::alive(pid);
         if gone && fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }

@@ -1,5 +1,6 @@
-//! Process groups: a tick and an operator tool each run in their own group,
-//! so everything they started dies with them in one `kill(-pgid)`.
+//! Processes: a tick and an operator tool each run in their own group, so
+//! everything they started dies with them in one `kill(-pgid)`; and
+//! whether a process that wrote a file or journal still runs.
 
 /// Sends `signal` to the process group `pgid` (a child started with
 /// `process_group(0)`, whose group id is its pid).
@@ -12,5 +13,36 @@ pub fn signal_group(pgid: i32, signal: i32) {
     #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
     unsafe {
         libc::kill(-pgid, signal);
+    }
+}
+
+/// Whether process `pid` is running: it exists and is not a zombie (a
+/// process killed whose parent died with it may stay a zombie for as long
+/// as the machine's init leaves it unreaped; it writes nothing more).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| !matches!(state, 'Z' | 'X' | 'x')),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod alive_tests {
+    use super::alive;
+
+    #[test]
+    fn this_process_is_alive_and_a_reaped_zombie_is_not() {
+        assert!(alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Exited, not yet reaped: a zombie, which writes nothing more.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!alive(pid), "a zombie is not alive");
+        child.wait().unwrap();
+        assert!(!alive(pid));
     }
 }

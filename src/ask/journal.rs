@@ -126,10 +126,10 @@ pub struct Journaled<'a, 'j> {
 impl crate::exchange::door::Record for Journaled<'_, '_> {
     fn called(
         &mut self,
-        report: &crate::exchange::report::TickReport,
+        outcome: &crate::exchange::outcome::Outcome,
         effects: &crate::tools::Effects,
     ) {
-        let usage = (report.usage.input_tokens, report.usage.output_tokens);
+        let usage = (outcome.usage.input_tokens, outcome.usage.output_tokens);
         let mut journal = self.journal.borrow_mut();
         let recorded = if effects.tainted_by.len() > journal.outside.len() {
             journal.outside = effects.tainted_by.clone();
@@ -137,7 +137,7 @@ impl crate::exchange::door::Record for Journaled<'_, '_> {
         } else {
             Ok(())
         }
-        .and_then(|()| journal.record(self.home, &effects.touched, usage, report.cost_usd));
+        .and_then(|()| journal.record(self.home, &effects.touched, usage, outcome.cost_usd));
         if let Err(e) = recorded {
             tracing::warn!("{e}");
         }
@@ -192,7 +192,7 @@ pub fn left_behind(home: &Home, whose: Whose) -> Vec<Journal> {
 }
 
 fn alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    crate::process::alive(pid)
 }
 
 /// Finishes the asks `whose` names that did not: for each, its answer

@@ -29,21 +29,20 @@ use chrono::{DateTime, Utc};
 use crate::boot;
 use crate::brake;
 use crate::config::{Config, ProviderKind};
+use crate::conversation::estimate_tokens;
 use crate::conversation::sessions::{self, Line};
 use crate::conversation::store::Conversation;
-use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::exchange::door::Door;
-use crate::exchange::driver;
-use crate::exchange::report::TickReport;
+use crate::exchange::outcome::Outcome;
+use crate::exchange::run::{Exchange, Opening, Toolset};
 use crate::exchange::tier::{classify, Tier};
-use crate::exchange::ExchangeError;
-use crate::exchange::{record, SpentToday};
+use crate::exchange::{record, ExchangeError, SpentToday};
 use crate::home::layout::rel;
 use crate::home::lock::{AskLock, CommitLock};
 use crate::home::Home;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
 use crate::repo::{Identity, Repo};
-use crate::tools::{self, ToolContext};
+use crate::tools;
 use turn::{recall_for, user_turn};
 
 /// What the operator asked.
@@ -89,16 +88,9 @@ pub struct Asked {
 /// Why an ask could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum AskError {
-    /// The day's budget is spent.
-    #[error(
-        "the daily budget is spent: ${spent:.4} of [budget] daily_usd = ${cap:.2} today (UTC)"
-    )]
-    Budget {
-        /// Spent today.
-        spent: f64,
-        /// The cap.
-        cap: f64,
-    },
+    /// The day's budget is spent, in the words the ticks' gate uses.
+    #[error("{0}")]
+    Budget(String),
     /// The tick machinery failed (a write, git).
     #[error(transparent)]
     Exchange(#[from] ExchangeError),
@@ -111,7 +103,7 @@ impl AskError {
     /// What to do about it.
     pub fn hint(&self) -> String {
         match self {
-            AskError::Budget { .. } => "it resets at midnight UTC; raise [budget] daily_usd in \
+            AskError::Budget(_) => "it resets at midnight UTC; raise [budget] daily_usd in \
                  hearth.toml to spend more today, or `hearth recall` searches memory for free"
                 .into(),
             AskError::Exchange(e) => e.hint(),
@@ -129,25 +121,76 @@ pub fn ask(
     now: DateTime<Utc>,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Asked, AskError> {
-    let lines = sessions::read(home);
-    let spent = SpentToday::of(home, now);
-    if spent.over(config.budget.daily_usd).is_some() {
-        return Err(AskError::Budget {
-            spent: spent.total(),
-            cap: config.budget.daily_usd,
-        });
+    if let Some(reason) = SpentToday::of(home, now).over(config.budget.daily_usd) {
+        return Err(AskError::Budget(reason));
     }
     let id = format!(
         "{}-{}",
         now.format("%Y%m%dT%H%M%S%.3fZ"),
         std::process::id()
     );
-    // Warm from the supervisor's snapshot when nothing under memory/
-    // changed since; else assembled (and kept for the next ask).
+    let turn = compose(home, config, question);
+    // Held until the ask's commit (the end of this function): a supervisor
+    // meanwhile does not take what the tools write, or the question line
+    // already written, for hand edits.
+    let _writing = AskLock::acquire(home).map_err(ExchangeError::from)?;
+    // An ask killed before now (its process is gone) is finished first:
+    // its writes are its own, not the operator's.
+    journal::finish(home, journal::Whose::Gone, "its process was gone", now);
+    // Write-ahead: what this ask writes is named before it is written
+    // (its journal), and the question is on disk before any model sees it.
+    let mut journal = journal::Journal::begin(
+        home,
+        journal::Journal {
+            id: id.clone(),
+            pid: std::process::id(),
+            question: question.text.clone(),
+            touched: Vec::new(),
+            usage: (0, 0),
+            cost_usd: 0.0,
+            provider: config.model.provider.as_str().into(),
+            outside: turn.outside.clone(),
+        },
+    )
+    .map_err(ExchangeError::from)?;
+    let asked = exchange(
+        home,
+        config,
+        question,
+        &id,
+        turn,
+        now,
+        on_text,
+        &mut journal,
+    );
+    if let Err(e) = &asked {
+        // Its writes until the error are its own commit, not left for the
+        // operator's next look.
+        journal::finish(home, journal::Whose::Mine, &format!("it failed: {e}"), now);
+    }
+    asked
+}
+
+/// The ask's turn, composed before anything is written: what the model is
+/// shown, by tier, and the outside content it carries.
+struct Composed {
+    system: Vec<crate::model::SystemBlock>,
+    boot_required: Vec<String>,
+    tier: Tier,
+    recall: Vec<(String, String)>,
+    user_text: String,
+    tokens: BTreeMap<String, u64>,
+    outside: Vec<String>,
+}
+
+/// Composes the turn for `question`: the tick's system blocks (warm from
+/// the supervisor's snapshot when memory is unchanged), hot memory, the
+/// tier's context.
+fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     let (system, boot_required) = boot::snapshot::system_and_required(home, &config.boot);
     // Hot memory is the operator's: exchanges that carried outside words
     // stay out (recall can still find them, which taints).
-    let exchanges = outside::clean(sessions::exchanges(&lines));
+    let exchanges = outside::clean(sessions::exchanges(&sessions::read(home)));
     let mut outside = outside::at_start(question);
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
@@ -176,80 +219,7 @@ pub fn ask(
     let (user_text, mut tokens) = user_turn(home, question, tier, &exchanges, shown);
     let system_tokens: u64 = system.iter().map(|b| estimate_tokens(&b.text)).sum();
     tokens.insert("system".into(), system_tokens);
-
-    // Held until the ask's commit (the end of this function): a supervisor
-    // meanwhile does not take what the tools write, or the question line
-    // already written, for hand edits.
-    let _writing = AskLock::acquire(home).map_err(ExchangeError::from)?;
-    // An ask killed before now (its process is gone) is finished first:
-    // its writes are its own, not the operator's.
-    journal::finish(home, journal::Whose::Gone, "its process was gone", now);
-    // Write-ahead: what this ask writes is named before it is written
-    // (its journal), and the question is on disk before any model sees it.
-    let mut journal = journal::Journal::begin(
-        home,
-        journal::Journal {
-            id: id.clone(),
-            pid: std::process::id(),
-            question: question.text.clone(),
-            touched: Vec::new(),
-            usage: (0, 0),
-            cost_usd: 0.0,
-            provider: config.model.provider.as_str().into(),
-            outside: outside.clone(),
-        },
-    )
-    .map_err(ExchangeError::from)?;
-    let asked = exchange(
-        home,
-        config,
-        question,
-        now,
-        on_text,
-        &mut journal,
-        Asking {
-            id,
-            system,
-            boot_required,
-            tier,
-            recall,
-            user_text,
-            tokens,
-            outside,
-        },
-    );
-    if let Err(e) = &asked {
-        // Its writes until the error are its own commit, not left for the
-        // operator's next look.
-        journal::finish(home, journal::Whose::Mine, &format!("it failed: {e}"), now);
-    }
-    asked
-}
-
-/// What [`ask`] decided before the exchange.
-struct Asking {
-    id: String,
-    system: Vec<crate::model::SystemBlock>,
-    boot_required: Vec<String>,
-    tier: Tier,
-    recall: Vec<(String, String)>,
-    user_text: String,
-    tokens: BTreeMap<String, u64>,
-    outside: Vec<String>,
-}
-
-/// The exchange itself, from the question line to the commit.
-fn exchange(
-    home: &Home,
-    config: &Config,
-    question: &Question,
-    now: DateTime<Utc>,
-    on_text: &mut dyn FnMut(&str),
-    journal: &mut journal::Journal,
-    asking: Asking,
-) -> Result<Asked, AskError> {
-    let Asking {
-        id,
+    Composed {
         system,
         boot_required,
         tier,
@@ -257,190 +227,199 @@ fn exchange(
         user_text,
         tokens,
         outside,
-    } = asking;
+    }
+}
+
+/// The exchange itself, from the question line to the commit.
+#[allow(clippy::too_many_arguments)]
+fn exchange(
+    home: &Home,
+    config: &Config,
+    question: &Question,
+    id: &str,
+    turn: Composed,
+    now: DateTime<Utc>,
+    on_text: &mut dyn FnMut(&str),
+    journal: &mut journal::Journal,
+) -> Result<Asked, AskError> {
+    write_question(home, question, id, &turn, now)?;
+    let journal = std::cell::RefCell::new(journal);
+    let write_ahead = |rel: &str| journal.borrow_mut().ahead(home, rel);
+    let (tier, tokens) = (turn.tier, turn.tokens.clone());
+    let mut exchange = Exchange::open(
+        home,
+        config,
+        opening(home, config, question, turn, now, &write_ahead),
+    );
+    if let Some(e) = exchange.model_error() {
+        return Err(e.into());
+    }
+    let mut door = Door {
+        record: &mut journal::Journaled {
+            home,
+            journal: &journal,
+        },
+        on_text,
+        // No later exchange sends this ask's conversation again: only its
+        // own tool rounds read what it caches.
+        next_exchange_in: None,
+        cache_key: Some(&home.cache_key()),
+    };
+    let outcome = exchange.run(&mut door, Outcome::default())?;
+    // What the agent told the operator with `send` reaches the shell too,
+    // after the reply; the record keeps both, as a tick's does.
+    let sent = record::sent(&outcome.actions);
+    for message in &sent {
+        on_text(&format!("\n{message}\n"));
+    }
+    let cost_usd = answer(home, config, question, id, &outcome, now, &journal.borrow())?;
+    Ok(Asked {
+        id: id.to_string(),
+        answer: outcome.reply.trim().to_string(),
+        sent,
+        complete: outcome.whole(),
+        tier,
+        tokens,
+        usage: (outcome.usage.input_tokens, outcome.usage.output_tokens),
+        cost_usd,
+        problems: outcome.failures.iter().map(|f| f.detail.clone()).collect(),
+    })
+}
+
+/// The question line in `state/sessions.jsonl`, before any model sees it.
+fn write_question(
+    home: &Home,
+    question: &Question,
+    id: &str,
+    turn: &Composed,
+    now: DateTime<Utc>,
+) -> Result<(), ExchangeError> {
     let mut asked = question.text.clone();
     if let Some(a) = &question.attachment {
         let more = if a.more { ", and more not read" } else { "" };
         asked.push_str(&format!("\n[with {} bytes of piped input{more}]", a.bytes));
     }
-    sessions::append(
+    Ok(sessions::append(
         home,
         &Line {
             v: sessions::VERSION,
-            id: id.clone(),
+            id: id.to_string(),
             time: now,
             kind: "question".into(),
             asked,
-            tier: Some(format!("{tier:?}").to_lowercase()),
-            tokens: tokens.clone(),
-            outside: outside.clone(),
+            tier: Some(format!("{:?}", turn.tier).to_lowercase()),
+            tokens: turn.tokens.clone(),
+            outside: turn.outside.clone(),
             ..Line::default()
         },
-    )
-    .map_err(ExchangeError::from)?;
+    )?)
+}
 
-    let mut conversation = Conversation::default();
-    conversation.messages.push(Message {
-        outside: outside.clone(),
-        role: Role::User,
-        content: vec![Block::Text { text: user_text }],
-    });
-    let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
-    let trust = tools::trust::Trust::load(home);
-    // The ask says nothing of a server that fails: the ticks flare it.
-    let connected = tools::mcp::connect(operator, &trust, &question.environment, home.root());
-    let operator = connected.tools;
-    let mut specs = tools::specs(&operator, None);
-    if question.read_only {
-        specs.retain(|s| !tools::writes(&operator, &s.name));
-    }
-    let facts = TurnFacts {
-        tick: 0,
-        inbox: Vec::new(),
-        ask: Some(InboxFact {
-            rel: "ask".into(),
-            text: question.text.clone(),
-            notes: Vec::new(),
-            recalled: recall
-                .iter()
-                .map(|(place, text)| Recalled {
-                    place: place.clone(),
-                    text: text.clone(),
-                })
-                .collect(),
-        }),
-    };
-    let required = brake::required::required(home, &boot_required, &config.brake.must_read);
-    let gate = brake::gate::Gate::without_override(
-        config.brake.mode,
-        required.into_iter().map(|r| r.path).collect(),
-        0,
+/// What the ask's door states: tick 0, the question the one turn, the
+/// operator's tools (only those that do not write if asked), no sleep to
+/// ask for and no handing work to peers (the ticks'), the home as workdir,
+/// each write named in the journal first; the brake without the ticks'
+/// override.
+fn opening<'a>(
+    home: &Home,
+    config: &Config,
+    question: &'a Question,
+    turn: Composed,
+    now: DateTime<Utc>,
+    write_ahead: &'a tools::WriteAhead<'a>,
+) -> Opening<'a> {
+    let required = brake::required::required(home, &turn.boot_required, &config.brake.must_read);
+    let recalled = turn
+        .recall
+        .into_iter()
+        .map(|(place, text)| Recalled { place, text });
+    Opening {
+        number: 0,
         now,
-    );
-    let mut report = TickReport::new(0, now);
-    let journal = std::cell::RefCell::new(journal);
-    let write_ahead = |rel: &str| journal.borrow_mut().ahead(home, rel);
-    // Tick 0: the ask's door. It answers the shell: no sleep to ask for,
-    // no handing work to peers (the ticks'), the home as workdir.
-    let mut tool_ctx = ToolContext {
-        max_sleep_h: 0,
-        environment: question.environment.clone(),
-        write_ahead: Some(&write_ahead),
-        mcp: connected.servers,
-        ..ToolContext::new(home, config, 0, now, operator, trust)
-    };
-    for source in &outside {
-        tool_ctx.taint.read(source.clone());
-    }
-    let provider = model::provider_for(&config.model, question.api_key.as_deref())?;
-    driver::tool_loop(
-        &mut Door {
-            record: &mut journal::Journaled {
-                home,
-                journal: &journal,
-            },
-            on_text,
-            // No later exchange sends this ask's conversation again: only
-            // its own tool rounds read what it caches.
-            next_exchange_in: None,
-            cache_key: Some(&home.cache_key()),
+        api_key: question.api_key.as_deref(),
+        system: turn.system,
+        conversation: Conversation::asking(turn.user_text, turn.outside.clone()),
+        facts: TurnFacts {
+            tick: 0,
+            inbox: Vec::new(),
+            ask: Some(InboxFact {
+                rel: "ask".into(),
+                text: question.text.clone(),
+                notes: Vec::new(),
+                recalled: recalled.collect(),
+            }),
         },
-        provider,
-        &driver::Given {
-            home,
-            config,
-            api_key: question.api_key.as_deref(),
-            system: &system,
-            specs: &specs,
-            facts: &facts,
-            gate: &gate,
+        gate: brake::gate::Gate::without_override(
+            config.brake.mode,
+            required.into_iter().map(|r| r.path).collect(),
+            0,
+            now,
+        ),
+        outside: turn.outside,
+        tools: Toolset {
+            // The ask says nothing of a server that fails: the ticks flare it.
+            offered: tools::Offered::load(home, &question.environment),
+            read_only: question.read_only,
+            sleeps: false,
+            environment: question.environment.clone(),
+            write_ahead: Some(write_ahead),
+            ..Toolset::builtins()
         },
-        &mut conversation,
-        &mut tool_ctx,
-        &mut report,
-    )?;
-    let cost = crate::exchange::cost_usd(&report.usage, config.price().as_ref());
-    let complete = report.failures.is_empty();
-    let answer = report.reply.trim().to_string();
-    // What the agent told the operator with `send` reaches the shell too,
-    // after the reply; the record keeps both, as a tick's does.
-    let sent = record::sent(&report.actions);
-    for message in &sent {
-        on_text(&format!("\n{message}\n"));
     }
-    let answer_line = Line {
+}
+
+/// Records the answer and commits the ask: the answer line (with the warm
+/// digest's cost when one is made now), what the tools wrote, one commit.
+/// Returns what the ask cost.
+fn answer(
+    home: &Home,
+    config: &Config,
+    question: &Question,
+    id: &str,
+    outcome: &Outcome,
+    now: DateTime<Utc>,
+    journal: &journal::Journal,
+) -> Result<f64, ExchangeError> {
+    let mut answer_line = Line {
         v: sessions::VERSION,
-        id: id.clone(),
+        id: id.to_string(),
         time: now,
         kind: "answer".into(),
-        said: record::said(&answer, &report.actions),
-        complete: Some(complete),
-        usage: Some((report.usage.input_tokens, report.usage.output_tokens)),
-        cost_usd: cost,
+        said: record::said(outcome.reply.trim(), &outcome.actions),
+        complete: Some(outcome.whole()),
+        usage: Some((outcome.usage.input_tokens, outcome.usage.output_tokens)),
+        cost_usd: outcome.cost_usd,
         provider: config.model.provider.as_str().into(),
-        outside: tool_ctx.taint.sources.clone(),
+        outside: outcome.effects.tainted_by.clone(),
         ..Line::default()
     };
-    // The sessions as they will be once the answer is on them: the warm
-    // digest is made before the commit lock is taken (it may call the
-    // model), the answer line written under it.
-    let mut lines = sessions::read(home);
-    lines.push(answer_line.clone());
-    let asks = lines.iter().filter(|l| l.kind == "question").count();
-    let every = config.ask.warm_every.max(1) as usize;
     let mut changed = vec![rel::SESSIONS.to_string()];
-    let mut answer_line = answer_line;
-    if asks % every == 0 {
-        let fresh = match config.model.provider {
-            ProviderKind::Offline => None,
-            _ => {
-                let (fresh, usage) = warm::summarise(
-                    config,
-                    question.api_key.as_deref(),
-                    &outside::clean(sessions::exchanges(&lines)),
-                );
-                // The digest's call is this ask's spend too.
-                answer_line.cost_usd += crate::exchange::cost_usd(&usage, config.price().as_ref());
-                fresh
-            }
-        };
-        let digest =
-            fresh.unwrap_or_else(|| warm::extract(&outside::clean(sessions::exchanges(&lines))));
-        crate::atomic::write(&home.path(rel::WARM), digest.as_bytes())
-            .map_err(ExchangeError::from)?;
+    // The warm digest is made before the commit lock is taken (it may call
+    // the model); the answer line is written under it.
+    if let Some(digest_cost) = warm::refresh(home, config, question, &answer_line)? {
+        answer_line.cost_usd += digest_cost;
         changed.push(rel::WARM.into());
     }
-    changed.extend(tool_ctx.effects.touched.iter().cloned());
-    changed.extend(tool_ctx.effects.sent.iter().cloned());
+    changed.extend(outcome.effects.touched.iter().cloned());
+    changed.extend(outcome.effects.sent.iter().cloned());
     if home.path(rel::BRAKE_LOG).exists() {
         changed.push(rel::BRAKE_LOG.into());
     }
     // The answer line and the commit under one hold of the commit lock, so
     // a supervisor committing hand edits meanwhile cannot take the answer
     // into its own commit and leave the ask none.
-    let lock = CommitLock::acquire(home).map_err(ExchangeError::from)?;
-    sessions::append(home, &answer_line).map_err(ExchangeError::from)?;
-    let outside = tool_ctx.taint.sources.clone();
+    let lock = CommitLock::acquire(home)?;
+    sessions::append(home, &answer_line)?;
     commit(
         home,
         &question.text,
         &changed,
-        &outside,
+        &outcome.effects.tainted_by,
         now,
         lock,
-        &journal.borrow(),
+        journal,
     )?;
-    Ok(Asked {
-        id,
-        answer,
-        sent,
-        complete,
-        tier,
-        tokens,
-        usage: (report.usage.input_tokens, report.usage.output_tokens),
-        cost_usd: answer_line.cost_usd,
-        problems: report.failures.iter().map(|f| f.detail.clone()).collect(),
-    })
+    Ok(answer_line.cost_usd)
 }
 
 /// One commit `ask: <question, shortened>`, authored like a tick's, under

@@ -6,9 +6,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::Config;
+use super::Question;
+use crate::config::{Config, ProviderKind};
 use crate::conversation::sessions::{self, Exchange};
 use crate::conversation::{Block, Message, Role};
+use crate::exchange::{cost_usd, ExchangeError};
+use crate::home::layout::rel;
+use crate::home::Home;
 use crate::model::{self, Request};
 
 /// The most the digest holds.
@@ -34,6 +38,35 @@ const PREFERENCES: &[&str] = &[
     "don't ",
     "do not ",
 ];
+
+/// Refreshes the digest when this ask, whose answer is `answer_line`, is
+/// the `[ask] warm_every`th: by one model call (what it cost is returned),
+/// or extractively (offline, or when the call fails: it costs nothing).
+/// `None`: not this ask. Exchanges that carried outside words stay out.
+pub(super) fn refresh(
+    home: &Home,
+    config: &Config,
+    question: &Question,
+    answer_line: &sessions::Line,
+) -> Result<Option<f64>, ExchangeError> {
+    let mut lines = sessions::read(home);
+    lines.push(answer_line.clone());
+    let asks = lines.iter().filter(|l| l.kind == "question").count();
+    if asks % config.ask.warm_every.max(1) as usize != 0 {
+        return Ok(None);
+    }
+    let exchanges = super::outside::clean(sessions::exchanges(&lines));
+    let (fresh, cost) = match config.model.provider {
+        ProviderKind::Offline => (None, 0.0),
+        _ => {
+            let (fresh, usage) = summarise(config, question.api_key.as_deref(), &exchanges);
+            (fresh, cost_usd(&usage, config.price().as_ref()))
+        }
+    };
+    let digest = fresh.unwrap_or_else(|| extract(&exchanges));
+    crate::atomic::write(&home.path(rel::WARM), digest.as_bytes())?;
+    Ok(Some(cost))
+}
 
 /// The digest without a model: the most frequent topic words of the
 /// operator's recent questions, and their corrections and preferences

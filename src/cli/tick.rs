@@ -76,7 +76,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             return Err(error);
         }
     };
-    for failure in &report.failures {
+    for failure in &report.outcome.failures {
         tracing::warn!("tick {number}: {}", failure.detail);
     }
     Ok(Exit::Tick(report.class()))

@@ -18,11 +18,13 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::brake::gate::Gate;
 use crate::config::consolidation::AutoAccept;
 use crate::config::{BrakeMode, Config};
-use crate::exchange::door::Door;
-use crate::exchange::driver;
+use crate::conversation::store::Conversation;
+use crate::exchange::door::{Door, Unrecorded};
 use crate::exchange::report::TickReport;
+use crate::exchange::run::{Exchange, Opening, Toolset};
 use crate::exchange::ExchangeError;
 use crate::home::layout::rel;
 use crate::home::Home;
@@ -31,7 +33,7 @@ use crate::mailbox::outbox::{self, Letter};
 use crate::model::{self, TurnFacts};
 use crate::proposals::{self, Draft, Status};
 use crate::repo::{Identity, Repo};
-use crate::tools::{self, taint, ToolContext};
+use crate::tools::taint;
 
 /// What the consolidations so far have left: `state/consolidation.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -158,107 +160,53 @@ pub fn run(
     report: &mut TickReport,
     now: DateTime<Utc>,
 ) -> Result<(), ExchangeError> {
-    let must_read = &config.brake.must_read;
-    let before = identity_files(home, must_read);
+    let before = identity_files(home, &config.brake.must_read);
     let repo = Repo::open(home.root()).ok();
-    let operator_lines: BTreeMap<String, Vec<String>> = before
-        .iter()
-        .map(|(path, text)| {
-            let origins = repo
-                .as_ref()
-                .map(|r| r.line_origins(path))
-                .unwrap_or_default();
-            let lines: Vec<String> = if origins.len() == text.lines().count() {
-                text.lines()
-                    .zip(&origins)
-                    // A line from an accepted proposal is the agent's
-                    // wording, though the operator committed it.
-                    .filter(|(_, o)| o.author != Identity::hearth().name && o.proposal.is_none())
-                    .map(|(l, _)| l.to_string())
-                    .collect()
-            } else {
-                // Edited since HEAD: every line counts as the operator's.
-                text.lines().map(str::to_string).collect()
-            };
-            (path.clone(), lines)
-        })
-        .collect();
-    let last = proposals::list(home)
-        .unwrap_or_default()
-        .into_iter()
-        .rfind(|p| p.kind == "consolidation" && p.status == Status::Accepted);
-    let since = match (&repo, &last) {
-        (Some(repo), Some(p)) => repo.diff_since(&p.commit, rel::MEMORY, 20_000),
-        _ => String::new(),
-    };
+    let operator_lines = operator_lines(repo.as_ref(), &before);
+    let since = diff_since_last(home, repo.as_ref());
     let (system, user) = turn::render(&before, &operator_lines, &since, why, config);
-
-    let mut specs: Vec<model::ToolSpec> = tools::specs(&[], None)
-        .into_iter()
-        .filter(|s| ["read", "write", "edit", "append"].contains(&s.name.as_str()))
-        .collect();
-    specs.push(tools::staging::removed_spec());
-    let mut ctx = ToolContext::new(home, config, number, now, Vec::new(), Default::default());
-    ctx.taint.staging = true;
-    // What it is given carries its lines' origins: outside words in the
-    // identity or in the diff make the exchange, and its proposal, rest
-    // on them.
-    for source in input_taint(home, &before, &since, &ctx.taint.vouched) {
-        ctx.taint.read(source);
-    }
-    ctx.max_sleep_h = 0;
-    let gate = crate::brake::gate::Gate::without_override(BrakeMode::Off, Vec::new(), number, now);
-    let mut conversation = crate::conversation::store::Conversation::default();
-    conversation.messages.push(crate::conversation::Message {
-        outside: Vec::new(),
-        role: crate::conversation::Role::User,
-        content: vec![crate::conversation::Block::Text { text: user }],
-    });
-    let facts = TurnFacts {
-        tick: number,
-        inbox: Vec::new(),
-        ask: None,
+    let vouched = taint::vouch::Vouched::load_or_none(home);
+    let opening = Opening {
+        number,
+        now,
+        api_key,
+        system: vec![model::SystemBlock {
+            source: "consolidation".into(),
+            text: system,
+        }],
+        conversation: Conversation::asking(user, Vec::new()),
+        facts: TurnFacts {
+            tick: number,
+            ..TurnFacts::default()
+        },
+        gate: Gate::without_override(BrakeMode::Off, Vec::new(), number, now),
+        // What it is given carries its lines' origins: outside words in
+        // the identity or in the diff make the exchange, and its
+        // proposal, rest on them.
+        outside: input_taint(home, &before, &since, &vouched),
+        tools: Toolset {
+            staging: true,
+            sleeps: false,
+            ..Toolset::builtins()
+        },
     };
-    match model::provider_for(&config.model, api_key) {
-        Ok(provider) => driver::tool_loop(
-            &mut Door {
-                record: &mut crate::exchange::door::Unrecorded,
-                on_text: &mut |text| tracing::debug!("consolidation: {text}"),
-                next_exchange_in: None,
-                cache_key: None,
-            },
-            provider,
-            &driver::Given {
-                home,
-                config,
-                api_key,
-                system: &[model::SystemBlock {
-                    source: "consolidation".into(),
-                    text: system,
-                }],
-                specs: &specs,
-                facts: &facts,
-                gate: &gate,
-            },
-            &mut conversation,
-            &mut ctx,
-            report,
-        )?,
-        Err(e) => report
-            .failures
-            .push(crate::exchange::class::Failure::of_model(&e)),
-    }
-    let outcome = if report.failures.is_empty() {
-        settle(
-            home,
-            config,
-            number,
-            &before,
-            &operator_lines,
-            &ctx,
-            &report.reply,
-            now,
-        )?
+    let mut exchange = Exchange::open(home, config, opening);
+    let mut door = Door {
+        record: &mut Unrecorded,
+        on_text: &mut |text| tracing::debug!("consolidation: {text}"),
+        next_exchange_in: None,
+        cache_key: None,
+    };
+    let so_far = std::mem::take(&mut report.outcome);
+    report.outcome = exchange.run(&mut door, so_far)?;
+    let outcome = if report.outcome.whole() {
+        let draft = Judged {
+            before: &before,
+            operator_lines: &operator_lines,
+            taint: &exchange.tools.taint,
+            reply: &report.outcome.reply,
+        };
+        settle(home, config, number, &draft, now)?
     } else {
         "failed: the exchange did not finish; nothing was offered".to_string()
     };
@@ -271,6 +219,54 @@ pub fn run(
     }
     .save(home)?;
     Ok(())
+}
+
+/// For each identity file, the lines the operator wrote (by blame): the
+/// gates keep them. A file edited since `HEAD` counts whole as theirs.
+fn operator_lines(
+    repo: Option<&Repo>,
+    files: &BTreeMap<String, String>,
+) -> BTreeMap<String, Vec<String>> {
+    files
+        .iter()
+        .map(|(path, text)| {
+            let origins = repo.map(|r| r.line_origins(path)).unwrap_or_default();
+            let lines: Vec<String> = if origins.len() == text.lines().count() {
+                text.lines()
+                    .zip(&origins)
+                    // A line from an accepted proposal is the agent's
+                    // wording, though the operator committed it.
+                    .filter(|(_, o)| o.author != Identity::hearth().name && o.proposal.is_none())
+                    .map(|(l, _)| l.to_string())
+                    .collect()
+            } else {
+                text.lines().map(str::to_string).collect()
+            };
+            (path.clone(), lines)
+        })
+        .collect()
+}
+
+/// The diff of `memory/` since the last accepted consolidation (empty
+/// when there was none).
+fn diff_since_last(home: &Home, repo: Option<&Repo>) -> String {
+    let last = proposals::list(home)
+        .unwrap_or_default()
+        .into_iter()
+        .rfind(|p| p.kind == "consolidation" && p.status == Status::Accepted);
+    match (repo, &last) {
+        (Some(repo), Some(p)) => repo.diff_since(&p.commit, rel::MEMORY, 20_000),
+        _ => String::new(),
+    }
+}
+
+/// What the gates judge of a consolidation that finished.
+#[derive(Clone, Copy)]
+struct Judged<'a> {
+    before: &'a BTreeMap<String, String>,
+    operator_lines: &'a BTreeMap<String, Vec<String>>,
+    taint: &'a taint::Taint,
+    reply: &'a str,
 }
 
 /// The outside content a consolidation is given: outside lines of the
@@ -295,19 +291,20 @@ fn input_taint(
 }
 
 /// Judges the exchange's draft, and offers it (or says why not).
-#[allow(clippy::too_many_arguments)]
 fn settle(
     home: &Home,
     config: &Config,
     number: u64,
-    before: &BTreeMap<String, String>,
-    operator_lines: &BTreeMap<String, Vec<String>>,
-    ctx: &ToolContext<'_>,
-    reply: &str,
+    judged: &Judged<'_>,
     now: DateTime<Utc>,
 ) -> Result<String, ExchangeError> {
-    let after: BTreeMap<String, Option<String>> = ctx
-        .taint
+    let Judged {
+        before,
+        operator_lines,
+        taint,
+        reply,
+    } = *judged;
+    let after: BTreeMap<String, Option<String>> = taint
         .draft
         .iter()
         .map(|(k, v)| {
@@ -332,7 +329,7 @@ fn settle(
         before,
         after: &after,
         operator_lines,
-        notes: &ctx.taint.notes,
+        notes: &taint.notes,
         max_removed_pct: config.consolidation.max_removed_pct,
         identity_chars_after: identity_after,
         warn_chars,
@@ -364,7 +361,7 @@ fn settle(
                  removed or moved.\n\n{}\n",
                 reply.trim()
             );
-            for (path, notes) in &ctx.taint.notes {
+            for (path, notes) in &taint.notes {
                 for note in notes {
                     why.push_str(&format!("\n- {path}: {note}"));
                 }
@@ -374,7 +371,7 @@ fn settle(
                 why,
                 by: format!("tick {number}"),
                 kind: "consolidation".into(),
-                tainted_by: ctx.taint.sources.clone(),
+                tainted_by: taint.sources.clone(),
                 files: after
                     .iter()
                     .map(|(k, v)| (k.clone(), v.as_ref().map(|t| t.as_bytes().to_vec())))
@@ -386,13 +383,13 @@ fn settle(
             };
             if additions_only
                 && config.consolidation.auto_accept == AutoAccept::Additions
-                && ctx.taint.tainted()
+                && taint.tainted()
             {
                 return Ok(format!(
                     "proposed {}; not accepted by itself ([consolidation] auto_accept never takes \
                      outside content: it rests on {})",
                     proposal.n,
-                    ctx.taint.sources.join("; ")
+                    taint.sources.join("; ")
                 ));
             }
             if additions_only && config.consolidation.auto_accept == AutoAccept::Additions {

@@ -83,6 +83,19 @@ pub struct Broken {
 }
 
 impl Conversation {
+    /// A conversation of one user turn, `text`, carrying `outside`'s
+    /// sources (an ask's, a consolidation's: none kept before it).
+    pub fn asking(text: String, outside: Vec<String>) -> Conversation {
+        Conversation {
+            messages: vec![super::Message {
+                outside,
+                role: super::Role::User,
+                content: vec![super::Block::Text { text }],
+            }],
+            ..Conversation::default()
+        }
+    }
+
     /// Reads the conversation without changing anything. A broken file is
     /// replaced, in memory, by the newest committed copy that parses, and
     /// reported as [`Broken`] so the tick can keep it and say so.

@@ -143,6 +143,17 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl Failure {
+    /// A failure of `kind`, as `detail` says, that is neither an outage
+    /// nor has a setting to fix.
+    pub fn new(kind: FailureKind, detail: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            detail: detail.into(),
+            outage: false,
+            fix: None,
+        }
+    }
+
     /// A failed model call as the tick records it: a malformed tool call is
     /// the model breaking the contract, anything else is the model failing
     /// (an outage, when the provider was down rather than wrong).

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use super::outcome::Outcome;
 use super::report::TickReport;
 use super::ExchangeError;
 use crate::conversation::store::Conversation;
@@ -24,7 +25,7 @@ pub trait Record {
     /// The model answered and is paid for: the report holds the usage and
     /// cost so far (on disk now, a tick killed at its time limit still
     /// records and budgets what it spent).
-    fn paid(&mut self, _report: &TickReport) -> Result<(), ExchangeError> {
+    fn paid(&mut self, _outcome: &Outcome) -> Result<(), ExchangeError> {
         Ok(())
     }
 
@@ -38,13 +39,13 @@ pub trait Record {
     fn answered(
         &mut self,
         _conversation: &Conversation,
-        _report: &TickReport,
+        _outcome: &Outcome,
     ) -> Result<(), ExchangeError> {
         Ok(())
     }
 
     /// A tool call ran: what the exchange has written and spent so far.
-    fn called(&mut self, _report: &TickReport, _effects: &tools::Effects) {}
+    fn called(&mut self, _outcome: &Outcome, _effects: &tools::Effects) {}
 
     /// Whether the conversation is the door's own, to shorten by archiving
     /// its oldest turns when it overflows the model's context.
@@ -54,38 +55,46 @@ pub trait Record {
 }
 
 /// A tick's record: its conversation is `state/messages.json` and its
-/// report `.hearth/`'s, each written as it changes.
+/// report `.hearth/`'s, each written as it changes (the report with the
+/// exchange's outcome so far in it).
 pub struct TickFiles<'a> {
     home: &'a Home,
+    report: &'a mut TickReport,
     /// How many sources of outside content the report on disk names.
     tainted_saved: usize,
 }
 
 impl<'a> TickFiles<'a> {
-    /// The record of a tick in `home`.
-    pub fn new(home: &'a Home) -> TickFiles<'a> {
+    /// The record of a tick in `home`, written into its `report`.
+    pub fn new(home: &'a Home, report: &'a mut TickReport) -> TickFiles<'a> {
         TickFiles {
             home,
+            report,
             tainted_saved: 0,
         }
+    }
+
+    fn save(&mut self, outcome: &Outcome) -> Result<(), ExchangeError> {
+        self.report.outcome = outcome.clone();
+        Ok(self.report.save(self.home)?)
     }
 }
 
 impl Record for TickFiles<'_> {
-    fn paid(&mut self, report: &TickReport) -> Result<(), ExchangeError> {
-        Ok(report.save(self.home)?)
+    fn paid(&mut self, outcome: &Outcome) -> Result<(), ExchangeError> {
+        self.save(outcome)
     }
 
     /// A call that brought outside content in is on disk before the next
     /// one can write: a tick killed after it is still committed as
     /// outside (its report says what it read).
-    fn called(&mut self, report: &TickReport, effects: &tools::Effects) {
+    fn called(&mut self, outcome: &Outcome, effects: &tools::Effects) {
         if effects.tainted_by.len() <= self.tainted_saved {
             return;
         }
-        let mut now = report.clone();
+        let mut now = outcome.clone();
         now.effects = effects.clone();
-        match now.save(self.home) {
+        match self.save(&now) {
             Ok(()) => self.tainted_saved = effects.tainted_by.len(),
             Err(e) => tracing::warn!("the tick's report could not be saved: {e}"),
         }
@@ -98,10 +107,10 @@ impl Record for TickFiles<'_> {
     fn answered(
         &mut self,
         conversation: &Conversation,
-        report: &TickReport,
+        outcome: &Outcome,
     ) -> Result<(), ExchangeError> {
         conversation.save(self.home)?;
-        Ok(report.save(self.home)?)
+        self.save(outcome)
     }
 
     fn owns_conversation(&self) -> bool {

@@ -4,7 +4,7 @@
 //! context or with a correction — and tells the door's [`Record`] each
 //! thing that happened as it happens, so a tick killed at any point leaves
 //! a conversation that is valid up to there. Every recovery it tries goes
-//! on the exchange's report with its outcome (DESIGN 7).
+//! on the exchange's outcome with how it ended (DESIGN 7).
 
 use std::time::Instant;
 
@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 
 use super::class::{Failure, FailureKind, Recovery};
 use super::door::{Door, Record};
-use super::report::TickReport;
+use super::outcome::Outcome;
 use super::step::{self, Asked, Call, Limits, Step, Then, Turn};
 use super::ExchangeError;
 use crate::brake::gate::Gate;
@@ -50,24 +50,24 @@ impl Tries {
 
     /// Each recovery with its wall time and outcome: `recovered` if the
     /// tick ended without a failure, else `failed`.
-    fn settle(self, step: &Step, report: &mut TickReport) {
-        let outcome = if report.failures.is_empty() {
+    fn settle(self, step: &Step, outcome: &mut Outcome) {
+        let ended = if outcome.failures.is_empty() {
             "recovered"
         } else {
             "failed"
         };
         for (mut recovery, started) in self.0 {
             recovery.wall_ms = started.elapsed().as_millis() as u64;
-            recovery.outcome = outcome.into();
-            report.recoveries.push(recovery);
+            recovery.outcome = ended.into();
+            outcome.recoveries.push(recovery);
         }
         for failure in step.tool_failures() {
-            report.recoveries.push(Recovery {
+            outcome.recoveries.push(Recovery {
                 strategy: "tool error returned to the model".into(),
                 detail: failure.detail.clone(),
                 extra_tokens: 0,
                 wall_ms: 0,
-                outcome: outcome.into(),
+                outcome: ended.into(),
             });
         }
     }
@@ -99,7 +99,7 @@ pub fn tool_loop(
     given: &Given<'_>,
     conversation: &mut Conversation,
     tool_ctx: &mut ToolContext<'_>,
-    report: &mut TickReport,
+    outcome: &mut Outcome,
 ) -> Result<(), ExchangeError> {
     let Given {
         home,
@@ -140,31 +140,31 @@ pub fn tool_loop(
             cache_key: door.cache_key,
         };
         let mut streamed = false;
-        let outcome = provider.complete(&request, &mut |text: &str| {
+        let answer = provider.complete(&request, &mut |text: &str| {
             streamed |= !text.is_empty();
             (door.on_text)(text)
         });
         correction = None;
-        let (decision, answered) = match outcome {
+        let (decision, answered) = match answer {
             Err(e) => {
                 tracing::error!("{e}");
                 (step.next(Turn::Failed(Failure::of_model(&e))), None)
             }
             Ok(reply) => {
-                report.usage.add(reply.usage);
+                outcome.usage.add(reply.usage);
                 // Paid now: on disk now, so a tick killed at its time limit
                 // later still records (and budgets) what it spent.
-                report.cost_usd = super::cost_usd(&report.usage, price.as_ref());
-                door.record.paid(report)?;
+                outcome.cost_usd = super::cost_usd(&outcome.usage, price.as_ref());
+                door.record.paid(outcome)?;
                 if reply.stop != model::Stop::Complete {
                     tracing::warn!(
                         "the model stopped: {}",
                         reply.stop_reason.as_deref().unwrap_or("?")
                     );
-                    report.stop_reason = reply.stop_reason.clone();
+                    outcome.stop_reason = reply.stop_reason.clone();
                 }
                 if let Some(refusal) = &reply.refusal {
-                    report.refusals.push(refusal.clone());
+                    outcome.refusals.push(refusal.clone());
                 }
                 let calls: Vec<(String, String, serde_json::Value)> = reply
                     .tool_uses()
@@ -185,7 +185,7 @@ pub fn tool_loop(
                 (decision, Some((reply, calls)))
             }
         };
-        report.failures.extend(decision.failures.iter().cloned());
+        outcome.failures.extend(decision.failures.iter().cloned());
         let asks_again = matches!(
             decision.then,
             Then::Retry { .. } | Then::Fallback | Then::Shrink | Then::Correct(_)
@@ -207,7 +207,7 @@ pub fn tool_loop(
                 match model::provider_for(&fallback, api_key) {
                     Ok(p) => provider = p,
                     Err(e) => {
-                        report.failures.push(Failure::of_model(&e));
+                        outcome.failures.push(Failure::of_model(&e));
                         break;
                     }
                 }
@@ -217,7 +217,7 @@ pub fn tool_loop(
                 tries.start("reduced context", "archived the oldest turns".into(), 0);
                 // Only a door that keeps its conversation is told to shrink.
                 if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
-                    report.failures.push(failure);
+                    outcome.failures.push(failure);
                     break;
                 }
                 continue;
@@ -236,8 +236,8 @@ pub fn tool_loop(
             break;
         }
         for text in convo::texts(&reply.content) {
-            report.reply.push_str(text);
-            report.reply.push('\n');
+            outcome.reply.push_str(text);
+            outcome.reply.push('\n');
         }
         conversation.messages.push(Message {
             outside: tool_ctx.taint.sources.clone(),
@@ -252,7 +252,7 @@ pub fn tool_loop(
                 gate,
                 conversation,
                 tool_ctx,
-                report,
+                outcome,
                 home,
             };
             turn.answer(calls, decision.calls)?;
@@ -262,7 +262,7 @@ pub fn tool_loop(
             break;
         }
     }
-    tries.settle(&step, report);
+    tries.settle(&step, outcome);
     Ok(())
 }
 
@@ -331,7 +331,7 @@ struct Calls<'a, 'c> {
     gate: &'a Gate,
     conversation: &'a mut Conversation,
     tool_ctx: &'a mut ToolContext<'c>,
-    report: &'a mut TickReport,
+    outcome: &'a mut Outcome,
     home: &'a Home,
 }
 
@@ -348,7 +348,7 @@ impl Calls<'_, '_> {
     ) -> Result<(), ExchangeError> {
         let mut results = Vec::new();
         for ((id, name, input), call) in calls.into_iter().zip(decided) {
-            self.report.actions.push(format!("{name} {input}"));
+            self.outcome.actions.push(format!("{name} {input}"));
             // The brake's line, the call and what the door records of it,
             // as one: an ask stopped by a signal stops between calls.
             let _running = tools::call_running();
@@ -370,7 +370,7 @@ impl Calls<'_, '_> {
                         tracing::warn!("tool call failed: {}", failure.detail);
                         self.step.tool_failed(failure);
                     }
-                    self.record.called(self.report, &self.tool_ctx.effects);
+                    self.record.called(self.outcome, &self.tool_ctx.effects);
                     (content, is_error)
                 }
             };
@@ -385,8 +385,8 @@ impl Calls<'_, '_> {
             role: Role::User,
             content: results,
         });
-        self.report.effects = self.tool_ctx.effects.clone();
-        self.record.answered(self.conversation, self.report)?;
+        self.outcome.effects = self.tool_ctx.effects.clone();
+        self.record.answered(self.conversation, self.outcome)?;
         Ok(())
     }
 

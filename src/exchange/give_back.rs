@@ -61,7 +61,7 @@ pub fn rule(moment: Moment, report: Option<&TickReport>) -> Option<Why> {
     match moment {
         Moment::Settling { nothing_kept } => {
             let report = report?;
-            let never_reached = report.failures.iter().all(|f| f.outage);
+            let never_reached = report.outcome.failures.iter().all(|f| f.outage);
             (only_asked(report, nothing_kept) && (never_reached || too_long(report)))
                 .then_some(Why::NeverAnswered)
         }
@@ -78,14 +78,15 @@ pub fn rule(moment: Moment, report: Option<&TickReport>) -> Option<Why> {
 /// nothing sent.
 pub fn only_asked(report: &TickReport, nothing_kept: bool) -> bool {
     nothing_kept
-        && !report.failures.is_empty()
-        && report.effects.touched.is_empty()
-        && report.effects.sent.is_empty()
+        && !report.outcome.failures.is_empty()
+        && report.outcome.effects.touched.is_empty()
+        && report.outcome.effects.sent.is_empty()
 }
 
 /// The conversation did not fit the model's context window.
 pub fn too_long(report: &TickReport) -> bool {
     report
+        .outcome
         .failures
         .first()
         .is_some_and(|f| f.kind == FailureKind::Context)

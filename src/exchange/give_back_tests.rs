@@ -15,13 +15,17 @@ fn report(failures: Vec<Failure>, touched: bool, sent: bool) -> TickReport {
         .unwrap()
         .into();
     let mut report = TickReport::new(7, started);
-    report.failures = failures;
+    report.outcome.failures = failures;
     report.consumed = vec![("inbox/a.md".into(), "state/inbox-archive/a.md".into())];
     if touched {
-        report.effects.touched.push("memory/notes.md".into());
+        report
+            .outcome
+            .effects
+            .touched
+            .push("memory/notes.md".into());
     }
     if sent {
-        report.effects.sent.push("outbox/reply.md".into());
+        report.outcome.effects.sent.push("outbox/reply.md".into());
     }
     report
 }

@@ -15,8 +15,10 @@ pub mod door;
 pub mod driver;
 pub mod fit;
 pub mod give_back;
+pub mod outcome;
 pub mod record;
 pub mod report;
+pub mod run;
 pub mod step;
 pub mod tier;
 

@@ -12,12 +12,11 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::class::{classify, Class, Failure};
+use super::class::Class;
+use super::outcome::Outcome;
 use crate::atomic;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
-use crate::model::Usage;
-use crate::tools::Effects;
 
 /// What a tick did, written as it goes for the supervisor to record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,23 +25,14 @@ pub struct TickReport {
     pub tick: u64,
     /// When it started.
     pub started: DateTime<Utc>,
-    /// What went wrong, in order (the first decides the class).
-    #[serde(default)]
-    pub failures: Vec<Failure>,
+    /// What its exchange did (flattened: the file keeps its keys).
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The error that ended the tick before it could finish (its first
     /// line and hint, bounded): what the ledger line, the heal and panic
     /// flares and `hearth status` quote as the cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Tokens used by every model call.
-    #[serde(default)]
-    pub usage: Usage,
-    /// What they cost.
-    #[serde(default)]
-    pub cost_usd: f64,
-    /// What the tools changed.
-    #[serde(default)]
-    pub effects: Effects,
     /// Inbox messages consumed: (where it was, where it is archived).
     #[serde(default)]
     pub consumed: Vec<(String, String)>,
@@ -52,9 +42,6 @@ pub struct TickReport {
     /// Memories the brake will require reading (from boot).
     #[serde(default)]
     pub required_reads: Vec<String>,
-    /// The model's text this tick (for quiet-failure detection).
-    #[serde(default)]
-    pub reply: String,
     /// Inbox messages this tick was given.
     #[serde(default)]
     pub inbox_waiting: usize,
@@ -65,25 +52,10 @@ pub struct TickReport {
     /// records it in `state/budget.json`, which only it writes.
     #[serde(default)]
     pub budget_flared: Option<String>,
-    /// How the last model call stopped, as the provider said, when it was
-    /// not a whole answer (`max_tokens`, `length`, `refusal`, …).
-    #[serde(default)]
-    pub stop_reason: Option<String>,
-    /// What the model said when it refused, for the operator (never kept
-    /// in the conversation).
-    #[serde(default)]
-    pub refusals: Vec<String>,
     /// When the tick was a consolidation, how it ended (`proposed 3`,
     /// `nothing to change`, `refused: …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consolidation: Option<String>,
-    /// Each tool call the model made, as `name` and its arguments (JSON):
-    /// with the reply, what the tick *did*, for quiet-failure detection.
-    #[serde(default)]
-    pub actions: Vec<String>,
-    /// The recoveries the tick tried, and how they ended.
-    #[serde(default)]
-    pub recoveries: Vec<super::class::Recovery>,
 }
 
 impl JsonFile for TickReport {
@@ -96,23 +68,15 @@ impl TickReport {
         TickReport {
             tick,
             started,
-            failures: Vec::new(),
+            outcome: Outcome::default(),
             error: None,
-            usage: Usage::default(),
-            cost_usd: 0.0,
-            effects: Effects::default(),
             consumed: Vec::new(),
             tokens_by_part: BTreeMap::new(),
             required_reads: Vec::new(),
-            reply: String::new(),
             inbox_waiting: 0,
             skipped: None,
             budget_flared: None,
-            stop_reason: None,
-            refusals: Vec::new(),
             consolidation: None,
-            actions: Vec::new(),
-            recoveries: Vec::new(),
         }
     }
 
@@ -152,10 +116,10 @@ impl TickReport {
 
     /// The tick's class, from its failures.
     pub fn class(&self) -> Class {
-        if self.skipped.is_some() && self.failures.is_empty() {
+        if self.skipped.is_some() && self.outcome.whole() {
             return Class::Skipped;
         }
-        classify(&self.failures)
+        self.outcome.class()
     }
 }
 

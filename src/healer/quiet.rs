@@ -20,24 +20,25 @@ use crate::stamp::fnv1a;
 
 /// The fingerprint of what the tick did, and why it is quiet, if it is.
 pub fn assess(last_answer: Option<u64>, report: &TickReport) -> (Option<u64>, Option<String>) {
-    let reply = normalise(&report.reply);
+    let reply = normalise(&report.outcome.reply);
     let mut did = reply.clone();
-    for action in &report.actions {
+    for action in &report.outcome.actions {
         did.push('\n');
         did.push_str(action);
     }
     let fingerprint = (!did.is_empty()).then(|| fnv1a(did.as_bytes()));
-    if !report.failures.is_empty() {
+    if !report.outcome.failures.is_empty() {
         return (fingerprint, None);
     }
-    if let Some(handoff_loop) = report.effects.loops.first() {
+    if let Some(handoff_loop) = report.outcome.effects.loops.first() {
         return (fingerprint, Some(handoff_loop.clone()));
     }
     if report.inbox_waiting == 0 {
         return (fingerprint, None);
     }
-    let addressed =
-        !report.effects.touched.is_empty() || !report.effects.sent.is_empty() || !reply.is_empty();
+    let addressed = !report.outcome.effects.touched.is_empty()
+        || !report.outcome.effects.sent.is_empty()
+        || !reply.is_empty();
     let repeated = fingerprint.is_some() && last_answer == fingerprint;
     let reason = if repeated {
         Some("did exactly what the last tick with inbox messages did (same calls, same reply) while the inbox waited".to_string())
@@ -69,11 +70,13 @@ mod tests {
 
     fn report(reply: &str, inbox: usize, send: Option<&str>) -> TickReport {
         let mut r = TickReport::new(2, DateTime::from_timestamp(0, 0).unwrap());
-        r.reply = reply.into();
+        r.outcome.reply = reply.into();
         r.inbox_waiting = inbox;
         if let Some(body) = send {
-            r.effects.sent.push("outbox/x.md".into());
-            r.actions.push(format!("send {{\"body\":\"{body}\"}}"));
+            r.outcome.effects.sent.push("outbox/x.md".into());
+            r.outcome
+                .actions
+                .push(format!("send {{\"body\":\"{body}\"}}"));
         }
         r
     }
@@ -106,7 +109,8 @@ mod tests {
     #[test]
     fn a_handoff_refused_as_a_repeat_is_quiet_even_with_a_reply() {
         let mut r = report("I handed it back.", 1, None);
-        r.effects
+        r.outcome
+            .effects
             .loops
             .push("handed bob the same message as round 1 of x again".into());
         let (_, quiet) = assess(None, &r);

@@ -211,7 +211,7 @@ impl Reply {
 }
 
 /// Why a model call failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ModelError {
     /// This build has no such provider.
     #[error("[model] provider = \"{0}\" is not available in this build of hearth")]

@@ -26,7 +26,8 @@ pub(super) fn record_for(
     let failures = report
         .filter(|_| class.is_failure())
         .map(|r| {
-            r.failures
+            r.outcome
+                .failures
                 .iter()
                 .map(|f| f.detail.clone())
                 .collect::<Vec<_>>()
@@ -37,7 +38,9 @@ pub(super) fn record_for(
         .map(|r| healer::quiet::assess(last_answer, r))
         .unwrap_or((None, None));
     let outage = class.is_failure()
-        && report.is_some_and(|r| !r.failures.is_empty() && r.failures.iter().all(|f| f.outage));
+        && report.is_some_and(|r| {
+            !r.outcome.failures.is_empty() && r.outcome.failures.iter().all(|f| f.outage)
+        });
     TickRecord {
         tick,
         start,
@@ -46,14 +49,14 @@ pub(super) fn record_for(
         class,
         tokens: report
             .map(|r| Tokens {
-                input: r.usage.input_tokens,
-                output: r.usage.output_tokens,
-                cache_read: r.usage.cache_read_tokens,
-                cache_write: r.usage.cache_write_tokens,
-                cache_write_1h: r.usage.cache_write_1h_tokens,
+                input: r.outcome.usage.input_tokens,
+                output: r.outcome.usage.output_tokens,
+                cache_read: r.outcome.usage.cache_read_tokens,
+                cache_write: r.outcome.usage.cache_write_tokens,
+                cache_write_1h: r.outcome.usage.cache_write_1h_tokens,
             })
             .unwrap_or_default(),
-        cost_usd: report.map(|r| r.cost_usd).unwrap_or(0.0),
+        cost_usd: report.map(|r| r.outcome.cost_usd).unwrap_or(0.0),
         tokens_by_part: report.map(|r| r.tokens_by_part.clone()).unwrap_or_default(),
         inbox: report
             .map(|r| {
@@ -70,19 +73,22 @@ pub(super) fn record_for(
         interrupted: false,
         disk_full: false,
         backoff_ms: None,
-        stop_reason: report.and_then(|r| r.stop_reason.clone()),
+        stop_reason: report.and_then(|r| r.outcome.stop_reason.clone()),
         refusal: report
-            .and_then(|r| r.refusals.first())
+            .and_then(|r| r.outcome.refusals.first())
             .map(|text| text.chars().take(500).collect()),
-        recoveries: report.map(|r| r.recoveries.clone()).unwrap_or_default(),
-        tainted_by: report
-            .map(|r| r.effects.tainted_by.clone())
+        recoveries: report
+            .map(|r| r.outcome.recoveries.clone())
             .unwrap_or_default(),
-        proposal: report.and_then(|r| r.effects.proposal),
+        tainted_by: report
+            .map(|r| r.outcome.effects.tainted_by.clone())
+            .unwrap_or_default(),
+        proposal: report.and_then(|r| r.outcome.effects.proposal),
         consolidation: report.and_then(|r| r.consolidation.clone()),
         wrote: report
             .map(|r| {
-                r.effects
+                r.outcome
+                    .effects
                     .touched
                     .iter()
                     .filter(|p| p.starts_with("memory/"))
@@ -90,7 +96,9 @@ pub(super) fn record_for(
                     .collect()
             })
             .unwrap_or_default(),
-        sent: report.map(|r| r.effects.sent.clone()).unwrap_or_default(),
+        sent: report
+            .map(|r| r.outcome.effects.sent.clone())
+            .unwrap_or_default(),
         note: note
             .or(failures)
             .or_else(|| {

@@ -97,7 +97,7 @@ impl Supervisor<'_> {
         );
         let report = TickReport::load(self.home, record.tick);
         let touched = report
-            .map(|r| r.effects.touched.clone())
+            .map(|r| r.outcome.effects.touched.clone())
             .unwrap_or_default();
         let counted = self.healer.last_tick.is_none_or(|t| t >= record.tick);
         let verdict = if counted {

@@ -76,7 +76,7 @@ impl Supervisor<'_> {
     ) -> Result<(), SupervisorError> {
         let now = self.options.clock.now();
         let after = chrono::Duration::minutes(self.config.healer.outage_flare_min as i64);
-        let fix = report.and_then(|r| r.failures.iter().find(|f| f.fix.is_some()));
+        let fix = report.and_then(|r| r.outcome.failures.iter().find(|f| f.fix.is_some()));
         match outage::track(&mut self.healer.outage, record, after, now) {
             Event::Quiet => {}
             // A setting said so at once (below): no second flare that

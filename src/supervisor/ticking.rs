@@ -83,7 +83,7 @@ impl Supervisor<'_> {
             record.exit,
             record.class.as_str()
         );
-        let sleep_until = report.and_then(|r| r.effects.sleep_until);
+        let sleep_until = report.and_then(|r| r.outcome.effects.sleep_until);
         Ok(TickEnd {
             record,
             sleep_until,
@@ -100,7 +100,7 @@ impl Supervisor<'_> {
         report: Option<&TickReport>,
     ) -> Result<Verdict, SupervisorError> {
         let touched = report
-            .map(|r| r.effects.touched.clone())
+            .map(|r| r.outcome.effects.touched.clone())
             .unwrap_or_default();
         healer::validate::validate(
             self.home,

@@ -2,11 +2,14 @@
 //! consumed: the request fits the model's context window (or the history
 //! gives way), the brake's required files exist, the operator's tools parse
 //! and are trusted. What does not hold is named in the log and flared once.
+//! The brake's gate for the tick is opened here too.
 
 use chrono::{DateTime, Utc};
 
 use super::prepare::Prepared;
-use crate::config::Config;
+use crate::brake::gate::Gate;
+use crate::brake::required::required;
+use crate::config::{BrakeMode, Config};
 use crate::conversation::archive as history;
 use crate::exchange::class::{self, Failure};
 use crate::exchange::fit;
@@ -42,19 +45,20 @@ pub(super) fn own_files_are_files(home: &Home) -> Result<(), ExchangeError> {
 /// Operator tools that cannot be offered (a manifest that does not parse)
 /// or not run (changed since the operator trusted it): named in the log,
 /// and one `tools` flare (until read) says which files and what to do.
-pub(super) fn flare_tool_problems(
+fn flare_tool_problems(
     home: &Home,
     prepared: &Prepared,
-    trust: &crate::tools::trust::Trust,
     tick: u64,
     now: DateTime<Utc>,
 ) -> Result<(), ExchangeError> {
+    let trust = &prepared.offered.trust;
     let mut lines: Vec<String> = prepared
-        .tool_problems
+        .offered
+        .problems
         .iter()
         .map(|p| format!("- {p} (the tool is not offered until this is fixed)"))
         .collect();
-    for tool in &prepared.operator {
+    for tool in &prepared.offered.operator {
         if !trust.trusts(&tool.file, &tool.digest) {
             lines.push(format!(
                 "- {} is not trusted as it is now: `{}` will not run until you check it and \
@@ -84,10 +88,31 @@ pub(super) fn flare_tool_problems(
     Ok(())
 }
 
+/// The brake's gate for the tick (taking one tick of an override in
+/// force), with the files it requires on the report; a required file that
+/// is missing and an operator tool that cannot run are flared.
+pub(super) fn brake_gate(
+    home: &Home,
+    config: &Config,
+    prepared: &Prepared,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<Gate, ExchangeError> {
+    let mode = config.brake.mode;
+    let required = required(home, &prepared.required_reads, &config.brake.must_read);
+    report.required_reads = required.iter().map(|r| r.path.clone()).collect();
+    let gate = Gate::open_for(home, mode, report.required_reads.clone(), report.tick, now);
+    if mode != BrakeMode::Off {
+        flare_missing_required(home, &required, report.tick, now)?;
+    }
+    flare_tool_problems(home, prepared, report.tick, now)?;
+    Ok(gate)
+}
+
 /// A file the brake requires that does not exist or cannot be read keeps
 /// the gate closed; one `brake` flare (until read) names it: unknown is
 /// never OK.
-pub(super) fn flare_missing_required(
+fn flare_missing_required(
     home: &Home,
     required: &[crate::brake::Required],
     tick: u64,
@@ -156,7 +181,7 @@ pub(super) fn make_it_fit(
             prepared.tokens_by_part.insert("history".into(), left);
             report.tokens_by_part = prepared.tokens_by_part.clone();
             verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
-            report.recoveries.push(class::Recovery {
+            report.outcome.recoveries.push(class::Recovery {
                 strategy: "reduced context".into(),
                 detail: format!(
                     "moved {} old messages to {} to fit [model] context_tokens = {window}",
@@ -176,7 +201,7 @@ pub(super) fn make_it_fit(
     match verdict {
         fit::Fit::Fits => Ok(true),
         fit::Fit::TrimHistory { .. } => {
-            report.failures.push(Failure {
+            report.outcome.failures.push(Failure {
                 kind: class::FailureKind::Context,
                 detail: format!(
                     "the conversation does not fit the model's context window \
@@ -203,7 +228,7 @@ pub(super) fn make_it_fit(
                 .filter(|(name, _)| !matches!(name.as_str(), "history" | "recall"))
                 .map(|(_, n)| n)
                 .sum();
-            report.recoveries.push(class::Recovery {
+            report.outcome.recoveries.push(class::Recovery {
                 strategy: "reduced context".into(),
                 detail: format!(
                     "without history and recalled context the request would still need about \
@@ -233,7 +258,7 @@ pub(super) fn make_it_fit(
                 flare.tick = Some(report.tick);
                 outbox::post(home, &flare, now)?;
             }
-            report.failures.push(Failure {
+            report.outcome.failures.push(Failure {
                 kind: class::FailureKind::Context,
                 detail,
                 outage: false,

@@ -36,16 +36,11 @@ pub struct Prepared {
     /// The conversation as it will be sent: compacted if it had to be, with
     /// this tick's user turn last.
     pub conversation: Conversation,
-    /// The tools the model may call.
+    /// The tools the model may call (as the exchange will offer them).
     pub tools: Vec<model::ToolSpec>,
-    /// The operator's tools that parse (`tools/*.toml`), each trusted MCP
-    /// server's tools in its manifest's place.
-    pub operator: Vec<tools::operator::OperatorTool>,
-    /// The manifests that do not parse, by file and line, and the MCP
-    /// servers that did not start or answer.
-    pub tool_problems: Vec<tools::operator::ManifestProblem>,
-    /// The MCP servers started to list their tools, kept for the calls.
-    pub mcp: tools::mcp::Servers,
+    /// The operator's tools, their servers running, and what could not be
+    /// offered.
+    pub offered: tools::Offered,
     /// The inbox messages this tick answers, oldest first.
     pub inbox: Vec<InboxMessage>,
     /// For each of them, what recall found (best first).
@@ -92,11 +87,7 @@ pub fn prepare(
 ) -> Result<Prepared, ExchangeError> {
     let repo = Repo::open(home.root()).ok();
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
-    let (operator, mut tool_problems) = tools::operator::load(home, &tools::BUILTINS);
-    let trust = tools::trust::Trust::load(home);
-    let connected = tools::mcp::connect(operator, &trust, environment, home.root());
-    let operator = connected.tools;
-    tool_problems.extend(connected.problems);
+    let offered = tools::Offered::load(home, environment);
 
     let mut messages = Vec::new();
     for path in inbox::pending(home)? {
@@ -202,7 +193,7 @@ pub fn prepare(
             .sum(),
     );
     conversation.messages.push(user_turn);
-    let tools = tools::specs(&operator, Some(&tools::Peering::of(home, config)));
+    let tools = offered.specs(&tools::Peering::of(home, config), false);
     // Every request carries the tool definitions too: on a small local
     // window (2,048 tokens) they are a third of it.
     parts.insert(
@@ -214,9 +205,7 @@ pub fn prepare(
         system: boot.system,
         conversation,
         tools,
-        operator,
-        tool_problems,
-        mcp: connected.servers,
+        offered,
         inbox: messages,
         collaboration,
         recall,

@@ -1,11 +1,13 @@
-//! After the model: what a tick's exchange leaves behind. A tick that only
-//! asked (the model unreachable, or the server refusing the request as too
-//! long) gives its turn and its messages back; an answer given in text
-//! rather than with `send` is delivered.
+//! After the model, the tick's last phase: what its exchange leaves behind.
+//! A tick that only asked (the model unreachable, or the server refusing
+//! the request as too long) gives its turn and its messages back; an
+//! answer given in text rather than with `send` is delivered; what it was
+//! asked and said joins the sessions, for `hearth ask`'s hot memory.
 
 use chrono::{DateTime, Utc};
 
 use super::healer_note::HealerNote;
+use super::write_ahead::Left;
 use crate::config::Config;
 use crate::conversation::store::Conversation;
 use crate::exchange::give_back::{self, Moment};
@@ -17,25 +19,29 @@ use crate::mailbox::outbox::{self, Letter};
 
 /// Settles the exchange: gives back what a tick that only asked consumed
 /// (an outage; a server's word that the request does not fit its window,
-/// which is also flared once, as hearth's own estimate would be), and
-/// delivers an answer given in text.
+/// which is also flared once, as hearth's own estimate would be), delivers
+/// an answer given in text, and records the exchange.
 pub(super) fn settle(
     home: &Home,
     config: &Config,
     conversation: &mut Conversation,
-    healer_note: Option<&HealerNote>,
+    left: &Left,
     report: &mut TickReport,
-    nothing_kept: bool,
     now: DateTime<Utc>,
 ) -> Result<(), ExchangeError> {
+    let nothing_kept = conversation.messages.last() == left.asked.as_ref();
     let too_long = give_back::only_asked(report, nothing_kept) && give_back::too_long(report);
     if give_back::rule(Moment::Settling { nothing_kept }, Some(report)).is_some() {
-        give_back(home, conversation, healer_note, report)?;
+        give_back(home, conversation, left.healer_note.as_ref(), report)?;
     }
     if too_long {
         flare_too_long(home, report, config, now)?;
     }
-    deliver_a_plain_answer(home, report, now)
+    deliver_a_plain_answer(home, report, now)?;
+    if !report.consumed.is_empty() || !report.outcome.effects.sent.is_empty() {
+        record_exchange(home, report, &left.messages, now)?;
+    }
+    Ok(())
 }
 
 /// A tick that read inbox messages and answered them in its reply text,
@@ -49,10 +55,10 @@ fn deliver_a_plain_answer(
     report: &mut TickReport,
     now: DateTime<Utc>,
 ) -> Result<(), ExchangeError> {
-    let answer = report.reply.trim();
+    let answer = report.outcome.reply.trim();
     if report.consumed.is_empty()
-        || !report.effects.sent.is_empty()
-        || !report.failures.is_empty()
+        || !report.outcome.effects.sent.is_empty()
+        || !report.outcome.failures.is_empty()
         || answer.is_empty()
     {
         return Ok(());
@@ -76,7 +82,7 @@ fn deliver_a_plain_answer(
     };
     let rel = outbox::post(home, &letter, now)?;
     tracing::info!("the agent answered in text without `send`: delivered it as {rel}");
-    report.effects.sent.push(rel);
+    report.outcome.effects.sent.push(rel);
     Ok(())
 }
 
@@ -94,6 +100,7 @@ fn flare_too_long(
         return Ok(());
     }
     let said = report
+        .outcome
         .failures
         .first()
         .map(|f| f.detail.clone())
@@ -136,5 +143,30 @@ fn give_back(
         note.write(home)?;
     }
     report.save(home)?;
+    Ok(())
+}
+
+/// What this tick was asked and said, for `hearth ask`'s hot memory (one
+/// agent, two doors): the inbox, the reply, and every tool call in
+/// readable form (a `send`'s body in full).
+fn record_exchange(
+    home: &Home,
+    report: &TickReport,
+    inbox: &[inbox::InboxMessage],
+    now: DateTime<Utc>,
+) -> Result<(), ExchangeError> {
+    use crate::conversation::sessions;
+    let asked: Vec<&str> = inbox.iter().map(|m| m.text.trim()).collect();
+    let line = sessions::Line {
+        v: sessions::VERSION,
+        id: format!("tick-{}", report.tick),
+        time: now,
+        kind: "tick".into(),
+        asked: asked.join("\n\n"),
+        said: crate::exchange::record::said(&report.outcome.reply, &report.outcome.actions),
+        outside: report.outcome.effects.tainted_by.clone(),
+        ..Default::default()
+    };
+    sessions::append(home, &line)?;
     Ok(())
 }

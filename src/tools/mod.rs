@@ -10,6 +10,7 @@
 mod builtins;
 pub mod handoff;
 pub mod mcp;
+pub mod offered;
 pub mod operator;
 pub mod sandbox;
 pub mod staging;
@@ -24,6 +25,7 @@ use std::collections::BTreeMap;
 
 use crate::home::Home;
 use crate::model::ToolSpec;
+pub use offered::Offered;
 use operator::OperatorTool;
 use trust::Trust;
 

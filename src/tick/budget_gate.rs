@@ -1,0 +1,46 @@
+//! The budget gate, the tick's first phase: a day whose budget is spent
+//! skips the tick before it touches the inbox or the conversation, and
+//! says so once per UTC day.
+
+use chrono::{DateTime, Utc};
+
+use super::spend;
+use crate::budget::Budget;
+use crate::config::Config;
+use crate::exchange::report::TickReport;
+use crate::exchange::{ExchangeError, SpentToday};
+use crate::home::Home;
+use crate::mailbox::outbox::{self, Letter};
+
+/// Whether tick `report.tick` is skipped for the budget: the reason is on
+/// its report (saved), with the day it flared if it is the day's first.
+pub(super) fn skips(
+    home: &Home,
+    config: &Config,
+    report: &mut TickReport,
+    now: DateTime<Utc>,
+) -> Result<bool, ExchangeError> {
+    let budget = Budget::load_or_empty(home);
+    let Some(reason) = SpentToday::with(&budget, home, now).over(config.budget.daily_usd) else {
+        return Ok(false);
+    };
+    tracing::warn!("tick {} skipped: {reason}", report.tick);
+    // One budget flare a day: a warning given earlier today already said
+    // ticks would be skipped once the limit is reached.
+    if !budget.told_today(now) {
+        let split = spend::today(home, config.price().as_ref(), now)
+            .map(|s| format!(" Of the ticks' spend today, {}.", s.breakdown()))
+            .unwrap_or_default();
+        let body = format!(
+            "{reason}.{split}\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \
+             Raise [budget] daily_usd in hearth.toml to resume sooner (0 = no limit).\n"
+        );
+        let mut flare = Letter::flare("budget", "the daily budget is spent", body);
+        flare.tick = Some(report.tick);
+        outbox::post(home, &flare, now)?;
+        report.budget_flared = Some(crate::budget::day(now));
+    }
+    report.skipped = Some(reason);
+    report.save(home)?;
+    Ok(true)
+}
