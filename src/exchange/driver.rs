@@ -92,149 +92,82 @@ pub struct Given<'a> {
     pub gate: &'a Gate,
 }
 
+/// A model turn's tool calls: id, name, arguments.
+type ToolCalls = Vec<(String, String, serde_json::Value)>;
+
+/// What one call of the model came to: the step's decision, the reply
+/// with its calls when there was one, and whether any text streamed.
+struct Heard {
+    decision: step::Decision,
+    answered: Option<(model::Reply, ToolCalls)>,
+    streamed: bool,
+}
+
+/// After a recovery: ask again, stop, or go on with the turn.
+enum Flow {
+    Again,
+    Over,
+    On,
+}
+
+/// The loop's own state between calls of the model.
+struct Exchanging {
+    provider: Box<dyn Provider>,
+    step: Step,
+    tries: Tries,
+    max_tokens: u32,
+    extra_tokens: u32,
+    correction: Option<String>,
+    rounds: usize,
+}
+
 /// Runs the model and its tools until the step says stop.
 pub fn tool_loop(
     door: &mut Door<'_>,
-    mut provider: Box<dyn Provider>,
+    provider: Box<dyn Provider>,
     given: &Given<'_>,
     conversation: &mut Conversation,
     tool_ctx: &mut ToolContext<'_>,
     outcome: &mut Outcome,
 ) -> Result<(), ExchangeError> {
-    let Given {
-        home,
-        config,
-        api_key,
-        system,
-        specs,
-        facts,
-        gate,
-    } = *given;
+    let config = given.config;
     let extra_tokens = u32::try_from(config.recovery.extra_tokens).unwrap_or(u32::MAX);
-    let mut step = Step::new(Limits {
-        max_tool_rounds: config.tick.max_tool_rounds,
-        max_calls_per_turn: config.tools.max_calls_per_turn,
+    let mut state = Exchanging {
+        provider,
+        step: Step::new(Limits {
+            max_tool_rounds: config.tick.max_tool_rounds,
+            max_calls_per_turn: config.tools.max_calls_per_turn,
+            max_tokens: config.model.max_tokens,
+            extra_tokens,
+            fallback: !config.model.fallback_model.is_empty(),
+            shrinks: door.record.owns_conversation(),
+        }),
+        tries: Tries(Vec::new()),
         max_tokens: config.model.max_tokens,
         extra_tokens,
-        fallback: !config.model.fallback_model.is_empty(),
-        shrinks: door.record.owns_conversation(),
-    });
-    let mut tries = Tries(Vec::new());
-    let mut max_tokens = config.model.max_tokens;
-    let mut correction: Option<String> = None;
-    let mut rounds = 0;
-    let price = config.price();
+        correction: None,
+        rounds: 0,
+    };
     loop {
-        let messages = convo::alternating(&conversation.messages);
-        let messages = match &correction {
-            Some(what) => with_correction(&messages, what),
-            None => messages,
-        };
-        let request = Request {
-            system,
-            messages: &messages,
-            tools: specs,
-            max_tokens,
-            facts: Some(facts),
-            cache: door.cache_lifetime(rounds, &tool_ctx.effects, tool_ctx.now),
-            cache_key: door.cache_key,
-        };
-        let mut streamed = false;
-        let answer = provider.complete(&request, &mut |text: &str| {
-            streamed |= !text.is_empty();
-            (door.on_text)(text)
-        });
-        correction = None;
-        let (decision, answered) = match answer {
-            Err(e) => {
-                tracing::error!("{e}");
-                (step.next(Turn::Failed(Failure::of_model(&e))), None)
-            }
-            Ok(reply) => {
-                outcome.usage.add(reply.usage);
-                // Paid now: on disk now, so a tick killed at its time limit
-                // later still records (and budgets) what it spent.
-                outcome.cost_usd = super::cost_usd(&outcome.usage, price.as_ref());
-                door.record.paid(outcome)?;
-                if reply.stop != model::Stop::Complete {
-                    tracing::warn!(
-                        "the model stopped: {}",
-                        reply.stop_reason.as_deref().unwrap_or("?")
-                    );
-                    outcome.stop_reason = reply.stop_reason.clone();
-                }
-                if let Some(refusal) = &reply.refusal {
-                    outcome.refusals.push(refusal.clone());
-                }
-                let calls: Vec<(String, String, serde_json::Value)> = reply
-                    .tool_uses()
-                    .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
-                    .collect();
-                let said_something =
-                    !calls.is_empty() || convo::texts(&reply.content).next().is_some();
-                let asked = calls.iter().map(|(_, name, _)| Asked {
-                    name: name.clone(),
-                    writes: tools::writes(&tool_ctx.operator, name),
-                });
-                let decision = step.next(Turn::Answered {
-                    calls: asked.collect(),
-                    stop: reply.stop,
-                    stop_reason: reply.stop_reason.clone(),
-                    said_something,
-                });
-                (decision, Some((reply, calls)))
-            }
-        };
+        let heard = state.call(door, given, conversation, tool_ctx, outcome)?;
+        let decision = heard.decision;
         outcome.failures.extend(decision.failures.iter().cloned());
         let asks_again = matches!(
             decision.then,
             Then::Retry { .. } | Then::Fallback | Then::Shrink | Then::Correct(_)
         );
-        if asks_again && streamed {
+        if asks_again && heard.streamed {
             // What streamed is not kept: whoever watched it must know.
             (door.on_text)(DISCARDED);
         }
-        match &decision.then {
-            Then::Retry { max_tokens: more } => {
-                tries.start("retry with more tokens", String::new(), extra_tokens);
-                max_tokens = *more;
-                continue;
-            }
-            Then::Fallback => {
-                let mut fallback = config.model.clone();
-                fallback.model = config.model.fallback_model.clone();
-                tries.start("fallback model", fallback.model.clone(), 0);
-                match model::provider_for(&fallback, api_key) {
-                    Ok(p) => provider = p,
-                    Err(e) => {
-                        outcome.failures.push(Failure::of_model(&e));
-                        break;
-                    }
-                }
-                continue;
-            }
-            Then::Shrink => {
-                tries.start("reduced context", "archived the oldest turns".into(), 0);
-                // Only a door that keeps its conversation is told to shrink.
-                if let Some(failure) = shrink(conversation, home, tool_ctx.now)? {
-                    outcome.failures.push(failure);
-                    break;
-                }
-                continue;
-            }
-            Then::Correct(what) => {
-                tries.start("malformed call returned to the model", what.clone(), 0);
-                correction = Some(what.clone());
-                continue;
-            }
-            Then::CallAgain | Then::Stop => {}
+        match state.recover(&decision.then, given, conversation, tool_ctx, outcome)? {
+            Flow::Again => continue,
+            Flow::Over => break,
+            Flow::On => {}
         }
-        let Some((reply, calls)) = answered else {
+        let Some((reply, calls)) = heard.answered.filter(|_| decision.keep) else {
             break;
         };
-        if !decision.keep {
-            break;
-        }
         for text in convo::texts(&reply.content) {
             outcome.reply.push_str(text);
             outcome.reply.push('\n');
@@ -246,24 +179,150 @@ pub fn tool_loop(
         });
         door.record.kept(conversation)?;
         if !calls.is_empty() {
-            let mut turn = Calls {
+            let mut turn = Answering {
                 record: &mut *door.record,
-                step: &mut step,
-                gate,
+                step: &mut state.step,
+                gate: given.gate,
                 conversation,
                 tool_ctx,
                 outcome,
-                home,
+                home: given.home,
             };
             turn.answer(calls, decision.calls)?;
-            rounds += 1;
+            state.rounds += 1;
         }
         if decision.then == Then::Stop {
             break;
         }
     }
-    tries.settle(&step, outcome);
+    state.tries.settle(&state.step, outcome);
     Ok(())
+}
+
+impl Exchanging {
+    /// Calls the model once with the conversation as it stands (and the
+    /// correction, if one is due), records what it cost, and lets the step
+    /// decide what follows.
+    fn call(
+        &mut self,
+        door: &mut Door<'_>,
+        given: &Given<'_>,
+        conversation: &Conversation,
+        tool_ctx: &ToolContext<'_>,
+        outcome: &mut Outcome,
+    ) -> Result<Heard, ExchangeError> {
+        let messages = convo::alternating(&conversation.messages);
+        let messages = match self.correction.take() {
+            Some(what) => with_correction(&messages, &what),
+            None => messages,
+        };
+        let request = Request {
+            system: given.system,
+            messages: &messages,
+            tools: given.specs,
+            max_tokens: self.max_tokens,
+            facts: Some(given.facts),
+            cache: door.cache_lifetime(self.rounds, &tool_ctx.effects, tool_ctx.now),
+            cache_key: door.cache_key,
+        };
+        let mut streamed = false;
+        let answer = self.provider.complete(&request, &mut |text: &str| {
+            streamed |= !text.is_empty();
+            (door.on_text)(text)
+        });
+        let reply = match answer {
+            Err(e) => {
+                tracing::error!("{e}");
+                let decision = self.step.next(Turn::Failed(Failure::of_model(&e)));
+                return Ok(Heard {
+                    decision,
+                    answered: None,
+                    streamed,
+                });
+            }
+            Ok(reply) => reply,
+        };
+        outcome.usage.add(reply.usage);
+        // Paid now: on disk now, so a tick killed at its time limit later
+        // still records (and budgets) what it spent.
+        outcome.cost_usd = super::cost_usd(&outcome.usage, given.config.price().as_ref());
+        door.record.paid(outcome)?;
+        if reply.stop != model::Stop::Complete {
+            let reason = reply.stop_reason.as_deref().unwrap_or("?");
+            tracing::warn!("the model stopped: {reason}");
+            outcome.stop_reason = reply.stop_reason.clone();
+        }
+        if let Some(refusal) = &reply.refusal {
+            outcome.refusals.push(refusal.clone());
+        }
+        let calls: ToolCalls = reply
+            .tool_uses()
+            .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
+            .collect();
+        let said_something = !calls.is_empty() || convo::texts(&reply.content).next().is_some();
+        let asked = calls.iter().map(|(_, name, _)| Asked {
+            name: name.clone(),
+            writes: tools::writes(&tool_ctx.operator, name),
+        });
+        let decision = self.step.next(Turn::Answered {
+            calls: asked.collect(),
+            stop: reply.stop,
+            stop_reason: reply.stop_reason.clone(),
+            said_something,
+        });
+        Ok(Heard {
+            decision,
+            answered: Some((reply, calls)),
+            streamed,
+        })
+    }
+
+    /// Starts the recovery the step decided, if it decided one.
+    fn recover(
+        &mut self,
+        then: &Then,
+        given: &Given<'_>,
+        conversation: &mut Conversation,
+        tool_ctx: &ToolContext<'_>,
+        outcome: &mut Outcome,
+    ) -> Result<Flow, ExchangeError> {
+        match then {
+            Then::Retry { max_tokens: more } => {
+                self.tries
+                    .start("retry with more tokens", String::new(), self.extra_tokens);
+                self.max_tokens = *more;
+            }
+            Then::Fallback => {
+                let mut fallback = given.config.model.clone();
+                fallback.model = given.config.model.fallback_model.clone();
+                self.tries
+                    .start("fallback model", fallback.model.clone(), 0);
+                match model::provider_for(&fallback, given.api_key) {
+                    Ok(p) => self.provider = p,
+                    Err(e) => {
+                        outcome.failures.push(Failure::of_model(&e));
+                        return Ok(Flow::Over);
+                    }
+                }
+            }
+            Then::Shrink => {
+                let archived = "archived the oldest turns".into();
+                self.tries.start("reduced context", archived, 0);
+                // Only a door that keeps its conversation is told to shrink.
+                if let Some(failure) = shrink(conversation, given.home, tool_ctx.now)? {
+                    outcome.failures.push(failure);
+                    return Ok(Flow::Over);
+                }
+            }
+            Then::Correct(what) => {
+                let returned = "malformed call returned to the model";
+                self.tries.start(returned, what.clone(), 0);
+                self.correction = Some(what.clone());
+            }
+            Then::CallAgain | Then::Stop => return Ok(Flow::On),
+        }
+        Ok(Flow::Again)
+    }
 }
 
 /// The conversation as sent once more after a malformed turn: the turn is
@@ -302,16 +361,14 @@ fn shrink(
         .map(history::message_tokens)
         .sum();
     let Some(compaction) = history::plan(home, conversation, total / 2, now) else {
-        return Ok(Some(Failure {
-            kind: FailureKind::Context,
-            detail: format!(
+        return Ok(Some(Failure::new(
+            FailureKind::Context,
+            format!(
                 "the conversation (about {total} tokens) does not fit the model's context \
                  window, and this tick's own turn is all that is left of it; lower \
                  [context] history_tokens or shorten the identity files"
             ),
-            outage: false,
-            fix: None,
-        }));
+        )));
     };
     let archived = history::apply(conversation, &compaction);
     history::write_archive(home, &compaction, archived, now)?;
@@ -325,7 +382,7 @@ fn shrink(
 }
 
 /// What answering one turn's calls touches.
-struct Calls<'a, 'c> {
+struct Answering<'a, 'c> {
     record: &'a mut dyn Record,
     step: &'a mut Step,
     gate: &'a Gate,
@@ -335,17 +392,13 @@ struct Calls<'a, 'c> {
     home: &'a Home,
 }
 
-impl Calls<'_, '_> {
+impl Answering<'_, '_> {
     /// Runs or refuses each call as decided (the step's round and per-turn
     /// limits, then the brake), and keeps their results as one user turn:
     /// every call gets a result, or the next request is malformed. A call
     /// that fails goes back to the model as an error result; the step
     /// decides later whether the model got past it.
-    fn answer(
-        &mut self,
-        calls: Vec<(String, String, serde_json::Value)>,
-        decided: Vec<Call>,
-    ) -> Result<(), ExchangeError> {
+    fn answer(&mut self, calls: ToolCalls, decided: Vec<Call>) -> Result<(), ExchangeError> {
         let mut results = Vec::new();
         for ((id, name, input), call) in calls.into_iter().zip(decided) {
             self.outcome.actions.push(format!("{name} {input}"));

@@ -171,12 +171,10 @@ impl Step {
     /// model may read the file and try again).
     pub fn braked(&mut self, name: &str, denied: Option<String>) -> Option<String> {
         let why = denied?;
-        self.tool_failed(Failure {
-            kind: FailureKind::ToolFailed,
-            detail: format!("{name}: {why}"),
-            outage: false,
-            fix: None,
-        });
+        self.tool_failed(Failure::new(
+            FailureKind::ToolFailed,
+            format!("{name}: {why}"),
+        ));
         Some(why)
     }
 
@@ -185,14 +183,11 @@ impl Step {
     fn overflowed(&mut self, reason: &str) -> Decision {
         if !self.limits.shrinks {
             return stop(
-                vec![Failure {
-                    kind: FailureKind::Context,
-                    detail: "the question and its context do not fit the model's context \
-                             window; ask with less attached"
-                        .into(),
-                    outage: false,
-                    fix: None,
-                }],
+                vec![Failure::new(
+                    FailureKind::Context,
+                    "the question and its context do not fit the model's context window; \
+                     ask with less attached",
+                )],
                 Vec::new(),
             );
         }
@@ -201,110 +196,120 @@ impl Step {
             return again(Then::Shrink);
         }
         stop(
-            vec![Failure {
-                kind: FailureKind::Context,
-                detail: format!(
+            vec![Failure::new(
+                FailureKind::Context,
+                format!(
                     "the conversation did not fit the model's context window \
                      ({reason}), even after its oldest turns were archived"
                 ),
-                outage: false,
-                fix: None,
-            }],
+            )],
             Vec::new(),
         )
     }
 
     /// Decides what follows `turn`.
     pub fn next(&mut self, turn: Turn) -> Decision {
-        let (calls, stop_kind, reason, said_something) = match turn {
-            Turn::Failed(failure)
-                if failure.kind == FailureKind::Context
-                    && (!self.shrunk || !self.limits.shrinks) =>
-            {
-                return self.overflowed(&failure.detail);
-            }
-            Turn::Failed(failure)
-                if failure.kind == FailureKind::MalformedCall && !self.corrected =>
-            {
-                self.corrected = true;
-                return again(Then::Correct(failure.detail));
-            }
-            Turn::Failed(failure) => return stop(vec![failure], Vec::new()),
+        match turn {
+            Turn::Failed(failure) => self.failed(failure),
             Turn::Answered {
                 calls,
                 stop,
                 stop_reason,
                 said_something,
-            } => (calls, stop, stop_reason, said_something),
-        };
-        let reason = reason.unwrap_or_else(|| format!("{stop_kind:?}").to_lowercase());
-        match stop_kind {
+            } => {
+                let reason = stop_reason.unwrap_or_else(|| format!("{stop:?}").to_lowercase());
+                if let Some(decided) = self.stopped(stop, &reason, said_something) {
+                    return decided;
+                }
+                if calls.is_empty() {
+                    let mut done = self::stop(Vec::new(), Vec::new());
+                    // An empty turn would be refused by the API when sent
+                    // back, and a heal would restore it: it is never kept.
+                    done.keep = said_something;
+                    return done;
+                }
+                self.run_or_refuse(&calls)
+            }
+        }
+    }
+
+    /// A call of the model that failed: one shrink for an overflow, one
+    /// correction for a malformed call, else the end.
+    fn failed(&mut self, failure: Failure) -> Decision {
+        match failure.kind {
+            FailureKind::Context if !self.shrunk || !self.limits.shrinks => {
+                self.overflowed(&failure.detail)
+            }
+            FailureKind::MalformedCall if !self.corrected => {
+                self.corrected = true;
+                again(Then::Correct(failure.detail))
+            }
+            _ => stop(vec![failure], Vec::new()),
+        }
+    }
+
+    /// What a turn that did not end whole leads to (cut, overflowed,
+    /// refused, paused), or `None` for a whole one.
+    fn stopped(&mut self, stop_kind: Stop, reason: &str, said_something: bool) -> Option<Decision> {
+        Some(match stop_kind {
             Stop::Truncated if !self.retried_cut => {
                 self.retried_cut = true;
-                return again(Then::Retry {
+                again(Then::Retry {
                     max_tokens: self
                         .limits
                         .max_tokens
                         .saturating_add(self.limits.extra_tokens),
-                });
+                })
             }
-            Stop::Truncated => {
-                return stop(
-                    vec![model_failure(format!(
-                        "the model's answer was cut (stop reason: {reason}) even with \
-                         [recovery] extra_tokens = {} more; nothing of it was kept",
-                        self.limits.extra_tokens
-                    ))],
-                    Vec::new(),
-                )
-            }
-            Stop::Overflowed => return self.overflowed(&format!("stop reason: {reason}")),
+            Stop::Truncated => stop(
+                vec![model_failure(format!(
+                    "the model's answer was cut (stop reason: {reason}) even with \
+                     [recovery] extra_tokens = {} more; nothing of it was kept",
+                    self.limits.extra_tokens
+                ))],
+                Vec::new(),
+            ),
+            Stop::Overflowed => self.overflowed(&format!("stop reason: {reason}")),
             Stop::Refused if self.limits.fallback && !self.tried_fallback => {
                 self.tried_fallback = true;
-                return again(Then::Fallback);
+                again(Then::Fallback)
             }
-            Stop::Refused => {
-                return stop(
-                    vec![model_failure(format!(
-                        "the model refused (stop reason: {reason}); its words are in the \
-                         tick's report, not in the conversation"
-                    ))],
-                    Vec::new(),
-                )
-            }
+            Stop::Refused => stop(
+                vec![model_failure(format!(
+                    "the model refused (stop reason: {reason}); its words are in the \
+                     tick's report, not in the conversation"
+                ))],
+                Vec::new(),
+            ),
             Stop::Paused if self.rounds < self.limits.max_tool_rounds && said_something => {
                 self.rounds += 1;
-                return Decision {
+                Decision {
                     failures: Vec::new(),
                     keep: true,
                     calls: Vec::new(),
                     then: Then::CallAgain,
-                };
+                }
             }
-            Stop::Paused | Stop::Complete => {}
-        }
-        if calls.is_empty() {
-            let mut done = stop(Vec::new(), Vec::new());
-            // An empty turn would be refused by the API when sent back,
-            // and a heal would restore it: it is never kept.
-            done.keep = said_something;
-            return done;
-        }
+            Stop::Paused | Stop::Complete => return None,
+        })
+    }
+
+    /// A turn with calls: each runs (a writing one after the brake's
+    /// check) or is refused, by the round and per-turn limits.
+    fn run_or_refuse(&mut self, calls: &[Asked]) -> Decision {
         let Limits {
             max_tool_rounds,
             max_calls_per_turn: cap,
             ..
         } = self.limits;
         if self.rounds >= max_tool_rounds {
-            let failure = Failure {
-                kind: FailureKind::TooManyRounds,
-                detail: format!(
+            let failure = Failure::new(
+                FailureKind::TooManyRounds,
+                format!(
                     "the model asked for tools after {} rounds ([tick] max_tool_rounds = {max_tool_rounds})",
                     self.rounds
                 ),
-                outage: false,
-                fix: None,
-            };
+            );
             let refused = calls
                 .iter()
                 .map(|_| Call::Refuse("not run: this tick's tool-round limit was reached".into()))
@@ -321,32 +326,24 @@ impl Step {
         self.rounds += 1;
         let mut failures = Vec::new();
         if calls.len() > cap {
-            failures.push(Failure {
-                kind: FailureKind::MalformedCall,
-                detail: format!(
+            failures.push(Failure::new(
+                FailureKind::MalformedCall,
+                format!(
                     "the model made {} tool calls in one turn; the first {cap} ran \
                      ([tools] max_calls_per_turn = {cap})",
                     calls.len()
                 ),
-                outage: false,
-                fix: None,
-            });
+            ));
         }
         let calls = calls
             .iter()
             .enumerate()
-            .map(|(n, asked)| {
-                if n < cap {
-                    if asked.writes {
-                        Call::Check
-                    } else {
-                        Call::Run
-                    }
-                } else {
-                    Call::Refuse(format!(
-                        "not run: at most {cap} tool calls per turn ([tools] max_calls_per_turn)"
-                    ))
-                }
+            .map(|(n, asked)| match (n < cap, asked.writes) {
+                (true, true) => Call::Check,
+                (true, false) => Call::Run,
+                (false, _) => Call::Refuse(format!(
+                    "not run: at most {cap} tool calls per turn ([tools] max_calls_per_turn)"
+                )),
             })
             .collect();
         Decision {
@@ -379,12 +376,7 @@ fn again(then: Then) -> Decision {
 }
 
 fn model_failure(detail: String) -> Failure {
-    Failure {
-        kind: FailureKind::Model,
-        detail,
-        outage: false,
-        fix: None,
-    }
+    Failure::new(FailureKind::Model, detail)
 }
 
 /// What a tool call that ran returns to the model (its content, whether it

@@ -105,12 +105,7 @@ fn a_full_context_window_archives_old_turns_once_then_is_a_context_insufficiency
 
 /// The API's 400 for a conversation its context window cannot hold.
 fn too_long() -> Failure {
-    Failure {
-        kind: FailureKind::Context,
-        detail: "prompt is too long".into(),
-        outage: false,
-        fix: None,
-    }
+    Failure::new(FailureKind::Context, "prompt is too long")
 }
 
 /// A step for a door that does not own its conversation (an ask).
@@ -158,12 +153,7 @@ fn a_writing_call_waits_for_the_brake_and_its_refusal_is_a_failed_call() {
 
 #[test]
 fn a_failed_tool_is_the_ticks_failure_only_if_the_model_cannot_finish() {
-    let refused = Failure {
-        kind: FailureKind::ToolFailed,
-        detail: "write refused: memory/prompt.md".into(),
-        outage: false,
-        fix: None,
-    };
+    let refused = Failure::new(FailureKind::ToolFailed, "write refused: memory/prompt.md");
     // The model reads the error and finishes: no failure.
     let mut s = step(3, 8);
     s.next(answered(&["write"]));
@@ -183,12 +173,10 @@ fn a_failed_tool_is_the_ticks_failure_only_if_the_model_cannot_finish() {
 
 #[test]
 fn malformed_arguments_get_one_second_chance() {
-    let malformed = Failure {
-        kind: FailureKind::MalformedCall,
-        detail: "the arguments of tool call write are not JSON".into(),
-        outage: false,
-        fix: None,
-    };
+    let malformed = Failure::new(
+        FailureKind::MalformedCall,
+        "the arguments of tool call write are not JSON",
+    );
     let mut s = step(3, 8);
     let first = s.next(Turn::Failed(malformed.clone()));
     assert_eq!(first.then, Then::Correct(malformed.detail.clone()));

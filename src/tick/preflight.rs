@@ -201,15 +201,13 @@ pub(super) fn make_it_fit(
     match verdict {
         fit::Fit::Fits => Ok(true),
         fit::Fit::TrimHistory { .. } => {
-            report.outcome.failures.push(Failure {
-                kind: class::FailureKind::Context,
-                detail: format!(
+            report.outcome.failures.push(Failure::new(
+                class::FailureKind::Context,
+                format!(
                     "the conversation does not fit the model's context window \
                      ([model] context_tokens = {window}) even with its history archived"
                 ),
-                outage: false,
-                fix: None,
-            });
+            ));
             give_up_unasked(home, prepared, report)?;
             Ok(false)
         }
@@ -258,12 +256,10 @@ pub(super) fn make_it_fit(
                 flare.tick = Some(report.tick);
                 outbox::post(home, &flare, now)?;
             }
-            report.outcome.failures.push(Failure {
-                kind: class::FailureKind::Context,
-                detail,
-                outage: false,
-                fix: None,
-            });
+            report
+                .outcome
+                .failures
+                .push(Failure::new(class::FailureKind::Context, detail));
             give_up_unasked(home, prepared, report)?;
             Ok(false)
         }
