@@ -71,30 +71,8 @@ pub use crate::home::layout::rel::{IDENTITY, PROMPT};
 /// Assembles the system blocks for `home`.
 pub fn boot(home: &Home, config: &BootConfig) -> Boot {
     let mut problems = Vec::new();
-    let mut read_layer = |rel: &str| match std::fs::read(home.root().join(rel)) {
-        Ok(bytes) => {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            if std::str::from_utf8(&bytes).is_err() {
-                problems.push(MemoryProblem {
-                    path: rel.into(),
-                    line: 1,
-                    message: "not valid UTF-8; undecodable bytes shown as U+FFFD".into(),
-                });
-            }
-            text
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            problems.push(MemoryProblem {
-                path: rel.into(),
-                line: 1,
-                message: format!("cannot be read: {e}"),
-            });
-            String::new()
-        }
-    };
-    let prompt = read_layer(PROMPT);
-    let identity = read_layer(IDENTITY);
+    let prompt = read_layer(home, PROMPT, &mut problems);
+    let identity = read_layer(home, IDENTITY, &mut problems);
     // A running supervisor keeps the claims current from its watcher: then
     // only the core files are read, and the rest of memory is not walked.
     let (core, must_read_elsewhere, core_problems) = match memory::watched::vouched(home) {
@@ -102,62 +80,28 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
         None => memory::scan(home),
     };
     problems.extend(core_problems);
-
     let mut layer = LayerReport {
         budget_chars: config.identity_budget_chars,
         ..LayerReport::default()
     };
     let mut text = identity.trim_end().to_string();
-    let mut used = chars(&text);
-    let mut sections = Vec::new();
-    let mut title_lines = Vec::new();
     let mut required_reads = Vec::new();
-    for memory in &core {
-        if memory.is_identity(&config.identity_tags) {
-            let (section, truncated) = render_full(memory, config.memory_cap_chars);
-            if used + chars(&section) > config.identity_budget_chars {
-                layer.over_budget.push(memory.rel.clone());
-                layer.titles.push(memory.rel.clone());
-                title_lines.push(format!(
-                    "- {} — {} (required read: it did not fit the identity budget)",
-                    memory.title, memory.rel
-                ));
-                required_reads.push(memory.rel.clone());
-                continue;
-            }
-            used += chars(&section);
-            sections.push(section);
-            layer.full.push(memory.rel.clone());
-            if truncated {
-                layer.truncated.push(memory.rel.clone());
-            }
-        } else {
-            layer.titles.push(memory.rel.clone());
-            let note = match &memory.problem {
-                Some(p) => format!(" (its front matter is broken at line {})", p.line),
-                None => String::new(),
-            };
-            title_lines.push(format!("- {} — {}{note}", memory.title, memory.rel));
-        }
-        if memory.must_read && !required_reads.contains(&memory.rel) {
-            required_reads.push(memory.rel.clone());
-        }
-    }
+    let placed = place(&core, config, chars(&text), &mut layer, &mut required_reads);
     for rel in must_read_elsewhere {
         if !required_reads.contains(&rel) {
             required_reads.push(rel);
         }
     }
-    if !sections.is_empty() {
+    if !placed.sections.is_empty() {
         text.push_str("\n\n# Core memories\n");
-        for section in &sections {
+        for section in &placed.sections {
             text.push('\n');
             text.push_str(section);
         }
     }
-    if !title_lines.is_empty() {
+    if !placed.title_lines.is_empty() {
         text.push_str("\n\n# Core memories by title (read them with the `read` tool)\n\n");
-        text.push_str(&title_lines.join("\n"));
+        text.push_str(&placed.title_lines.join("\n"));
     }
     text.push('\n');
     layer.identity_chars = chars(&text);
@@ -171,7 +115,6 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
             layer.identity_chars * 100 / budget
         ));
     }
-
     let system = vec![
         SystemBlock {
             source: PROMPT.into(),
@@ -190,6 +133,89 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
         layer,
         core,
     }
+}
+
+/// One of the two layer files, lossily decoded; a missing one is empty, an
+/// unreadable or undecodable one is named among `problems`.
+fn read_layer(home: &Home, rel: &str, problems: &mut Vec<MemoryProblem>) -> String {
+    let problem = |message: String| MemoryProblem {
+        path: rel.into(),
+        line: 1,
+        message,
+    };
+    match std::fs::read(home.root().join(rel)) {
+        Ok(bytes) => {
+            if std::str::from_utf8(&bytes).is_err() {
+                problems.push(problem(
+                    "not valid UTF-8; undecodable bytes shown as U+FFFD".into(),
+                ));
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            problems.push(problem(format!("cannot be read: {e}")));
+            String::new()
+        }
+    }
+}
+
+/// Where the core memories go in the identity layer.
+struct Placed {
+    /// Those loaded in full, rendered.
+    sections: Vec<String>,
+    /// Those listed by title, one line each.
+    title_lines: Vec<String>,
+}
+
+/// Places each core memory: an identity memory in full while the budget
+/// (`used` characters so far) allows, else by title as a required read;
+/// any other by title. What was placed where goes on `layer`.
+fn place(
+    core: &[Memory],
+    config: &BootConfig,
+    mut used: usize,
+    layer: &mut LayerReport,
+    required_reads: &mut Vec<String>,
+) -> Placed {
+    let mut placed = Placed {
+        sections: Vec::new(),
+        title_lines: Vec::new(),
+    };
+    for memory in core {
+        if memory.is_identity(&config.identity_tags) {
+            let (section, truncated) = render_full(memory, config.memory_cap_chars);
+            if used + chars(&section) > config.identity_budget_chars {
+                layer.over_budget.push(memory.rel.clone());
+                layer.titles.push(memory.rel.clone());
+                placed.title_lines.push(format!(
+                    "- {} — {} (required read: it did not fit the identity budget)",
+                    memory.title, memory.rel
+                ));
+                required_reads.push(memory.rel.clone());
+                continue;
+            }
+            used += chars(&section);
+            placed.sections.push(section);
+            layer.full.push(memory.rel.clone());
+            if truncated {
+                layer.truncated.push(memory.rel.clone());
+            }
+        } else {
+            layer.titles.push(memory.rel.clone());
+            let note = match &memory.problem {
+                Some(p) => format!(" (its front matter is broken at line {})", p.line),
+                None => String::new(),
+            };
+            placed
+                .title_lines
+                .push(format!("- {} — {}{note}", memory.title, memory.rel));
+        }
+        if memory.must_read && !required_reads.contains(&memory.rel) {
+            required_reads.push(memory.rel.clone());
+        }
+    }
+    placed
 }
 
 /// A memory in full: a heading with its title and path, then its body, cut

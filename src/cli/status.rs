@@ -25,6 +25,18 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         );
         return Ok(Exit::Success);
     }
+    let now = env.clock.now();
+    print_ticking(&status, now)?;
+    print_spend(&status)?;
+    print_waiting(&status)?;
+    Ok(Exit::Success)
+}
+
+/// The supervisor, the last and next tick, a failure streak, a panic.
+fn print_ticking(
+    status: &status::Status,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), CommandError> {
     outln!("home:       {}", status.home);
     let running = match status.pid {
         Some(pid) => format!("running (pid {pid})"),
@@ -55,7 +67,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     }
     match status.next_due {
         Some(due) => {
-            let secs = (due - env.clock.now()).num_seconds().max(0);
+            let secs = (due - now).num_seconds().max(0);
             outln!(
                 "next tick:  {} (in {}m {}s)",
                 due.to_rfc3339_opts(SecondsFormat::Secs, true),
@@ -86,6 +98,11 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         );
         outln!("            fix the cause, then `hearth heal --resume` and start hearth again");
     }
+    Ok(())
+}
+
+/// What the day and the last 24 hours cost, and the model API's outage.
+fn print_spend(status: &status::Status) -> Result<(), CommandError> {
     match status.daily_usd {
         Some(cap) if cap > 0.0 => outln!(
             "spend:      ${:.2} today (UTC) of [budget] daily_usd = ${cap:.2}",
@@ -129,6 +146,11 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             o.last_error
         );
     }
+    Ok(())
+}
+
+/// The configuration's error, the push, and what waits for the operator.
+fn print_waiting(status: &status::Status) -> Result<(), CommandError> {
     if let Some(e) = &status.config_error {
         outln!("CONFIG:     {e}");
     }
@@ -170,5 +192,5 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     for problem in &status.problems {
         outln!("problem:    {problem}");
     }
-    Ok(Exit::Success)
+    Ok(())
 }

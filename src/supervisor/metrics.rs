@@ -116,108 +116,139 @@ const CLASSES: [&str; 8] = [
     "crash",
 ];
 
+/// One metric family: its name, type, help and samples. A sample's
+/// "labels" may also be a suffix (`_sum`, `_count`): what follows the
+/// family's name on its line.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+    samples: Vec<(String, String)>,
+}
+
+fn gauge(name: &'static str, help: &'static str, samples: Vec<(String, String)>) -> Family {
+    Family {
+        name,
+        kind: "gauge",
+        help,
+        samples,
+    }
+}
+
+fn counter(name: &'static str, help: &'static str, samples: Vec<(String, String)>) -> Family {
+    Family {
+        name,
+        kind: "counter",
+        help,
+        samples,
+    }
+}
+
+/// One unlabelled sample.
+fn one(value: impl ToString) -> Vec<(String, String)> {
+    vec![(String::new(), value.to_string())]
+}
+
+/// A sample per label value, `key="value"`, its count or zero.
+fn by<'a>(
+    key: &str,
+    values: impl IntoIterator<Item = &'a str>,
+    count: impl Fn(&str) -> u64,
+) -> Vec<(String, String)> {
+    values
+        .into_iter()
+        .map(|v| (format!("{{{key}=\"{}\"}}", escape(v)), count(v).to_string()))
+        .collect()
+}
+
 /// The metrics text.
 pub fn render(totals: &Totals, status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> String {
     let mut out = String::new();
-    // A sample's "labels" may also be a suffix (`_sum`, `_count`): what
-    // follows the family's name on its line.
-    let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, String)]| {
+    let families = ticks_and_spend(totals, status)
+        .into_iter()
+        .chain(the_home_now(status, gauges, now));
+    for Family {
+        name,
+        kind,
+        help,
+        samples,
+    } in families
+    {
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} {kind}");
         for (labels, value) in samples {
             let _ = writeln!(out, "{name}{labels} {value}");
         }
-    };
-    let one = |v: String| vec![(String::new(), v)];
-    let flag = |b: bool| one(u8::from(b).to_string());
-
-    family(
-        "hearth_supervisor_up",
-        "gauge",
-        "Whether a supervisor holds the home's run lock (1) or not (0).",
-        &flag(status.running),
-    );
-    let ticks: Vec<(String, String)> = CLASSES
-        .iter()
-        .map(|class| {
-            (
-                format!("{{class=\"{class}\"}}"),
-                totals.ticks.get(class).copied().unwrap_or(0).to_string(),
-            )
-        })
-        .collect();
-    family(
-        "hearth_ticks_total",
-        "counter",
-        "Ticks recorded in the ledger, by how they ended.",
-        &ticks,
-    );
-    let recorded: u64 = totals.ticks.values().sum();
-    family(
-        "hearth_tick_duration_seconds",
-        "summary",
-        "How long the ticks ran.",
-        &[
-            ("_sum".into(), number(totals.tick_seconds)),
-            ("_count".into(), recorded.to_string()),
-        ],
-    );
-    let tokens: Vec<(String, String)> = ["input", "cache_write", "cache_read", "output"]
-        .iter()
-        .map(|kind| {
-            (
-                format!("{{kind=\"{kind}\"}}"),
-                totals.tokens.get(kind).copied().unwrap_or(0).to_string(),
-            )
-        })
-        .collect();
-    family(
-        "hearth_tokens_total",
-        "counter",
-        "Tokens the ticks sent and received, by kind: input (uncached), cache_write, cache_read, output.",
-        &tokens,
-    );
-    family(
-        "hearth_spend_usd_total",
-        "counter",
-        "Dollars the ticks cost, at [budget.prices].",
-        &one(number(totals.cost_usd)),
-    );
-    family(
-        "hearth_spend_today_usd",
-        "gauge",
-        "Dollars spent today (UTC) by ticks and asks, as the budget gate counts them.",
-        &one(number(status.spent_today_usd)),
-    );
-    family(
-        "hearth_budget_daily_usd",
-        "gauge",
-        "[budget] daily_usd (0: no limit).",
-        &one(number(status.daily_usd.unwrap_or(0.0))),
-    );
-    if let Some(last) = &status.last_tick {
-        family(
-            "hearth_last_tick_timestamp_seconds",
-            "gauge",
-            "When the newest tick ended, in seconds since the epoch.",
-            &one(last.end.timestamp().to_string()),
-        );
-        family(
-            "hearth_last_tick_duration_seconds",
-            "gauge",
-            "How long the newest tick ran.",
-            &one(number(
-                (last.end - last.start).num_milliseconds().max(0) as f64 / 1000.0,
-            )),
-        );
     }
-    family(
-        "hearth_inbox_messages",
-        "gauge",
-        "Inbox messages waiting for a tick.",
-        &one(gauges.inbox_waiting.to_string()),
-    );
-    let mut flares: BTreeMap<&str, usize> = BTreeMap::new();
+    out
+}
+
+/// Whether a supervisor runs, what the ticks did and what they cost.
+fn ticks_and_spend(totals: &Totals, status: &Status) -> Vec<Family> {
+    let recorded: u64 = totals.ticks.values().sum();
+    let count = |map: &BTreeMap<&str, u64>, key: &str| map.get(key).copied().unwrap_or(0);
+    let mut families = vec![
+        gauge(
+            "hearth_supervisor_up",
+            "Whether a supervisor holds the home's run lock (1) or not (0).",
+            one(u8::from(status.running)),
+        ),
+        counter(
+            "hearth_ticks_total",
+            "Ticks recorded in the ledger, by how they ended.",
+            by("class", CLASSES, |c| count(&totals.ticks, c)),
+        ),
+        Family {
+            name: "hearth_tick_duration_seconds",
+            kind: "summary",
+            help: "How long the ticks ran.",
+            samples: vec![
+                ("_sum".into(), number(totals.tick_seconds)),
+                ("_count".into(), recorded.to_string()),
+            ],
+        },
+        counter(
+            "hearth_tokens_total",
+            "Tokens the ticks sent and received, by kind: input (uncached), cache_write, cache_read, output.",
+            by("kind", ["input", "cache_write", "cache_read", "output"], |k| {
+                count(&totals.tokens, k)
+            }),
+        ),
+        counter(
+            "hearth_spend_usd_total",
+            "Dollars the ticks cost, at [budget.prices].",
+            one(number(totals.cost_usd)),
+        ),
+        gauge(
+            "hearth_spend_today_usd",
+            "Dollars spent today (UTC) by ticks and asks, as the budget gate counts them.",
+            one(number(status.spent_today_usd)),
+        ),
+        gauge(
+            "hearth_budget_daily_usd",
+            "[budget] daily_usd (0: no limit).",
+            one(number(status.daily_usd.unwrap_or(0.0))),
+        ),
+    ];
+    if let Some(last) = &status.last_tick {
+        let ran = (last.end - last.start).num_milliseconds().max(0) as f64 / 1000.0;
+        families.push(gauge(
+            "hearth_last_tick_timestamp_seconds",
+            "When the newest tick ended, in seconds since the epoch.",
+            one(last.end.timestamp()),
+        ));
+        families.push(gauge(
+            "hearth_last_tick_duration_seconds",
+            "How long the newest tick ran.",
+            one(number(ran)),
+        ));
+    }
+    families
+}
+
+/// What waits, what is wrong, and what the healer has done, now.
+fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Family> {
+    let mut flares: BTreeMap<&str, u64> = BTreeMap::new();
     for flare in &status.unread_flares {
         let kind = if flare.flare.is_empty() {
             "letter"
@@ -226,57 +257,53 @@ pub fn render(totals: &Totals, status: &Status, gauges: &Gauges, now: DateTime<U
         };
         *flares.entry(kind).or_default() += 1;
     }
-    let flares: Vec<(String, String)> = flares
-        .into_iter()
-        .map(|(kind, n)| (format!("{{kind=\"{}\"}}", escape(kind)), n.to_string()))
-        .collect();
-    family(
-        "hearth_flares_unread",
-        "gauge",
-        "Flares the operator has not marked read, by kind.",
-        &flares,
-    );
-    family(
-        "hearth_failure_streak",
-        "gauge",
-        "Failed ticks in a row now.",
-        &one(status.failure_streak.to_string()),
-    );
-    family(
-        "hearth_heals_in_window",
-        "gauge",
-        "Heals the healer counts toward its limit now.",
-        &one(gauges.heals_in_window.to_string()),
-    );
-    family(
-        "hearth_panic",
-        "gauge",
-        "Whether healing is exhausted and the supervisor waits for a human (1).",
-        &flag(status.panic.is_some()),
-    );
-    family(
-        "hearth_outage",
-        "gauge",
-        "Whether the model API is failing now (1).",
-        &flag(status.outage.is_some()),
-    );
+    let mut families = vec![
+        gauge(
+            "hearth_inbox_messages",
+            "Inbox messages waiting for a tick.",
+            one(gauges.inbox_waiting),
+        ),
+        gauge(
+            "hearth_flares_unread",
+            "Flares the operator has not marked read, by kind.",
+            by("kind", flares.keys().copied(), |k| flares[k]),
+        ),
+        gauge(
+            "hearth_failure_streak",
+            "Failed ticks in a row now.",
+            one(status.failure_streak),
+        ),
+        gauge(
+            "hearth_heals_in_window",
+            "Heals the healer counts toward its limit now.",
+            one(gauges.heals_in_window),
+        ),
+        gauge(
+            "hearth_panic",
+            "Whether healing is exhausted and the supervisor waits for a human (1).",
+            one(u8::from(status.panic.is_some())),
+        ),
+        gauge(
+            "hearth_outage",
+            "Whether the model API is failing now (1).",
+            one(u8::from(status.outage.is_some())),
+        ),
+    ];
     if let Some(outage) = &status.outage {
-        family(
+        families.push(gauge(
             "hearth_outage_duration_seconds",
-            "gauge",
             "How long the model API outage in progress has lasted.",
-            &one((now - outage.since).num_seconds().max(0).to_string()),
-        );
+            one((now - outage.since).num_seconds().max(0)),
+        ));
     }
     if let Some(unpushed) = status.unpushed {
-        family(
+        families.push(gauge(
             "hearth_commits_unpushed",
-            "gauge",
             "Commits the remote-tracking branch lacks ([git] push).",
-            &one(unpushed.to_string()),
-        );
+            one(unpushed),
+        ));
     }
-    out
+    families
 }
 
 /// A float as the format writes it: no exponent for the small values

@@ -149,36 +149,8 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         source,
     })?;
     let _run_lock = RunLock::acquire(home)?;
-    let clock = options.clock;
-    let now = || clock.now();
     let config = Config::load(&home.config_path())?;
-    let lock_wait = Duration::from_secs(config.git.lock_wait_s);
-    let repo = {
-        let _commit_lock = CommitLock::acquire(home)?;
-        let cleanup = clean_stale_locks(home.root(), lock_wait)?;
-        for path in cleanup.removed {
-            tracing::warn!(
-                "removed {} left by a git writer that was killed",
-                path.display()
-            );
-        }
-        for (path, owner) in cleanup.held {
-            tracing::warn!(
-                "{} is held by {owner}, still at work in the home: left in place; \
-                 hearth's commits wait for it",
-                path.display()
-            );
-        }
-        Repo::open(home.root())?
-    };
-    let mut repo = repo;
-    repo.set_lock_wait(lock_wait);
-    if config.git.push && !repo.has_remote(&config.git.remote) {
-        return Err(SupervisorError::NoRemote {
-            remote: config.git.remote.clone(),
-            home: home.root().to_path_buf(),
-        });
-    }
+    let repo = open_repo(home, &config)?;
     let (healer, problem) = HealerState::load_or_fresh(home);
     if let Some(problem) = problem {
         tracing::warn!("{problem}");
@@ -201,7 +173,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         repo,
         config,
         wake,
-        started: now(),
+        started: options.clock.now(),
         said: said::Said::with_flares(flares::names(home)),
         healer,
         last_tick: last_recorded_tick(home),
@@ -212,70 +184,130 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         metrics: None,
         options,
     };
-    sup.metrics = metrics::Textfile::open(home, &sup.config.metrics.textfile);
-    sup.watch_peers();
-    sup.set_phase(Phase::Starting, None, None);
-    let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
-    let recovered = match sup.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
-        Err(e) if git_wait::is_git_locked(&e) => {
-            // Finished before the first tick, once git lets go.
-            sup.put_off_for_git(&e, recovery::Cut::SupervisorDied);
-            Verdict::Fine
-        }
-        other => other?,
-    };
-    sup.flare_start_up_gap(died_in)?;
-    if let Some(RunOutcome::Panic) = sup.act(recovered)? {
+    if let Some(RunOutcome::Panic) = sup.start_up()? {
         runtime::clear_state(home);
         return Ok(RunOutcome::Panic);
     }
-    if let Some(n) = &sup.options.notifier {
-        n.ready(&format!("hearth supervising {}", home.root().display()));
-    }
-    tracing::info!("supervising {}", home.root().display());
-    if let Some(textfile) = &sup.metrics {
-        textfile.write(home, true, now());
-    }
-    sup.upkeep.started();
     let outcome = sup.main_loop();
-    if let Ok(RunOutcome::TicksDone) = outcome {
-        sup.upkeep.wait_for_pack();
+    sup.shut_down(&outcome);
+    outcome
+}
+
+/// The home's repository, once the git locks a killed writer left are
+/// gone (those a live one holds are waited for by every commit), checked
+/// to have the remote `[git] push` needs.
+fn open_repo(home: &Home, config: &Config) -> Result<Repo, SupervisorError> {
+    let lock_wait = Duration::from_secs(config.git.lock_wait_s);
+    let mut repo = {
+        let _commit_lock = CommitLock::acquire(home)?;
+        let cleanup = clean_stale_locks(home.root(), lock_wait)?;
+        for path in cleanup.removed {
+            tracing::warn!(
+                "removed {} left by a git writer that was killed",
+                path.display()
+            );
+        }
+        for (path, owner) in cleanup.held {
+            tracing::warn!(
+                "{} is held by {owner}, still at work in the home: left in place; \
+                 hearth's commits wait for it",
+                path.display()
+            );
+        }
+        Repo::open(home.root())?
+    };
+    repo.set_lock_wait(lock_wait);
+    if config.git.push && !repo.has_remote(&config.git.remote) {
+        return Err(SupervisorError::NoRemote {
+            remote: config.git.remote.clone(),
+            home: home.root().to_path_buf(),
+        });
     }
-    // Whatever happened, hand edits made while we ran are not left behind.
-    let (clock, config) = (sup.options.clock, &sup.config);
-    let everything = commit::hand_edit_scope(home, &sup.repo, None);
-    match crate::home::lock::hold_asks(home, ASKS_WAIT_AT_EXIT) {
-        None => tracing::info!("an ask is running: hand edits are committed at the next start"),
-        Some(_asks) => {
-            let gone = "its process ended before its commit";
-            crate::ask::journal::finish(home, Whose::All, gone, clock.now());
-            if let Err(e) =
-                commit::commit_hand_edits(home, &sup.repo, config, clock.now(), &everything)
-            {
-                tracing::warn!("could not commit hand edits at exit: {e}");
+    Ok(repo)
+}
+
+impl Supervisor<'_> {
+    /// Before the first tick: the metrics file, the peers' watches, the
+    /// tick a dead supervisor left unfinished recovered, a gap since the
+    /// last stop flared, systemd told it is ready. `Some(Panic)` when the
+    /// recovery exhausted healing.
+    fn start_up(&mut self) -> Result<Option<RunOutcome>, SupervisorError> {
+        let home = self.home;
+        self.metrics = metrics::Textfile::open(home, &self.config.metrics.textfile);
+        self.watch_peers();
+        self.set_phase(Phase::Starting, None, None);
+        let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
+        let recovered = match self.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
+            Err(e) if git_wait::is_git_locked(&e) => {
+                // Finished before the first tick, once git lets go.
+                self.put_off_for_git(&e, recovery::Cut::SupervisorDied);
+                Verdict::Fine
+            }
+            other => other?,
+        };
+        self.flare_start_up_gap(died_in)?;
+        if let Some(RunOutcome::Panic) = self.act(recovered)? {
+            return Ok(Some(RunOutcome::Panic));
+        }
+        if let Some(n) = &self.options.notifier {
+            n.ready(&format!("hearth supervising {}", home.root().display()));
+        }
+        tracing::info!("supervising {}", home.root().display());
+        if let Some(textfile) = &self.metrics {
+            textfile.write(home, true, self.options.clock.now());
+        }
+        self.upkeep.started();
+        Ok(None)
+    }
+
+    /// After the last tick, however the run ended: hand edits made while
+    /// it ran and the outbox committed (asks that died finished first), the
+    /// upkeep threads done, the stop recorded for the next start's gap.
+    fn shut_down(&mut self, outcome: &Result<RunOutcome, SupervisorError>) {
+        let home = self.home;
+        if let Ok(RunOutcome::TicksDone) = outcome {
+            self.upkeep.wait_for_pack();
+        }
+        let (clock, config) = (self.options.clock, &self.config);
+        let everything = commit::hand_edit_scope(home, &self.repo, None);
+        match crate::home::lock::hold_asks(home, ASKS_WAIT_AT_EXIT) {
+            None => tracing::info!("an ask is running: hand edits are committed at the next start"),
+            Some(_asks) => {
+                let gone = "its process ended before its commit";
+                crate::ask::journal::finish(home, Whose::All, gone, clock.now());
+                if let Err(e) =
+                    commit::commit_hand_edits(home, &self.repo, config, clock.now(), &everything)
+                {
+                    tracing::warn!("could not commit hand edits at exit: {e}");
+                }
             }
         }
+        let posted = "outbox: posted since the last tick";
+        if let Err(e) = commit::commit_outbox(home, &self.repo, posted, clock.now()) {
+            tracing::warn!("could not commit the outbox at exit: {e}");
+        }
+        self.upkeep.finish();
+        if let Some(n) = &self.options.notifier {
+            n.stopping();
+        }
+        let reason = match outcome {
+            Ok(RunOutcome::Stopped(signal)) => format!("stopped by signal {signal}"),
+            Ok(RunOutcome::TicksDone) => "ran the ticks it was asked for (--ticks)".into(),
+            Ok(RunOutcome::Panic) => "stopped in panic: healing was exhausted".into(),
+            Err(e) => format!("stopped on an error: {e}"),
+        };
+        gap::record_stop(
+            home,
+            &gap::LastStop {
+                at: clock.now(),
+                reason,
+            },
+        );
+        if let Some(textfile) = &self.metrics {
+            textfile.write(home, false, clock.now());
+        }
+        runtime::clear_state(home);
     }
-    let posted = "outbox: posted since the last tick";
-    if let Err(e) = commit::commit_outbox(home, &sup.repo, posted, clock.now()) {
-        tracing::warn!("could not commit the outbox at exit: {e}");
-    }
-    sup.upkeep.finish();
-    if let Some(n) = &sup.options.notifier {
-        n.stopping();
-    }
-    let reason = match &outcome {
-        Ok(RunOutcome::Stopped(signal)) => format!("stopped by signal {signal}"),
-        Ok(RunOutcome::TicksDone) => "ran the ticks it was asked for (--ticks)".into(),
-        Ok(RunOutcome::Panic) => "stopped in panic: healing was exhausted".into(),
-        Err(e) => format!("stopped on an error: {e}"),
-    };
-    gap::record_stop(home, &gap::LastStop { at: now(), reason });
-    if let Some(textfile) = &sup.metrics {
-        textfile.write(home, false, now());
-    }
-    runtime::clear_state(home);
-    outcome
 }
 
 impl Supervisor<'_> {

@@ -89,51 +89,13 @@ pub fn prepare(
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
     let offered = tools::Offered::load(home, environment);
 
-    let mut messages = Vec::new();
-    for path in inbox::pending(home)? {
-        match inbox::read(home, &path) {
-            Ok(message) => messages.push(message),
-            Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
-        }
-    }
-    // Handoffs of one collaboration a tick: its tools run in one workdir.
-    let rels: Vec<String> = messages.iter().map(|m| m.rel.clone()).collect();
-    let (keep, collaboration) =
-        crate::collab::intake::route(&crate::collab::store::handoffs_taken(home), &rels);
-    let mut keep = keep.into_iter();
-    messages.retain(|_| keep.next().unwrap_or(true));
-    // The operator's words and a stranger's never share a turn: the
-    // operator's go first, clean; the others wait for the next tick.
-    let senders = outside_senders(home, &messages);
-    let mut deferred = Vec::new();
-    let mut outside = Vec::new();
-    if senders.iter().any(Option::is_none) {
-        let mut senders = senders.into_iter();
-        messages.retain(|m| {
-            let outside = senders.next().flatten().is_some();
-            if outside {
-                deferred.push(m.rel.clone());
-            }
-            !outside
-        });
-    } else {
-        outside.extend(senders.into_iter().flatten());
-    }
-    // A clean tick carries no turn with outside words: they move to an
-    // archive (recallable; recalling them taints). An outside tick keeps
-    // them, and is tainted by them too.
-    let quarantine = if outside.is_empty() {
-        history::quarantine(home, &mut conversation, now)
-    } else {
-        for turn in &conversation.messages {
-            for mark in &turn.outside {
-                if !outside.contains(mark) {
-                    outside.push(mark.clone());
-                }
-            }
-        }
-        None
-    };
+    let Intake {
+        messages,
+        collaboration,
+        deferred,
+        mut outside,
+    } = intake(home)?;
+    let quarantine = quarantine_or_carry(home, &mut conversation, &mut outside, now);
     // The operator's word on outside lines, read once for the tick's turn.
     let vouched = tools::taint::vouch::Vouched::load_or_none(home);
     let recall = recall_for_inbox(home, config, &messages, &vouched);
@@ -176,30 +138,9 @@ pub fn prepare(
             outside.push(source);
         }
     }
-    for block in &boot.system {
-        let part = if block.source == boot::PROMPT {
-            "prompt"
-        } else {
-            "identity"
-        };
-        parts.insert(part.into(), estimate_tokens(&block.text));
-    }
-    parts.insert(
-        "history".into(),
-        conversation
-            .messages
-            .iter()
-            .map(history::message_tokens)
-            .sum(),
-    );
-    conversation.messages.push(user_turn);
     let tools = offered.specs(&tools::Peering::of(home, config), false);
-    // Every request carries the tool definitions too: on a small local
-    // window (2,048 tokens) they are a third of it.
-    parts.insert(
-        "tools".into(),
-        estimate_tokens(&serde_json::to_string(&tools).unwrap_or_default()),
-    );
+    count_parts(&mut parts, &boot.system, &conversation, &tools);
+    conversation.messages.push(user_turn);
     Ok(Prepared {
         number,
         system: boot.system,
@@ -221,6 +162,100 @@ pub fn prepare(
         outside,
         deferred,
     })
+}
+
+/// The inbox messages a tick takes, and what it leaves.
+struct Intake {
+    messages: Vec<InboxMessage>,
+    collaboration: Option<String>,
+    deferred: Vec<String>,
+    /// A source per third-party message taken.
+    outside: Vec<String>,
+}
+
+/// Reads the inbox for a tick: handoffs of one collaboration (its tools
+/// run in one workdir), and the operator's words and a stranger's never
+/// in one turn (the operator's go first, clean; the others wait for the
+/// next tick). A message that cannot be read is left in place, said.
+fn intake(home: &Home) -> Result<Intake, ExchangeError> {
+    let mut messages = Vec::new();
+    for path in inbox::pending(home)? {
+        match inbox::read(home, &path) {
+            Ok(message) => messages.push(message),
+            Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
+        }
+    }
+    let rels: Vec<String> = messages.iter().map(|m| m.rel.clone()).collect();
+    let (keep, collaboration) =
+        crate::collab::intake::route(&crate::collab::store::handoffs_taken(home), &rels);
+    let mut keep = keep.into_iter();
+    messages.retain(|_| keep.next().unwrap_or(true));
+    let senders = outside_senders(home, &messages);
+    let mut deferred = Vec::new();
+    let mut outside = Vec::new();
+    if senders.iter().any(Option::is_none) {
+        let mut senders = senders.into_iter();
+        messages.retain(|m| {
+            let outside = senders.next().flatten().is_some();
+            if outside {
+                deferred.push(m.rel.clone());
+            }
+            !outside
+        });
+    } else {
+        outside.extend(senders.into_iter().flatten());
+    }
+    Ok(Intake {
+        messages,
+        collaboration,
+        deferred,
+        outside,
+    })
+}
+
+/// A clean tick carries no turn with outside words: they move to an
+/// archive (recallable; recalling them taints), returned to be written.
+/// An outside tick keeps them, and is tainted by them too.
+fn quarantine_or_carry(
+    home: &Home,
+    conversation: &mut Conversation,
+    outside: &mut Vec<String>,
+    now: DateTime<Utc>,
+) -> Option<(Compaction, Vec<Message>)> {
+    if outside.is_empty() {
+        return history::quarantine(home, conversation, now);
+    }
+    for turn in &conversation.messages {
+        for mark in &turn.outside {
+            if !outside.contains(mark) {
+                outside.push(mark.clone());
+            }
+        }
+    }
+    None
+}
+
+/// The request's estimated tokens by part: the prompt and identity
+/// blocks, the history before this turn, and the tool definitions (on a
+/// small local window, 2,048 tokens, they are a third of it).
+fn count_parts(
+    parts: &mut BTreeMap<String, u64>,
+    system: &[model::SystemBlock],
+    conversation: &Conversation,
+    tools: &[model::ToolSpec],
+) {
+    for block in system {
+        let part = if block.source == boot::PROMPT {
+            "prompt"
+        } else {
+            "identity"
+        };
+        parts.insert(part.into(), estimate_tokens(&block.text));
+    }
+    let history = conversation.messages.iter().map(history::message_tokens);
+    parts.insert("history".into(), history.sum());
+    let tools = serde_json::to_string(tools).unwrap_or_default();
+    parts.insert("tools".into(), estimate_tokens(&tools));
 }
 
 /// For each inbox message, who it is from when that is not the operator
