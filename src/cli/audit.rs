@@ -34,13 +34,13 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let window = config.context_window();
     let room = window.saturating_sub(u64::from(config.model.max_tokens));
     let fits = audit.estimated_tokens <= room;
+    let (operator, problems) = hearth::tools::operator::load(&home, &hearth::tools::BUILTINS);
     if args.json {
         let mut value = serde_json::to_value(&audit).expect("audit serialises");
         value["context_window"] = window.into();
         value["room_tokens"] = room.into();
         value["fits"] = fits.into();
         value["outside"] = serde_json::to_value(&outside).expect("findings serialise");
-        let (operator, _) = hearth::tools::operator::load(&home, &hearth::tools::BUILTINS);
         value["tools"] = operator
             .iter()
             .map(|t| {
@@ -65,64 +65,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         );
     } else {
         print_human(&audit)?;
-        if fits {
-            outln!("context:        fits ({room} tokens of room, [model] context_tokens = {window} less max_tokens)");
-        } else {
-            outln!(
-                "DOES NOT FIT:   the prompt and identity layer alone are ~{} tokens, and the model has \
-                 room for {room} ([model] context_tokens = {window} less [model] max_tokens): every \
-                 tick fails as context-insufficiency until memory/prompt.md or the identity \
-                 memories are shortened",
-                audit.estimated_tokens
-            );
-        }
-        if let Some(verdict) = cache_verdict(&config) {
-            let label = if cache_warning(&config).is_some() {
-                "CACHE:         "
-            } else {
-                "cache:         "
-            };
-            outln!("{label} {verdict}");
-        }
-    }
-    // Operator tools: a manifest that does not parse is named with file
-    // and line; a tool changed since it was trusted will not run.
-    let (operator, problems) = hearth::tools::operator::load(&home, &hearth::tools::BUILTINS);
-    let trusted = hearth::tools::trust::Trust::load(&home);
-    if !args.json {
-        for tool in &operator {
-            let state = if trusted.trusts(&tool.file, &tool.digest) {
-                "trusted"
-            } else {
-                "NOT TRUSTED (run `hearth trust` after checking it)"
-            };
-            outln!(
-                "tool:           {} ({}) — {state}; {}",
-                tool.name,
-                tool.file,
-                tool.trust_said()
-            );
-        }
-        for problem in &problems {
-            outln!("BROKEN TOOL:    {problem}");
-        }
-        for f in &outside {
-            let label = match f.kind {
-                taint::audit::Kind::Ancestry => "OUTSIDE:       ",
-                taint::audit::Kind::Accepted => "accepted:      ",
-                taint::audit::Kind::Phrase => "READS PLANTED: ",
-            };
-            outln!("{label} {}  ({})", f.why, f.text.trim());
-        }
-        if outside
-            .iter()
-            .any(|f| f.kind == taint::audit::Kind::Ancestry)
-        {
-            outln!(
-                "                outside lines: accept them through a proposal, rewrite them \
-                 yourself, or `hearth vouch PATH:LINE` once you have read them"
-            );
-        }
+        print_fit(&config, audit.estimated_tokens, fits)?;
+        print_tools(&home, &operator, &problems)?;
+        print_outside(&outside)?;
     }
     if !fits || !problems.is_empty() {
         return Ok(Exit::Error);
@@ -136,6 +81,82 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             Exit::Success
         },
     )
+}
+
+/// Whether the prompt and identity layer fit the model's window, and
+/// whether the tick interval lets the cache pay.
+fn print_fit(config: &Config, estimated_tokens: u64, fits: bool) -> Result<(), CommandError> {
+    let window = config.context_window();
+    let room = window.saturating_sub(u64::from(config.model.max_tokens));
+    if fits {
+        outln!("context:        fits ({room} tokens of room, [model] context_tokens = {window} less max_tokens)");
+    } else {
+        outln!(
+            "DOES NOT FIT:   the prompt and identity layer alone are ~{estimated_tokens} tokens, and the model has \
+             room for {room} ([model] context_tokens = {window} less [model] max_tokens): every \
+             tick fails as context-insufficiency until memory/prompt.md or the identity \
+             memories are shortened"
+        );
+    }
+    if let Some(verdict) = cache_verdict(config) {
+        let label = if cache_warning(config).is_some() {
+            "CACHE:         "
+        } else {
+            "cache:         "
+        };
+        outln!("{label} {verdict}");
+    }
+    Ok(())
+}
+
+/// Operator tools: a manifest that does not parse is named with file and
+/// line; a tool changed since it was trusted will not run.
+fn print_tools(
+    home: &hearth::home::Home,
+    operator: &[hearth::tools::operator::OperatorTool],
+    problems: &[hearth::tools::operator::ManifestProblem],
+) -> Result<(), CommandError> {
+    let trusted = hearth::tools::trust::Trust::load(home);
+    for tool in operator {
+        let state = if trusted.trusts(&tool.file, &tool.digest) {
+            "trusted"
+        } else {
+            "NOT TRUSTED (run `hearth trust` after checking it)"
+        };
+        outln!(
+            "tool:           {} ({}) — {state}; {}",
+            tool.name,
+            tool.file,
+            tool.trust_said()
+        );
+    }
+    for problem in problems {
+        outln!("BROKEN TOOL:    {problem}");
+    }
+    Ok(())
+}
+
+/// Identity lines that came from outside, accepted from it, or that read
+/// like planted instructions.
+fn print_outside(outside: &[taint::Finding]) -> Result<(), CommandError> {
+    for f in outside {
+        let label = match f.kind {
+            taint::audit::Kind::Ancestry => "OUTSIDE:       ",
+            taint::audit::Kind::Accepted => "accepted:      ",
+            taint::audit::Kind::Phrase => "READS PLANTED: ",
+        };
+        outln!("{label} {}  ({})", f.why, f.text.trim());
+    }
+    if outside
+        .iter()
+        .any(|f| f.kind == taint::audit::Kind::Ancestry)
+    {
+        outln!(
+            "                outside lines: accept them through a proposal, rewrite them \
+             yourself, or `hearth vouch PATH:LINE` once you have read them"
+        );
+    }
+    Ok(())
 }
 
 fn print_human(audit: &drift::Audit) -> Result<(), CommandError> {

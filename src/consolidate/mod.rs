@@ -356,55 +356,81 @@ fn settle(
             total,
             additions_only,
         } => {
-            let mut why = format!(
+            let why = format!(
                 "The identity memory was consolidated in tick {number}: {removed} of {total} lines \
                  removed or moved.\n\n{}\n",
                 reply.trim()
             );
-            for (path, notes) in &taint.notes {
-                for note in notes {
-                    why.push_str(&format!("\n- {path}: {note}"));
-                }
-            }
-            let draft = Draft {
-                title: "consolidate identity memory".into(),
+            offer(
+                home,
+                config,
+                number,
+                taint,
                 why,
-                by: format!("tick {number}"),
-                kind: "consolidation".into(),
-                tainted_by: taint.sources.clone(),
-                files: after
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_ref().map(|t| t.as_bytes().to_vec())))
-                    .collect(),
-            };
-            let proposal = match proposals::propose(home, None, &draft, now) {
-                Ok(p) => p,
-                Err(e) => return Ok(format!("failed: the proposal could not be recorded: {e}")),
-            };
-            if additions_only
-                && config.consolidation.auto_accept == AutoAccept::Additions
-                && taint.tainted()
-            {
-                return Ok(format!(
-                    "proposed {}; not accepted by itself ([consolidation] auto_accept never takes \
-                     outside content: it rests on {})",
-                    proposal.n,
-                    taint.sources.join("; ")
-                ));
-            }
-            if additions_only && config.consolidation.auto_accept == AutoAccept::Additions {
-                return Ok(match proposals::accept(home, proposal.n, &Identity::hearth(), now) {
-                    Ok(proposals::Accepted::Merged(..)) => format!(
-                        "proposed {} and accepted it ([consolidation] auto_accept: it only adds or moves text)",
-                        proposal.n
-                    ),
-                    Ok(proposals::Accepted::NeedsReview(_)) => {
-                        format!("proposed {}; it needs review", proposal.n)
-                    }
-                    Err(e) => format!("proposed {}; accepting it failed: {e}", proposal.n),
-                });
-            }
-            Ok(format!("proposed {}", proposal.n))
+                &after,
+                additions_only,
+                now,
+            )
         }
     }
+}
+
+/// Offers the draft as a proposal, and accepts it at once when
+/// `[consolidation] auto_accept = "additions"` allows (it only adds or
+/// moves text, and rests on no outside content). How it ended, in words.
+#[allow(clippy::too_many_arguments)]
+fn offer(
+    home: &Home,
+    config: &Config,
+    number: u64,
+    taint: &taint::Taint,
+    mut why: String,
+    after: &BTreeMap<String, Option<String>>,
+    additions_only: bool,
+    now: DateTime<Utc>,
+) -> Result<String, ExchangeError> {
+    for (path, notes) in &taint.notes {
+        for note in notes {
+            why.push_str(&format!("\n- {path}: {note}"));
+        }
+    }
+    let draft = Draft {
+        title: "consolidate identity memory".into(),
+        why,
+        by: format!("tick {number}"),
+        kind: "consolidation".into(),
+        tainted_by: taint.sources.clone(),
+        files: after
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_ref().map(|t| t.as_bytes().to_vec())))
+            .collect(),
+    };
+    let proposal = match proposals::propose(home, None, &draft, now) {
+        Ok(p) => p,
+        Err(e) => return Ok(format!("failed: the proposal could not be recorded: {e}")),
+    };
+    let auto = additions_only && config.consolidation.auto_accept == AutoAccept::Additions;
+    if auto && taint.tainted() {
+        return Ok(format!(
+            "proposed {}; not accepted by itself ([consolidation] auto_accept never takes \
+             outside content: it rests on {})",
+            proposal.n,
+            taint.sources.join("; ")
+        ));
+    }
+    if !auto {
+        return Ok(format!("proposed {}", proposal.n));
+    }
+    Ok(
+        match proposals::accept(home, proposal.n, &Identity::hearth(), now) {
+            Ok(proposals::Accepted::Merged(..)) => format!(
+            "proposed {} and accepted it ([consolidation] auto_accept: it only adds or moves text)",
+            proposal.n
+        ),
+            Ok(proposals::Accepted::NeedsReview(_)) => {
+                format!("proposed {}; it needs review", proposal.n)
+            }
+            Err(e) => format!("proposed {}; accepting it failed: {e}", proposal.n),
+        },
+    )
 }

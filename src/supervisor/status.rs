@@ -83,20 +83,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let running = lock::supervisor_running(home);
     let state = runtime::read_state(home).filter(|_| running);
     let mut problems = Vec::new();
-    let ticks_path = home.ticks_path();
-    let ledger = match Ledger::tally(&ticks_path) {
-        Ok(tally) => tally,
-        Err(e) => {
-            problems.push(format!("{}: {e}", home.relative(&ticks_path)));
-            Default::default()
-        }
-    };
-    for (line, problem) in &ledger.skipped {
-        problems.push(format!(
-            "{}:{line}: line skipped: {problem}",
-            home.relative(&ticks_path)
-        ));
-    }
+    let ledger = tally(home, &mut problems);
     let (healer, healer_problem) = crate::healer::state::HealerState::load_or_fresh(home);
     problems.extend(healer_problem);
     // What the next commit would have to leave out: a directory nested too
@@ -123,38 +110,14 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Default::default()
     });
     let push = super::push::PushState::load(home);
-    let day_ago = now - chrono::Duration::hours(24);
-    let last_24h = match Ledger::since(&ticks_path, day_ago) {
-        Ok(records) => {
-            let price = config.as_ref().ok().and_then(|c| c.price());
-            Some(Spend::of(
-                &records,
-                price.as_ref(),
-                day_ago,
-                now + chrono::Duration::seconds(1),
-            ))
-        }
-        Err(e) => {
-            problems.push(format!("{}: {e}", home.relative(&ticks_path)));
-            None
-        }
-    };
+    let price = config.as_ref().ok().and_then(|c| c.price());
+    let last_24h = last_day(home, price.as_ref(), now, &mut problems);
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
-    let (sessions, torn) = crate::conversation::sessions::read_checked(home);
-    for (line, why) in torn {
-        problems.push(format!(
-            "{}:{line}: line skipped: {why}",
-            crate::home::layout::rel::SESSIONS
-        ));
-    }
-    let proposals_waiting = match crate::proposals::waiting(home) {
-        Ok(n) => n,
-        Err(e) => {
-            let hint = format!(" ({})", e.hint());
-            problems.push(format!("{e}{hint}"));
-            0
-        }
-    };
+    let sessions = sessions(home, &mut problems);
+    let proposals_waiting = crate::proposals::waiting(home).unwrap_or_else(|e| {
+        problems.push(format!("{e} ({})", e.hint()));
+        0
+    });
     Status {
         spent_today_usd: crate::exchange::SpentToday {
             ticks: budget.spent(now),
@@ -194,6 +157,60 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         last_24h,
         cache_warning,
         proposals_waiting,
+    }
+}
+
+/// The sessions' lines, those that do not parse among `problems`.
+fn sessions(home: &Home, problems: &mut Vec<String>) -> Vec<crate::conversation::sessions::Line> {
+    let (sessions, torn) = crate::conversation::sessions::read_checked(home);
+    for (line, why) in torn {
+        problems.push(format!(
+            "{}:{line}: line skipped: {why}",
+            crate::home::layout::rel::SESSIONS
+        ));
+    }
+    sessions
+}
+
+/// The ledger's tally, its skipped lines among `problems`.
+fn tally(home: &Home, problems: &mut Vec<String>) -> crate::tick::ledger::Tally {
+    let ticks_path = home.ticks_path();
+    let ledger = match Ledger::tally(&ticks_path) {
+        Ok(tally) => tally,
+        Err(e) => {
+            problems.push(format!("{}: {e}", home.relative(&ticks_path)));
+            Default::default()
+        }
+    };
+    for (line, problem) in &ledger.skipped {
+        problems.push(format!(
+            "{}:{line}: line skipped: {problem}",
+            home.relative(&ticks_path)
+        ));
+    }
+    ledger
+}
+
+/// What the ticks of the last 24 hours spent, at `price`.
+fn last_day(
+    home: &Home,
+    price: Option<&crate::config::Price>,
+    now: DateTime<Utc>,
+    problems: &mut Vec<String>,
+) -> Option<Spend> {
+    let ticks_path = home.ticks_path();
+    let day_ago = now - chrono::Duration::hours(24);
+    match Ledger::since(&ticks_path, day_ago) {
+        Ok(records) => Some(Spend::of(
+            &records,
+            price,
+            day_ago,
+            now + chrono::Duration::seconds(1),
+        )),
+        Err(e) => {
+            problems.push(format!("{}: {e}", home.relative(&ticks_path)));
+            None
+        }
     }
 }
 
