@@ -314,16 +314,7 @@ fn settle(
             )
         })
         .collect();
-    let boot = crate::boot::boot(home, &config.boot);
-    let grew: i64 = after
-        .iter()
-        .filter(|(path, _)| before.contains_key(*path) || path.as_str() == rel::IDENTITY)
-        .map(|(path, text)| {
-            text.as_deref().map_or(0, |t| t.chars().count()) as i64
-                - before.get(path).map_or(0, |t| t.chars().count()) as i64
-        })
-        .sum();
-    let identity_after = (boot.layer.identity_chars as i64 + grew).max(0) as usize;
+    let identity_after = identity_chars_after(home, config, before, &after);
     let warn_chars = (crate::boot::WARN_AT * config.boot.identity_budget_chars as f64) as usize;
     let verdict = gates::judge(&gates::Outcome {
         before,
@@ -373,6 +364,26 @@ fn settle(
             )
         }
     }
+}
+
+/// How long the identity layer would be with the draft accepted: today's
+/// length, grown or shrunk by what the draft changes in identity files.
+fn identity_chars_after(
+    home: &Home,
+    config: &Config,
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, Option<String>>,
+) -> usize {
+    let boot = crate::boot::boot(home, &config.boot);
+    let grew: i64 = after
+        .iter()
+        .filter(|(path, _)| before.contains_key(*path) || path.as_str() == rel::IDENTITY)
+        .map(|(path, text)| {
+            text.as_deref().map_or(0, |t| t.chars().count()) as i64
+                - before.get(path).map_or(0, |t| t.chars().count()) as i64
+        })
+        .sum();
+    (boot.layer.identity_chars as i64 + grew).max(0) as usize
 }
 
 /// Offers the draft as a proposal, and accepts it at once when

@@ -112,39 +112,7 @@ pub fn parse(yaml: &str) -> Result<FrontMatter, Problem> {
                     _ => return Err(wrong("a string")),
                 }
             }
-            "tags" => {
-                front.tags = match &value {
-                    Yaml::String(s) => s
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|t| !t.is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                    Yaml::Array(items) => {
-                        let mut tags = Vec::new();
-                        for item in items {
-                            match item {
-                                Yaml::String(s) if !s.trim().is_empty() => {
-                                    tags.push(s.trim().to_string())
-                                }
-                                Yaml::String(_) | Yaml::Null => {}
-                                other => {
-                                    return Err(Problem {
-                                        line: key_line(yaml, key),
-                                        message: format!(
-                                            "`tags` must hold strings, not {}",
-                                            describe(other)
-                                        ),
-                                    })
-                                }
-                            }
-                        }
-                        tags
-                    }
-                    Yaml::Null => Vec::new(),
-                    _ => return Err(wrong("a list or a comma-separated string")),
-                }
-            }
+            "tags" => front.tags = tags(yaml, &value)?,
             "core" | "must_read" => {
                 let flag = match value {
                     Yaml::Boolean(b) => b,
@@ -161,6 +129,41 @@ pub fn parse(yaml: &str) -> Result<FrontMatter, Problem> {
         }
     }
     Ok(front)
+}
+
+/// `tags:` as a list of strings or one comma-separated string.
+fn tags(yaml: &str, value: &Yaml) -> Result<Vec<String>, Problem> {
+    let problem = |message: String| Problem {
+        line: key_line(yaml, "tags"),
+        message,
+    };
+    match value {
+        Yaml::String(s) => Ok(s
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Yaml::Array(items) => {
+            let mut tags = Vec::new();
+            for item in items {
+                match item {
+                    Yaml::String(s) if !s.trim().is_empty() => tags.push(s.trim().to_string()),
+                    Yaml::String(_) | Yaml::Null => {}
+                    other => {
+                        let what = describe(other);
+                        return Err(problem(format!("`tags` must hold strings, not {what}")));
+                    }
+                }
+            }
+            Ok(tags)
+        }
+        Yaml::Null => Ok(Vec::new()),
+        other => Err(problem(format!(
+            "`tags` must be a list or a comma-separated string, not {}",
+            describe(other)
+        ))),
+    }
 }
 
 /// The file line where `key:` is written (the block starts at line 2).

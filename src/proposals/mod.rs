@@ -313,30 +313,37 @@ pub fn propose(
     };
     book.put(proposal.clone());
     book.save(home)?;
-    // One unread `proposal` flare at a time: a planted rule repeated in
-    // every message must not bury the operator in flares (`hearth status`
-    // and `hearth proposals` count them all).
+    if existing.is_none() {
+        flare_new(home, &proposal, now)?;
+    }
+    Ok(proposal)
+}
+
+/// Tells the operator a new proposal waits, unless a `proposal` flare is
+/// unread already: a planted rule repeated in every message must not bury
+/// the operator in flares (`hearth status` and `hearth proposals` count
+/// them all).
+fn flare_new(home: &Home, proposal: &Proposal, now: DateTime<Utc>) -> Result<(), ProposalError> {
     let unread = crate::mailbox::flares::list(home)
         .iter()
         .any(|f| f.flare == "proposal" && !f.read);
-    if existing.is_none() && !unread {
-        let body = format!(
-            "Proposal {n} waits for you: {}\n\n{}\n\nFiles: {}\n\n\
-             `hearth proposals show {n}` shows the diff and who wrote every line it removes; \
-             `hearth proposals accept {n}` puts it on main, `hearth proposals reject {n} \
-             --reason \"…\"` drops it. Until you mark this flare read, later proposals \
-             are counted by `hearth status` and listed by `hearth proposals`, not flared.\n",
-            draft.title,
-            draft.why.trim(),
-            proposal.files.join(", ")
-        );
-        outbox::post(
-            home,
-            &Letter::flare("proposal", format!("proposal {n}: {}", draft.title), body),
-            now,
-        )?;
+    if unread {
+        return Ok(());
     }
-    Ok(proposal)
+    let n = proposal.n;
+    let body = format!(
+        "Proposal {n} waits for you: {}\n\n{}\n\nFiles: {}\n\n\
+         `hearth proposals show {n}` shows the diff and who wrote every line it removes; \
+         `hearth proposals accept {n}` puts it on main, `hearth proposals reject {n} \
+         --reason \"…\"` drops it. Until you mark this flare read, later proposals \
+         are counted by `hearth status` and listed by `hearth proposals`, not flared.\n",
+        proposal.title,
+        proposal.why.trim(),
+        proposal.files.join(", ")
+    );
+    let title = format!("proposal {n}: {}", proposal.title);
+    outbox::post(home, &Letter::flare("proposal", title, body), now)?;
+    Ok(())
 }
 
 /// Every proposal, newest last (from the refs and history when the book

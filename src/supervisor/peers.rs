@@ -121,31 +121,14 @@ impl Supervisor<'_> {
         file: &str,
         me: &str,
     ) -> Result<bool, IntakeError> {
-        let path = peer_home.join(rel::OUTBOX).join(file);
-        // A regular file of bounded size, or named and skipped: a FIFO
-        // there would block this supervisor for ever, /dev/zero never end.
-        let bytes = crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(|source| {
-            IntakeError::Unreadable {
-                peer: peer.to_string(),
-                source,
-            }
-        })?;
-        let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
-            peer: peer.to_string(),
-            path: path.display().to_string(),
-        })?;
-        let h = Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
-            peer: peer.to_string(),
-            path: path.display().to_string(),
-            why,
-        })?;
+        let h = read_handoff(peer, peer_home, file)?;
         if h.to != me {
             return Ok(false);
         }
         if h.from != peer {
             return Err(IntakeError::NotFromPeer {
                 peer: peer.to_string(),
-                path: path.display().to_string(),
+                path: peer_home.join(rel::OUTBOX).join(file).display().to_string(),
                 claims: h.from.clone(),
             });
         }
@@ -186,20 +169,7 @@ impl Supervisor<'_> {
         };
         if !already {
             if h.notice.as_deref() == Some("max-rounds") {
-                let flare = crate::mailbox::outbox::Letter::flare(
-                    "collab",
-                    format!("collaboration {slug} reached its rounds limit at {peer}"),
-                    format!(
-                        "{}\n\nRead collaborations/{slug}.md: if the rounds still make progress, \
-                         the operators raise [collaborations] max_rounds; else `hearth collab \
-                         complete {slug}` or `abandon` it.",
-                        h.message.trim_end()
-                    ),
-                );
-                match crate::mailbox::outbox::post(self.home, &flare, now) {
-                    Ok(rel) => paths.push(rel),
-                    Err(e) => tracing::warn!("could not write the collab flare: {e}"),
-                }
+                paths.extend(self.flare_max_rounds(&h, peer, now));
             }
             crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())?;
             paths.push(inbox_rel.clone());
@@ -209,6 +179,26 @@ impl Supervisor<'_> {
             std::thread::sleep(pause);
         }
         crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)?;
+        self.commit_taken(&h, peer, &paths, intake.record, now);
+        tracing::info!(
+            "took {peer}'s handoff: {slug} round {} ({inbox_rel})",
+            h.round
+        );
+        Ok(!already)
+    }
+
+    /// Commits what taking `h` wrote (`paths`), and then, for a round,
+    /// the commit that took it into its `record`. A commit that fails is
+    /// logged: what was taken stays, and the next commit carries it.
+    fn commit_taken(
+        &mut self,
+        h: &Handoff,
+        peer: &str,
+        paths: &[String],
+        record: crate::collab::Collaboration,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        let slug = &h.collaboration.slug;
         let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
         let message = match h.notice.as_deref() {
             Some(what) => format!("handoff: notice from {peer}, {slug} {what}"),
@@ -216,19 +206,37 @@ impl Supervisor<'_> {
         };
         match self.repo.commit(&specs, &Identity::hearth(), &message, now) {
             Ok(Some(taken_in)) if h.notice.is_none() => {
-                self.record_taken_in(intake.record, h.round, &taken_in, now)
+                self.record_taken_in(record, h.round, &taken_in, now)
             }
             Ok(_) => {}
-            // Taken all the same: the next commit carries it.
             Err(e) => tracing::warn!(
                 "could not commit the handoff from {peer} ({e}); the next commit will"
             ),
         }
-        tracing::info!(
-            "took {peer}'s handoff: {slug} round {} ({inbox_rel})",
-            h.round
+    }
+
+    /// A peer's notice that a collaboration reached its rounds limit
+    /// there, flared to the operator; the flare's path, if it was written.
+    fn flare_max_rounds(
+        &self,
+        h: &Handoff,
+        peer: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<String> {
+        let slug = &h.collaboration.slug;
+        let flare = crate::mailbox::outbox::Letter::flare(
+            "collab",
+            format!("collaboration {slug} reached its rounds limit at {peer}"),
+            format!(
+                "{}\n\nRead collaborations/{slug}.md: if the rounds still make progress, \
+                 the operators raise [collaborations] max_rounds; else `hearth collab \
+                 complete {slug}` or `abandon` it.",
+                h.message.trim_end()
+            ),
         );
-        Ok(!already)
+        crate::mailbox::outbox::post(self.home, &flare, now)
+            .inspect_err(|e| tracing::warn!("could not write the collab flare: {e}"))
+            .ok()
     }
 
     /// Writes the commit that took round `n` in into the record, in a
@@ -321,4 +329,30 @@ fn committed_in(
     crate::repo::Repo::open(peer_home)
         .ok()?
         .introduced(&format!("{}/{file}", rel::OUTBOX), created)
+}
+
+/// The handoff `file` in `peer`'s outbox: a regular file of bounded size
+/// (a FIFO there would block this supervisor for ever, /dev/zero never
+/// end), UTF-8, in the handoff's format.
+fn read_handoff(
+    peer: &str,
+    peer_home: &std::path::Path,
+    file: &str,
+) -> Result<Handoff, IntakeError> {
+    let path = peer_home.join(rel::OUTBOX).join(file);
+    let bytes = crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(|source| {
+        IntakeError::Unreadable {
+            peer: peer.to_string(),
+            source,
+        }
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
+        peer: peer.to_string(),
+        path: path.display().to_string(),
+    })?;
+    Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
+        peer: peer.to_string(),
+        path: path.display().to_string(),
+        why,
+    })
 }

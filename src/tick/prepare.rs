@@ -115,12 +115,7 @@ pub fn prepare(
         Ok(note) => (note, None),
         Err(problem) => (None, Some(problem.to_string())),
     };
-    // Asks that carried outside words are not the operator's hot memory.
-    let asks: Vec<_> =
-        crate::conversation::sessions::exchanges(&crate::conversation::sessions::read(home))
-            .into_iter()
-            .filter(|x| x.door == "ask" && x.outside.is_empty())
-            .collect();
+    let asks = clean_asks(home);
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
         tick: number,
@@ -132,11 +127,10 @@ pub fn prepare(
     });
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission && directive.is_some() {
-        if let Some(source) =
-            tools::taint::origin::of_file(home, crate::home::layout::rel::DIRECTIVE, None, &vouched)
-        {
-            outside.push(source);
-        }
+        let directive = crate::home::layout::rel::DIRECTIVE;
+        outside.extend(tools::taint::origin::of_file(
+            home, directive, None, &vouched,
+        ));
     }
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
@@ -162,6 +156,16 @@ pub fn prepare(
         outside,
         deferred,
     })
+}
+
+/// The asks of the sessions, for the tick's context: those that carried
+/// outside words are not the operator's hot memory.
+fn clean_asks(home: &Home) -> Vec<crate::conversation::sessions::Exchange> {
+    use crate::conversation::sessions;
+    sessions::exchanges(&sessions::read(home))
+        .into_iter()
+        .filter(|x| x.door == "ask" && x.outside.is_empty())
+        .collect()
 }
 
 /// The inbox messages a tick takes, and what it leaves.
