@@ -1,7 +1,7 @@
 //! The one rule for giving a tick's inbox messages back to `inbox/`,
 //! presented again as new to the next tick. A message the agent read is
 //! archived as consumed; it goes back only when no answer to it can have
-//! been made, and never twice. The rule is asked at three moments, by three
+//! been made, and never twice. The rule is asked at four moments, by three
 //! layers, and decided here, over plain values:
 //!
 //! - as the tick settles its own exchange (`tick/settle.rs`): the model
@@ -13,20 +13,27 @@
 //!   messages, so a heal does not give them back a second time;
 //! - as the healer restores the state from before a failed streak
 //!   (`healer/`): the conversation that read them is taken back, so the
-//!   messages each failed tick still lists go back with it.
+//!   messages each failed tick still lists go back with it;
+//! - as the healer stops in panic (`healer/`): no heal will answer them,
+//!   so the messages the failed ticks read wait in the inbox for the
+//!   human who fixes the cause.
+//!
+//! Each answer says why, and the caller says it: in the log, the heal and
+//! panic flares.
 //!
 //! Moving the files is `mailbox::inbox::give_back`, also once.
 
 use super::class::{Class, FailureKind};
 use super::report::TickReport;
 
-/// When the rule is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Moment {
-    /// The tick settles its exchange; `nothing_kept`: no turn of the
-    /// model's was kept in the conversation.
+/// When the rule is asked, with what it decides on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Moment<'a> {
+    /// The tick settles its exchange.
     Settling {
-        /// No turn of the model's was kept.
+        /// The tick's report.
+        report: &'a TickReport,
+        /// No turn of the model's was kept in the conversation.
         nothing_kept: bool,
     },
     /// The supervisor records a tick that ended.
@@ -38,8 +45,19 @@ pub enum Moment {
         /// The model API went away during it.
         outage: bool,
     },
-    /// A heal takes the conversation back to before the streak.
-    Healed,
+    /// A heal takes the conversation back to before the streak; a failed
+    /// tick of it lists the message.
+    Healed {
+        /// The message is still where the tick archived it (not given
+        /// back already, not moved by hand).
+        archived: bool,
+    },
+    /// The healer stops in panic; a failed tick of the streak lists the
+    /// message.
+    Panicked {
+        /// The message is still where the tick archived it.
+        archived: bool,
+    },
 }
 
 /// Why the messages go back.
@@ -52,15 +70,30 @@ pub enum Why {
     Unfinished,
     /// The conversation that read them was healed away.
     Healed,
+    /// Healing stopped: they wait for the human who fixes the cause.
+    Panicked,
 }
 
-/// Whether the messages `report` consumed go back to `inbox/` at `moment`,
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Why::NeverAnswered => "the model never answered it",
+            Why::Unfinished => "its tick did not finish",
+            Why::Healed => "the conversation that read it was healed away",
+            Why::Panicked => "healing stopped before it was answered",
+        })
+    }
+}
+
+/// Whether the messages a tick consumed go back to `inbox/` at `moment`,
 /// and why; `None`: they stay consumed (the tick answered, or failed
-/// after acting on them).
-pub fn rule(moment: Moment, report: Option<&TickReport>) -> Option<Why> {
+/// after acting on them, or they are no longer where it archived them).
+pub fn rule(moment: Moment<'_>) -> Option<Why> {
     match moment {
-        Moment::Settling { nothing_kept } => {
-            let report = report?;
+        Moment::Settling {
+            report,
+            nothing_kept,
+        } => {
             let never_reached = report.outcome.failures.iter().all(|f| f.outage);
             (only_asked(report, nothing_kept) && (never_reached || too_long(report)))
                 .then_some(Why::NeverAnswered)
@@ -70,7 +103,8 @@ pub fn rule(moment: Moment, report: Option<&TickReport>) -> Option<Why> {
             interrupted,
             outage,
         } => (class == Class::Crash || interrupted || outage).then_some(Why::Unfinished),
-        Moment::Healed => Some(Why::Healed),
+        Moment::Healed { archived } => archived.then_some(Why::Healed),
+        Moment::Panicked { archived } => archived.then_some(Why::Panicked),
     }
 }
 

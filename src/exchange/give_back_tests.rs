@@ -30,17 +30,19 @@ fn report(failures: Vec<Failure>, touched: bool, sent: bool) -> TickReport {
     report
 }
 
-const KEPT: Moment = Moment::Settling {
-    nothing_kept: false,
-};
-const NOTHING_KEPT: Moment = Moment::Settling { nothing_kept: true };
-
-fn ended(class: Class, interrupted: bool, outage: bool) -> Moment {
-    Moment::Ended {
+fn ended(class: Class, interrupted: bool, outage: bool) -> Option<Why> {
+    rule(Moment::Ended {
         class,
         interrupted,
         outage,
-    }
+    })
+}
+
+fn settling(report: &TickReport, nothing_kept: bool) -> Option<Why> {
+    rule(Moment::Settling {
+        report,
+        nothing_kept,
+    })
 }
 
 #[test]
@@ -48,78 +50,86 @@ fn the_rule_at_every_moment() {
     let outage = || failure(FailureKind::Model, true);
     let refused = || failure(FailureKind::Model, false);
     let too_long = || failure(FailureKind::Context, false);
-    let rows: Vec<(&str, Moment, Option<TickReport>, Option<Why>)> = vec![
+    let never = Some(Why::NeverAnswered);
+    let rows: Vec<(&str, Option<Why>, Option<Why>)> = vec![
         (
             "settling: the model was never reached",
-            NOTHING_KEPT,
-            Some(report(vec![outage()], false, false)),
-            Some(Why::NeverAnswered),
+            settling(&report(vec![outage()], false, false), true),
+            never,
         ),
         (
             "settling: the conversation did not fit",
-            NOTHING_KEPT,
-            Some(report(vec![too_long()], false, false)),
-            Some(Why::NeverAnswered),
+            settling(&report(vec![too_long()], false, false), true),
+            never,
         ),
         (
             "settling: the model answered and refused — an answer",
-            NOTHING_KEPT,
-            Some(report(vec![refused()], false, false)),
+            settling(&report(vec![refused()], false, false), true),
             None,
         ),
         (
             "settling: a turn was kept",
-            KEPT,
-            Some(report(vec![outage()], false, false)),
+            settling(&report(vec![outage()], false, false), false),
             None,
         ),
         (
             "settling: it wrote a file before the outage",
-            NOTHING_KEPT,
-            Some(report(vec![outage()], true, false)),
+            settling(&report(vec![outage()], true, false), true),
             None,
         ),
         (
             "settling: it sent a reply before the outage",
-            NOTHING_KEPT,
-            Some(report(vec![outage()], false, true)),
+            settling(&report(vec![outage()], false, true), true),
             None,
         ),
         (
             "settling: nothing failed",
-            NOTHING_KEPT,
-            Some(report(vec![], false, false)),
+            settling(&report(vec![], false, false), true),
             None,
         ),
-        ("settling: no report", NOTHING_KEPT, None, None),
         (
             "ended: a crash",
             ended(Class::Crash, false, false),
-            None,
             Some(Why::Unfinished),
         ),
         (
             "ended: stopped by a signal",
             ended(Class::Ok, true, false),
-            None,
             Some(Why::Unfinished),
         ),
         (
             "ended: the model went away midway",
             ended(Class::ModelLimitation, false, true),
-            None,
             Some(Why::Unfinished),
         ),
         (
             "ended: a failure that answered",
             ended(Class::DispatchMiss, false, false),
             None,
+        ),
+        ("ended: ok", ended(Class::Ok, false, false), None),
+        (
+            "healed: still archived",
+            rule(Moment::Healed { archived: true }),
+            Some(Why::Healed),
+        ),
+        (
+            "healed: given back or moved already",
+            rule(Moment::Healed { archived: false }),
             None,
         ),
-        ("ended: ok", ended(Class::Ok, false, false), None, None),
-        ("healed", Moment::Healed, None, Some(Why::Healed)),
+        (
+            "panic: still archived",
+            rule(Moment::Panicked { archived: true }),
+            Some(Why::Panicked),
+        ),
+        (
+            "panic: gone from the archive",
+            rule(Moment::Panicked { archived: false }),
+            None,
+        ),
     ];
-    for (name, moment, report, expected) in rows {
-        assert_eq!(rule(moment, report.as_ref()), expected, "{name}");
+    for (name, decided, expected) in rows {
+        assert_eq!(decided, expected, "{name}");
     }
 }

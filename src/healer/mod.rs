@@ -234,12 +234,12 @@ pub fn plan(home: &Home, repo: &Repo, state: &HealerState) -> Result<HealPlan, H
     // What each failed tick still lists: a tick that did not finish gave
     // its messages back when it ended, and its line forgot them.
     let mut requeue = Vec::new();
-    if give_back::rule(Moment::Healed, None).is_some() {
-        for archived in state.streak.iter().flat_map(|failed| &failed.inbox) {
-            if home.root().join(archived).is_file() {
-                let name = archived.rsplit('/').next().unwrap_or(archived);
-                requeue.push((archived.clone(), format!("inbox/{name}")));
-            }
+    for archived in state.streak.iter().flat_map(|failed| &failed.inbox) {
+        let still = home.root().join(archived).is_file();
+        if let Some(why) = give_back::rule(Moment::Healed { archived: still }) {
+            tracing::info!("the heal gives {archived} back: {why}");
+            let name = archived.rsplit('/').next().unwrap_or(archived);
+            requeue.push((archived.clone(), format!("inbox/{name}")));
         }
     }
     Ok(HealPlan {
@@ -395,6 +395,14 @@ pub fn panic(
         .streak
         .iter_mut()
         .flat_map(|failed| std::mem::take(&mut failed.inbox))
+        .filter(|archived| {
+            let still = home.root().join(archived).is_file();
+            let why = give_back::rule(Moment::Panicked { archived: still });
+            if let Some(why) = why {
+                tracing::info!("{archived} goes back to the inbox: {why}");
+            }
+            why.is_some()
+        })
         .collect();
     let requeued = crate::mailbox::inbox::give_back(home, taken.iter().map(String::as_str))?;
     if state.panic.is_none() {

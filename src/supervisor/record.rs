@@ -125,15 +125,12 @@ pub(super) fn give_back_messages(
         interrupted: record.interrupted,
         outage: record.outage,
     };
-    if give_back::rule(ended, report).is_none() {
+    let Some(why) = give_back::rule(ended) else {
         return Ok(());
-    }
+    };
     let consumed = report.map(|r| r.consumed.as_slice()).unwrap_or_default();
     for back in inbox::give_back(home, consumed.iter().map(|(_, a)| a.as_str()))? {
-        tracing::warn!(
-            "tick {} did not finish: {back} is back in the inbox",
-            record.tick
-        );
+        tracing::warn!("tick {}: {back} is back in the inbox: {why}", record.tick);
     }
     record.inbox.clear();
     Ok(())

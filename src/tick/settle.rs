@@ -31,8 +31,12 @@ pub(super) fn settle(
 ) -> Result<(), ExchangeError> {
     let nothing_kept = conversation.messages.last() == left.asked.as_ref();
     let too_long = give_back::only_asked(report, nothing_kept) && give_back::too_long(report);
-    if give_back::rule(Moment::Settling { nothing_kept }, Some(report)).is_some() {
-        give_back(home, conversation, left.healer_note.as_ref(), report)?;
+    let settling = Moment::Settling {
+        report,
+        nothing_kept,
+    };
+    if let Some(why) = give_back::rule(settling) {
+        give_back(home, conversation, left.healer_note.as_ref(), report, why)?;
     }
     if too_long {
         flare_too_long(home, report, config, now)?;
@@ -132,12 +136,13 @@ fn give_back(
     conversation: &mut Conversation,
     healer_note: Option<&HealerNote>,
     report: &mut TickReport,
+    why: give_back::Why,
 ) -> Result<(), ExchangeError> {
     conversation.messages.pop();
     conversation.save(home)?;
     let consumed = std::mem::take(&mut report.consumed);
     for back in inbox::give_back(home, consumed.iter().map(|(_, a)| a.as_str()))? {
-        tracing::info!("the model was not reached: {back} waits for the next tick");
+        tracing::info!("{back} waits for the next tick: {why}");
     }
     if let Some(note) = healer_note {
         note.write(home)?;
