@@ -28,7 +28,7 @@ impl TestHooks {
     pub fn parse(delay: Option<&str>, fail: Option<&str>) -> TestHooks {
         TestHooks {
             delay: delay.and_then(parse_delay),
-            fail: fail.map(parse_fail),
+            fail: fail.and_then(parse_fail),
         }
     }
 
@@ -53,7 +53,7 @@ fn parse_delay(spec: &str) -> Option<(Duration, Option<u64>)> {
     Some((Duration::from_millis(ms.parse().ok()?), only))
 }
 
-fn parse_fail(spec: &str) -> (FailureKind, Vec<u64>) {
+fn parse_fail(spec: &str) -> Option<(FailureKind, Vec<u64>)> {
     let (class, ticks) = spec.split_once('@').unwrap_or((spec, ""));
     let ticks = ticks
         .split(',')
@@ -64,9 +64,10 @@ fn parse_fail(spec: &str) -> (FailureKind, Vec<u64>) {
         "coverage-gap" => FailureKind::UnknownTool,
         "dispatch-miss" => FailureKind::ToolFailed,
         "model-limitation" => FailureKind::Model,
-        _ => FailureKind::MalformedCall,
+        "contract-violation" => FailureKind::MalformedCall,
+        _ => return None,
     };
-    (kind, ticks)
+    Some((kind, ticks))
 }
 
 #[cfg(test)]
@@ -90,5 +91,9 @@ mod tests {
             Some(Duration::from_millis(20))
         );
         assert_eq!(TestHooks::parse(None, None), TestHooks::default());
+        // A class that is not one is no hook, not a contract violation.
+        let nonsense = TestHooks::parse(None, Some("nonsense@1"));
+        assert_eq!(nonsense.failure(1), None);
+        assert_eq!(nonsense, TestHooks::default());
     }
 }
