@@ -8,7 +8,7 @@ use crate::conversation::sessions;
 use crate::tools;
 
 /// Exchanges with no outside words in them.
-pub(super) fn clean(exchanges: Vec<sessions::Exchange>) -> Vec<sessions::Exchange> {
+pub(super) fn clean(exchanges: Vec<sessions::SessionExchange>) -> Vec<sessions::SessionExchange> {
     exchanges
         .into_iter()
         .filter(|x| x.outside.is_empty())

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::{warm, Question, ATTACHMENT_BYTES};
 use crate::config::Config;
 use crate::conversation::estimate_tokens;
-use crate::conversation::sessions::{self, Exchange};
+use crate::conversation::sessions::{self, SessionExchange};
 use crate::exchange::tier::{Tier, CONTINUATION_TURNS, HOT_TURNS, MISSION_TURNS};
 use crate::home::layout::rel;
 use crate::home::Home;
@@ -33,7 +33,7 @@ pub(super) fn user_turn(
     home: &Home,
     question: &Question,
     tier: Tier,
-    exchanges: &[Exchange],
+    exchanges: &[SessionExchange],
     recall: &[(String, String)],
 ) -> (String, BTreeMap<String, u64>) {
     let mut parts = BTreeMap::new();

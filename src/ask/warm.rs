@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::Question;
 use crate::config::{Config, ProviderKind};
-use crate::conversation::sessions::{self, Exchange};
+use crate::conversation::sessions::{self, SessionExchange};
 use crate::conversation::{Block, Message, Role};
 use crate::exchange::{cost_usd, ExchangeError};
 use crate::home::layout::rel;
@@ -71,7 +71,7 @@ pub(super) fn refresh(
 /// The digest without a model: the most frequent topic words of the
 /// operator's recent questions, and their corrections and preferences
 /// quoted, cut to [`MAX_CHARS`].
-pub fn extract(exchanges: &[Exchange]) -> String {
+pub fn extract(exchanges: &[SessionExchange]) -> String {
     let recent = &exchanges[exchanges.len().saturating_sub(SOURCE)..];
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut corrections = Vec::new();
@@ -125,7 +125,7 @@ pub fn extract(exchanges: &[Exchange]) -> String {
 pub fn summarise(
     config: &Config,
     api_key: Option<&str>,
-    exchanges: &[Exchange],
+    exchanges: &[SessionExchange],
 ) -> (Option<String>, model::Usage) {
     let recent = &exchanges[exchanges.len().saturating_sub(SOURCE)..];
     let Ok(mut provider) = model::provider_for(&config.model, api_key) else {
@@ -177,8 +177,8 @@ mod tests {
     use super::*;
     use chrono::DateTime;
 
-    fn asked(text: &str) -> Exchange {
-        Exchange {
+    fn asked(text: &str) -> SessionExchange {
+        SessionExchange {
             outside: Vec::new(),
             time: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
             door: "ask".into(),
@@ -201,7 +201,7 @@ mod tests {
         assert!(digest.contains("lighthouse (3)"), "{digest}");
         assert!(digest.contains("Corrections:\n- No, the lighthouse is on the north pier"));
         assert!(digest.contains("Preferences:\n- please always answer in metric units"));
-        let many: Vec<Exchange> = (0..50)
+        let many: Vec<SessionExchange> = (0..50)
             .map(|i| asked(&format!("never forget item {i} {}", "x".repeat(200))))
             .collect();
         assert!(extract(&many).chars().count() <= MAX_CHARS);

@@ -9,8 +9,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::log::{self, Line};
-use super::{decide, reads_in_context, required, waiting, Decision, Required};
+use super::log::{self, BrakeLine};
+use super::{decide, reads_in_context, required, waiting, Required, Ruling};
 use crate::atomic;
 use crate::config::BrakeMode;
 use crate::conversation::Message;
@@ -122,9 +122,9 @@ impl Gate {
         writes: bool,
         messages: &[Message],
         normalise: impl Fn(&str) -> Option<String>,
-    ) -> Decision {
+    ) -> Ruling {
         if !writes || self.mode == BrakeMode::Off {
-            return Decision::Pass;
+            return Ruling::Pass;
         }
         let reads = reads_in_context(messages, normalise);
         let decision = decide(
@@ -134,11 +134,11 @@ impl Gate {
             self.overridden,
         );
         let waited = match &decision {
-            Decision::Deny(w) | Decision::WouldDeny(w) | Decision::Override(w) => w.clone(),
+            Ruling::Deny(w) | Ruling::WouldDeny(w) | Ruling::Override(w) => w.clone(),
             _ => Vec::new(),
         };
         if let Some(word) = decision.word() {
-            let line = Line {
+            let line = BrakeLine {
                 v: log::VERSION,
                 time: self.now,
                 tick: Some(self.tick),

@@ -15,7 +15,7 @@ pub const VERSION: u32 = 1;
 
 /// One decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Line {
+pub struct BrakeLine {
     /// [`VERSION`].
     pub v: u32,
     /// When.
@@ -40,20 +40,20 @@ pub struct Line {
 }
 
 /// Appends `line`.
-pub fn append(home: &Home, line: &Line) -> Result<(), atomic::WriteError> {
+pub fn append(home: &Home, line: &BrakeLine) -> Result<(), atomic::WriteError> {
     let text = serde_json::to_string(line).expect("a brake line serialises");
     atomic::append_line(&home.path(rel::BRAKE_LOG), &text)
 }
 
 /// Every line that parses, and how many did not.
-pub fn read(home: &Home) -> (Vec<Line>, usize) {
+pub fn read(home: &Home) -> (Vec<BrakeLine>, usize) {
     let text = std::fs::read(home.path(rel::BRAKE_LOG))
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let mut lines = Vec::new();
     let mut skipped = 0;
     for raw in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<Line>(raw) {
+        match serde_json::from_str::<BrakeLine>(raw) {
             Ok(line) => lines.push(line),
             Err(_) => skipped += 1,
         }

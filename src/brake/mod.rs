@@ -59,7 +59,7 @@ pub struct Waiting {
 
 /// What the brake says of one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum Ruling {
     /// Run it; nothing to log (a tool that is never braked, or mode off).
     Pass,
     /// A writing call after the reads: run it, logged `allow`.
@@ -72,15 +72,15 @@ pub enum Decision {
     Override(Vec<Waiting>),
 }
 
-impl Decision {
+impl Ruling {
     /// The word `state/brake.jsonl` records, if this is logged.
     pub fn word(&self) -> Option<&'static str> {
         match self {
-            Decision::Pass => None,
-            Decision::Allow => Some("allow"),
-            Decision::Deny(_) => Some("deny"),
-            Decision::WouldDeny(_) => Some("would-deny"),
-            Decision::Override(_) => Some("override"),
+            Ruling::Pass => None,
+            Ruling::Allow => Some("allow"),
+            Ruling::Deny(_) => Some("deny"),
+            Ruling::WouldDeny(_) => Some("would-deny"),
+            Ruling::Override(_) => Some("override"),
         }
     }
 }
@@ -154,19 +154,19 @@ pub fn waiting(required: &[Required], reads: &BTreeMap<String, BTreeSet<u64>>) -
 }
 
 /// The brake's decision on a call of a tool that writes (`writes`) or not.
-pub fn decide(mode: BrakeMode, writes: bool, waiting: Vec<Waiting>, overridden: bool) -> Decision {
+pub fn decide(mode: BrakeMode, writes: bool, waiting: Vec<Waiting>, overridden: bool) -> Ruling {
     if !writes || mode == BrakeMode::Off {
-        return Decision::Pass;
+        return Ruling::Pass;
     }
     if waiting.is_empty() {
-        return Decision::Allow;
+        return Ruling::Allow;
     }
     if overridden {
-        return Decision::Override(waiting);
+        return Ruling::Override(waiting);
     }
     match mode {
-        BrakeMode::Enforce => Decision::Deny(waiting),
-        _ => Decision::WouldDeny(waiting),
+        BrakeMode::Enforce => Ruling::Deny(waiting),
+        _ => Ruling::WouldDeny(waiting),
     }
 }
 
@@ -247,16 +247,16 @@ mod tests {
         let before = waiting(std::slice::from_ref(&rules), &reads_in_context(&[], same));
         assert_eq!(
             decide(BrakeMode::Enforce, true, before.clone(), false),
-            Decision::Deny(before.clone())
+            Ruling::Deny(before.clone())
         );
         assert!(refusal(&before).contains("\"memory/rules.md\""));
         assert_eq!(
             decide(BrakeMode::Enforce, false, before.clone(), false),
-            Decision::Pass
+            Ruling::Pass
         );
         assert_eq!(
             decide(BrakeMode::Warn, true, before.clone(), false),
-            Decision::WouldDeny(before.clone())
+            Ruling::WouldDeny(before.clone())
         );
 
         let convo = read_turns("./memory/rules.md", "be kind");
@@ -266,7 +266,7 @@ mod tests {
         );
         assert_eq!(
             decide(BrakeMode::Enforce, true, after, false),
-            Decision::Allow
+            Ruling::Allow
         );
 
         // The file changed since: read again.
@@ -289,7 +289,7 @@ mod tests {
         assert!(refusal(&w).contains("missing: \"memory/gone.md\""));
         assert!(matches!(
             decide(BrakeMode::Enforce, true, w.clone(), true),
-            Decision::Override(_)
+            Ruling::Override(_)
         ));
     }
 

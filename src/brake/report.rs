@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::log::Line;
+use super::log::BrakeLine;
 use super::{ALWAYS_ALLOWED, WRITING};
 
 /// Counts of one file or day.
@@ -44,7 +44,7 @@ pub struct Report {
 }
 
 /// Builds the report from the log's lines at or after `since`.
-pub fn report(lines: &[Line], since: Option<DateTime<Utc>>) -> Report {
+pub fn report(lines: &[BrakeLine], since: Option<DateTime<Utc>>) -> Report {
     let mut r = Report {
         since,
         ..Report::default()
@@ -116,8 +116,8 @@ mod tests {
     use super::super::Waiting;
     use super::*;
 
-    fn line(tick: u64, tool: &str, decision: &str) -> Line {
-        Line {
+    fn line(tick: u64, tool: &str, decision: &str) -> BrakeLine {
+        BrakeLine {
             v: 1,
             time: DateTime::from_timestamp(1_800_000_000 + tick as i64 * 900, 0).unwrap(),
             tick: Some(tick),

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::gate::Override;
-use super::log::{self, Line};
+use super::log::{self, BrakeLine};
 use super::{reads_in_context, required, waiting};
 use crate::config::{BrakeMode, Config};
 use crate::conversation::store::{Conversation, ConversationError};
@@ -112,7 +112,7 @@ pub fn grant_override(
     .save(home)?;
     log::append(
         home,
-        &Line {
+        &BrakeLine {
             v: log::VERSION,
             time: now,
             tick: None,

@@ -141,15 +141,15 @@ fn print_tools(
 fn print_outside(outside: &[taint::Finding]) -> Result<(), CommandError> {
     for f in outside {
         let label = match f.kind {
-            taint::audit::Kind::Ancestry => "OUTSIDE:       ",
-            taint::audit::Kind::Accepted => "accepted:      ",
-            taint::audit::Kind::Phrase => "READS PLANTED: ",
+            taint::audit::FindingKind::Ancestry => "OUTSIDE:       ",
+            taint::audit::FindingKind::Accepted => "accepted:      ",
+            taint::audit::FindingKind::Phrase => "READS PLANTED: ",
         };
         outln!("{label} {}  ({})", f.why, f.text.trim());
     }
     if outside
         .iter()
-        .any(|f| f.kind == taint::audit::Kind::Ancestry)
+        .any(|f| f.kind == taint::audit::FindingKind::Ancestry)
     {
         outln!(
             "                outside lines: accept them through a proposal, rewrite them \

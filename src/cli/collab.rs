@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth::collab::{self, operator, store, Change, Collaboration, Status};
+use hearth::collab::{self, operator, store, Change, Collaboration, Stage};
 use hearth::config::collab as collab_config;
 use hearth::config::Config;
 use hearth::home::Home;
@@ -174,7 +174,7 @@ fn not_found(slug: &str) -> CommandError {
 fn list(home: &Home, status: Option<&str>, json: bool) -> Result<Exit, CommandError> {
     let status = match status {
         None => None,
-        Some(word) => Some(Status::parse(word).ok_or_else(|| {
+        Some(word) => Some(Stage::parse(word).ok_or_else(|| {
             CommandError::usage(
                 &format!("{word:?} is not a status"),
                 "use active, paused, complete or abandoned",

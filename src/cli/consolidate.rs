@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use hearth::config::Config;
-use hearth::consolidate::Record;
+use hearth::consolidate::ConsolidationRecord;
 use hearth::home::lock::CommitLock;
 use hearth::repo::{Identity, Repo};
 
@@ -15,7 +15,7 @@ pub struct Args {}
 
 pub fn run(env: &Env, flag: Option<&Path>, _args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
-    let mut record = Record::load(&home);
+    let mut record = ConsolidationRecord::load(&home);
     if let (Some(last), Some(outcome)) = (record.last, &record.outcome) {
         outln!(
             "last consolidation: {} — {outcome}",

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use hearth::config::Config;
-use hearth::recall::answer::{self, Question, Rerank};
+use hearth::recall::answer::{self, RecallQuestion, Rerank};
 use hearth::recall::rerank;
 
 use super::{CommandError, Env, Exit};
@@ -36,7 +36,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let query = args.query.join(" ");
     let k = args.k.map_or(config.recall.results, |k| k as usize).max(1);
     let key = env.api_key(&rerank::rerank_config(&config));
-    let question = Question {
+    let question = RecallQuestion {
         query: &query,
         k,
         candidates: args.candidates.unwrap_or(config.recall.candidates),

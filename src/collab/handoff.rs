@@ -11,13 +11,13 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{record, valid_slug, Collaboration, Round, Status};
+use super::{record, valid_slug, Collaboration, Round, Stage};
 use crate::config::collab::{CollaborationsConfig, Peers};
 
 /// What the agent asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Request {
+pub struct HandoffAsk {
     /// The peer to hand to.
     pub to: String,
     /// The message.
@@ -63,7 +63,7 @@ pub struct Handoff {
 
 /// Why a handoff was refused: said to the model as the tool's error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub enum HandoffRefusal {
     /// No such peer.
     #[error("{0:?} is not a peer of this agent; its peers are: {1}")]
     UnknownPeer(String, String),
@@ -128,11 +128,11 @@ pub fn plan(
     me: &str,
     peers: &Peers,
     settings: &CollaborationsConfig,
-    request: &Request,
+    request: &HandoffAsk,
     existing: Option<Collaboration>,
     exists: impl Fn(&str) -> bool,
     now: DateTime<Utc>,
-) -> Result<Plan, Refusal> {
+) -> Result<Plan, HandoffRefusal> {
     if !peers.contains_key(&request.to) {
         let names: Vec<&str> = peers.keys().map(String::as_str).collect();
         let names = if names.is_empty() {
@@ -140,17 +140,17 @@ pub fn plan(
         } else {
             names.join(", ")
         };
-        return Err(Refusal::UnknownPeer(request.to.clone(), names));
+        return Err(HandoffRefusal::UnknownPeer(request.to.clone(), names));
     }
     let message = request.message.trim();
     if message.is_empty() {
-        return Err(Refusal::Empty);
+        return Err(HandoffRefusal::Empty);
     }
     let mut record = match (&request.collaboration, &request.name) {
         (Some(slug), None) => {
-            let c = existing.ok_or_else(|| Refusal::NoSuchCollaboration(slug.clone()))?;
-            if c.status != Status::Active {
-                return Err(Refusal::NotActive {
+            let c = existing.ok_or_else(|| HandoffRefusal::NoSuchCollaboration(slug.clone()))?;
+            if c.status != Stage::Active {
+                return Err(HandoffRefusal::NotActive {
                     slug: c.slug,
                     status: c.status.as_str(),
                 });
@@ -160,7 +160,7 @@ pub fn plan(
         (None, Some(name)) => {
             let slug = super::slug_for(name);
             if !valid_slug(&slug) || exists(&slug) {
-                return Err(Refusal::Exists(slug));
+                return Err(HandoffRefusal::Exists(slug));
             }
             let workdir = match &request.workdir {
                 None => None,
@@ -177,7 +177,7 @@ pub fn plan(
                         } else {
                             allowed.join(", ")
                         };
-                        return Err(Refusal::Workdir(dir.clone(), allowed));
+                        return Err(HandoffRefusal::Workdir(dir.clone(), allowed));
                     }
                     Some(dir.clone())
                 }
@@ -191,12 +191,12 @@ pub fn plan(
                 me,
                 now,
             )
-            .map_err(|e| Refusal::Bad(e.to_string()))?
+            .map_err(|e| HandoffRefusal::Bad(e.to_string()))?
         }
-        _ => return Err(Refusal::Which),
+        _ => return Err(HandoffRefusal::Which),
     };
     if record.rounds.len() as u32 >= settings.max_rounds {
-        return Err(Refusal::MaxRounds {
+        return Err(HandoffRefusal::MaxRounds {
             slug: record.slug,
             max: settings.max_rounds,
         });
@@ -204,7 +204,7 @@ pub fn plan(
     let summary = first_line(message);
     let digest = digest(message);
     if let Some(echoed) = repeats(&record, me, &digest) {
-        return Err(Refusal::Repeat {
+        return Err(HandoffRefusal::Repeat {
             slug: record.slug,
             round: echoed,
         });

@@ -19,14 +19,14 @@ fn settings(max_rounds: u32) -> CollaborationsConfig {
     }
 }
 
-fn found(message: &str) -> Request {
-    Request {
+fn found(message: &str) -> HandoffAsk {
+    HandoffAsk {
         to: "bob".into(),
         message: message.into(),
         name: Some("Design X".into()),
         workdir: Some("/srv/w1".into()),
         founded_by: Some("memory/design-x.md".into()),
-        ..Request::default()
+        ..HandoffAsk::default()
     }
 }
 
@@ -46,11 +46,11 @@ fn founding_then_continuing_makes_numbered_rounds() {
     assert_eq!(first.record.participants, ["alice", "bob"]);
     assert_eq!(first.handoff.round, 1);
     assert_eq!(first.record.rounds[0].summary, "Draft one");
-    let next = Request {
+    let next = HandoffAsk {
         to: "bob".into(),
         message: "Draft two".into(),
         collaboration: Some("design-x".into()),
-        ..Request::default()
+        ..HandoffAsk::default()
     };
     let second = plan(
         "alice",
@@ -89,19 +89,20 @@ fn a_memory_closes_a_collaboration_by_its_front_matter() {
 #[test]
 fn what_is_refused_says_why() {
     let p = peers();
-    let refuse = |request: &Request, existing: Option<Collaboration>, s: &CollaborationsConfig| {
-        plan(
-            "alice",
-            &p,
-            s,
-            request,
-            existing,
-            |slug| slug == "taken",
-            at(0),
-        )
-        .unwrap_err()
-        .to_string()
-    };
+    let refuse =
+        |request: &HandoffAsk, existing: Option<Collaboration>, s: &CollaborationsConfig| {
+            plan(
+                "alice",
+                &p,
+                s,
+                request,
+                existing,
+                |slug| slug == "taken",
+                at(0),
+            )
+            .unwrap_err()
+            .to_string()
+        };
     let mut r = found("x");
     r.to = "carol".into();
     assert!(refuse(&r, None, &settings(12)).contains("its peers are: bob"));
@@ -114,11 +115,11 @@ fn what_is_refused_says_why() {
     let mut r = found("x");
     r.collaboration = Some("design-x".into());
     assert!(refuse(&r, None, &settings(12)).contains("either `collaboration`"));
-    let cont = |msg: &str| Request {
+    let cont = |msg: &str| HandoffAsk {
         to: "bob".into(),
         message: msg.into(),
         collaboration: Some("design-x".into()),
-        ..Request::default()
+        ..HandoffAsk::default()
     };
     assert!(refuse(&cont("x"), None, &settings(12)).contains("no collaboration \"design-x\""));
     let one = plan(
@@ -137,7 +138,7 @@ fn what_is_refused_says_why() {
             .contains("same message as round 1 of design-x")
     );
     let mut paused = one.record.clone();
-    paused.status = Status::Paused;
+    paused.status = Stage::Paused;
     assert!(refuse(&cont("y"), Some(paused), &settings(12)).contains("is paused"));
 }
 
@@ -147,11 +148,11 @@ fn handing_the_same_text_back_and_forth_is_refused_but_progress_is_not() {
     let alices: Peers = [("alice".to_string(), PathBuf::from("/h/alice"))].into();
     let s = settings(12);
     let hand = |me: &str, peers: &Peers, to: &str, msg: &str, c: &Collaboration| {
-        let request = Request {
+        let request = HandoffAsk {
             to: to.into(),
             message: msg.into(),
             collaboration: Some(c.slug.clone()),
-            ..Request::default()
+            ..HandoffAsk::default()
         };
         plan(me, peers, &s, &request, Some(c.clone()), |_| true, at(1))
     };
@@ -169,7 +170,7 @@ fn handing_the_same_text_back_and_forth_is_refused_but_progress_is_not() {
     let echo = hand("bob", &alices, "alice", "version 1.", &one.record).unwrap_err();
     assert_eq!(
         echo,
-        Refusal::Repeat {
+        HandoffRefusal::Repeat {
             slug: "design-x".into(),
             round: 1
         }
@@ -179,7 +180,7 @@ fn handing_the_same_text_back_and_forth_is_refused_but_progress_is_not() {
     let again = hand("alice", &p, "bob", "Version 1.", &two.record).unwrap_err();
     assert_eq!(
         again,
-        Refusal::Repeat {
+        HandoffRefusal::Repeat {
             slug: "design-x".into(),
             round: 1
         }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::handoff::Handoff;
-use super::{Collaboration, Status};
+use super::{Collaboration, Stage};
 
 /// One handoff taken in: a line of `state/handoffs.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,7 +72,7 @@ pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
     let what = h.notice.as_deref().unwrap_or("");
     let mut record = mine.unwrap_or_else(|| h.collaboration.clone());
     match what {
-        "complete" if record.status != Status::Abandoned => record.status = Status::Complete,
+        "complete" if record.status != Stage::Abandoned => record.status = Stage::Complete,
         // An operator's status change travels: the latest one stands.
         "pause" | "abandon" | "reopen" => record.status = h.collaboration.status,
         "rename" => record.name.clone_from(&h.collaboration.name),
@@ -112,7 +112,7 @@ pub fn take(
     }
     if let Some(mine) = mine {
         record.learn(&mine.rounds);
-        if mine.status != Status::Active {
+        if mine.status != Stage::Active {
             record.status = mine.status;
         }
         for event in mine.events {
@@ -129,7 +129,7 @@ pub fn take(
         record.rounds.sort_by_key(|r| r.n);
     }
     let mut header = h.header(max_rounds);
-    if record.status != Status::Active {
+    if record.status != Stage::Active {
         header.push_str(&format!(
             "\nNote: your operator has marked this collaboration {}; do not hand off in it \
              until it is reopened.",
@@ -147,7 +147,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::collab::handoff::{plan, Request};
+    use crate::collab::handoff::{plan, HandoffAsk};
     use crate::collab::Change;
     use crate::config::collab::CollaborationsConfig;
 
@@ -159,11 +159,11 @@ mod tests {
     fn the_senders_round_joins_what_the_receiver_knew_and_its_operators_pause_stands() {
         let peers = [("bob".to_string(), PathBuf::from("/h/bob"))].into();
         let settings = CollaborationsConfig::default();
-        let request = Request {
+        let request = HandoffAsk {
             to: "bob".into(),
             message: "Draft one".into(),
             name: Some("Design X".into()),
-            ..Request::default()
+            ..HandoffAsk::default()
         };
         let sent = plan("alice", &peers, &settings, &request, None, |_| false, at(0)).unwrap();
         let first = take(&sent.handoff, None, 12, Some("c0ffee".into()));
@@ -191,7 +191,7 @@ mod tests {
             (Some("c0ffee"), Some("beef")),
             "what the receiver knew of the round is kept"
         );
-        assert_eq!(again.record.status, Status::Paused);
+        assert_eq!(again.record.status, Stage::Paused);
         assert_eq!(again.record.events.len(), 2, "{:?}", again.record.events);
         assert!(again
             .inbox_text

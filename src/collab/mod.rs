@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 /// Where a collaboration stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum Stage {
     /// Rounds go on.
     Active,
     /// Held by the operator: no handoff in it until it is reopened.
@@ -35,24 +35,24 @@ pub enum Status {
     Abandoned,
 }
 
-impl Status {
+impl Stage {
     /// The word the record and the CLI use.
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Active => "active",
-            Status::Paused => "paused",
-            Status::Complete => "complete",
-            Status::Abandoned => "abandoned",
+            Stage::Active => "active",
+            Stage::Paused => "paused",
+            Stage::Complete => "complete",
+            Stage::Abandoned => "abandoned",
         }
     }
 
     /// Parses a status word.
-    pub fn parse(word: &str) -> Option<Status> {
+    pub fn parse(word: &str) -> Option<Stage> {
         [
-            Status::Active,
-            Status::Paused,
-            Status::Complete,
-            Status::Abandoned,
+            Stage::Active,
+            Stage::Paused,
+            Stage::Complete,
+            Stage::Abandoned,
         ]
         .into_iter()
         .find(|s| s.as_str() == word)
@@ -86,7 +86,7 @@ pub struct Round {
 
 /// One status change, for the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Event {
+pub struct Transition {
     /// When.
     pub at: DateTime<Utc>,
     /// Who: `operator`, an agent's name, or `hearth`.
@@ -106,7 +106,7 @@ pub struct Collaboration {
     /// What people call it.
     pub name: String,
     /// Where it stands.
-    pub status: Status,
+    pub status: Stage,
     /// Where its tools run, from `[collaborations] workdirs`; none: the
     /// home.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,7 +121,7 @@ pub struct Collaboration {
     pub rounds: Vec<Round>,
     /// Its status changes, in order.
     #[serde(default)]
-    pub events: Vec<Event>,
+    pub events: Vec<Transition>,
 }
 
 /// Why a change to a collaboration was refused.
@@ -204,22 +204,22 @@ impl Change {
         }
     }
 
-    fn target(self) -> Status {
+    fn target(self) -> Stage {
         match self {
-            Change::Pause => Status::Paused,
-            Change::Complete => Status::Complete,
-            Change::Abandon => Status::Abandoned,
-            Change::Reopen => Status::Active,
+            Change::Pause => Stage::Paused,
+            Change::Complete => Stage::Complete,
+            Change::Abandon => Stage::Abandoned,
+            Change::Reopen => Stage::Active,
         }
     }
 
-    fn applies_to(self, status: Status) -> bool {
+    fn applies_to(self, status: Stage) -> bool {
         match self {
-            Change::Pause => status == Status::Active,
+            Change::Pause => status == Stage::Active,
             Change::Complete | Change::Abandon => {
-                matches!(status, Status::Active | Status::Paused)
+                matches!(status, Stage::Active | Stage::Paused)
             }
-            Change::Reopen => status != Status::Active,
+            Change::Reopen => status != Stage::Active,
         }
     }
 }
@@ -245,12 +245,12 @@ impl Collaboration {
         Ok(Collaboration {
             slug: slug.to_string(),
             name: name.to_string(),
-            status: Status::Active,
+            status: Stage::Active,
             workdir,
             participants,
             founded_by,
             rounds: Vec::new(),
-            events: vec![Event {
+            events: vec![Transition {
                 at: now,
                 by: by.to_string(),
                 what: "new".into(),
@@ -298,7 +298,7 @@ impl Collaboration {
             });
         }
         self.status = change.target();
-        self.events.push(Event {
+        self.events.push(Transition {
             at: now,
             by: by.to_string(),
             what: change.as_str().into(),
@@ -315,7 +315,7 @@ impl Collaboration {
         }
         let note = format!("{} → {name}", self.name);
         self.name = name.to_string();
-        self.events.push(Event {
+        self.events.push(Transition {
             at: now,
             by: by.to_string(),
             what: "rename".into(),
@@ -371,7 +371,7 @@ mod tests {
         let mut c = design();
         c.change(Change::Pause, "operator", "on hold", at(1))
             .unwrap();
-        assert_eq!(c.status, Status::Paused);
+        assert_eq!(c.status, Stage::Paused);
         let err = c.change(Change::Pause, "operator", "", at(2)).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{record, valid_slug, Collaboration, Status};
+use super::{record, valid_slug, Collaboration, Stage};
 use crate::atomic;
 use crate::home::layout::rel;
 use crate::home::Home;
@@ -105,7 +105,7 @@ pub fn list(home: &Home) -> (Vec<Collaboration>, Vec<RecordError>) {
 }
 
 /// Only those with `status`, or all.
-pub fn with_status(all: Vec<Collaboration>, status: Option<Status>) -> Vec<Collaboration> {
+pub fn with_status(all: Vec<Collaboration>, status: Option<Stage>) -> Vec<Collaboration> {
     all.into_iter()
         .filter(|c| status.is_none_or(|s| c.status == s))
         .collect()

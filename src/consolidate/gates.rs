@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What a consolidation exchange left, and what is known of the files.
 #[derive(Debug, Clone)]
-pub struct Outcome<'a> {
+pub struct Case<'a> {
     /// Every identity-class file as `main` holds it (path → text).
     pub before: &'a BTreeMap<String, String>,
     /// The files the exchange changed (`None`: removed).
@@ -25,7 +25,7 @@ pub struct Outcome<'a> {
 
 /// The gates' decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Judgement {
     /// The exchange changed nothing: recorded, not offered.
     NothingToChange,
     /// Not offered, for these reasons.
@@ -65,14 +65,14 @@ fn dropped<'a>(before: &'a str, after: &str) -> Vec<&'a str> {
 }
 
 /// Decides whether the exchange's changes are offered.
-pub fn judge(o: &Outcome<'_>) -> Verdict {
+pub fn judge(o: &Case<'_>) -> Judgement {
     let changed: Vec<(&String, &Option<String>)> = o
         .after
         .iter()
         .filter(|(path, text)| o.before.get(*path).map(String::as_str) != text.as_deref())
         .collect();
     if changed.is_empty() {
-        return Verdict::NothingToChange;
+        return Judgement::NothingToChange;
     }
     let mut reasons = Vec::new();
     let mut removed_lines: Vec<(&str, &str)> = Vec::new();
@@ -114,7 +114,7 @@ pub fn judge(o: &Outcome<'_>) -> Verdict {
         ));
     }
     if !reasons.is_empty() {
-        return Verdict::Refused(reasons);
+        return Judgement::Refused(reasons);
     }
     // Everything after: the changed files as changed, the rest as before.
     let mut everywhere: BTreeSet<&str> = BTreeSet::new();
@@ -127,7 +127,7 @@ pub fn judge(o: &Outcome<'_>) -> Verdict {
         everywhere.extend(lines(text));
     }
     let additions_only = removed_lines.iter().all(|(_, l)| everywhere.contains(l));
-    Verdict::Offer {
+    Judgement::Offer {
         removed,
         total,
         additions_only,
@@ -150,7 +150,7 @@ mod tests {
         after: &[(&str, Option<&str>)],
         operator: &[(&str, &[&str])],
         notes: &[(&str, &str)],
-    ) -> Verdict {
+    ) -> Judgement {
         judge_max(before, after, operator, notes, 80)
     }
 
@@ -160,7 +160,7 @@ mod tests {
         operator: &[(&str, &[&str])],
         notes: &[(&str, &str)],
         max_removed_pct: u32,
-    ) -> Verdict {
+    ) -> Judgement {
         let after: BTreeMap<String, Option<String>> = after
             .iter()
             .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
@@ -173,7 +173,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
             .collect();
-        judge(&Outcome {
+        judge(&Case {
             before,
             after: &after,
             operator_lines: &operator_lines,
@@ -189,17 +189,20 @@ mod tests {
     #[test]
     fn no_change_is_nothing_to_change() {
         let before = map(&[("memory/identity.md", ID)]);
-        assert_eq!(judge_with(&before, &[], &[], &[]), Verdict::NothingToChange);
+        assert_eq!(
+            judge_with(&before, &[], &[], &[]),
+            Judgement::NothingToChange
+        );
         assert_eq!(
             judge_with(&before, &[("memory/identity.md", Some(ID))], &[], &[]),
-            Verdict::NothingToChange
+            Judgement::NothingToChange
         );
     }
 
     #[test]
     fn deleting_or_changing_an_operators_line_is_refused() {
         let before = map(&[("memory/identity.md", ID)]);
-        let Verdict::Refused(why) = judge_with(
+        let Judgement::Refused(why) = judge_with(
             &before,
             &[(
                 "memory/identity.md",
@@ -238,7 +241,7 @@ mod tests {
         assert!(
             matches!(
                 offered,
-                Verdict::Offer {
+                Judgement::Offer {
                     removed: 3,
                     total: 4,
                     additions_only: false
@@ -246,7 +249,8 @@ mod tests {
             ),
             "{offered:?}"
         );
-        let Verdict::Refused(why) = judge_with(&before, &merged, &[], &[("memory/core/a.md", "x")])
+        let Judgement::Refused(why) =
+            judge_with(&before, &merged, &[], &[("memory/core/a.md", "x")])
         else {
             panic!("refused");
         };
@@ -275,7 +279,7 @@ mod tests {
         assert!(
             matches!(
                 moved,
-                Verdict::Offer {
+                Judgement::Offer {
                     additions_only: true,
                     ..
                 }
@@ -290,7 +294,7 @@ mod tests {
             50,
         );
         assert!(
-            matches!(gutted, Verdict::Refused(ref why) if why[0].contains("max_removed_pct")),
+            matches!(gutted, Judgement::Refused(ref why) if why[0].contains("max_removed_pct")),
             "{gutted:?}"
         );
     }

@@ -31,13 +31,13 @@ use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::{self, Letter};
 use crate::model::{self, TurnFacts};
-use crate::proposals::{self, Draft, Status};
+use crate::proposals::{self, Draft, State};
 use crate::repo::{Identity, Repo};
 use crate::tools::taint;
 
 /// What the consolidations so far have left: `state/consolidation.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Record {
+pub struct ConsolidationRecord {
     /// The operator asked for one (`hearth consolidate`).
     #[serde(default)]
     pub requested: bool,
@@ -49,20 +49,20 @@ pub struct Record {
     pub outcome: Option<String>,
 }
 
-impl JsonFile for Record {
+impl JsonFile for ConsolidationRecord {
     const VERSION: u32 = 1;
 }
 
-impl Record {
+impl ConsolidationRecord {
     /// The record (empty when there is none). One that cannot be read is
     /// named in the log and read as empty: a consolidation is then due
     /// only by size or age, and the next one writes it anew.
-    pub fn load(home: &Home) -> Record {
+    pub fn load(home: &Home) -> ConsolidationRecord {
         match json_file::load(&home.path(rel::CONSOLIDATION)) {
             Ok(record) => record.unwrap_or_default(),
             Err(e) => {
                 tracing::warn!("{e}; read as empty, and written anew");
-                Record::default()
+                ConsolidationRecord::default()
             }
         }
     }
@@ -77,7 +77,7 @@ impl Record {
 /// at or over the warning line (at most once a day), or `every_days` since
 /// the last. Never while a consolidation proposal waits for the operator.
 pub fn due(
-    record: &Record,
+    record: &ConsolidationRecord,
     identity_chars: usize,
     warn_chars: usize,
     every_days: u64,
@@ -116,7 +116,7 @@ pub fn due_now(home: &Home, config: &Config, now: DateTime<Utc>) -> Option<Strin
         .iter()
         .any(|p| p.kind == "consolidation" && p.status.waiting());
     due(
-        &Record::load(home),
+        &ConsolidationRecord::load(home),
         boot.layer.identity_chars,
         warn,
         config.consolidation.every_days,
@@ -212,7 +212,7 @@ pub fn run(
     };
     tracing::info!("consolidation: {outcome}");
     report.consolidation = Some(outcome.clone());
-    Record {
+    ConsolidationRecord {
         requested: false,
         last: Some(now),
         outcome: Some(outcome),
@@ -253,7 +253,7 @@ fn diff_since_last(home: &Home, repo: Option<&Repo>) -> String {
     let last = proposals::list(home)
         .unwrap_or_default()
         .into_iter()
-        .rfind(|p| p.kind == "consolidation" && p.status == Status::Accepted);
+        .rfind(|p| p.kind == "consolidation" && p.status == State::Accepted);
     match (repo, &last) {
         (Some(repo), Some(p)) => repo.diff_since(&p.commit, rel::MEMORY, 20_000),
         _ => String::new(),
@@ -316,7 +316,7 @@ fn settle(
         .collect();
     let identity_after = identity_chars_after(home, config, before, &after);
     let warn_chars = (crate::boot::WARN_AT * config.boot.identity_budget_chars as f64) as usize;
-    let verdict = gates::judge(&gates::Outcome {
+    let verdict = gates::judge(&gates::Case {
         before,
         after: &after,
         operator_lines,
@@ -326,8 +326,8 @@ fn settle(
         warn_chars,
     });
     match verdict {
-        gates::Verdict::NothingToChange => Ok("nothing to change".into()),
-        gates::Verdict::Refused(reasons) => {
+        gates::Judgement::NothingToChange => Ok("nothing to change".into()),
+        gates::Judgement::Refused(reasons) => {
             let body = format!(
                 "Tick {number} ran a consolidation of the identity memory; it was not offered:\n\n{}\n\n\
                  Nothing on main changed. The next one runs when it is due again (or `hearth consolidate`).\n",
@@ -342,7 +342,7 @@ fn settle(
             outbox::post(home, &flare, now)?;
             Ok(format!("refused: {}", reasons.join("; ")))
         }
-        gates::Verdict::Offer {
+        gates::Judgement::Offer {
             removed,
             total,
             additions_only,

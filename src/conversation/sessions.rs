@@ -72,7 +72,7 @@ fn is_zero(n: &f64) -> bool {
 
 /// One exchange: what was asked, and what was said back, by either door.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Exchange {
+pub struct SessionExchange {
     /// When it was asked.
     pub time: DateTime<Utc>,
     /// `ask` or `tick N`.
@@ -144,7 +144,7 @@ pub fn asked_spend(lines: &[Line], now: DateTime<Utc>) -> f64 {
 
 /// The exchanges, oldest first: each question with its answer (if one was
 /// stored), and each tick.
-pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
+pub fn exchanges(lines: &[Line]) -> Vec<SessionExchange> {
     let answers: BTreeMap<&str, &Line> = lines
         .iter()
         .filter(|l| l.kind == "answer")
@@ -157,7 +157,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
                 let answer = answers.get(l.id.as_str());
                 let mut outside = l.outside.clone();
                 outside.extend(answer.iter().flat_map(|a| a.outside.iter().cloned()));
-                Some(Exchange {
+                Some(SessionExchange {
                     time: l.time,
                     door: "ask".into(),
                     asked: l.asked.clone(),
@@ -167,7 +167,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
                     outside,
                 })
             }
-            "tick" => Some(Exchange {
+            "tick" => Some(SessionExchange {
                 time: l.time,
                 door: l.id.replace('-', " "),
                 asked: l.asked.clone(),
@@ -185,7 +185,7 @@ pub fn exchanges(lines: &[Line]) -> Vec<Exchange> {
 const QUOTE_CHARS: usize = 1200;
 
 /// `exchanges` as the model reads them, oldest first.
-pub fn render(exchanges: &[Exchange]) -> String {
+pub fn render(exchanges: &[SessionExchange]) -> String {
     let quote = |s: &str| {
         let mut q: String = s.trim().chars().take(QUOTE_CHARS).collect();
         if s.trim().chars().count() > QUOTE_CHARS {

@@ -13,10 +13,10 @@ use chrono::{DateTime, Utc};
 use super::class::{Failure, FailureKind, Recovery};
 use super::door::{Door, Record};
 use super::outcome::Outcome;
-use super::step::{self, Asked, Call, Limits, Step, Then, Turn};
+use super::step::{self, AskedCall, Call, Limits, Step, Then, Turn};
 use super::ExchangeError;
 use crate::brake::gate::Gate;
-use crate::brake::{self, Decision};
+use crate::brake::{self, Ruling};
 use crate::config::Config;
 use crate::conversation::archive as history;
 use crate::conversation::store::Conversation;
@@ -260,7 +260,7 @@ impl Exchanging {
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
             .collect();
         let said_something = !calls.is_empty() || convo::texts(&reply.content).next().is_some();
-        let asked = calls.iter().map(|(_, name, _)| Asked {
+        let asked = calls.iter().map(|(_, name, _)| AskedCall {
             name: name.clone(),
             writes: tools::writes(&tool_ctx.operator, name),
         });
@@ -483,7 +483,7 @@ impl Answering<'_, '_> {
             .gate
             .check(home, &logged, &target, true, &shown, normalise)
         {
-            Decision::Deny(waiting) => {
+            Ruling::Deny(waiting) => {
                 let why = brake::refusal(&waiting);
                 tracing::warn!("{name}: {why}");
                 Some(why)

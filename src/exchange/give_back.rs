@@ -62,7 +62,7 @@ pub enum Moment<'a> {
 
 /// Why the messages go back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
+pub enum Reason {
     /// The tick only asked: the model was not reached, or the
     /// conversation did not fit its context.
     NeverAnswered,
@@ -74,13 +74,13 @@ pub enum Why {
     Panicked,
 }
 
-impl std::fmt::Display for Why {
+impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Why::NeverAnswered => "the model never answered it",
-            Why::Unfinished => "its tick did not finish",
-            Why::Healed => "the conversation that read it was healed away",
-            Why::Panicked => "healing stopped before it was answered",
+            Reason::NeverAnswered => "the model never answered it",
+            Reason::Unfinished => "its tick did not finish",
+            Reason::Healed => "the conversation that read it was healed away",
+            Reason::Panicked => "healing stopped before it was answered",
         })
     }
 }
@@ -88,7 +88,7 @@ impl std::fmt::Display for Why {
 /// Whether the messages a tick consumed go back to `inbox/` at `moment`,
 /// and why; `None`: they stay consumed (the tick answered, or failed
 /// after acting on them, or they are no longer where it archived them).
-pub fn rule(moment: Moment<'_>) -> Option<Why> {
+pub fn rule(moment: Moment<'_>) -> Option<Reason> {
     match moment {
         Moment::Settling {
             report,
@@ -96,15 +96,15 @@ pub fn rule(moment: Moment<'_>) -> Option<Why> {
         } => {
             let never_reached = report.outcome.failures.iter().all(|f| f.outage);
             (only_asked(report, nothing_kept) && (never_reached || too_long(report)))
-                .then_some(Why::NeverAnswered)
+                .then_some(Reason::NeverAnswered)
         }
         Moment::Ended {
             class,
             interrupted,
             outage,
-        } => (class == Class::Crash || interrupted || outage).then_some(Why::Unfinished),
-        Moment::Healed { archived } => archived.then_some(Why::Healed),
-        Moment::Panicked { archived } => archived.then_some(Why::Panicked),
+        } => (class == Class::Crash || interrupted || outage).then_some(Reason::Unfinished),
+        Moment::Healed { archived } => archived.then_some(Reason::Healed),
+        Moment::Panicked { archived } => archived.then_some(Reason::Panicked),
     }
 }
 

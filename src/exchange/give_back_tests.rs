@@ -30,7 +30,7 @@ fn report(failures: Vec<Failure>, touched: bool, sent: bool) -> TickReport {
     report
 }
 
-fn ended(class: Class, interrupted: bool, outage: bool) -> Option<Why> {
+fn ended(class: Class, interrupted: bool, outage: bool) -> Option<Reason> {
     rule(Moment::Ended {
         class,
         interrupted,
@@ -38,7 +38,7 @@ fn ended(class: Class, interrupted: bool, outage: bool) -> Option<Why> {
     })
 }
 
-fn settling(report: &TickReport, nothing_kept: bool) -> Option<Why> {
+fn settling(report: &TickReport, nothing_kept: bool) -> Option<Reason> {
     rule(Moment::Settling {
         report,
         nothing_kept,
@@ -50,8 +50,8 @@ fn the_rule_at_every_moment() {
     let outage = || failure(FailureKind::Model, true);
     let refused = || failure(FailureKind::Model, false);
     let too_long = || failure(FailureKind::Context, false);
-    let never = Some(Why::NeverAnswered);
-    let rows: Vec<(&str, Option<Why>, Option<Why>)> = vec![
+    let never = Some(Reason::NeverAnswered);
+    let rows: Vec<(&str, Option<Reason>, Option<Reason>)> = vec![
         (
             "settling: the model was never reached",
             settling(&report(vec![outage()], false, false), true),
@@ -90,17 +90,17 @@ fn the_rule_at_every_moment() {
         (
             "ended: a crash",
             ended(Class::Crash, false, false),
-            Some(Why::Unfinished),
+            Some(Reason::Unfinished),
         ),
         (
             "ended: stopped by a signal",
             ended(Class::Ok, true, false),
-            Some(Why::Unfinished),
+            Some(Reason::Unfinished),
         ),
         (
             "ended: the model went away midway",
             ended(Class::ModelLimitation, false, true),
-            Some(Why::Unfinished),
+            Some(Reason::Unfinished),
         ),
         (
             "ended: a failure that answered",
@@ -111,7 +111,7 @@ fn the_rule_at_every_moment() {
         (
             "healed: still archived",
             rule(Moment::Healed { archived: true }),
-            Some(Why::Healed),
+            Some(Reason::Healed),
         ),
         (
             "healed: given back or moved already",
@@ -121,7 +121,7 @@ fn the_rule_at_every_moment() {
         (
             "panic: still archived",
             rule(Moment::Panicked { archived: true }),
-            Some(Why::Panicked),
+            Some(Reason::Panicked),
         ),
         (
             "panic: gone from the archive",

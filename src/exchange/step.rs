@@ -46,7 +46,7 @@ pub struct Limits {
 
 /// A tool call the model made, as the step needs to know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Asked {
+pub struct AskedCall {
     /// The tool's name.
     pub name: String,
     /// Whether it writes (the brake is asked before it runs).
@@ -61,7 +61,7 @@ pub enum Turn {
     /// The model answered.
     Answered {
         /// The tools it called, in order.
-        calls: Vec<Asked>,
+        calls: Vec<AskedCall>,
         /// Why it stopped.
         stop: Stop,
         /// The stop reason as the provider gave it.
@@ -296,7 +296,7 @@ impl Step {
 
     /// A turn with calls: each runs (a writing one after the brake's
     /// check) or is refused, by the round and per-turn limits.
-    fn run_or_refuse(&mut self, calls: &[Asked]) -> Decision {
+    fn run_or_refuse(&mut self, calls: &[AskedCall]) -> Decision {
         let Limits {
             max_tool_rounds,
             max_calls_per_turn: cap,

@@ -14,10 +14,10 @@ fn step(rounds: u32, cap: usize) -> Step {
 }
 
 /// The calls of a turn by name; `write`, `append` and `edit` write.
-fn asked(names: &[&str]) -> Vec<Asked> {
+fn asked(names: &[&str]) -> Vec<AskedCall> {
     names
         .iter()
-        .map(|n| Asked {
+        .map(|n| AskedCall {
             name: n.to_string(),
             writes: ["write", "append", "edit"].contains(n),
         })

@@ -343,7 +343,7 @@ fn heal_flare(plan: &HealPlan, requeued: &[String]) -> Letter {
 
 /// Why healing cannot go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub enum Halt {
     /// `[healer] max_heals` heals within the window did not help.
     Exhausted,
     /// No tick has exited 0 yet: there is no good state to restore (a new
@@ -361,23 +361,23 @@ pub fn panic(
     state: &mut HealerState,
     config: &HealerConfig,
     now: DateTime<Utc>,
-    why: Stop,
+    why: Halt,
 ) -> Result<(), HealError> {
     let reason = match why {
-        Stop::Exhausted => format!(
+        Halt::Exhausted => format!(
             "{} failed ticks in a row after {} heals within {} h ([healer] max_heals = {})",
             state.streak.len(),
             state.heals_within(now, Duration::hours(config.window_h as i64)),
             config.window_h,
             config.max_heals
         ),
-        Stop::NothingToRestore if !state.causes().is_empty() => format!(
+        Halt::NothingToRestore if !state.causes().is_empty() => format!(
             "{} failed ticks in a row, and no tick has exited 0 yet, so there is no good state \
              to restore",
             state.streak.len()
         ),
         // Only when no tick said why is the usual cause offered as a guess.
-        Stop::NothingToRestore => format!(
+        Halt::NothingToRestore => format!(
             "{} failed ticks in a row, and no tick has exited 0 yet, so there is no good state \
              to restore: the first ticks of a home failing usually mean a setting ([model] \
              provider, model, base_url, the key) or a model the requests do not suit",
@@ -429,8 +429,8 @@ pub fn panic(
              again (`systemctl start hearth`).\n"
         );
         let subject = match why {
-            Stop::Exhausted => "hearth stopped: healing is exhausted",
-            Stop::NothingToRestore => "hearth stopped: no tick has succeeded yet",
+            Halt::Exhausted => "hearth stopped: healing is exhausted",
+            Halt::NothingToRestore => "hearth stopped: no tick has succeeded yet",
         };
         let mut letter = Letter::flare("panic", subject, body);
         letter.tick = state.streak.last().map(|f| f.tick);

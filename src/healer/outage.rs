@@ -27,7 +27,7 @@ pub struct Outage {
 
 /// What the supervisor should say after a tick.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
+pub enum OutageNews {
     /// Nothing.
     Quiet,
     /// The outage has lasted `[healer] outage_flare_min`: flare it, once.
@@ -44,7 +44,7 @@ pub fn track(
     record: &TickRecord,
     flare_after: Duration,
     now: DateTime<Utc>,
-) -> Event {
+) -> OutageNews {
     if record.outage {
         let outage = current.get_or_insert_with(|| Outage {
             since: record.start,
@@ -56,17 +56,17 @@ pub fn track(
         outage.last_error = record.note.clone().unwrap_or_default();
         if !outage.flared && now - outage.since >= flare_after {
             outage.flared = true;
-            return Event::Flare(outage.clone());
+            return OutageNews::Flare(outage.clone());
         }
-        return Event::Quiet;
+        return OutageNews::Quiet;
     }
     let reached_the_model =
         !record.interrupted && !matches!(record.class, Class::Crash | Class::Skipped);
     match current.take() {
-        Some(outage) if reached_the_model => Event::Over(outage),
+        Some(outage) if reached_the_model => OutageNews::Over(outage),
         other => {
             *current = other;
-            Event::Quiet
+            OutageNews::Quiet
         }
     }
 }
@@ -105,7 +105,7 @@ mod tests {
         let flares: Vec<_> = events
             .iter()
             .filter_map(|e| match e {
-                Event::Flare(o) => Some(o.clone()),
+                OutageNews::Flare(o) => Some(o.clone()),
                 _ => None,
             })
             .collect();
@@ -121,7 +121,7 @@ mod tests {
                 Duration::minutes(30),
                 at(45)
             ),
-            Event::Quiet
+            OutageNews::Quiet
         );
         match track(
             &mut current,
@@ -129,7 +129,7 @@ mod tests {
             Duration::minutes(30),
             at(50),
         ) {
-            Event::Over(o) => assert_eq!((o.since, o.ticks, o.flared), (at(0), 9, true)),
+            OutageNews::Over(o) => assert_eq!((o.since, o.ticks, o.flared), (at(0), 9, true)),
             other => panic!("{other:?}"),
         }
         assert_eq!(current, None);
@@ -141,7 +141,7 @@ mod tests {
         let first = tick(1, 0, true, "model-limitation");
         assert_eq!(
             track(&mut current, &first, Duration::minutes(30), at(0)),
-            Event::Quiet
+            OutageNews::Quiet
         );
         let over = track(
             &mut current,
@@ -149,6 +149,9 @@ mod tests {
             Duration::minutes(30),
             at(5),
         );
-        assert!(matches!(over, Event::Over(Outage { flared: false, .. })));
+        assert!(matches!(
+            over,
+            OutageNews::Over(Outage { flared: false, .. })
+        ));
     }
 }

@@ -48,16 +48,16 @@ pub struct Doors {
 /// (`isError: true`) whose text says what was wrong and, when hearth
 /// knows, what to do. The server goes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct McpRefusal {
     /// What was wrong.
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
 }
 
-impl Refusal {
-    fn new(message: impl std::fmt::Display, hint: Option<String>) -> Refusal {
-        Refusal {
+impl McpRefusal {
+    fn new(message: impl std::fmt::Display, hint: Option<String>) -> McpRefusal {
+        McpRefusal {
             message: message.to_string(),
             hint,
         }
@@ -75,7 +75,7 @@ impl Refusal {
 /// What a successful call returns: text for the model, and the same as a
 /// JSON value for clients that read structured results.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
+pub struct McpReply {
     /// What the model reads.
     pub text: String,
     /// The same, structured.
@@ -91,7 +91,7 @@ impl Doors {
     /// Runs the tool `name` with `arguments`. Never panics on bad input: a
     /// tool that does not exist, or is not opened, or arguments that do
     /// not fit, are refusals with a hint.
-    pub fn call(&self, name: &str, arguments: &Value) -> Result<Reply, Refusal> {
+    pub fn call(&self, name: &str, arguments: &Value) -> Result<McpReply, McpRefusal> {
         if !self.tools().iter().any(|t| t.name == name) {
             let hint = match name {
                 "say" => Some("the operator starts the server with --allow-say to open it".into()),
@@ -105,7 +105,7 @@ impl Doors {
                         .join(", ")
                 )),
             };
-            return Err(Refusal::new(
+            return Err(McpRefusal::new(
                 format!("there is no tool {name:?} here"),
                 hint,
             ));

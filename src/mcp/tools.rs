@@ -4,10 +4,10 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Doors, Refusal, Reply};
+use super::{Doors, McpRefusal, McpReply};
 use crate::ask;
 use crate::config::Config;
-use crate::recall::answer::{self, Question, Rerank};
+use crate::recall::answer::{self, RecallQuestion, Rerank};
 
 /// One tool as the client lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,23 +128,23 @@ pub fn offered(allow_say: bool, allow_ask: bool) -> Vec<ToolDef> {
 }
 
 /// Runs one call of a tool that [`offered`] lists.
-pub fn call(doors: &Doors, name: &str, arguments: &Value) -> Result<Reply, Refusal> {
+pub fn call(doors: &Doors, name: &str, arguments: &Value) -> Result<McpReply, McpRefusal> {
     match name {
         "recall" => recall(doors, args(name, arguments)?),
         "read" => read(doors, arguments),
         "status" => status(doors),
         "say" => say(doors, args(name, arguments)?),
         "ask" => ask(doors, args(name, arguments)?),
-        _ => Err(Refusal::new(
+        _ => Err(McpRefusal::new(
             format!("there is no tool {name:?} here"),
             None,
         )),
     }
 }
 
-fn args<T: for<'de> Deserialize<'de>>(tool: &str, arguments: &Value) -> Result<T, Refusal> {
+fn args<T: for<'de> Deserialize<'de>>(tool: &str, arguments: &Value) -> Result<T, McpRefusal> {
     serde_json::from_value(arguments.clone()).map_err(|e| {
-        Refusal::new(
+        McpRefusal::new(
             format!("{tool}: invalid arguments: {e}"),
             Some(format!(
                 "see the input schema `tools/list` gives for {tool}"
@@ -167,22 +167,22 @@ fn config(doors: &Doors) -> (Config, Option<String>) {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RecallArgs {
+struct McpRecallArgs {
     query: String,
     #[serde(default)]
     k: Option<usize>,
 }
 
-fn recall(doors: &Doors, a: RecallArgs) -> Result<Reply, Refusal> {
+fn recall(doors: &Doors, a: McpRecallArgs) -> Result<McpReply, McpRefusal> {
     if a.query.trim().is_empty() {
-        return Err(Refusal::new(
+        return Err(McpRefusal::new(
             "recall: the query is empty",
             Some("give a question or a few distinctive words".into()),
         ));
     }
     let chars = a.query.chars().count();
     if chars > super::guard::MAX_QUERY {
-        return Err(Refusal::new(
+        return Err(McpRefusal::new(
             format!(
                 "recall: the query is {chars} characters, over the limit of {}",
                 super::guard::MAX_QUERY
@@ -192,7 +192,7 @@ fn recall(doors: &Doors, a: RecallArgs) -> Result<Reply, Refusal> {
     }
     let (config, _) = config(doors);
     let k = a.k.unwrap_or(config.recall.results).clamp(1, RECALL_MAX);
-    let question = Question {
+    let question = RecallQuestion {
         query: &a.query,
         k,
         candidates: config.recall.candidates.max(k),
@@ -202,15 +202,15 @@ fn recall(doors: &Doors, a: RecallArgs) -> Result<Reply, Refusal> {
     };
     let answer = answer::answer(&doors.home, &question).map_err(|e| {
         let hint = e.hint();
-        Refusal::new(format!("recall: {e}"), Some(hint))
+        McpRefusal::new(format!("recall: {e}"), Some(hint))
     })?;
-    Ok(Reply {
+    Ok(McpReply {
         text: answer.render().trim_end().to_string(),
         structured: serde_json::to_value(&answer).ok(),
     })
 }
 
-fn read(doors: &Doors, arguments: &Value) -> Result<Reply, Refusal> {
+fn read(doors: &Doors, arguments: &Value) -> Result<McpReply, McpRefusal> {
     let (config, _) = config(doors);
     let now = doors.clock.now();
     let mut ctx = crate::tools::ToolContext::new(
@@ -224,7 +224,7 @@ fn read(doors: &Doors, arguments: &Value) -> Result<Reply, Refusal> {
     // The agent's own `read`: the same sandbox (no .git/, .hearth/,
     // hearth.toml or tools/, nothing outside the home) and paging.
     crate::tools::dispatch(&mut ctx, "read", arguments)
-        .map(|text| Reply {
+        .map(|text| McpReply {
             text,
             structured: None,
         })
@@ -239,11 +239,11 @@ fn read(doors: &Doors, arguments: &Value) -> Result<Reply, Refusal> {
                 ),
                 _ => None,
             };
-            Refusal::new(e, hint)
+            McpRefusal::new(e, hint)
         })
 }
 
-fn status(doors: &Doors) -> Result<Reply, Refusal> {
+fn status(doors: &Doors) -> Result<McpReply, McpRefusal> {
     let status = crate::supervisor::status::status(&doors.home, doors.clock.now());
     let mut text = String::new();
     text.push_str(&format!(
@@ -299,7 +299,7 @@ fn status(doors: &Doors) -> Result<Reply, Refusal> {
     for problem in &status.problems {
         text.push_str(&format!("problem: {problem}\n"));
     }
-    Ok(Reply {
+    Ok(McpReply {
         text: text.trim_end().to_string(),
         structured: serde_json::to_value(&status).ok(),
     })
@@ -311,16 +311,16 @@ struct SayArgs {
     text: String,
 }
 
-fn say(doors: &Doors, a: SayArgs) -> Result<Reply, Refusal> {
+fn say(doors: &Doors, a: SayArgs) -> Result<McpReply, McpRefusal> {
     let said = crate::mailbox::say::say(&doors.home, &a.text, doors.clock.now())
-        .map_err(|e| Refusal::new(format!("say: {e}"), Some(e.hint())))?;
+        .map_err(|e| McpRefusal::new(format!("say: {e}"), Some(e.hint())))?;
     let mut text = format!("delivered: {}", said.rel);
     if let Some(why) = &said.not_committed {
         text.push_str(&format!(
             " (not committed yet: {why}; the supervisor commits it)"
         ));
     }
-    Ok(Reply {
+    Ok(McpReply {
         structured: Some(json!({"message": said.rel, "committed": said.not_committed.is_none()})),
         text,
     })
@@ -334,18 +334,18 @@ struct AskArgs {
     read_only: bool,
 }
 
-fn ask(doors: &Doors, a: AskArgs) -> Result<Reply, Refusal> {
+fn ask(doors: &Doors, a: AskArgs) -> Result<McpReply, McpRefusal> {
     if a.question.trim().is_empty() {
-        return Err(Refusal::new(
+        return Err(McpRefusal::new(
             "ask: the question is empty",
             Some("ask it something, as you would a colleague".into()),
         ));
     }
     let config = Config::load(&doors.home.config_path())
-        .map_err(|e| Refusal::new(format!("ask: {e}"), Some(e.hint())))?;
+        .map_err(|e| McpRefusal::new(format!("ask: {e}"), Some(e.hint())))?;
     if let Some(var) = crate::model::key_variable(&config.model) {
         if doors.api_key.is_none() {
-            return Err(Refusal::new(
+            return Err(McpRefusal::new(
                 format!("ask: {var} is not set in the MCP server's environment"),
                 Some(format!(
                     "give the server {var} in its environment when you register it with the client"
@@ -368,9 +368,9 @@ fn ask(doors: &Doors, a: AskArgs) -> Result<Reply, Refusal> {
         doors.clock.now(),
         &mut |_| {},
     )
-    .map_err(|e| Refusal::new(format!("ask: {e}"), Some(e.hint())))?;
+    .map_err(|e| McpRefusal::new(format!("ask: {e}"), Some(e.hint())))?;
     if !asked.complete {
-        return Err(Refusal::new(
+        return Err(McpRefusal::new(
             format!(
                 "ask: the answer is incomplete: {}; what came: {}",
                 asked.problems.join("; "),
@@ -379,7 +379,7 @@ fn ask(doors: &Doors, a: AskArgs) -> Result<Reply, Refusal> {
             Some("it is stored in state/sessions.jsonl marked incomplete; ask again".into()),
         ));
     }
-    Ok(Reply {
+    Ok(McpReply {
         text: asked.answer.trim_end().to_string(),
         structured: serde_json::to_value(&asked).ok(),
     })

@@ -231,7 +231,7 @@ fn window_filled(mut reply: Reply, max_tokens: u32) -> Reply {
     reply
 }
 
-struct Call {
+struct WireCall {
     id: String,
     name: String,
     arguments: String,
@@ -246,7 +246,7 @@ pub fn read_stream(
     let mut refusal = String::new();
     let mut finish_reason: Option<String> = None;
     // (index, call), in order of appearance.
-    let mut calls: Vec<(u64, Call)> = Vec::new();
+    let mut calls: Vec<(u64, WireCall)> = Vec::new();
     let mut usage = Usage::default();
     for event in Events::new(reader) {
         let event = event.map_err(super::stream_error)?;
@@ -288,7 +288,7 @@ pub fn read_stream(
 }
 
 /// Adds one `delta.tool_calls` fragment to the calls it belongs to.
-fn add_fragment(calls: &mut Vec<(u64, Call)>, fragment: &Value) {
+fn add_fragment(calls: &mut Vec<(u64, WireCall)>, fragment: &Value) {
     let index = fragment["index"].as_u64().unwrap_or(0);
     let id = fragment["id"].as_str().filter(|s| !s.is_empty());
     let open = calls.iter().rposition(|(i, _)| *i == index);
@@ -300,7 +300,7 @@ fn add_fragment(calls: &mut Vec<(u64, Call)>, fragment: &Value) {
     if starts_new {
         calls.push((
             index,
-            Call {
+            WireCall {
                 id: id.unwrap_or("").to_string(),
                 name: String::new(),
                 arguments: String::new(),
@@ -324,7 +324,7 @@ fn add_fragment(calls: &mut Vec<(u64, Call)>, fragment: &Value) {
 fn finish(
     text: String,
     refusal: String,
-    calls: Vec<(u64, Call)>,
+    calls: Vec<(u64, WireCall)>,
     usage: Usage,
     finish_reason: Option<String>,
 ) -> Result<Reply, ModelError> {

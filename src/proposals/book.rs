@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Proposal, Status, REF_PREFIX};
+use super::{Proposal, State, REF_PREFIX};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
@@ -72,7 +72,7 @@ pub fn ref_number(name: &str) -> Option<u64> {
 
 /// The decisions `main`'s history records, by proposal: the newest for
 /// each (status, when, the subject's title).
-fn decisions(repo: &Repo) -> BTreeMap<u64, (Status, chrono::DateTime<chrono::Utc>, String)> {
+fn decisions(repo: &Repo) -> BTreeMap<u64, (State, chrono::DateTime<chrono::Utc>, String)> {
     let mut out = BTreeMap::new();
     for (message, time) in repo.subjects_starting("proposal ", HISTORY_LIMIT) {
         let subject = message.lines().next().unwrap_or("");
@@ -84,11 +84,11 @@ fn decisions(repo: &Repo) -> BTreeMap<u64, (Status, chrono::DateTime<chrono::Utc
             continue;
         };
         let (status, title) = if let Some(t) = rest.strip_prefix("accepted: ") {
-            (Status::Accepted, t)
+            (State::Accepted, t)
         } else if let Some(t) = rest.strip_prefix("rejected: ") {
-            (Status::Rejected, t)
+            (State::Rejected, t)
         } else if rest.starts_with("needs review") {
-            (Status::NeedsReview, "")
+            (State::NeedsReview, "")
         } else {
             continue;
         };
@@ -162,8 +162,8 @@ pub fn reconcile(mut book: Book, repo: &Repo) -> (Book, Vec<u64>) {
                 .map(str::to_string)
                 .collect(),
             created: r.time,
-            status: decision.map_or(Status::Open, |d| d.0),
-            decided: decision.filter(|d| d.0 != Status::NeedsReview).map(|d| d.1),
+            status: decision.map_or(State::Open, |d| d.0),
+            decided: decision.filter(|d| d.0 != State::NeedsReview).map(|d| d.1),
             reason: None,
             conflicts: Vec::new(),
         });

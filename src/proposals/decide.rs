@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::book::load_book;
 use super::journal::{self, Deciding};
-use super::{Book, Proposal, ProposalError, Status};
+use super::{Book, Proposal, ProposalError, State};
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::repo::{Identity, Merged, Repo};
@@ -82,7 +82,7 @@ pub fn accept(
     let book_rel = crate::home::layout::rel::PROPOSALS;
     match repo.merge_onto_head(&proposal.commit)? {
         Merged::Conflicts(files) => {
-            proposal.status = Status::NeedsReview;
+            proposal.status = State::NeedsReview;
             proposal.conflicts = files.clone();
             book.put(proposal.clone());
             Deciding::of(home, &repo, n, "accept", &[book_rel.to_string()], now).begin(home)?;
@@ -126,7 +126,7 @@ pub fn accept(
                 }
                 hooks::pause_between_writes();
             }
-            proposal.status = Status::Accepted;
+            proposal.status = State::Accepted;
             proposal.decided = Some(now);
             proposal.conflicts.clear();
             book.put(proposal.clone());
@@ -165,7 +165,7 @@ pub fn reject(
     recover_logged(home, &repo);
     let (mut book, _) = load_book(home, &repo);
     let mut proposal = waiting_one(&book, n)?;
-    proposal.status = Status::Rejected;
+    proposal.status = State::Rejected;
     proposal.decided = Some(now);
     proposal.reason = reason.map(str::to_string);
     book.put(proposal.clone());

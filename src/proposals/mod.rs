@@ -38,7 +38,7 @@ pub const REF_PREFIX: &str = "refs/hearth/proposals/";
 /// What became of a proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Status {
+pub enum State {
     /// Waiting for the operator.
     Open,
     /// `accept` found `main` changed the same lines: the operator merges
@@ -50,20 +50,20 @@ pub enum Status {
     Rejected,
 }
 
-impl Status {
+impl State {
     /// As `hearth proposals` prints it.
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Open => "open",
-            Status::NeedsReview => "needs-review",
-            Status::Accepted => "accepted",
-            Status::Rejected => "rejected",
+            State::Open => "open",
+            State::NeedsReview => "needs-review",
+            State::Accepted => "accepted",
+            State::Rejected => "rejected",
         }
     }
 
     /// Still waiting for a decision.
     pub fn waiting(self) -> bool {
-        matches!(self, Status::Open | Status::NeedsReview)
+        matches!(self, State::Open | State::NeedsReview)
     }
 }
 
@@ -96,7 +96,7 @@ pub struct Proposal {
     /// When it was made.
     pub created: DateTime<Utc>,
     /// What became of it.
-    pub status: Status,
+    pub status: State,
     /// When it was decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<DateTime<Utc>>,
@@ -306,7 +306,7 @@ pub fn propose(
         files: draft.files.keys().cloned().collect(),
         tainted_by: draft.tainted_by.clone(),
         created: existing.as_ref().map_or(now, |p| p.created),
-        status: Status::Open,
+        status: State::Open,
         decided: None,
         reason: None,
         conflicts: Vec::new(),

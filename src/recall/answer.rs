@@ -17,7 +17,7 @@ use crate::repo::Repo;
 pub const EXCERPT_CHARS: usize = 300;
 
 /// What to ask.
-pub struct Question<'a> {
+pub struct RecallQuestion<'a> {
     /// The words to look for.
     pub query: &'a str,
     /// How many results, at most.
@@ -90,7 +90,7 @@ pub struct Found {
 
 /// Answers `question` from the home's memory, the index brought up to date
 /// first.
-pub fn answer(home: &Home, question: &Question<'_>) -> Result<Answer, IndexError> {
+pub fn answer(home: &Home, question: &RecallQuestion<'_>) -> Result<Answer, IndexError> {
     let k = question.k.max(1);
     let mut index = super::index::RecallIndex::open(home)?;
     let reconciled = if question.walk {

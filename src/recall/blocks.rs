@@ -7,7 +7,7 @@ use crate::memory::front_matter;
 
 /// A paragraph, list or section of a markdown file: what recall cites.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
+pub struct MemoryBlock {
     /// First and last line, 1-based, inclusive.
     pub start: usize,
     /// Last line, 1-based, inclusive.
@@ -19,13 +19,13 @@ pub struct Block {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum BlockKind {
     Paragraph,
     List,
 }
 
 /// Splits a markdown file into blocks.
-pub fn split(text: &str) -> Vec<Block> {
+pub fn split(text: &str) -> Vec<MemoryBlock> {
     let lines: Vec<&str> = text
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -37,23 +37,24 @@ pub fn split(text: &str) -> Vec<Block> {
     };
     let mut blocks = Vec::new();
     let mut heading = String::new();
-    let mut current: Option<(Kind, usize, Vec<&str>)> = None;
+    let mut current: Option<(BlockKind, usize, Vec<&str>)> = None;
     let mut fence: Option<(usize, String, Vec<&str>)> = None;
 
-    let flush =
-        |current: &mut Option<(Kind, usize, Vec<&str>)>, blocks: &mut Vec<Block>, heading: &str| {
-            if let Some((_, start, body)) = current.take() {
-                let text = body.join("\n").trim().to_string();
-                if !text.is_empty() {
-                    blocks.push(Block {
-                        start,
-                        end: start + body.len() - 1,
-                        heading: heading.to_string(),
-                        text,
-                    });
-                }
+    let flush = |current: &mut Option<(BlockKind, usize, Vec<&str>)>,
+                 blocks: &mut Vec<MemoryBlock>,
+                 heading: &str| {
+        if let Some((_, start, body)) = current.take() {
+            let text = body.join("\n").trim().to_string();
+            if !text.is_empty() {
+                blocks.push(MemoryBlock {
+                    start,
+                    end: start + body.len() - 1,
+                    heading: heading.to_string(),
+                    text,
+                });
             }
-        };
+        }
+    };
 
     for (i, line) in lines.iter().enumerate() {
         let number = i + 1;
@@ -63,7 +64,7 @@ pub fn split(text: &str) -> Vec<Block> {
         if let Some((start, marker, body)) = fence.as_mut() {
             body.push(line);
             if line.trim_start().starts_with(marker.as_str()) {
-                blocks.push(Block {
+                blocks.push(MemoryBlock {
                     start: *start,
                     end: number,
                     heading: heading.clone(),
@@ -93,19 +94,21 @@ pub fn split(text: &str) -> Vec<Block> {
             continue;
         }
         let kind = if is_list_item(trimmed) {
-            Kind::List
+            BlockKind::List
         } else {
-            Kind::Paragraph
+            BlockKind::Paragraph
         };
         match current.as_mut() {
             // A list item continues a list; an indented line continues
             // whatever is open; anything else starts a new block.
             Some((open, _, body))
-                if *open == kind || (line.starts_with([' ', '\t']) && *open == Kind::List) =>
+                if *open == kind || (line.starts_with([' ', '\t']) && *open == BlockKind::List) =>
             {
                 body.push(line)
             }
-            Some((Kind::Paragraph, _, body)) if kind == Kind::Paragraph => body.push(line),
+            Some((BlockKind::Paragraph, _, body)) if kind == BlockKind::Paragraph => {
+                body.push(line)
+            }
             _ => {
                 flush(&mut current, &mut blocks, &heading);
                 current = Some((kind, number, vec![line]));
@@ -115,7 +118,7 @@ pub fn split(text: &str) -> Vec<Block> {
     flush(&mut current, &mut blocks, &heading);
     if let Some((start, _, body)) = fence {
         // An unclosed fence runs to the end of the file.
-        blocks.push(Block {
+        blocks.push(MemoryBlock {
             start,
             end: start + body.len() - 1,
             heading,

@@ -14,7 +14,7 @@ use crate::home::Home;
 use crate::stamp::{fnv1a, Stamp};
 
 #[derive(Default, Serialize, Deserialize)]
-pub(super) struct Manifest {
+pub(super) struct IndexManifest {
     pub(super) version: u32,
     /// HEAD when the index last changed: the commit it reflects (plus any
     /// uncommitted edits it indexed, which the next tick commits).
@@ -76,7 +76,7 @@ impl IndexLock {
     }
 }
 
-pub(super) fn read_manifest(dir: &Path) -> Manifest {
+pub(super) fn read_manifest(dir: &Path) -> IndexManifest {
     std::fs::read(dir.join("files.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -97,7 +97,7 @@ struct Current {
 /// Marks the index current as of `token` and the sessions stamp in
 /// `manifest` (what the index holds, not what the file is now). A failure
 /// costs only the next search a walk.
-pub(super) fn mark_current(dir: &Path, token: &str, manifest: &Manifest) {
+pub(super) fn mark_current(dir: &Path, token: &str, manifest: &IndexManifest) {
     let mark = Current {
         version: manifest.version,
         token: token.to_string(),
@@ -139,7 +139,7 @@ pub(super) fn is_current(home: &Home, dir: &Path, version: u32) -> bool {
 /// `collaborations/*.md`) with its
 /// stamp. A file whose size and mtime match the manifest (and are not
 /// racy) keeps its known hash without being read.
-pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, FileStamp> {
+pub(super) fn source_files(home: &Home, known: &IndexManifest) -> BTreeMap<String, FileStamp> {
     let mut files = BTreeMap::new();
     let roots = [
         (home.memory_dir(), "md"),
@@ -179,7 +179,7 @@ pub(super) fn source_files(home: &Home, known: &Manifest) -> BTreeMap<String, Fi
 /// with files in it) — and only a full walk will do.
 pub(super) fn stamps_of(
     home: &Home,
-    known: &Manifest,
+    known: &IndexManifest,
     paths: &BTreeSet<String>,
 ) -> Option<BTreeMap<String, FileStamp>> {
     let mut files = BTreeMap::new();

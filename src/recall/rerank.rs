@@ -58,7 +58,7 @@ const MAX_REPLY_TOKENS: u32 = 1024;
 
 /// What the retry may spend: `[recovery] wall_s` and `extra_tokens`.
 #[derive(Debug, Clone, Copy)]
-pub struct Recovery {
+pub struct RerankBudget {
     /// How long the retry may take, all told.
     pub wall: Duration,
     /// How many more tokens it may send.
@@ -68,7 +68,7 @@ pub struct Recovery {
 /// Why a rerank's answer could not be used; the caller keeps the lexical
 /// order and says this.
 #[derive(Debug, thiserror::Error)]
-pub enum Unusable {
+pub enum NoRerank {
     /// The call failed.
     #[error(transparent)]
     Call(#[from] crate::model::ModelError),
@@ -95,7 +95,7 @@ pub fn rerank(
     query: &str,
     candidates: &[Hit],
     k: usize,
-    recovery: Recovery,
+    recovery: RerankBudget,
 ) -> Ranked {
     if candidates.is_empty() {
         return Ranked::NothingRelevant;
@@ -154,7 +154,7 @@ fn ask(
     candidates: &[Hit],
     k: usize,
     max_tokens: u32,
-) -> Result<Ranked, Unusable> {
+) -> Result<Ranked, NoRerank> {
     let prompt = prompt(query, candidates, k);
     let system = [SystemBlock {
         source: "rerank".into(),
@@ -186,10 +186,10 @@ fn ask(
 /// "candidate 3" in prose or a numbered list, or a bare list `3, 1`. An
 /// empty answer, or one that names no candidate, is an error: the caller
 /// keeps the lexical order and says why.
-pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, Unusable> {
+pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, NoRerank> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(Unusable::Empty);
+        return Err(NoRerank::Empty);
     }
     let json = match (text.find('{'), text.rfind('}')) {
         (Some(start), Some(end)) if end > start => {
@@ -210,7 +210,7 @@ pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, Unusable> {
         return match choose(items, count, k) {
             chosen if !chosen.is_empty() => Ok(Ranked::Reranked(chosen)),
             _ if listed.is_some_and(|l| l.is_empty()) => Ok(Ranked::NothingRelevant),
-            _ => Err(Unusable::NoValidIds),
+            _ => Err(NoRerank::NoValidIds),
         };
     }
     // "None of [1]-[3] is relevant" cites candidates it rejects.
@@ -230,9 +230,9 @@ pub fn parse(text: &str, count: usize, k: usize) -> Result<Ranked, Unusable> {
         return Ok(Ranked::Reranked(cited));
     }
     Err(match json {
-        Some(Err(e)) => Unusable::NotJson(e.to_string()),
-        Some(Ok(_)) => Unusable::NoResults,
-        None => Unusable::NothingNamed,
+        Some(Err(e)) => NoRerank::NotJson(e.to_string()),
+        Some(Ok(_)) => NoRerank::NoResults,
+        None => NoRerank::NothingNamed,
     })
 }
 
@@ -309,7 +309,7 @@ pub fn with_config(
         Ok(p) => p,
         Err(e) => return Ranked::Lexical(e.to_string()),
     };
-    let recovery = Recovery {
+    let recovery = RerankBudget {
         wall: Duration::from_secs(config.recovery.wall_s.max(1)),
         extra_tokens: config.recovery.extra_tokens,
     };

@@ -14,7 +14,7 @@ use super::analysis::Normaliser;
 use super::index::{dir_of, RecallIndex, VERSION};
 use super::manifest::{
     is_current, mark_current, read_manifest, source_files, stamps_of, unmark_current, FileStamp,
-    IndexLock, Manifest,
+    IndexLock, IndexManifest,
 };
 use super::units::{analyse, units, Skip};
 use super::IndexError;
@@ -116,7 +116,7 @@ impl RecallIndex {
     fn update(
         &mut self,
         home: &Home,
-        mut manifest: Manifest,
+        mut manifest: IndexManifest,
         current: BTreeMap<String, FileStamp>,
         in_scope: impl Fn(&str) -> bool,
         as_of: Option<String>,

@@ -266,11 +266,11 @@ impl Scanner<'_> {
                     }
                 }
                 Ok(None) => {} // vanished: the index entry, if any, is a deletion
-                Err(Problem::Skip(why)) => {
+                Err(Unlooked::Skip(why)) => {
                     scan.problems.push(why);
                     skipped.push(rel.0.clone());
                 }
-                Err(Problem::Git(e)) => return Err(e),
+                Err(Unlooked::Git(e)) => return Err(e),
             }
         }
         Ok(())
@@ -278,7 +278,7 @@ impl Scanner<'_> {
 
     /// Whether `path` differs from its index entry (staging it if so, in
     /// `Stage` mode). `None` when the file vanished meanwhile.
-    fn look_at(&mut self, rel: &RepoPath, path: &Path) -> Result<Option<Look>, Problem> {
+    fn look_at(&mut self, rel: &RepoPath, path: &Path) -> Result<Option<Look>, Unlooked> {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return Ok(None);
         };
@@ -292,7 +292,7 @@ impl Scanner<'_> {
             }
         }
         let Some((bytes, meta, stable)) = read_stable(path, meta).map_err(|e| {
-            Problem::Skip(format!(
+            Unlooked::Skip(format!(
                 "{} cannot be read ({e}); not committed until it can",
                 path.display()
             ))
@@ -301,15 +301,15 @@ impl Scanner<'_> {
             return Ok(None);
         };
         let mode = file_mode(&meta);
-        let id = Oid::hash_object(ObjectType::Blob, &bytes).map_err(Problem::Git)?;
+        let id = Oid::hash_object(ObjectType::Blob, &bytes).map_err(Unlooked::Git)?;
         let same = entry.as_ref().is_some_and(|e| e.id == id && e.mode == mode);
         if self.mode == Mode::Stage {
             if !same {
-                self.git.blob(&bytes).map_err(Problem::Git)?;
+                self.git.blob(&bytes).map_err(Unlooked::Git)?;
             }
             let smudge = !stable || is_recent(&meta);
             let new = index_entry(rel, &meta, mode, id, smudge);
-            self.index.add(&new).map_err(Problem::Git)?;
+            self.index.add(&new).map_err(Unlooked::Git)?;
         }
         Ok(Some(Look {
             changed: !same,
@@ -355,7 +355,7 @@ impl Scanner<'_> {
     }
 }
 
-enum Problem {
+enum Unlooked {
     Skip(String),
     Git(git2::Error),
 }

@@ -13,7 +13,7 @@ use crate::tick::ledger::{Ledger, TickRecord};
 
 /// One line of the day.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Event {
+pub struct DayLine {
     /// When it began.
     pub at: DateTime<Utc>,
     /// Who: `tick 12`, `ticks 13–104`, `ask`, `proposal 3`, `flare`.
@@ -40,18 +40,18 @@ pub struct Day {
     /// Dollars spent since, ticks and asks.
     pub spend_usd: f64,
     /// In order.
-    pub events: Vec<Event>,
+    pub events: Vec<DayLine>,
 }
 
 /// The ticks since `since`, idle runs folded: each tick that did
 /// something (or failed) is a line; consecutive idle ones are one.
 /// `subject` names an answered message by its archived path.
-pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Event> {
-    let mut events: Vec<Event> = Vec::new();
+pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<DayLine> {
+    let mut events: Vec<DayLine> = Vec::new();
     let mut idle: Vec<&TickRecord> = Vec::new();
-    let flush = |idle: &mut Vec<&TickRecord>, events: &mut Vec<Event>| {
+    let flush = |idle: &mut Vec<&TickRecord>, events: &mut Vec<DayLine>| {
         if let (Some(first), Some(last)) = (idle.first(), idle.last()) {
-            events.push(Event {
+            events.push(DayLine {
                 at: first.start,
                 who: if idle.len() == 1 {
                     format!("tick {}", first.tick)
@@ -96,7 +96,7 @@ pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Eve
         if !record.tainted_by.is_empty() {
             what.push_str(" (outside content)");
         }
-        events.push(Event {
+        events.push(DayLine {
             at: record.start,
             who: format!("tick {}", record.tick),
             what,
@@ -130,7 +130,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
             .chars()
             .take(80)
             .collect();
-        events.push(Event {
+        events.push(DayLine {
             at: line.time,
             who: "ask".into(),
             what: format!("“{question}”"),
@@ -138,14 +138,14 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
     }
     for p in crate::proposals::list(home).unwrap_or_default() {
         if p.created >= since {
-            events.push(Event {
+            events.push(DayLine {
                 at: p.created,
                 who: format!("proposal {}", p.n),
                 what: format!("made by {}: {} ({})", p.by, p.title, p.status.as_str()),
             });
         }
         if let Some(decided) = p.decided.filter(|d| *d >= since) {
-            events.push(Event {
+            events.push(DayLine {
                 at: decided,
                 who: format!("proposal {}", p.n),
                 what: format!("{}: {}", p.status.as_str(), p.title),
@@ -158,7 +158,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
         };
         let at = at.with_timezone(&Utc);
         if at >= since && at <= now {
-            events.push(Event {
+            events.push(DayLine {
                 at,
                 who: "flare".into(),
                 what: format!(

@@ -136,7 +136,7 @@ impl DiskFull {
 
 /// What the supervisor makes of a look at the disk before a tick.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Look {
+pub enum DiskLook {
     /// Room enough, and no episode is going on.
     Room,
     /// Room again during this episode: a tick may try. The episode lasts
@@ -160,12 +160,12 @@ pub fn look(
     free: Option<u64>,
     min_free: u64,
     now: DateTime<Utc>,
-) -> Look {
+) -> DiskLook {
     let full = free.is_some_and(|f| f < min_free.max(FLOOR));
     if !full {
         return match current {
-            Some(episode) => Look::Resume(episode.clone()),
-            None => Look::Room,
+            Some(episode) => DiskLook::Resume(episode.clone()),
+            None => DiskLook::Room,
         };
     }
     let episode = current.get_or_insert_with(|| DiskFull {
@@ -176,7 +176,7 @@ pub fn look(
         interrupted: false,
     });
     episode.free = free;
-    Look::Full
+    DiskLook::Full
 }
 
 /// Starts (or continues) an episode because a write failed for want of room.
@@ -221,14 +221,14 @@ mod tests {
         let mut current = None;
         assert_eq!(
             look(&mut current, Some(100 * MIB), 50 * MIB, at(0)),
-            Look::Room
+            DiskLook::Room
         );
         assert_eq!(
             look(&mut current, Some(10 * MIB), 50 * MIB, at(1)),
-            Look::Full
+            DiskLook::Full
         );
-        assert_eq!(look(&mut current, Some(0), 50 * MIB, at(6)), Look::Full);
-        let Look::Resume(episode) = look(&mut current, Some(60 * MIB), 50 * MIB, at(11)) else {
+        assert_eq!(look(&mut current, Some(0), 50 * MIB, at(6)), DiskLook::Full);
+        let DiskLook::Resume(episode) = look(&mut current, Some(60 * MIB), 50 * MIB, at(11)) else {
             panic!("room again must let a tick try");
         };
         assert_eq!(episode.since, at(1), "since its first sight");
@@ -239,10 +239,10 @@ mod tests {
         assert_eq!(current.as_ref().unwrap().since, at(1));
         assert!(matches!(
             look(&mut current, Some(60 * MIB), 50 * MIB, at(17)),
-            Look::Resume(_)
+            DiskLook::Resume(_)
         ));
         assert_eq!(ended(&mut current).unwrap().since, at(1));
-        assert_eq!(look(&mut current, None, 50 * MIB, at(18)), Look::Room);
+        assert_eq!(look(&mut current, None, 50 * MIB, at(18)), DiskLook::Room);
     }
 
     #[test]
@@ -250,11 +250,14 @@ mod tests {
         let mut current = None;
         // With no floor, a disk with 0 bytes free would "have room" and
         // every look would start a tick that cannot write.
-        assert_eq!(look(&mut current, Some(0), 0, at(0)), Look::Full);
-        assert_eq!(look(&mut current, Some(FLOOR - 1), 0, at(1)), Look::Full);
+        assert_eq!(look(&mut current, Some(0), 0, at(0)), DiskLook::Full);
+        assert_eq!(
+            look(&mut current, Some(FLOOR - 1), 0, at(1)),
+            DiskLook::Full
+        );
         assert!(matches!(
             look(&mut current, Some(FLOOR), 0, at(2)),
-            Look::Resume(_)
+            DiskLook::Resume(_)
         ));
     }
 
@@ -263,7 +266,7 @@ mod tests {
         let mut current = None;
         failed_write(&mut current, "No space left on device".into(), at(3));
         // The filesystem may have room again by the next look.
-        let Look::Resume(episode) = look(&mut current, Some(1 << 30), MIB, at(8)) else {
+        let DiskLook::Resume(episode) = look(&mut current, Some(1 << 30), MIB, at(8)) else {
             panic!("room again must let a tick try");
         };
         assert!(episode.interrupted);

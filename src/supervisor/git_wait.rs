@@ -17,7 +17,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::recovery::Cut;
-use super::{Supervisor, SupervisorError, Turn};
+use super::{LoopTurn, Supervisor, SupervisorError};
 use crate::healer::HealError;
 #[cfg(test)]
 use crate::repo::RepoError;
@@ -78,7 +78,7 @@ impl Supervisor<'_> {
     /// itself, when its wait runs out). `None` when it is (or nothing
     /// waited); an error that is still git's lock sends the turn back to
     /// waiting.
-    pub(super) fn finish_put_off(&mut self) -> Result<Option<Turn>, SupervisorError> {
+    pub(super) fn finish_put_off(&mut self) -> Result<Option<LoopTurn>, SupervisorError> {
         let Some(wait) = self.git_wait.clone() else {
             return Ok(None);
         };
@@ -89,7 +89,7 @@ impl Supervisor<'_> {
             "git let go; the commit put off since {} is made",
             wait.since.to_rfc3339()
         );
-        Ok(self.act(verdict)?.map(Turn::Return))
+        Ok(self.act(verdict)?.map(LoopTurn::Return))
     }
 }
 

@@ -94,7 +94,7 @@ pub enum RunOutcome {
 }
 
 /// How a turn of the main loop ended.
-pub(super) enum Turn {
+pub(super) enum LoopTurn {
     /// A tick ran; the next is due then.
     Ticked(DateTime<Utc>),
     /// The disk has no room for a tick.
@@ -122,7 +122,7 @@ struct Supervisor<'a> {
     wake: Wakeups,
     started: DateTime<Utc>,
     /// What it has said already (problems, flares handed on, a broken config).
-    said: said::Said,
+    said: said::SaidOnce,
     healer: HealerState,
     /// The newest line of `state/ticks.jsonl`: read once at start-up, then
     /// kept as ticks finish, so the ledger is not re-read every tick.
@@ -174,7 +174,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         config,
         wake,
         started: options.clock.now(),
-        said: said::Said::with_flares(flares::names(home)),
+        said: said::SaidOnce::with_flares(flares::names(home)),
         healer,
         last_tick: last_recorded_tick(home),
         peers_watched: Default::default(),
@@ -330,16 +330,16 @@ impl Supervisor<'_> {
                 done += 1;
             }
             match turn {
-                Ok(Turn::Ticked(due)) => {
+                Ok(LoopTurn::Ticked(due)) => {
                     self.disk_episode_over();
                     done += 1;
                     next_due = due;
                 }
-                Ok(Turn::Return(outcome)) => {
+                Ok(LoopTurn::Return(outcome)) => {
                     self.disk_episode_over();
                     return Ok(outcome);
                 }
-                Ok(Turn::NoRoom) => {
+                Ok(LoopTurn::NoRoom) => {
                     paused = true;
                     next_due = self.retry_for_room();
                 }
@@ -365,7 +365,7 @@ impl Supervisor<'_> {
         done: u64,
         due: DateTime<Utc>,
         after_pause: bool,
-    ) -> Result<Turn, SupervisorError> {
+    ) -> Result<LoopTurn, SupervisorError> {
         if let Some(instead) = self.room_for_a_tick()? {
             return Ok(instead);
         }
@@ -374,7 +374,7 @@ impl Supervisor<'_> {
         }
         if self.options.ticks.is_some_and(|n| done >= n) {
             // The last of them waited for git or room: finished now.
-            return Ok(Turn::Return(RunOutcome::TicksDone));
+            return Ok(LoopTurn::Return(RunOutcome::TicksDone));
         }
         // Handoffs the peers posted meanwhile are this tick's to read.
         self.take_handoffs();
@@ -405,7 +405,7 @@ impl Supervisor<'_> {
         self.update_recall_index();
         self.upkeep.tick_ended(&self.config);
         if let Some(outcome) = acted {
-            return Ok(Turn::Return(outcome));
+            return Ok(LoopTurn::Return(outcome));
         }
         if let Some(n) = &self.options.notifier {
             n.status(&format!(
@@ -416,12 +416,12 @@ impl Supervisor<'_> {
             ));
         }
         if let Some(signal) = stop.or_else(|| self.stop_requested()) {
-            return Ok(Turn::Return(RunOutcome::Stopped(signal)));
+            return Ok(LoopTurn::Return(RunOutcome::Stopped(signal)));
         }
         if self.options.ticks.is_some_and(|n| done + 1 >= n) {
-            return Ok(Turn::Return(RunOutcome::TicksDone));
+            return Ok(LoopTurn::Return(RunOutcome::TicksDone));
         }
-        Ok(Turn::Ticked(self.next_due(&record, sleep_until)))
+        Ok(LoopTurn::Ticked(self.next_due(&record, sleep_until)))
     }
 
     /// When to look for room again: [`disk::retry_after`] the interval.

@@ -50,14 +50,14 @@ impl PushState {
     }
 }
 
-enum Request {
+enum PushRequest {
     Push,
     Finish,
 }
 
 /// The supervisor's handle on the pushing thread.
 pub struct Pusher {
-    tx: Sender<Request>,
+    tx: Sender<PushRequest>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -91,13 +91,13 @@ impl Pusher {
 
     /// A new commit is there to push.
     pub fn request(&self) {
-        let _ = self.tx.send(Request::Push);
+        let _ = self.tx.send(PushRequest::Push);
     }
 
     /// Pushes what is pending (one try) and stops the thread; waits at
     /// most `limit` for it.
     pub fn finish(mut self, limit: Duration) {
-        let _ = self.tx.send(Request::Finish);
+        let _ = self.tx.send(PushRequest::Finish);
         let Some(thread) = self.thread.take() else {
             return;
         };
@@ -115,7 +115,7 @@ impl Pusher {
     }
 }
 
-fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<Request>) {
+fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<PushRequest>) {
     let mut state = PushState::load(home).unwrap_or_default();
     state.remote = settings.remote.clone();
     // What was committed while no supervisor ran is pushed at once.
@@ -131,16 +131,16 @@ fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<Request>) {
                 .map(|t| t.saturating_duration_since(Instant::now()))
                 .unwrap_or(Duration::from_secs(3600));
             match rx.recv_timeout(wait) {
-                Ok(Request::Push) => pending = true,
-                Ok(Request::Finish) | Err(RecvTimeoutError::Disconnected) => finishing = true,
+                Ok(PushRequest::Push) => pending = true,
+                Ok(PushRequest::Finish) | Err(RecvTimeoutError::Disconnected) => finishing = true,
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }
         // Everything asked for so far is one push.
         while let Ok(request) = rx.try_recv() {
             match request {
-                Request::Push => pending = true,
-                Request::Finish => finishing = true,
+                PushRequest::Push => pending = true,
+                PushRequest::Finish => finishing = true,
             }
         }
         if !pending {

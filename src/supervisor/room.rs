@@ -4,9 +4,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::disk::{self, Look};
+use super::disk::{self, DiskLook};
 use super::recovery::Cut;
-use super::{Supervisor, SupervisorError, Turn};
+use super::{LoopTurn, Supervisor, SupervisorError};
 use crate::mailbox::outbox;
 
 impl Supervisor<'_> {
@@ -20,14 +20,14 @@ impl Supervisor<'_> {
     /// exhausted healing). When room returns after an episode: the tick it
     /// cut short is finished, the flare is written if it could not be
     /// before, and the next hand-edit commit looks at everything.
-    pub(super) fn room_for_a_tick(&mut self) -> Result<Option<Turn>, SupervisorError> {
+    pub(super) fn room_for_a_tick(&mut self) -> Result<Option<LoopTurn>, SupervisorError> {
         let now = self.options.clock.now();
         let free = disk::free_bytes(self.home.root()).ok();
         let new = self.disk.is_none();
         let min_free = self.min_free();
         match disk::look(&mut self.disk, free, min_free, now) {
-            Look::Room => Ok(None),
-            Look::Full => {
+            DiskLook::Room => Ok(None),
+            DiskLook::Full => {
                 if new {
                     tracing::warn!(
                         "the disk holding {} has {} MiB free, under [tick] min_free_mb = {}: \
@@ -38,9 +38,9 @@ impl Supervisor<'_> {
                     );
                 }
                 self.flare_disk_full(now);
-                Ok(Some(Turn::NoRoom))
+                Ok(Some(LoopTurn::NoRoom))
             }
-            Look::Resume(episode) => {
+            DiskLook::Resume(episode) => {
                 tracing::info!(
                     "the disk has room again; ticks resume (paused since {})",
                     episode.since.to_rfc3339()
@@ -65,7 +65,7 @@ impl Supervisor<'_> {
                     self.last_tick = super::last_recorded_tick(self.home);
                     let verdict = self.recover_unfinished_tick(Cut::DiskFull)?;
                     if let Some(outcome) = self.act(verdict)? {
-                        return Ok(Some(Turn::Return(outcome)));
+                        return Ok(Some(LoopTurn::Return(outcome)));
                     }
                 }
                 Ok(None)

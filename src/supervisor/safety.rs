@@ -27,11 +27,11 @@ impl Supervisor<'_> {
                 }
                 Err(HealError::NoGoodCommit) => {
                     tracing::error!("cannot heal: no tick has exited 0 yet");
-                    self.enter_panic(now, healer::Stop::NothingToRestore)
+                    self.enter_panic(now, healer::Halt::NothingToRestore)
                 }
                 Err(e) => Err(e.into()),
             },
-            Verdict::Panic => self.enter_panic(now, healer::Stop::Exhausted),
+            Verdict::Panic => self.enter_panic(now, healer::Halt::Exhausted),
         }
     }
 
@@ -121,7 +121,7 @@ impl Supervisor<'_> {
     fn enter_panic(
         &mut self,
         now: DateTime<Utc>,
-        why: healer::Stop,
+        why: healer::Halt,
     ) -> Result<Option<RunOutcome>, SupervisorError> {
         healer::panic(self.home, &mut self.healer, &self.config.healer, now, why)?;
         let _lock = CommitLock::acquire(self.home)?;
@@ -129,8 +129,8 @@ impl Supervisor<'_> {
             &[rel::STATE, rel::OUTBOX, rel::INBOX],
             &crate::repo::Identity::hearth(),
             match why {
-                healer::Stop::Exhausted => "panic: healing is exhausted; waiting for a human",
-                healer::Stop::NothingToRestore => {
+                healer::Halt::Exhausted => "panic: healing is exhausted; waiting for a human",
+                healer::Halt::NothingToRestore => {
                     "panic: no tick has succeeded yet, nothing to restore; waiting for a human"
                 }
             },

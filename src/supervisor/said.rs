@@ -7,19 +7,19 @@
 use std::collections::HashSet;
 
 #[derive(Default)]
-pub(super) struct Said {
+pub(super) struct SaidOnce {
     problems: HashSet<String>,
     announced: HashSet<String>,
     broken_config: Option<String>,
 }
 
-impl Said {
+impl SaidOnce {
     /// Flares that were in the outbox before the supervisor started are
     /// not announced again.
-    pub(super) fn with_flares(names: impl IntoIterator<Item = String>) -> Said {
-        Said {
+    pub(super) fn with_flares(names: impl IntoIterator<Item = String>) -> SaidOnce {
+        SaidOnce {
             announced: names.into_iter().collect(),
-            ..Said::default()
+            ..SaidOnce::default()
         }
     }
 
@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn each_thing_is_said_once_and_a_fixed_config_can_break_again() {
-        let mut said = Said::with_flares(["old.md".to_string()]);
+        let mut said = SaidOnce::with_flares(["old.md".to_string()]);
         assert!(!said.flare("old.md"), "there before the start");
         assert!(said.flare("new.md") && !said.flare("new.md"));
         assert!(said.problem("x") && !said.problem("x"));

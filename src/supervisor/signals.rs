@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::{Supervisor, SupervisorError};
 use crate::budget::{self, Budget};
 use crate::exchange::report::TickReport;
-use crate::healer::outage::{self, Event};
+use crate::healer::outage::{self, OutageNews};
 use crate::mailbox::outbox::{self, Letter};
 use crate::tick::ledger::TickRecord;
 
@@ -78,11 +78,11 @@ impl Supervisor<'_> {
         let after = chrono::Duration::minutes(self.config.healer.outage_flare_min as i64);
         let fix = report.and_then(|r| r.outcome.failures.iter().find(|f| f.fix.is_some()));
         match outage::track(&mut self.healer.outage, record, after, now) {
-            Event::Quiet => {}
+            OutageNews::Quiet => {}
             // A setting said so at once (below): no second flare that
             // calls it an outage.
-            Event::Flare(_) if fix.is_some() => {}
-            Event::Flare(o) => {
+            OutageNews::Flare(_) if fix.is_some() => {}
+            OutageNews::Flare(o) => {
                 let body = format!(
                     "The model API has not answered since {} ({} ticks). The last error:\n\n    \
                      {}\n\nNothing is lost: inbox messages wait in inbox/ and are answered when \
@@ -97,7 +97,7 @@ impl Supervisor<'_> {
                 let rel = outbox::post(self.home, &flare, now)?;
                 tracing::error!("flare: {rel}");
             }
-            Event::Over(o) => tracing::warn!(
+            OutageNews::Over(o) => tracing::warn!(
                 "the model API answers again, after an outage since {} ({} failed ticks)",
                 o.since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 o.ticks

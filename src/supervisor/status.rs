@@ -9,7 +9,7 @@ use super::runtime::{self, Phase};
 use crate::home::{lock, Home};
 use crate::model::cache;
 use crate::tick::ledger::{Ledger, TickRecord};
-use crate::tick::spend::Spend;
+use crate::tick::spend::SpendByKind;
 
 /// What `hearth status` says.
 #[derive(Debug, Clone, Serialize)]
@@ -52,7 +52,7 @@ pub struct Status {
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
     /// The last 24 hours' ticks, priced by kind of token.
-    pub last_24h: Option<crate::tick::spend::Spend>,
+    pub last_24h: Option<crate::tick::spend::SpendByKind>,
     /// Of the input sent in the last 24 hours, the part read from the
     /// provider's cache.
     pub cache_hit_ratio_24h: Option<f64>,
@@ -197,11 +197,11 @@ fn last_day(
     price: Option<&crate::config::Price>,
     now: DateTime<Utc>,
     problems: &mut Vec<String>,
-) -> Option<Spend> {
+) -> Option<SpendByKind> {
     let ticks_path = home.ticks_path();
     let day_ago = now - chrono::Duration::hours(24);
     match Ledger::since(&ticks_path, day_ago) {
-        Ok(records) => Some(Spend::of(
+        Ok(records) => Some(SpendByKind::of(
             &records,
             price,
             day_ago,

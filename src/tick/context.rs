@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::healer_note::HealerNote;
-use crate::conversation::sessions::{self, Exchange};
+use crate::conversation::sessions::{self, SessionExchange};
 use crate::conversation::{estimate_tokens, Block, Message, Role};
 use crate::exchange::tier::{classify, Tier, CONTINUATION_TURNS, MISSION_TURNS};
 use crate::mailbox::inbox::InboxMessage;
@@ -31,7 +31,7 @@ pub struct TurnInput<'a> {
     /// The inbox messages this tick answers.
     pub inbox: &'a [InboxMessage],
     /// What was said through `hearth ask`, oldest first.
-    pub asks: &'a [Exchange],
+    pub asks: &'a [SessionExchange],
     /// `memory/directive.md`, when it exists.
     pub directive: Option<&'a str>,
     /// Left by a heal since the last tick.
@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn continuation_quotes_recent_asks_and_mission_adds_the_directive() {
-        let asks = vec![Exchange {
+        let asks = vec![SessionExchange {
             outside: Vec::new(),
             time: DateTime::from_timestamp(1_699_999_000, 0).unwrap(),
             door: "ask".into(),

@@ -89,7 +89,7 @@ pub fn prepare(
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
     let offered = tools::Offered::load(home, environment);
 
-    let Intake {
+    let TickInbox {
         messages,
         collaboration,
         deferred,
@@ -160,7 +160,7 @@ pub fn prepare(
 
 /// The asks of the sessions, for the tick's context: those that carried
 /// outside words are not the operator's hot memory.
-fn clean_asks(home: &Home) -> Vec<crate::conversation::sessions::Exchange> {
+fn clean_asks(home: &Home) -> Vec<crate::conversation::sessions::SessionExchange> {
     use crate::conversation::sessions;
     sessions::exchanges(&sessions::read(home))
         .into_iter()
@@ -169,7 +169,7 @@ fn clean_asks(home: &Home) -> Vec<crate::conversation::sessions::Exchange> {
 }
 
 /// The inbox messages a tick takes, and what it leaves.
-struct Intake {
+struct TickInbox {
     messages: Vec<InboxMessage>,
     collaboration: Option<String>,
     deferred: Vec<String>,
@@ -181,7 +181,7 @@ struct Intake {
 /// run in one workdir), and the operator's words and a stranger's never
 /// in one turn (the operator's go first, clean; the others wait for the
 /// next tick). A message that cannot be read is left in place, said.
-fn intake(home: &Home) -> Result<Intake, ExchangeError> {
+fn intake(home: &Home) -> Result<TickInbox, ExchangeError> {
     let mut messages = Vec::new();
     for path in inbox::pending(home)? {
         match inbox::read(home, &path) {
@@ -209,7 +209,7 @@ fn intake(home: &Home) -> Result<Intake, ExchangeError> {
     } else {
         outside.extend(senders.into_iter().flatten());
     }
-    Ok(Intake {
+    Ok(TickInbox {
         messages,
         collaboration,
         deferred,

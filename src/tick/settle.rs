@@ -136,7 +136,7 @@ fn give_back(
     conversation: &mut Conversation,
     healer_note: Option<&HealerNote>,
     report: &mut TickReport,
-    why: give_back::Why,
+    why: give_back::Reason,
 ) -> Result<(), ExchangeError> {
     conversation.messages.pop();
     conversation.save(home)?;

@@ -10,7 +10,7 @@ use crate::config::Price;
 
 /// Spend over a span of ticks, by kind of token.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct Spend {
+pub struct SpendByKind {
     /// Ticks counted.
     pub ticks: usize,
     /// Dollars the ledger recorded for them.
@@ -34,7 +34,7 @@ pub struct Spend {
     pub covered: Duration,
 }
 
-impl Spend {
+impl SpendByKind {
     /// The ticks of `records` that ended in `[from, to)`, priced at `price`
     /// (the total is the ledger's own figure; the parts are at `price`).
     pub fn of(
@@ -42,9 +42,9 @@ impl Spend {
         price: Option<&Price>,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> Spend {
+    ) -> SpendByKind {
         let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
-        let mut spend = Spend::default();
+        let mut spend = SpendByKind::default();
         let mut first: Option<DateTime<Utc>> = None;
         for r in records.iter().filter(|r| r.end >= from && r.end < to) {
             let t = &r.tokens;
@@ -96,10 +96,14 @@ impl Spend {
 
 /// Today's (UTC) ticks in the home's ledger, priced: for the budget flares
 /// (none when the ledger cannot be read; the flare goes out without it).
-pub fn today(home: &crate::home::Home, price: Option<&Price>, now: DateTime<Utc>) -> Option<Spend> {
+pub fn today(
+    home: &crate::home::Home,
+    price: Option<&Price>,
+    now: DateTime<Utc>,
+) -> Option<SpendByKind> {
     let midnight = now.date_naive().and_hms_opt(0, 0, 0)?.and_utc();
     let records = super::ledger::Ledger::since(&home.ticks_path(), midnight).ok()?;
-    let spend = Spend::of(&records, price, midnight, now + Duration::seconds(1));
+    let spend = SpendByKind::of(&records, price, midnight, now + Duration::seconds(1));
     (spend.ticks > 0).then_some(spend)
 }
 
@@ -136,7 +140,7 @@ mod tests {
         let records: Vec<TickRecord> = (0..4).map(|h| tick(h, tokens, 0.03)).collect();
         let from = records[0].start;
         let to = from + Duration::hours(4);
-        let spend = Spend::of(&records, Some(&price), from, to);
+        let spend = SpendByKind::of(&records, Some(&price), from, to);
         assert_eq!(spend.ticks, 4);
         assert!((spend.read_usd - 4.0 * 60_000.0 * 0.3 / 1e6).abs() < 1e-12);
         assert!((spend.write_usd - 4.0 * 1_000.0 * 6.0 / 1e6).abs() < 1e-12);

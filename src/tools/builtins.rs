@@ -11,7 +11,7 @@ use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
 use crate::memory::page;
 use crate::model::ToolSpec;
-use crate::recall::answer::{self, Question, Rerank};
+use crate::recall::answer::{self, RecallQuestion, Rerank};
 
 /// The most blocks one `recall` call returns.
 const RECALL_MAX: usize = 20;
@@ -384,7 +384,7 @@ fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
 /// for one model, so the agent's recall is lexical.
 fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError> {
     let k = a.k.unwrap_or(ctx.recall_results).clamp(1, RECALL_MAX);
-    let question = Question {
+    let question = RecallQuestion {
         query: &a.query,
         k,
         candidates: k,

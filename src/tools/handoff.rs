@@ -5,11 +5,11 @@
 
 use super::{ToolContext, ToolError};
 use crate::atomic;
-use crate::collab::handoff::{self, Handoff, Request};
+use crate::collab::handoff::{self, Handoff, HandoffAsk};
 use crate::collab::{store, Change, Collaboration};
 use crate::mailbox::outbox::{self, Letter};
 
-pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String, ToolError> {
+pub(super) fn run(ctx: &mut ToolContext<'_>, request: HandoffAsk) -> Result<String, ToolError> {
     let request = against_the_home(ctx, request)?;
     let peering = &ctx.peering;
     let existing = match &request.collaboration {
@@ -30,8 +30,10 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
         Ok(plan) => plan,
         Err(refusal) => {
             match &refusal {
-                handoff::Refusal::MaxRounds { slug, max } => flare_max_rounds(ctx, slug, *max),
-                handoff::Refusal::Repeat { slug, round } => ctx.effects.loops.push(format!(
+                handoff::HandoffRefusal::MaxRounds { slug, max } => {
+                    flare_max_rounds(ctx, slug, *max)
+                }
+                handoff::HandoffRefusal::Repeat { slug, round } => ctx.effects.loops.push(format!(
                     "handed {} the same message as round {round} of {slug} again (agents \
                      handing off without progress)",
                     request.to
@@ -57,7 +59,10 @@ pub(super) fn run(ctx: &mut ToolContext<'_>, request: Request) -> Result<String,
 /// What [`handoff::plan`] cannot see, checked against the home and the
 /// tool limits: the message's size, that the founding memory exists, and
 /// the slug of a collaboration the model named as people do ("Design X").
-fn against_the_home(ctx: &ToolContext<'_>, mut request: Request) -> Result<Request, ToolError> {
+fn against_the_home(
+    ctx: &ToolContext<'_>,
+    mut request: HandoffAsk,
+) -> Result<HandoffAsk, ToolError> {
     let refused = |message: String| ToolError::Refused {
         tool: "handoff".into(),
         message,

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use hearth::brake::gate::Gate;
-use hearth::brake::Decision;
+use hearth::brake::Ruling;
 use hearth::config::{BrakeMode, Config};
 use hearth::conversation::{Block, Message, Role};
 use hearth::home::Home;
@@ -70,19 +70,19 @@ fn a_write_waits_for_the_read_of_the_file_as_it_is_now() {
     let gate = Gate::open_for(&home, BrakeMode::Enforce, vec![REQUIRED.into()], 1, now());
     let denied = gate.check(&home, "write", "memory/note.md", true, &[], same);
     assert!(
-        matches!(denied, Decision::Deny(ref w) if w[0].path == REQUIRED),
+        matches!(denied, Ruling::Deny(ref w) if w[0].path == REQUIRED),
         "{denied:?}"
     );
     assert_eq!(
         gate.check(&home, "read", REQUIRED, false, &[], same),
-        Decision::Pass,
+        Ruling::Pass,
         "reading is never braked"
     );
 
     let mut convo = read_turns(&home, REQUIRED);
     assert_eq!(
         gate.check(&home, "write", "memory/note.md", true, &convo, same),
-        Decision::Allow
+        Ruling::Allow
     );
 
     // The operator edits the rules: the old read no longer counts.
@@ -93,12 +93,12 @@ fn a_write_waits_for_the_read_of_the_file_as_it_is_now() {
     .unwrap();
     assert!(matches!(
         gate.check(&home, "write", "memory/note.md", true, &convo, same),
-        Decision::Deny(_)
+        Ruling::Deny(_)
     ));
     convo.extend(read_turns(&home, REQUIRED));
     assert_eq!(
         gate.check(&home, "edit", "memory/note.md", true, &convo, same),
-        Decision::Allow
+        Ruling::Allow
     );
     assert_eq!(
         decisions(&home),
@@ -117,8 +117,7 @@ fn warn_logs_what_it_would_refuse_and_a_missing_file_is_named_as_missing() {
         now(),
     );
     let convo = read_turns(&home, REQUIRED);
-    let Decision::WouldDeny(waiting) =
-        gate.check(&home, "append", "memory/x.md", true, &convo, same)
+    let Ruling::WouldDeny(waiting) = gate.check(&home, "append", "memory/x.md", true, &convo, same)
     else {
         panic!("warn runs the call and logs it");
     };
@@ -129,7 +128,7 @@ fn warn_logs_what_it_would_refuse_and_a_missing_file_is_named_as_missing() {
     let off = Gate::open_for(&home, BrakeMode::Off, vec![REQUIRED.into()], 1, now());
     assert_eq!(
         off.check(&home, "write", "memory/x.md", true, &[], same),
-        Decision::Pass
+        Ruling::Pass
     );
 }
 
@@ -141,13 +140,13 @@ fn the_operators_override_opens_the_gate_for_the_ticks_it_was_given() {
     let first = Gate::open_for(&home, BrakeMode::Enforce, vec![REQUIRED.into()], 1, now());
     assert!(matches!(
         first.check(&home, "write", "memory/note.md", true, &[], same),
-        Decision::Override(_)
+        Ruling::Override(_)
     ));
     let second = Gate::open_for(&home, BrakeMode::Enforce, vec![REQUIRED.into()], 2, now());
     assert!(
         matches!(
             second.check(&home, "write", "memory/note.md", true, &[], same),
-            Decision::Deny(_)
+            Ruling::Deny(_)
         ),
         "one tick of override, used up"
     );
@@ -156,11 +155,11 @@ fn the_operators_override_opens_the_gate_for_the_ticks_it_was_given() {
     let ask = Gate::without_override(BrakeMode::Enforce, vec![REQUIRED.into()], 0, now());
     assert!(matches!(
         ask.check(&home, "write", "memory/note.md", true, &[], same),
-        Decision::Deny(_)
+        Ruling::Deny(_)
     ));
     let tick = Gate::open_for(&home, BrakeMode::Enforce, vec![REQUIRED.into()], 3, now());
     assert!(matches!(
         tick.check(&home, "write", "memory/note.md", true, &[], same),
-        Decision::Override(_)
+        Ruling::Override(_)
     ));
 }

@@ -117,7 +117,7 @@ fn accept_puts_it_on_main_in_one_commit_even_after_main_moved() {
     else {
         panic!("a clean re-apply");
     };
-    assert_eq!(p.status, Status::Accepted);
+    assert_eq!(p.status, State::Accepted);
     let on_main = head_file(&home, "memory/identity.md");
     assert!(
         on_main.contains("short plain words") && on_main.contains("I like tea"),
@@ -172,7 +172,7 @@ fn a_conflict_leaves_it_for_review_naming_the_file_and_main_untouched() {
     assert_eq!(p.conflicts, ["memory/identity.md"]);
     assert!(head_file(&home, "memory/identity.md").contains("haiku"));
     assert_ne!(repo.head(), head, "the needs-review is a commit of its own");
-    assert_eq!(list(&home).unwrap()[0].status, Status::NeedsReview);
+    assert_eq!(list(&home).unwrap()[0].status, State::NeedsReview);
     assert_eq!(waiting(&home).unwrap(), 1);
 }
 
@@ -189,7 +189,7 @@ fn accept_refuses_to_overwrite_uncommitted_edits_and_reject_records_why() {
         "being edited in vim\n"
     );
     let p = reject(&home, 1, Some("not a rule I want"), &operator(), now).unwrap();
-    assert_eq!(p.status, Status::Rejected);
+    assert_eq!(p.status, State::Rejected);
     assert_eq!(
         list(&home).unwrap()[0].reason.as_deref(),
         Some("not a rule I want")
@@ -240,7 +240,7 @@ fn a_lost_or_broken_book_is_rebuilt_from_the_refs_and_numbers_are_never_reused()
         assert_eq!(one.files, ["memory/identity.md"]);
         assert_eq!(
             listed.iter().find(|p| p.n == 2).map(|p| p.status),
-            Some(Status::Rejected),
+            Some(State::Rejected),
             "{broken:?}: the rejected one is known from history"
         );
     }

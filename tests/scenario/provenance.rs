@@ -219,11 +219,11 @@ fn a_consolidation_stages_every_write_and_notes_its_removals() {
 
 #[test]
 fn a_consolidation_is_due_by_request_size_or_age_and_never_twice_at_once() {
-    use hearth::consolidate::{due, Record};
+    use hearth::consolidate::{due, ConsolidationRecord};
     let t = now();
-    let asked = Record {
+    let asked = ConsolidationRecord {
         requested: true,
-        ..Record::default()
+        ..ConsolidationRecord::default()
     };
     assert!(due(&asked, 10, 100, 0, false, t)
         .unwrap()
@@ -232,22 +232,22 @@ fn a_consolidation_is_due_by_request_size_or_age_and_never_twice_at_once() {
         due(&asked, 10, 100, 0, true, t).is_none(),
         "one waits already"
     );
-    assert!(due(&Record::default(), 100, 100, 0, false, t)
+    assert!(due(&ConsolidationRecord::default(), 100, 100, 0, false, t)
         .unwrap()
         .contains("warning line"));
-    assert!(due(&Record::default(), 10, 100, 0, false, t).is_none());
-    let refused_an_hour_ago = Record {
+    assert!(due(&ConsolidationRecord::default(), 10, 100, 0, false, t).is_none());
+    let refused_an_hour_ago = ConsolidationRecord {
         last: Some(t - chrono::Duration::hours(1)),
         outcome: Some("refused: …".into()),
-        ..Record::default()
+        ..ConsolidationRecord::default()
     };
     assert!(
         due(&refused_an_hour_ago, 100, 100, 0, false, t).is_none(),
         "by size at most once a day"
     );
-    let recent = Record {
+    let recent = ConsolidationRecord {
         last: Some(t - chrono::Duration::days(2)),
-        ..Record::default()
+        ..ConsolidationRecord::default()
     };
     assert!(due(&recent, 10, 100, 7, false, t).is_none());
     assert!(due(&recent, 10, 100, 1, false, t)

@@ -4,7 +4,7 @@
 
 use hearth::config::Config;
 use hearth::home::Home;
-use hearth::recall::answer::{answer, Answer, Question, Rerank};
+use hearth::recall::answer::{answer, Answer, RecallQuestion, Rerank};
 use hearth::repo::{Identity, Repo};
 
 use super::{home, now};
@@ -18,7 +18,7 @@ fn an_answer_cites_lines_and_who_committed_them() {
         "# Birds\n\nThe crow is clever.\n\nA heron waits\nby the river.\n",
     )
     .unwrap();
-    let question = Question {
+    let question = RecallQuestion {
         query: "heron river",
         k: 1,
         candidates: 10,
@@ -59,7 +59,7 @@ fn an_answer_cites_lines_and_who_committed_them() {
 fn recall(home: &Home, query: &str) -> Answer {
     answer(
         home,
-        &Question {
+        &RecallQuestion {
             query,
             k: 5,
             candidates: 30,

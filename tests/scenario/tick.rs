@@ -98,7 +98,7 @@ fn a_message_from_someone_else_taints_the_tick_and_the_operators_does_not() {
 fn an_idle_tick_consolidates_when_asked_and_records_nothing_to_change() {
     let dir = tempfile::tempdir().unwrap();
     let home = home(&dir);
-    hearth::consolidate::Record {
+    hearth::consolidate::ConsolidationRecord {
         requested: true,
         ..Default::default()
     }
@@ -111,7 +111,7 @@ fn an_idle_tick_consolidates_when_asked_and_records_nothing_to_change() {
     let report = offline_tick(&home, 2);
     assert_eq!(report.consolidation.as_deref(), Some("nothing to change"));
     assert_eq!(report.class(), Class::Ok);
-    let record = hearth::consolidate::Record::load(&home);
+    let record = hearth::consolidate::ConsolidationRecord::load(&home);
     assert!(!record.requested && record.last == Some(now()));
     assert!(hearth::proposals::list(&home).unwrap().is_empty());
     // Asked once: the next idle tick is ordinary.

@@ -14,7 +14,7 @@ use super::vouch::Vouched;
 /// Why a line is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum FindingKind {
     /// Its origin chain touches outside content, and no operator act
     /// cleared it: `--strict` fails.
     Ancestry,
@@ -38,13 +38,13 @@ pub struct Finding {
     /// Why it is named: for ancestry, the chain.
     pub why: String,
     /// Which kind of reason.
-    pub kind: Kind,
+    pub kind: FindingKind,
 }
 
 impl Finding {
     /// Whether `hearth audit --strict` fails on it.
     pub fn fails_strict(&self) -> bool {
-        self.kind != Kind::Accepted
+        self.kind != FindingKind::Accepted
     }
 }
 
@@ -111,7 +111,7 @@ pub fn audit_lines(
         .collect();
     let mut found = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let finding = |why: String, kind: Kind| Finding {
+        let finding = |why: String, kind: FindingKind| Finding {
             path: path.to_string(),
             line: i + 1,
             text: line.to_string(),
@@ -119,7 +119,7 @@ pub fn audit_lines(
             kind,
         };
         if let Some(why) = by_ancestry.get(&(i + 1)) {
-            found.push(finding(why.clone(), Kind::Ancestry));
+            found.push(finding(why.clone(), FindingKind::Ancestry));
             continue;
         }
         let origin = origins.get(i).and_then(Option::as_ref);
@@ -132,7 +132,7 @@ pub fn audit_lines(
                 &here,
                 &chain(&format!("proposal {n}, accepted"), &sources.join("; ")),
             );
-            found.push(finding(why, Kind::Accepted));
+            found.push(finding(why, FindingKind::Accepted));
             continue;
         }
         let legacy = origin
@@ -140,11 +140,11 @@ pub fn audit_lines(
             .and_then(|o| Some((o.tick?, tainted_ticks.get(&o.tick?)?)));
         if let Some((tick, sources)) = legacy.filter(|_| line.chars().any(char::is_alphanumeric)) {
             let why = chain(&here, &chain(&format!("tick {tick}"), &sources.join("; ")));
-            found.push(finding(why, Kind::Ancestry));
+            found.push(finding(why, FindingKind::Ancestry));
         } else if let Some(cue) = reads_like_injected_rule(line) {
             found.push(finding(
                 format!("reads like an injected rule ({cue:?})"),
-                Kind::Phrase,
+                FindingKind::Phrase,
             ));
         }
     }
@@ -210,9 +210,9 @@ mod tests {
             &none,
         );
         assert_eq!(found.len(), 3, "{found:?}");
-        assert_eq!(found[0].kind, Kind::Ancestry);
+        assert_eq!(found[0].kind, FindingKind::Ancestry);
         assert!(found[0].why.contains("tick 4") && found[0].why.contains("inbox/a.md"));
-        assert_eq!((found[1].line, found[1].kind), (3, Kind::Accepted));
+        assert_eq!((found[1].line, found[1].kind), (3, FindingKind::Accepted));
         assert!(!found[1].fails_strict());
         assert_eq!(
             found[2].why,
