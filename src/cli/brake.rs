@@ -76,7 +76,10 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Sub::Report { json, since } => {
             let (lines, skipped) = log::read(&home);
             if skipped > 0 {
-                tracing::warn!("state/brake.jsonl: {skipped} line(s) skipped: they do not parse");
+                tracing::warn!(
+                    "{}: {skipped} line(s) skipped: they do not parse",
+                    hearth::home::layout::rel::BRAKE_LOG
+                );
             }
             let since = since.map(|d| now - chrono::Duration::days(i64::from(d)));
             let r = report::report(&lines, since);

@@ -1,10 +1,13 @@
 //! `.hearth/tick-report.json`: what the tick child tells its supervisor.
 //!
 //! An exit code says how a tick ended but not what it did. The child saves
-//! this report atomically at each checkpoint (after the write-ahead, after
-//! each tool round, at the end), so even when it is killed the supervisor
-//! knows which files the agent touched and which inbox messages it consumed,
-//! and commits exactly those as the agent's work.
+//! this report atomically at each checkpoint — at its start, as each inbox
+//! message is archived, after each paid model call and answered round of
+//! tools (its door, `door::TickFiles`), as a call brings outside content
+//! in, at the end — so even when it is killed the supervisor knows which
+//! files the agent touched and which inbox messages it consumed, and
+//! commits exactly those as the agent's work. The exchange's part of it is
+//! the [`Outcome`], embedded with its keys at the top level.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

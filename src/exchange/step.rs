@@ -1,5 +1,5 @@
-//! The agent step: what the tick does after each model turn, decided from
-//! plain values. Given the turn (the tools it asked for, or the failure of
+//! The agent step: what an exchange (under any door) does after each model
+//! turn, decided from plain values. Given the turn (the tools it asked for, or the failure of
 //! the call), [`Step::next`] says which calls to run, which to answer with a
 //! refusal, which failures to record, and whether to call the model again.
 //! It touches no file, no network and no clock, so round limits, per-turn

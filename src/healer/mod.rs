@@ -98,12 +98,7 @@ pub fn resume(
     state.streak.clear();
     state.heals.clear();
     state.save(home)?;
-    repo.commit(
-        &["state/healer.json"],
-        operator,
-        "heal: resume (by hand)",
-        now,
-    )?;
+    repo.commit(&[rel::HEALER], operator, "heal: resume (by hand)", now)?;
     Ok(was)
 }
 
@@ -239,7 +234,7 @@ pub fn plan(home: &Home, repo: &Repo, state: &HealerState) -> Result<HealPlan, H
         if let Some(why) = give_back::rule(Moment::Healed { archived: still }) {
             tracing::info!("the heal gives {archived} back: {why}");
             let name = archived.rsplit('/').next().unwrap_or(archived);
-            requeue.push((archived.clone(), format!("inbox/{name}")));
+            requeue.push((archived.clone(), format!("{}/{name}", rel::INBOX)));
         }
     }
     Ok(HealPlan {

@@ -1,7 +1,9 @@
 //! The home as one map (DESIGN §2): every path hearth reads or writes, named
 //! once. [`rel`] holds them as git and the ledgers name them (relative,
-//! `/`-separated); [`Home`]'s methods give them as paths on disk. Nothing
-//! else in hearth spells a path of the home.
+//! `/`-separated); [`Home`]'s methods give them as paths on disk. Code
+//! elsewhere names a file of the home through these; what it still spells
+//! itself is a prefix it tests (`memory/` in a path the agent wrote) and
+//! the fixtures of its tests.
 
 use std::path::PathBuf;
 
@@ -29,6 +31,8 @@ pub mod rel {
     pub const HEALER: &str = "state/healer.json";
     /// Left by a heal, consumed by the next tick.
     pub const HEALER_NOTE: &str = "state/healer_note.json";
+    /// The operator's word on outside lines (`hearth vouch`).
+    pub const VOUCHED: &str = "state/vouched.json";
     /// Spend per UTC day.
     pub const BUDGET: &str = "state/budget.json";
     /// Which flares the operator has read.

@@ -172,7 +172,7 @@ pub fn of_file(
         return Some(format!("{rel_path} (written by peers)"));
     }
     let path = home.path(rel_path);
-    if rel_path.starts_with("inbox/") || rel_path.starts_with("state/inbox-archive/") {
+    if under(rel_path, rel::INBOX) || under(rel_path, rel::INBOX_ARCHIVE) {
         let text = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
         return inbox_sender(&text).map(|who| format!("{rel_path} (from {who})"));
     }
@@ -186,7 +186,7 @@ pub fn of_file(
             serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
         return of_turns(rel_path, &conversation.messages);
     }
-    if rel_path.starts_with("state/archive/") && rel_path.ends_with(".json") {
+    if under(rel_path, rel::ARCHIVE) && rel_path.ends_with(".json") {
         let archive: Archive = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
         return of_turns(rel_path, &archive.messages);
     }
@@ -234,6 +234,12 @@ pub fn kept_by(home: &Home, rel_path: &str, after: &str, vouched: &Vouched) -> O
         })
         .collect();
     summary(&lines)
+}
+
+/// Whether `path` lies under the home's directory `dir` (both relative).
+fn under(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::json_file::{self, JsonFile, JsonFileError};
 use crate::stamp::fnv1a;
 
 /// `state/vouched.json`, inside the home.
-pub const VOUCHED: &str = "state/vouched.json";
+pub use crate::home::layout::rel::VOUCHED;
 
 /// One vouched line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
