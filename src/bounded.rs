@@ -5,6 +5,7 @@
 //! `/dev/zero` behind a symlink reads without end, and a huge file would
 //! be read whole before any size check.
 
+use crate::io_hint::IoError;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -42,14 +43,8 @@ pub enum BoundedError {
         max: u64,
     },
     /// It could not be opened or read.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 /// The bytes of `path` (symlinks followed), if it is a regular file of at
@@ -58,10 +53,7 @@ pub enum BoundedError {
 /// not on what the file claims.
 pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, BoundedError> {
     let shown = || path.display().to_string();
-    let io = |source| BoundedError::Io {
-        path: shown(),
-        source,
-    };
+    let io = |source| BoundedError::Io(IoError::at(shown(), source).framed("cannot read {}"));
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)

@@ -4,7 +4,65 @@
 //! user without access) get theirs here, once.
 
 use std::io::{self, ErrorKind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A file operation that failed: what was being done, or the file it was
+/// done to, in the words shown; the file, when one is to blame; and what
+/// the system said. The one I/O error every module's error wraps (as its
+/// `Io` case), so every one ends in the same hint.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct IoError {
+    /// What was being done, or the file, as shown to the operator.
+    pub what: String,
+    /// The file to blame, if one is: its hint names it.
+    pub path: Option<PathBuf>,
+    /// What the system said.
+    #[source]
+    pub source: io::Error,
+}
+
+impl IoError {
+    /// A failure on `path`, shown as the path.
+    pub fn at(path: impl AsRef<Path>, source: io::Error) -> IoError {
+        let path = path.as_ref().to_path_buf();
+        IoError {
+            what: path.display().to_string(),
+            path: Some(path),
+            source,
+        }
+    }
+
+    /// A failure of `what` (a pipe, a signal handler, a child process)
+    /// where no one file is to blame.
+    pub fn doing(what: impl Into<String>, source: io::Error) -> IoError {
+        IoError {
+            what: what.into(),
+            path: None,
+            source,
+        }
+    }
+
+    /// The same failure, shown in `template` with its `{}` replaced by
+    /// what it showed so far (`"could not lock {}"`).
+    pub fn framed(mut self, template: &str) -> IoError {
+        self.what = template.replace("{}", &self.what);
+        self
+    }
+
+    /// The operator's fix: by the file, when one is to blame.
+    pub fn hint(&self) -> String {
+        match &self.path {
+            Some(path) => io_hint(&self.source, path),
+            None => kind_hint(&self.source),
+        }
+    }
+
+    /// Whether the system refused access.
+    pub fn denied(&self) -> bool {
+        self.source.kind() == ErrorKind::PermissionDenied
+    }
+}
 
 /// The hint for `error` on `path`: the fix for the common causes, and
 /// where to look for the rest. Nothing is lost when a write fails: hearth

@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::atomic;
+use crate::io_hint::IoError;
 
 /// A JSON file of hearth's own.
 pub trait JsonFile: Serialize + DeserializeOwned {
@@ -34,14 +35,8 @@ pub trait JsonFile: Serialize + DeserializeOwned {
 #[derive(Debug, thiserror::Error)]
 pub enum JsonFileError {
     /// The file is there but could not be read.
-    #[error("{} could not be read: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The file does not parse as what it should hold.
     #[error("{} does not parse: {message}", path.display())]
     Parse {
@@ -66,16 +61,15 @@ impl JsonFileError {
     /// The file the error is about.
     pub fn path(&self) -> &Path {
         match self {
-            JsonFileError::Io { path, .. }
-            | JsonFileError::Parse { path, .. }
-            | JsonFileError::Version { path, .. } => path,
+            JsonFileError::Io(e) => e.path.as_deref().unwrap_or(Path::new("")),
+            JsonFileError::Parse { path, .. } | JsonFileError::Version { path, .. } => path,
         }
     }
 
     /// What the operator can do about it.
     pub fn hint(&self) -> String {
         match self {
-            JsonFileError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            JsonFileError::Io(e) => e.hint(),
             JsonFileError::Parse { path, .. } => format!(
                 "fix the file by hand, or restore it from history: git -C <home> log -p -- {}",
                 path.display()
@@ -93,10 +87,9 @@ pub fn load<T: JsonFile>(path: &Path) -> Result<Option<T>, JsonFileError> {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
-            return Err(JsonFileError::Io {
-                path: path.to_path_buf(),
-                source,
-            })
+            return Err(JsonFileError::Io(
+                IoError::at(path, source).framed("{} could not be read"),
+            ))
         }
     };
     let parse = |e: serde_json::Error| JsonFileError::Parse {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Message;
 use crate::atomic;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::repo::Repo;
 
 /// The format version of `messages.json` and the archives.
@@ -41,14 +42,8 @@ pub enum ConversationError {
         found: u32,
     },
     /// The file could not be read.
-    #[error("{path} could not be read: {source}")]
-    Io {
-        /// The file, relative to the home.
-        path: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The file could not be written.
     #[error(transparent)]
     Write(#[from] atomic::WriteError),
@@ -63,9 +58,7 @@ impl ConversationError {
                  (`git log -p -- state/messages.json`)"
                     .into()
             }
-            ConversationError::Io { path, source } => {
-                crate::io_hint::io_hint(source, std::path::Path::new(path))
-            }
+            ConversationError::Io(e) => e.hint(),
             ConversationError::Write(e) => e.hint(),
         }
     }
@@ -110,7 +103,11 @@ impl Conversation {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok((Conversation::new(), None))
             }
-            Err(source) => return Err(ConversationError::Io { path: rel, source }),
+            Err(source) => {
+                return Err(ConversationError::Io(
+                    IoError::at(rel, source).framed("{} could not be read"),
+                ))
+            }
         };
         let problem = match parse(&bytes) {
             Ok(conversation) => return check_version(conversation, &rel).map(|c| (c, None)),

@@ -28,6 +28,7 @@ use crate::config::Price;
 use crate::conversation::sessions;
 use crate::conversation::store::ConversationError;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::model::Usage;
 
 /// Why an exchange could not run or record itself (not a failure of the
@@ -50,14 +51,8 @@ pub enum ExchangeError {
     #[error(transparent)]
     Repo(#[from] crate::repo::RepoError),
     /// Another file operation failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 impl ExchangeError {
@@ -69,7 +64,7 @@ impl ExchangeError {
             ExchangeError::Mailbox(e) => e.hint(),
             ExchangeError::Lock(e) => e.hint(),
             ExchangeError::Repo(e) => e.hint(),
-            ExchangeError::Io { source, .. } => crate::io_hint::kind_hint(source),
+            ExchangeError::Io(e) => e.hint(),
         }
     }
 }

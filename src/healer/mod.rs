@@ -25,6 +25,7 @@ use crate::config::HealerConfig;
 use crate::exchange::give_back::{self, Moment};
 use crate::home::layout::rel;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::mailbox::outbox::{self, Letter};
 use crate::mailbox::MailboxError;
 use crate::repo::{Identity, Repo, RepoError};
@@ -54,14 +55,8 @@ pub enum HealError {
     #[error(transparent)]
     Lock(#[from] crate::home::lock::LockError),
     /// Another file operation failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file, relative to the home.
-        path: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 impl HealError {
@@ -76,9 +71,7 @@ impl HealError {
             HealError::Write(e) => e.hint(),
             HealError::Mailbox(e) => e.hint(),
             HealError::Lock(e) => e.hint(),
-            HealError::Io { path, source } => {
-                crate::io_hint::io_hint(source, std::path::Path::new(path))
-            }
+            HealError::Io(e) => e.hint(),
         }
     }
 }
@@ -264,10 +257,8 @@ pub fn apply(
         }
     }
     for path in &plan.remove {
-        std::fs::remove_file(home.root().join(path)).map_err(|source| HealError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::remove_file(home.root().join(path))
+            .map_err(|source| HealError::Io(IoError::at(path.clone(), source)))?;
     }
     let requeued =
         crate::mailbox::inbox::give_back(home, plan.requeue.iter().map(|(a, _)| a.as_str()))?;

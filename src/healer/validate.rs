@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use super::HealError;
 use crate::atomic;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::mailbox::outbox::{self, Letter};
 use crate::memory::Memory;
 use crate::repo::Repo;
@@ -45,12 +46,8 @@ pub fn validate(
         let broken = std::fs::read(home.root().join(rel)).unwrap_or_default();
         match &previous {
             Some(bytes) => atomic::write(&home.root().join(rel), bytes)?,
-            None => {
-                std::fs::remove_file(home.root().join(rel)).map_err(|source| HealError::Io {
-                    path: rel.clone(),
-                    source,
-                })?
-            }
+            None => std::fs::remove_file(home.root().join(rel))
+                .map_err(|source| HealError::Io(IoError::at(rel.clone(), source)))?,
         }
         let action = if previous.is_some() {
             "restored it from the last commit"

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use super::{templates, Home, HomeError};
 use crate::atomic;
 use crate::config::Config;
+use crate::io_hint::IoError;
 use crate::repo::{Identity, Repo};
 
 /// What `init` did.
@@ -29,10 +30,8 @@ pub struct InitReport {
 /// Creates (or completes) a home at `root` and commits what it added.
 pub fn init(root: &Path, now: DateTime<Utc>) -> Result<InitReport, HomeError> {
     let home = Home::at(root)?;
-    std::fs::create_dir_all(home.root()).map_err(|source| HomeError::Io {
-        path: home.root().to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(home.root())
+        .map_err(|source| HomeError::Io(IoError::at(home.root(), source)))?;
 
     let mut created_files = Vec::new();
     let config_text = templates::commented_config();
@@ -51,7 +50,7 @@ pub fn init(root: &Path, now: DateTime<Utc>) -> Result<InitReport, HomeError> {
     }
     ensure_ignored(&home)?;
     for dir in [home.inbox_dir(), home.outbox_dir(), home.runtime_dir()] {
-        std::fs::create_dir_all(&dir).map_err(|source| HomeError::Io { path: dir, source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| HomeError::Io(IoError::at(dir, source)))?;
     }
 
     let config = Config::load(&home.config_path())?;

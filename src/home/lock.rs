@@ -12,6 +12,7 @@
 //! The kernel drops a `flock` when its holder dies, so a `kill -9` never
 //! leaves a stale lock behind.
 
+use crate::io_hint::IoError;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -30,14 +31,8 @@ pub enum LockError {
         pid: String,
     },
     /// The lock file could not be opened.
-    #[error("could not lock {}: {source}", path.display())]
-    Io {
-        /// The lock file.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 impl LockError {
@@ -47,7 +42,7 @@ impl LockError {
             LockError::Held { pid, .. } => format!(
                 "stop it first (`systemctl stop hearth` or `kill {pid}`), or talk to it with `hearth say`"
             ),
-            LockError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            LockError::Io(e) => e.hint(),
         }
     }
 }
@@ -84,7 +79,11 @@ impl RunLock {
                     },
                 });
             }
-            Err(TryLockError::Error(source)) => return Err(LockError::Io { path, source }),
+            Err(TryLockError::Error(source)) => {
+                return Err(LockError::Io(
+                    IoError::at(path, source).framed("could not lock {}"),
+                ))
+            }
         }
         // The pid is for the refusal's message and `status` only: written
         // over the last one in place and then cut to length (cutting never
@@ -156,14 +155,14 @@ impl AskLock {
     pub fn acquire(home: &Home) -> Result<AskLock, LockError> {
         let gate_path = home.ask_gate_path();
         let gate = open(&gate_path)?;
-        gate.lock_shared().map_err(|source| LockError::Io {
-            path: gate_path,
-            source,
+        gate.lock_shared().map_err(|source| {
+            LockError::Io(IoError::at(gate_path, source).framed("could not lock {}"))
         })?;
         let path = home.ask_lock_path();
         let file = open(&path)?;
-        file.lock_shared()
-            .map_err(|source| LockError::Io { path, source })?;
+        file.lock_shared().map_err(|source| {
+            LockError::Io(IoError::at(path, source).framed("could not lock {}"))
+        })?;
         drop(gate);
         Ok(AskLock { _file: file })
     }
@@ -210,8 +209,9 @@ impl CommitLock {
     pub fn acquire(home: &Home) -> Result<CommitLock, LockError> {
         let path = home.commit_lock_path();
         let file = open(&path)?;
-        file.lock()
-            .map_err(|source| LockError::Io { path, source })?;
+        file.lock().map_err(|source| {
+            LockError::Io(IoError::at(path, source).framed("could not lock {}"))
+        })?;
         Ok(CommitLock { _file: file })
     }
 }
@@ -222,9 +222,8 @@ fn run_lock_path(home: &Home) -> PathBuf {
 
 fn open(path: &Path) -> Result<File, LockError> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
-            path: dir.to_path_buf(),
-            source,
+        std::fs::create_dir_all(dir).map_err(|source| {
+            LockError::Io(IoError::at(dir, source).framed("could not lock {}"))
         })?;
     }
     OpenOptions::new()
@@ -233,10 +232,7 @@ fn open(path: &Path) -> Result<File, LockError> {
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|source| LockError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+        .map_err(|source| LockError::Io(IoError::at(path, source).framed("could not lock {}")))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod layout;
 pub mod lock;
 mod templates;
 
+use crate::io_hint::IoError;
 use std::path::{Path, PathBuf};
 
 pub use init::{init, is_missing_or_empty, InitReport};
@@ -42,14 +43,8 @@ pub enum HomeError {
         path: PathBuf,
     },
     /// A file operation failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A file could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
@@ -80,7 +75,7 @@ impl HomeError {
             ),
             HomeError::Repo(e) => e.hint(),
             HomeError::Config(e) => e.hint(),
-            HomeError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            HomeError::Io(e) => e.hint(),
             HomeError::Write(e) => e.hint(),
         }
     }
@@ -168,10 +163,7 @@ pub fn resolve(flag: Option<&Path>, env: Option<&Path>, cwd: &Path) -> Result<Pa
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, HomeError> {
-    std::path::absolute(path).map_err(|source| HomeError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::path::absolute(path).map_err(|source| HomeError::Io(IoError::at(path, source)))
 }
 
 #[cfg(test)]

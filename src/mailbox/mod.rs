@@ -11,20 +11,15 @@ pub mod inbox;
 pub mod outbox;
 pub mod say;
 
+use crate::io_hint::IoError;
 use std::path::{Path, PathBuf};
 
 /// What can go wrong with the inbox and outbox.
 #[derive(Debug, thiserror::Error)]
 pub enum MailboxError {
     /// A file could not be read, listed or moved.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A message could not be written.
     #[error(transparent)]
     Write(#[from] crate::atomic::WriteError),
@@ -46,7 +41,7 @@ impl MailboxError {
         match self {
             MailboxError::Lock(e) => e.hint(),
             MailboxError::Empty => "hearth say \"what you want the agent to read\"".into(),
-            MailboxError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            MailboxError::Io(e) => e.hint(),
             MailboxError::Write(e) => e.hint(),
             MailboxError::NotOwner(e) => e.hint(),
         }
@@ -54,7 +49,7 @@ impl MailboxError {
 
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> MailboxError {
         let path = path.into();
-        move |source| MailboxError::Io { path, source }
+        move |source| MailboxError::Io(IoError::at(path, source))
     }
 }
 

@@ -20,6 +20,7 @@ use super::manifest::{read_manifest, IndexLock};
 use super::shape::{self, Shape};
 use super::IndexError;
 use crate::home::Home;
+use crate::io_hint::IoError;
 
 /// Field weights against the body's 1.0. Tuned once on the LoCoMo
 /// development set (`cargo bench --bench locomo` prints the grid), never
@@ -268,10 +269,7 @@ impl RecallIndex {
             }
             Index::open_in_dir(dir).map_err(err)?
         } else {
-            std::fs::create_dir_all(dir).map_err(|e| IndexError::Io {
-                path: dir.to_path_buf(),
-                source: e,
-            })?;
+            std::fs::create_dir_all(dir).map_err(|e| IndexError::Io(IoError::at(dir, e)))?;
             Index::create_in_dir(dir, schema).map_err(err)?
         };
         index.tokenizers().register(TOKENIZER, terms_tokenizer());

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::IndexError;
 use crate::home::layout::rel as layout;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::stamp::{fnv1a, Stamp};
 
 #[derive(Default, Serialize, Deserialize)]
@@ -42,10 +43,7 @@ pub(super) struct IndexLock {
 impl IndexLock {
     pub(super) fn take(home: &Home) -> Result<IndexLock, IndexError> {
         let path = home.index_lock_path();
-        let err = |e: std::io::Error| IndexError::Io {
-            path: path.clone(),
-            source: e,
-        };
+        let err = |e: std::io::Error| IndexError::Io(IoError::at(path.clone(), e));
         std::fs::create_dir_all(home.runtime_dir()).map_err(err)?;
         let file = std::fs::OpenOptions::new()
             .create(true)

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use crate::atomic;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use index::RecallIndex;
 pub use update::Reconciled;
 
@@ -23,14 +24,8 @@ pub use update::Reconciled;
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     /// A file of the index could not be read or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// tantivy failed.
     #[error("the recall index in {}: {message}", dir.display())]
     Tantivy {
@@ -60,7 +55,7 @@ impl IndexError {
     /// client started as someone else) — searched as the home's user.
     pub fn hint(&self) -> String {
         let denied = match self {
-            IndexError::Io { source, .. } => source.kind() == std::io::ErrorKind::PermissionDenied,
+            IndexError::Io(e) => e.denied(),
             IndexError::Write(e) => e.source.kind() == std::io::ErrorKind::PermissionDenied,
             _ => false,
         };
@@ -89,10 +84,10 @@ mod hint_tests {
 
     #[test]
     fn a_user_who_may_not_write_the_index_is_told_whose_it_is() {
-        let denied = IndexError::Io {
-            path: PathBuf::from("/home/x/.hearth/index.lock"),
-            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
-        };
+        let denied = IndexError::Io(IoError::at(
+            PathBuf::from("/home/x/.hearth/index.lock"),
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        ));
         assert!(
             denied.hint().contains("the user that owns the home"),
             "{}",

@@ -20,6 +20,7 @@ use super::units::{analyse, units, Skip};
 use super::IndexError;
 use crate::atomic;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::memory::watched::token as watched_token;
 
 /// What a reconcile did.
@@ -40,10 +41,8 @@ impl RecallIndex {
         {
             let _lock = IndexLock::take(home)?;
             if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(|e| IndexError::Io {
-                    path: dir.clone(),
-                    source: e,
-                })?;
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|e| IndexError::Io(IoError::at(dir.clone(), e)))?;
             }
         }
         let mut index = RecallIndex::open(home)?;

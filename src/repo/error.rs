@@ -1,5 +1,6 @@
 //! What went wrong with git, named so the operator can act on it.
 
+use crate::io_hint::IoError;
 use std::path::PathBuf;
 
 /// What went wrong with git, by what the operator can do about it.
@@ -53,14 +54,8 @@ pub enum RepoError {
         paths: Vec<String>,
     },
     /// A file of the repository could not be cleaned up.
-    #[error("could not write or remove {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 impl RepoError {
@@ -103,7 +98,7 @@ impl RepoError {
                  checks the home; hearth's files stand as they were",
                 path.display()
             ),
-            RepoError::Io { path, source } => crate::io_hint::io_hint(source, path),
+            RepoError::Io(e) => e.hint(),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! reported. Callers hold the run lock and the commit lock, so no hearth
 //! process is the owner.
 
+use crate::io_hint::IoError;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -88,10 +89,9 @@ pub fn clean_stale_locks(root: &Path, owner_wait: Duration) -> Result<LockCleanu
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
-                return Err(RepoError::Io {
-                    path: path.clone(),
-                    source,
-                })
+                return Err(RepoError::Io(
+                    IoError::at(path.clone(), source).framed("could not write or remove {}"),
+                ))
             }
         }
     }

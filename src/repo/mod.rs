@@ -36,6 +36,7 @@ use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};
 
 use crate::config::GitConfig;
+use crate::io_hint::IoError;
 
 /// The ref that names the last commit of an exit-0 tick.
 pub const GOOD_REF: &str = "refs/hearth/good";
@@ -366,9 +367,8 @@ impl Repo {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let aside = self.git.path().join(format!("index.corrupt-{stamp}"));
-        std::fs::rename(&file, &aside).map_err(|source| RepoError::Io {
-            path: file.clone(),
-            source,
+        std::fs::rename(&file, &aside).map_err(|source| {
+            RepoError::Io(IoError::at(file.clone(), source).framed("could not write or remove {}"))
         })?;
         problems.push(format!(
             "{} was corrupt ({}); moved it aside to {} and rebuilt the index from the last \
@@ -426,10 +426,7 @@ impl Repo {
     }
 
     fn io_error(&self, path: &Path, source: std::io::Error) -> RepoError {
-        RepoError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+        RepoError::Io(IoError::at(path, source).framed("could not write or remove {}"))
     }
 }
 

@@ -18,6 +18,7 @@
 //! a commit is being written, and `hearth say` waits for the swap, not for
 //! the delta search.
 
+use crate::io_hint::IoError;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -416,10 +417,7 @@ impl Repo {
     }
 
     fn io(&self, path: &Path, source: std::io::Error) -> RepoError {
-        RepoError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+        RepoError::Io(IoError::at(path, source).framed("could not write or remove {}"))
     }
 }
 

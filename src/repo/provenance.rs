@@ -20,6 +20,7 @@ use git2::{DiffOptions, Oid, Patch};
 use serde::{Deserialize, Serialize};
 
 use super::{Provenance, Repo, RepoError};
+use crate::io_hint::IoError;
 use crate::stamp::fnv1a;
 
 /// Marks a line that is in no commit (on disk only).
@@ -138,9 +139,8 @@ impl Store {
     /// file may be older than `at`; its blob then no longer matches HEAD's
     /// and the reader blames, slower but never wrong.
     fn write(&self, name: &Path, bytes: &[u8]) -> Result<(), RepoError> {
-        crate::atomic::replace_unsynced(name, bytes).map_err(|e| RepoError::Io {
-            path: e.path,
-            source: e.source,
+        crate::atomic::replace_unsynced(name, bytes).map_err(|e| {
+            RepoError::Io(IoError::at(e.path, e.source).framed("could not write or remove {}"))
         })
     }
 }

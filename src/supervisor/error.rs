@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::config::ConfigError;
 use crate::home::lock::LockError;
+use crate::io_hint::IoError;
 use crate::repo::RepoError;
 
 /// Why the supervisor stopped with an error.
@@ -63,14 +64,8 @@ pub enum SupervisorError {
         home: PathBuf,
     },
     /// Another operation failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// What the system said.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 impl SupervisorError {
@@ -98,7 +93,7 @@ impl SupervisorError {
                  (e.g. /var/lib/prometheus/node-exporter/hearth.prom), or remove the key"
                     .into()
             }
-            SupervisorError::Io { source, .. } => crate::io_hint::kind_hint(source),
+            SupervisorError::Io(e) => e.hint(),
         }
     }
 }

@@ -48,6 +48,7 @@ use crate::config::Config;
 use crate::healer::{state::HealerState, Verdict};
 use crate::home::lock::{CommitLock, RunLock};
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::mailbox::flares;
 use crate::mailbox::outbox;
 use crate::repo::{clean_stale_locks, Repo};
@@ -144,9 +145,11 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     // Listen first: a SIGTERM that arrives while the start-up below runs
     // (lock cleanup, recovery) is a stop request to honour with exit 0,
     // not the default action that kills the process mid-way.
-    let wake = Wakeups::start(home).map_err(|source| SupervisorError::Io {
-        context: "could not listen for signals and inbox messages".into(),
-        source,
+    let wake = Wakeups::start(home).map_err(|source| {
+        SupervisorError::Io(IoError::doing(
+            "could not listen for signals and inbox messages",
+            source,
+        ))
     })?;
     let _run_lock = RunLock::acquire(home)?;
     let config = Config::load(&home.config_path())?;

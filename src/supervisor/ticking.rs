@@ -10,6 +10,7 @@ use super::{commit, Supervisor, SupervisorError, TickEnd};
 use crate::exchange::class::Class;
 use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
+use crate::io_hint::IoError;
 use crate::tick::ledger;
 use crate::tick::ledger::TickRecord;
 
@@ -47,9 +48,8 @@ impl Supervisor<'_> {
         let limit = Duration::from_secs(self.config.tick.timeout_s);
         let ChildEnd { ending, note, stop } = child
             .supervise(number, limit, &self.wake, self.options.notifier.as_ref())
-            .map_err(|source| SupervisorError::Io {
-                context: format!("waiting for tick {number}"),
-                source,
+            .map_err(|source| {
+                SupervisorError::Io(IoError::doing(format!("waiting for tick {number}"), source))
             })?;
         // Reap anything the tick left running in its group.
         child.signal_group(libc::SIGKILL);

@@ -16,6 +16,7 @@ use crate::exchange::fit;
 use crate::exchange::report::TickReport;
 use crate::exchange::ExchangeError;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::mailbox::outbox::{self, Letter};
 
 /// hearth's own append-only files that the tick writes after the model
@@ -30,13 +31,13 @@ pub(super) fn own_files_are_files(home: &Home) -> Result<(), ExchangeError> {
             continue; // not there yet: written when first needed
         };
         if !meta.is_file() {
-            return Err(ExchangeError::Io {
-                context: format!(
+            return Err(ExchangeError::Io(IoError::doing(
+                format!(
                     "{rel} is not a regular file (hearth appends to it every exchange); move it \
                      aside (`mv {rel} {rel}.aside`) and the next tick starts a new one"
                 ),
-                source: std::io::Error::other("not a regular file"),
-            });
+                std::io::Error::other("not a regular file"),
+            )));
         }
     }
     Ok(())

@@ -13,6 +13,7 @@ use crate::conversation::store::Broken;
 use crate::exchange::ExchangeError;
 use crate::home::layout::rel;
 use crate::home::Home;
+use crate::io_hint::IoError;
 use crate::mailbox::outbox::{self, Letter};
 
 /// Does what `prepared` found to set right, before the write-ahead.
@@ -73,9 +74,11 @@ fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), E
 /// A heal's note that does not parse: kept beside it, and the operator told
 /// (the agent misses what the heal would have said; the operator need not).
 fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), ExchangeError> {
-    let kept = HealerNote::set_aside(home, now).map_err(|e| ExchangeError::Io {
-        context: format!("could not move the broken {problem} aside"),
-        source: e,
+    let kept = HealerNote::set_aside(home, now).map_err(|e| {
+        ExchangeError::Io(IoError::doing(
+            format!("could not move the broken {problem} aside"),
+            e,
+        ))
     })?;
     tracing::warn!("{problem}; moved it to {kept}");
     let body = format!(
