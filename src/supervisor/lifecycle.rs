@@ -1,0 +1,135 @@
+//! Before the first tick and after the last: the repository opened (the
+//! locks a killed git left cleared), the tick a dead supervisor left
+//! recovered, a gap since the last stop flared, systemd told; at the end,
+//! hand edits and the outbox committed and the stop recorded.
+
+use std::time::Duration;
+
+use super::runtime::Phase;
+use super::{
+    commit, gap, git_wait, metrics, recovery, runtime, RunOutcome, Supervisor, SupervisorError,
+    ASKS_WAIT_AT_EXIT,
+};
+use crate::ask::journal::Whose;
+use crate::config::Config;
+use crate::healer::Verdict;
+use crate::home::lock::CommitLock;
+use crate::home::Home;
+use crate::repo::{clean_stale_locks, Repo};
+
+/// The home's repository, once the git locks a killed writer left are
+/// gone (those a live one holds are waited for by every commit), checked
+/// to have the remote `[git] push` needs.
+pub(super) fn open_repo(home: &Home, config: &Config) -> Result<Repo, SupervisorError> {
+    let lock_wait = Duration::from_secs(config.git.lock_wait_s);
+    let mut repo = {
+        let _commit_lock = CommitLock::acquire(home)?;
+        let cleanup = clean_stale_locks(home.root(), lock_wait)?;
+        for path in cleanup.removed {
+            tracing::warn!(
+                "removed {} left by a git writer that was killed",
+                path.display()
+            );
+        }
+        for (path, owner) in cleanup.held {
+            tracing::warn!(
+                "{} is held by {owner}, still at work in the home: left in place; \
+                 hearth's commits wait for it",
+                path.display()
+            );
+        }
+        Repo::open(home.root())?
+    };
+    repo.set_lock_wait(lock_wait);
+    if config.git.push && !repo.has_remote(&config.git.remote) {
+        return Err(SupervisorError::NoRemote {
+            remote: config.git.remote.clone(),
+            home: home.root().to_path_buf(),
+        });
+    }
+    Ok(repo)
+}
+
+impl Supervisor<'_> {
+    /// Before the first tick: the metrics file, the peers' watches, the
+    /// tick a dead supervisor left unfinished recovered, a gap since the
+    /// last stop flared, systemd told it is ready. `Some(Panic)` when the
+    /// recovery exhausted healing.
+    pub(super) fn start_up(&mut self) -> Result<Option<RunOutcome>, SupervisorError> {
+        let home = self.home;
+        self.metrics = metrics::Textfile::open(home, &self.config.metrics.textfile);
+        self.watch_peers();
+        self.set_phase(Phase::Starting, None, None);
+        let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
+        let recovered = match self.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
+            Err(e) if git_wait::is_git_locked(&e) => {
+                // Finished before the first tick, once git lets go.
+                self.put_off_for_git(&e, recovery::Cut::SupervisorDied);
+                Verdict::Fine
+            }
+            other => other?,
+        };
+        self.flare_start_up_gap(died_in)?;
+        if let Some(RunOutcome::Panic) = self.act(recovered)? {
+            return Ok(Some(RunOutcome::Panic));
+        }
+        if let Some(n) = &self.options.notifier {
+            n.ready(&format!("hearth supervising {}", home.root().display()));
+        }
+        tracing::info!("supervising {}", home.root().display());
+        if let Some(textfile) = &self.metrics {
+            textfile.write(home, true, self.options.clock.now());
+        }
+        self.upkeep.started();
+        Ok(None)
+    }
+
+    /// After the last tick, however the run ended: hand edits made while
+    /// it ran and the outbox committed (asks that died finished first), the
+    /// upkeep threads done, the stop recorded for the next start's gap.
+    pub(super) fn shut_down(&mut self, outcome: &Result<RunOutcome, SupervisorError>) {
+        let home = self.home;
+        if let Ok(RunOutcome::TicksDone) = outcome {
+            self.upkeep.wait_for_pack();
+        }
+        let (clock, config) = (self.options.clock, &self.config);
+        let everything = commit::hand_edit_scope(home, &self.repo, None);
+        match crate::home::lock::hold_asks(home, ASKS_WAIT_AT_EXIT) {
+            None => tracing::info!("an ask is running: hand edits are committed at the next start"),
+            Some(_asks) => {
+                let gone = "its process ended before its commit";
+                crate::ask::journal::finish(home, Whose::All, gone, clock.now());
+                if let Err(e) =
+                    commit::commit_hand_edits(home, &self.repo, config, clock.now(), &everything)
+                {
+                    tracing::warn!("could not commit hand edits at exit: {e}");
+                }
+            }
+        }
+        let posted = "outbox: posted since the last tick";
+        if let Err(e) = commit::commit_outbox(home, &self.repo, posted, clock.now()) {
+            tracing::warn!("could not commit the outbox at exit: {e}");
+        }
+        self.upkeep.finish();
+        if let Some(n) = &self.options.notifier {
+            n.stopping();
+        }
+        let reason = match outcome {
+            Ok(RunOutcome::Stopped(signal)) => format!("stopped by signal {signal}"),
+            Ok(RunOutcome::TicksDone) => "ran the ticks it was asked for (--ticks)".into(),
+            Ok(RunOutcome::Panic) => "stopped in panic: healing was exhausted".into(),
+            Err(e) => format!("stopped on an error: {e}"),
+        };
+        gap::record_stop(
+            home,
+            &gap::LastStop {
+                at: clock.now(),
+                reason,
+            },
+        );
+        if let Some(textfile) = &self.metrics {
+            textfile.write(home, false, clock.now());
+        }
+        runtime::clear_state(home);
+    }
+}
