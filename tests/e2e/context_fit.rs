@@ -50,34 +50,3 @@ fn a_prompt_too_large_for_the_window_is_class_11_named_flared_once_and_audited()
         String::from_utf8_lossy(&home.output(&["audit"]).stdout).contains("context:        fits")
     );
 }
-
-#[test]
-fn a_history_too_long_for_the_window_is_archived_first_and_the_tick_goes_on() {
-    let home = TestHome::with_config("[context]\nhistory_tokens = 1000000\n");
-    for n in 0..12 {
-        home.ok(&[
-            "say",
-            &format!("note {n}: {}", "a long thought about the sea. ".repeat(60)),
-        ]);
-        home.ok(&["tick"]);
-    }
-    assert!(
-        home.list("state/archive").is_empty(),
-        "nothing archived yet"
-    );
-    std::fs::write(
-        home.file("hearth.toml"),
-        "[context]\nhistory_tokens = 1000000\n[model]\ncontext_tokens = 12000\nmax_tokens = 1000\n",
-    )
-    .unwrap();
-    home.ok(&["say", "and now?"]);
-    assert_eq!(home.output(&["tick"]).status.code(), Some(0));
-    let tick = home.ticks().pop().unwrap();
-    assert_eq!(tick["class"], "ok", "{tick}");
-    assert_eq!(
-        tick["recoveries"][0]["strategy"], "reduced context",
-        "{tick}"
-    );
-    assert_eq!(tick["recoveries"][0]["outcome"], "recovered");
-    assert_eq!(home.list("state/archive").len(), 1);
-}

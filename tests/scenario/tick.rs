@@ -160,3 +160,42 @@ fn todays_spend_counts_both_doors_and_the_budget_gate_skips_a_tick_over_it() {
     assert_eq!(report.class(), Class::Skipped);
     assert_eq!(inbox::pending(&home).unwrap().len(), 1, "the message waits");
 }
+
+/// The conversation outgrows the model's window (a smaller one set after
+/// twelve long exchanges): the tick archives its oldest turns first, goes
+/// on, and says so as a recovery that recovered.
+#[test]
+fn a_history_too_long_for_the_window_is_archived_first_and_the_tick_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(&dir);
+    let config = |text: &str| Config::parse(&home.config_path(), text).unwrap();
+    let roomy = config("[context]\nhistory_tokens = 1000000\n");
+    for n in 1..=12 {
+        let long = "a long thought about the sea. ".repeat(60);
+        inbox::say(&home, &format!("note {n}: {long}"), now()).unwrap();
+        let options = TickOptions {
+            number: n,
+            ..TickOptions::default()
+        };
+        let report = tick::run(&home, &roomy, &options, now()).unwrap();
+        assert_eq!(report.class(), Class::Ok);
+        assert!(report.outcome.recoveries.is_empty(), "tick {n} fits");
+    }
+    let archive = home.path("state/archive");
+    let archived = || std::fs::read_dir(&archive).map_or(0, |d| d.count());
+    assert_eq!(archived(), 0, "nothing archived yet");
+    let small = config(
+        "[context]\nhistory_tokens = 1000000\n[model]\ncontext_tokens = 12000\nmax_tokens = 1000\n",
+    );
+    inbox::say(&home, "and now?", now()).unwrap();
+    let options = TickOptions {
+        number: 13,
+        ..TickOptions::default()
+    };
+    let report = tick::run(&home, &small, &options, now()).unwrap();
+    assert_eq!(report.class(), Class::Ok, "{report:?}");
+    let recovery = &report.outcome.recoveries[0];
+    assert_eq!(recovery.strategy, "reduced context");
+    assert_eq!(recovery.outcome, "recovered");
+    assert_eq!(archived(), 1);
+}
