@@ -74,55 +74,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             Ok(Exit::Success)
         }
         Sub::Report { json, since } => {
-            let (lines, skipped) = log::read(&home);
-            if skipped > 0 {
-                tracing::warn!(
-                    "{}: {skipped} line(s) skipped: they do not parse",
-                    hearth::home::layout::rel::BRAKE_LOG
-                );
-            }
             let since = since.map(|d| now - chrono::Duration::days(i64::from(d)));
-            let r = report::report(&lines, since);
-            if json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&r).expect("report serialises")
-                );
-                return Ok(Exit::Success);
-            }
-            outln!(
-                "decisions: {} allowed, {} denied, {} would-deny, {} overridden; {} override(s) granted",
-                r.total.allowed,
-                r.total.denied,
-                r.total.would_deny,
-                r.total.overridden,
-                r.overrides_granted
-            );
-            if !r.by_file.is_empty() {
-                outln!("by file waited for:");
-                for (file, c) in &r.by_file {
-                    outln!(
-                        "  {file}: {} denied, {} would-deny, {} overridden",
-                        c.denied,
-                        c.would_deny,
-                        c.overridden
-                    );
-                }
-            }
-            if !r.by_day.is_empty() {
-                outln!("by day:");
-                for (day, c) in &r.by_day {
-                    outln!(
-                        "  {day}: {} allowed, {} denied, {} would-deny, {} overridden",
-                        c.allowed,
-                        c.denied,
-                        c.would_deny,
-                        c.overridden
-                    );
-                }
-            }
-            outln!("verdict:   {}", r.verdict);
-            Ok(Exit::Success)
+            print_report(&home, json, since)
         }
         Sub::Override { ticks, reason } => {
             status::grant_override(&home, ticks, &reason, now).map_err(|e| {
@@ -136,4 +89,61 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             Ok(Exit::Success)
         }
     }
+}
+
+/// `hearth brake report`: the brake's decisions by file and by day, and
+/// its verdict, from `state/brake.jsonl` (since a day, when given).
+fn print_report(
+    home: &hearth::home::Home,
+    json: bool,
+    since: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<Exit, CommandError> {
+    let (lines, skipped) = log::read(home);
+    if skipped > 0 {
+        tracing::warn!(
+            "{}: {skipped} line(s) skipped: they do not parse",
+            hearth::home::layout::rel::BRAKE_LOG
+        );
+    }
+    let r = report::report(&lines, since);
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("report serialises")
+        );
+        return Ok(Exit::Success);
+    }
+    outln!(
+        "decisions: {} allowed, {} denied, {} would-deny, {} overridden; {} override(s) granted",
+        r.total.allowed,
+        r.total.denied,
+        r.total.would_deny,
+        r.total.overridden,
+        r.overrides_granted
+    );
+    if !r.by_file.is_empty() {
+        outln!("by file waited for:");
+        for (file, c) in &r.by_file {
+            outln!(
+                "  {file}: {} denied, {} would-deny, {} overridden",
+                c.denied,
+                c.would_deny,
+                c.overridden
+            );
+        }
+    }
+    if !r.by_day.is_empty() {
+        outln!("by day:");
+        for (day, c) in &r.by_day {
+            outln!(
+                "  {day}: {} allowed, {} denied, {} would-deny, {} overridden",
+                c.allowed,
+                c.denied,
+                c.would_deny,
+                c.overridden
+            );
+        }
+    }
+    outln!("verdict:   {}", r.verdict);
+    Ok(Exit::Success)
 }

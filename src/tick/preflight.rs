@@ -169,35 +169,7 @@ pub(super) fn make_it_fit(
     let window = config.context_window();
     let mut verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
     if let fit::Fit::TrimHistory { keep } = verdict {
-        let started = std::time::Instant::now();
-        let conversation = &mut prepared.conversation;
-        if let Some(compaction) = history::plan(home, conversation, keep, now) {
-            let archived = history::apply(conversation, &compaction);
-            history::write_archive(home, &compaction, archived, now)?;
-            let left: u64 = conversation
-                .messages
-                .iter()
-                .map(history::message_tokens)
-                .sum();
-            prepared.tokens_by_part.insert("history".into(), left);
-            report.tokens_by_part = prepared.tokens_by_part.clone();
-            verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
-            report.outcome.recoveries.push(class::Recovery {
-                strategy: "reduced context".into(),
-                detail: format!(
-                    "moved {} old messages to {} to fit [model] context_tokens = {window}",
-                    compaction.count, compaction.archive
-                ),
-                extra_tokens: 0,
-                wall_ms: started.elapsed().as_millis() as u64,
-                outcome: if verdict == fit::Fit::Fits {
-                    "recovered"
-                } else {
-                    "failed"
-                }
-                .into(),
-            });
-        }
+        verdict = trim_history(home, config, prepared, report, keep, now)?;
     }
     match verdict {
         fit::Fit::Fits => Ok(true),
@@ -265,6 +237,54 @@ pub(super) fn make_it_fit(
             Ok(false)
         }
     }
+}
+
+/// Archives the oldest history down to `keep` tokens, on the report as
+/// the reduced-context recovery; the fit as it is after.
+fn trim_history(
+    home: &Home,
+    config: &Config,
+    prepared: &mut Prepared,
+    report: &mut TickReport,
+    keep: u64,
+    now: DateTime<Utc>,
+) -> Result<fit::Fit, ExchangeError> {
+    let window = config.context_window();
+    let started = std::time::Instant::now();
+    let conversation = &mut prepared.conversation;
+    let Some(compaction) = history::plan(home, conversation, keep, now) else {
+        return Ok(fit::fit(
+            &prepared.tokens_by_part,
+            window,
+            config.model.max_tokens,
+        ));
+    };
+    let archived = history::apply(conversation, &compaction);
+    history::write_archive(home, &compaction, archived, now)?;
+    let left: u64 = conversation
+        .messages
+        .iter()
+        .map(history::message_tokens)
+        .sum();
+    prepared.tokens_by_part.insert("history".into(), left);
+    report.tokens_by_part = prepared.tokens_by_part.clone();
+    let verdict = fit::fit(&prepared.tokens_by_part, window, config.model.max_tokens);
+    report.outcome.recoveries.push(class::Recovery {
+        strategy: "reduced context".into(),
+        detail: format!(
+            "moved {} old messages to {} to fit [model] context_tokens = {window}",
+            compaction.count, compaction.archive
+        ),
+        extra_tokens: 0,
+        wall_ms: started.elapsed().as_millis() as u64,
+        outcome: if verdict == fit::Fit::Fits {
+            "recovered"
+        } else {
+            "failed"
+        }
+        .into(),
+    });
+    Ok(verdict)
 }
 
 /// Ends a tick that never asked: the inbox is untouched, and what was
