@@ -14,6 +14,7 @@
 //! without a transport; [`serve`] is the protocol edge (rmcp, stdio).
 
 pub mod guard;
+pub mod http;
 mod serve;
 mod tools;
 

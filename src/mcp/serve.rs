@@ -1,5 +1,5 @@
 //! The protocol edge: [`super::Doors`] served over stdio with rmcp, the
-//! official MCP SDK. Each call runs on tokio's blocking pool (recall, git
+//! official MCP SDK (its handler serves HTTP too: `http.rs`). Each call runs on tokio's blocking pool (recall, git
 //! and an ask are blocking code); a refusal is a tool error the client's
 //! model reads, never a protocol error or a crash of the server.
 
@@ -21,8 +21,16 @@ const INSTRUCTIONS: &str = "The memory of a long-lived agent run by hearth: mark
 git repository, written by the agent and its operator. `recall` finds what it knows (cited \
 path:lines@commit), `read` opens a file, `status` says whether it is healthy.";
 
-struct Handler {
+/// The SDK's handler of one client's session: the doors it calls.
+pub(super) struct Handler {
     doors: Arc<Doors>,
+}
+
+impl Handler {
+    /// A session's handler over `doors` (shared by every session).
+    pub(super) fn new(doors: Arc<Doors>) -> Handler {
+        Handler { doors }
+    }
 }
 
 fn tool(def: &ToolDef) -> Tool {

@@ -6,6 +6,7 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
+mod http;
 mod server;
 
 use std::path::PathBuf;
