@@ -183,6 +183,9 @@ fn print_waiting(status: &status::Status) -> Result<(), CommandError> {
             outln!("            {} {}: {}", f.created, f.flare, f.subject);
         }
     }
+    for peer in &status.peers {
+        outln!("peer:       {}", peer.line());
+    }
     if status.proposals_waiting > 0 {
         outln!(
             "proposals:  {} waiting for you (`hearth proposals`)",

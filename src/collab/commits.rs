@@ -22,7 +22,13 @@ pub fn fill(home: &Home, me: &str, peers: &Peers, c: &mut Collaboration) {
         if !unknown(c) {
             return;
         }
-        let Some(path) = peers.get(peer).filter(|_| peer != me) else {
+        // A peer on another host is read through its mirror's history by
+        // the intake; its record here is what its handoffs said.
+        let Some(path) = peers
+            .get(peer)
+            .filter(|_| peer != me)
+            .and_then(|p| p.path())
+        else {
             continue;
         };
         let theirs = Home::at(path)

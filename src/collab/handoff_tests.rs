@@ -9,7 +9,11 @@ fn at(min: i64) -> DateTime<Utc> {
 }
 
 fn peers() -> Peers {
-    [("bob".to_string(), PathBuf::from("/h/bob"))].into()
+    [(
+        "bob".to_string(),
+        crate::config::collab::PeerAt::Path(PathBuf::from("/h/bob")),
+    )]
+    .into()
 }
 
 fn settings(max_rounds: u32) -> CollaborationsConfig {
@@ -145,7 +149,11 @@ fn what_is_refused_says_why() {
 #[test]
 fn handing_the_same_text_back_and_forth_is_refused_but_progress_is_not() {
     let p = peers();
-    let alices: Peers = [("alice".to_string(), PathBuf::from("/h/alice"))].into();
+    let alices: Peers = [(
+        "alice".to_string(),
+        crate::config::collab::PeerAt::Path(PathBuf::from("/h/alice")),
+    )]
+    .into();
     let s = settings(12);
     let hand = |me: &str, peers: &Peers, to: &str, msg: &str, c: &Collaboration| {
         let request = HandoffAsk {

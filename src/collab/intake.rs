@@ -157,7 +157,11 @@ mod tests {
 
     #[test]
     fn the_senders_round_joins_what_the_receiver_knew_and_its_operators_pause_stands() {
-        let peers = [("bob".to_string(), PathBuf::from("/h/bob"))].into();
+        let peers = [(
+            "bob".to_string(),
+            crate::config::collab::PeerAt::Path(PathBuf::from("/h/bob")),
+        )]
+        .into();
         let settings = CollaborationsConfig::default();
         let request = HandoffAsk {
             to: "bob".into(),

@@ -2,14 +2,81 @@
 //! host, and where collaborations may work.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::Invalid;
 
-/// `[peers]`: name = "/path/to/their/home", read only.
-pub type Peers = BTreeMap<String, PathBuf>;
+/// `[peers]`: name = "/path/to/their/home" (on this host, read in place)
+/// or name = "git://host/their-home.git" (on another, fetched into a
+/// mirror of this home's own), read only either way.
+pub type Peers = BTreeMap<String, PeerAt>;
+
+/// Where a peer's home is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerAt {
+    /// A home on this host, read in place.
+    Path(PathBuf),
+    /// A repository its `[git] push` publishes to, fetched from here.
+    Url(String),
+}
+
+/// The URL schemes this build fetches a peer over (libgit2's own
+/// transports; ssh and https need libgit2 built with them).
+pub const FETCHED_SCHEMES: [&str; 2] = ["git://", "file://"];
+
+impl PeerAt {
+    /// The home on this host, for a peer read in place.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            PeerAt::Path(path) => Some(path),
+            PeerAt::Url(_) => None,
+        }
+    }
+
+    /// The peer's name as its location gives it: its home directory's, or
+    /// its repository's (without `.git`).
+    fn own_name(&self) -> String {
+        let last = match self {
+            PeerAt::Path(path) => path
+                .file_name()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            PeerAt::Url(url) => {
+                let last = url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                last.strip_suffix(".git").unwrap_or(last).to_string()
+            }
+        };
+        name_for(&last)
+    }
+}
+
+impl std::fmt::Display for PeerAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerAt::Path(path) => write!(f, "{}", path.display()),
+            PeerAt::Url(url) => f.write_str(url),
+        }
+    }
+}
+
+impl Serialize for PeerAt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for PeerAt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PeerAt, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(if text.contains("://") {
+            PeerAt::Url(text)
+        } else {
+            PeerAt::Path(PathBuf::from(text))
+        })
+    }
+}
 
 /// `[collaborations]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,7 +149,7 @@ pub(crate) fn validate(
     peers: &Peers,
     collaborations: &CollaborationsConfig,
 ) -> Result<(), Invalid> {
-    for (name, path) in peers {
+    for (name, at) in peers {
         if !valid_name(name) {
             return Err(Invalid::at(
                 "peers",
@@ -93,31 +160,41 @@ pub(crate) fn validate(
                 ),
             ));
         }
-        if !path.is_absolute() {
-            return Err(Invalid::at(
-                "peers",
-                name,
-                format!(
-                    "[peers] {name} = {:?}: give the peer's home as an absolute path",
-                    path.display()
-                ),
-            ));
+        match at {
+            PeerAt::Path(path) if !path.is_absolute() => {
+                return Err(Invalid::at(
+                    "peers",
+                    name,
+                    format!(
+                        "[peers] {name} = {:?}: give the peer's home as an absolute path, or \
+                         a git:// URL its pushes reach",
+                        path.display()
+                    ),
+                ));
+            }
+            PeerAt::Url(url) if !FETCHED_SCHEMES.iter().any(|s| url.starts_with(s)) => {
+                return Err(Invalid::at(
+                    "peers",
+                    name,
+                    format!(
+                        "[peers] {name} = {url:?}: this build of hearth fetches peers over \
+                         git:// and file:// (not ssh:// or https:// yet); serve the peer's \
+                         repository with `git daemon`, or reach it through a path"
+                    ),
+                ));
+            }
+            _ => {}
         }
         // The peer calls itself by its home directory's name: handoffs are
         // addressed, and rounds recorded, under that name on both sides.
-        let own = path
-            .file_name()
-            .map(|d| name_for(&d.to_string_lossy()))
-            .unwrap_or_default();
+        let own = at.own_name();
         if own != *name {
             return Err(Invalid::at(
                 "peers",
                 name,
                 format!(
-                    "[peers] {name} = {:?}: that agent's name is its home directory's name, \
-                     {own:?}; write it as {own} = {:?}",
-                    path.display(),
-                    path.display()
+                    "[peers] {name} = \"{at}\": that agent's name is its home directory's (or \
+                     repository's) name, {own:?}; write it as {own} = \"{at}\""
                 ),
             ));
         }

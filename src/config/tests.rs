@@ -23,7 +23,10 @@ fn peers_and_collaborations_parse_and_are_checked() {
          [collaborations]\nworkdirs = [\"/srv/w1\"]\nmax_rounds = 4\n",
     )
     .unwrap();
-    assert_eq!(config.peers["bob"], PathBuf::from("/var/lib/hearth/bob"));
+    assert_eq!(
+        config.peers["bob"],
+        collab::PeerAt::Path(PathBuf::from("/var/lib/hearth/bob"))
+    );
     assert_eq!(config.collaborations.max_rounds, 4);
     assert!(config.collaborations.allows(Path::new("/srv/w1")));
     assert!(!config.collaborations.allows(Path::new("/srv/w2")));

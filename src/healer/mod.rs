@@ -377,19 +377,7 @@ pub fn panic(
     } else {
         format!("{reason}; the failed ticks said: {}", causes.join(" | "))
     };
-    let taken: Vec<String> = state
-        .streak
-        .iter_mut()
-        .flat_map(|failed| std::mem::take(&mut failed.inbox))
-        .filter(|archived| {
-            let still = home.root().join(archived).is_file();
-            let why = give_back::rule(Moment::Panicked { archived: still });
-            if let Some(why) = why {
-                tracing::info!("{archived} goes back to the inbox: {why}");
-            }
-            why.is_some()
-        })
-        .collect();
+    let taken = still_archived(home, state);
     let requeued = crate::mailbox::inbox::give_back(home, taken.iter().map(String::as_str))?;
     if state.panic.is_none() {
         state.panic = Some(Panic {
@@ -425,6 +413,24 @@ pub fn panic(
     }
     state.save(home)?;
     Ok(())
+}
+
+/// The messages the streak's failed ticks read, taken off their lines,
+/// that the give-back rule sends back at a panic (those still archived).
+fn still_archived(home: &Home, state: &mut HealerState) -> Vec<String> {
+    state
+        .streak
+        .iter_mut()
+        .flat_map(|failed| std::mem::take(&mut failed.inbox))
+        .filter(|archived| {
+            let still = home.root().join(archived).is_file();
+            let why = give_back::rule(Moment::Panicked { archived: still });
+            if let Some(why) = why {
+                tracing::info!("{archived} goes back to the inbox: {why}");
+            }
+            why.is_some()
+        })
+        .collect()
 }
 
 fn files_on_disk(home: &Home, rel: &str) -> Vec<String> {

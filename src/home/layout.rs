@@ -61,6 +61,9 @@ pub mod rel {
     pub const MEMORY_SEQ: &str = ".hearth/memory-seq";
     /// What the last pushes did (`[git] push`), for `hearth status`.
     pub const PUSH_STATE: &str = ".hearth/push.json";
+    /// The mirrors of peers on other hosts (`NAME.git`, bare) and what
+    /// their last fetches said (`NAME.json`).
+    pub const PEER_MIRRORS: &str = ".hearth/peers";
     /// The boot assembled under a memory sequence token, for `hearth ask`.
     pub const BOOT_SNAPSHOT: &str = ".hearth/boot-snapshot.json";
     /// Every decision of the brake, one JSON line each; never rewound.

@@ -8,6 +8,7 @@
 mod error;
 mod history;
 mod locks;
+mod mirror;
 mod origins;
 mod outside;
 mod pack;
@@ -27,6 +28,7 @@ use git2::{ErrorCode, Repository};
 pub use error::RepoError;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
+pub use mirror::Fetched;
 pub use origins::{outside_trailers, LineOrigin, OUTSIDE_TRAILER};
 pub use outside::line_digest;
 pub use pack::{PackPolicy, Packed, PACKED_REF};

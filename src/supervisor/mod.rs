@@ -14,6 +14,7 @@ mod commit;
 pub mod day;
 mod disk;
 mod error;
+pub mod fetch;
 mod gap;
 mod git_wait;
 mod lifecycle;

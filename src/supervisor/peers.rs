@@ -7,7 +7,10 @@
 //! Only a committed handoff is taken: it is then in the sender's history
 //! for good (a tick that dies before its commit posts nothing), and the
 //! round records the sender's commit. The supervisor watches each peer's
-//! `outbox/` and branch refs, so the commit wakes it.
+//! `outbox/` and branch refs, so the commit wakes it. A peer on another
+//! host (`[peers] NAME = "git://…"`) is read the same way from its mirror,
+//! `.hearth/peers/NAME.git`, which the fetching thread (`fetch.rs`) keeps
+//! up to the peer's pushes; a fetch that moves it wakes the supervisor.
 //!
 //! Exactly once: a handoff whose line is in the ledger, or whose inbox
 //! message exists already (in `inbox/` or read into the archive), is not
@@ -22,6 +25,7 @@ use crate::collab::handoff::Handoff;
 use crate::collab::intake::{self, Taken};
 use crate::collab::intake_error::IntakeError;
 use crate::collab::{own_name, store};
+use crate::config::collab::PeerAt;
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::repo::Identity;
@@ -46,23 +50,12 @@ impl Supervisor<'_> {
             .collect();
         let suffix = format!("-to-{me}.md");
         let mut count = 0;
-        for (peer, peer_home) in self.config.peers.clone() {
-            let outbox = peer_home.join(rel::OUTBOX);
-            let names = match std::fs::read_dir(&outbox) {
-                Ok(entries) => {
-                    let mut names: Vec<String> = entries
-                        .flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|n| {
-                            (n.contains("-handoff-") || n.contains("-notice-"))
-                                && n.ends_with(&suffix)
-                        })
-                        .collect();
-                    names.sort();
-                    names
-                }
-                Err(e) => {
-                    self.report_once(unreadable(&peer, &outbox, &e));
+        for (peer, at) in self.config.peers.clone() {
+            let source = Source::of(self.home, &peer, &at);
+            let names = match source.handoff_names(&suffix) {
+                Ok(names) => names,
+                Err(problem) => {
+                    self.report_once(unreadable(&peer, &problem));
                     continue;
                 }
             };
@@ -70,7 +63,7 @@ impl Supervisor<'_> {
                 if taken.contains(&(peer.clone(), file.clone())) {
                     continue;
                 }
-                match self.take_one(&peer, &peer_home, &file, &me) {
+                match self.take_one(&peer, &source, &file, &me) {
                     Ok(true) => count += 1,
                     Ok(false) => {}
                     Err(problem) => self.report_once(problem.to_string()),
@@ -89,11 +82,11 @@ impl Supervisor<'_> {
             .config
             .peers
             .iter()
-            .flat_map(|(name, peer)| {
-                [
-                    (name.clone(), peer.join(rel::OUTBOX)),
-                    (name.clone(), peer.join(".git/refs/heads")),
-                ]
+            .flat_map(|(name, at)| {
+                Source::of(self.home, name, at)
+                    .watched()
+                    .into_iter()
+                    .map(|dir| (name.clone(), dir))
             })
             .collect();
         let missing = missing(&dirs);
@@ -117,23 +110,23 @@ impl Supervisor<'_> {
     fn take_one(
         &mut self,
         peer: &str,
-        peer_home: &std::path::Path,
+        source: &Source,
         file: &str,
         me: &str,
     ) -> Result<bool, IntakeError> {
-        let h = read_handoff(peer, peer_home, file)?;
+        let h = source.read(peer, file)?;
         if h.to != me {
             return Ok(false);
         }
         if h.from != peer {
             return Err(IntakeError::NotFromPeer {
                 peer: peer.to_string(),
-                path: peer_home.join(rel::OUTBOX).join(file).display().to_string(),
+                path: source.shown(file),
                 claims: h.from.clone(),
             });
         }
         // Not committed yet: the peer's commit wakes us again.
-        let Some(sent_in) = committed_in(peer_home, file, h.created) else {
+        let Some(sent_in) = source.committed_in(file, h.created) else {
             return Ok(false);
         };
         let now = self.options.clock.now();
@@ -287,12 +280,10 @@ fn missing(dirs: &[(String, PathBuf)]) -> usize {
 }
 
 /// What is said of a peer whose `outbox/` cannot be read.
-fn unreadable(peer: &str, outbox: &std::path::Path, e: &std::io::Error) -> String {
+fn unreadable(peer: &str, problem: &str) -> String {
     format!(
-        "peer {peer}: cannot read {} ({e}); its handoffs wait until it can be read (check \
-         [peers] in hearth.toml, and that this agent may read that home: ReadOnlyPaths= in \
-         its unit)",
-        outbox.display()
+        "peer {peer}: {problem}; its handoffs wait until it can be read (check [peers] in \
+         hearth.toml, and that this agent may read that home: ReadOnlyPaths= in its unit)"
     )
 }
 
@@ -303,11 +294,9 @@ pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config)
     let mut problems: Vec<String> = config
         .peers
         .iter()
-        .filter_map(|(peer, path)| {
-            let outbox = path.join(rel::OUTBOX);
-            std::fs::read_dir(&outbox)
-                .err()
-                .map(|e| unreadable(peer, &outbox, &e))
+        .filter_map(|(peer, at)| {
+            let source = Source::of(home, peer, at);
+            source.handoff_names("").err().map(|e| unreadable(peer, &e))
         })
         .collect();
     problems.extend(
@@ -319,40 +308,121 @@ pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config)
     problems
 }
 
-/// The peer's commit that brought its outbox `file` (written at `created`)
-/// into its history, when its HEAD holds it.
-fn committed_in(
-    peer_home: &std::path::Path,
-    file: &str,
-    created: chrono::DateTime<chrono::Utc>,
-) -> Option<String> {
-    crate::repo::Repo::open(peer_home)
-        .ok()?
-        .introduced(&format!("{}/{file}", rel::OUTBOX), created)
+/// Where this supervisor reads a peer's handoffs.
+enum Source {
+    /// A home on this host, in place.
+    Home(PathBuf),
+    /// The mirror of a peer on another host, as its last fetch left it.
+    Mirror(PathBuf),
 }
 
-/// The handoff `file` in `peer`'s outbox: a regular file of bounded size
-/// (a FIFO there would block this supervisor for ever, /dev/zero never
-/// end), UTF-8, in the handoff's format.
-fn read_handoff(
-    peer: &str,
-    peer_home: &std::path::Path,
-    file: &str,
-) -> Result<Handoff, IntakeError> {
-    let path = peer_home.join(rel::OUTBOX).join(file);
-    let bytes = crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(|source| {
-        IntakeError::Unreadable {
+impl Source {
+    fn of(home: &crate::home::Home, name: &str, at: &PeerAt) -> Source {
+        match at {
+            PeerAt::Path(path) => Source::Home(path.clone()),
+            PeerAt::Url(_) => Source::Mirror(mirror_dir(home, name)),
+        }
+    }
+
+    /// The directories whose change means a handoff may have come.
+    fn watched(&self) -> Vec<PathBuf> {
+        match self {
+            Source::Home(path) => vec![path.join(rel::OUTBOX), path.join(".git/refs/heads")],
+            Source::Mirror(dir) => vec![dir.join("refs/heads")],
+        }
+    }
+
+    /// The handoffs and notices in the peer's outbox whose names end in
+    /// `suffix`, sorted; or why the outbox cannot be read.
+    fn handoff_names(&self, suffix: &str) -> Result<Vec<String>, String> {
+        let names = match self {
+            Source::Home(path) => {
+                let outbox = path.join(rel::OUTBOX);
+                std::fs::read_dir(&outbox)
+                    .map_err(|e| format!("cannot read {} ({e})", outbox.display()))?
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            }
+            Source::Mirror(dir) => match crate::repo::Repo::open_mirror(dir) {
+                Some(repo) => repo.names_at_head(rel::OUTBOX),
+                // Not fetched yet: nothing to take, and the fetch says why.
+                None => Vec::new(),
+            },
+        };
+        let mut names: Vec<String> = names
+            .into_iter()
+            .filter(|n| (n.contains("-handoff-") || n.contains("-notice-")) && n.ends_with(suffix))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// `file` as the operator would look for it.
+    fn shown(&self, file: &str) -> String {
+        match self {
+            Source::Home(path) => path.join(rel::OUTBOX).join(file).display().to_string(),
+            Source::Mirror(dir) => format!("{}:{}/{file}", dir.display(), rel::OUTBOX),
+        }
+    }
+
+    /// The handoff `file`: a regular file of bounded size (a FIFO there
+    /// would block this supervisor for ever, /dev/zero never end), UTF-8,
+    /// in the handoff's format.
+    fn read(&self, peer: &str, file: &str) -> Result<Handoff, IntakeError> {
+        let unreadable = |source| IntakeError::Unreadable {
             peer: peer.to_string(),
             source,
-        }
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
-        peer: peer.to_string(),
-        path: path.display().to_string(),
-    })?;
-    Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
-        peer: peer.to_string(),
-        path: path.display().to_string(),
-        why,
-    })
+        };
+        let bytes = match self {
+            Source::Home(path) => {
+                let path = path.join(rel::OUTBOX).join(file);
+                crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(unreadable)?
+            }
+            Source::Mirror(dir) => {
+                let rel_path = format!("{}/{file}", rel::OUTBOX);
+                let found = crate::repo::Repo::open_mirror(dir)
+                    .and_then(|repo| repo.read_at_head(&rel_path, MAX_HANDOFF_BYTES));
+                match found {
+                    Some(Ok(bytes)) => bytes,
+                    Some(Err(_)) => {
+                        return Err(unreadable(crate::bounded::BoundedError::TooLarge {
+                            path: self.shown(file),
+                            max: MAX_HANDOFF_BYTES,
+                        }))
+                    }
+                    None => {
+                        return Err(unreadable(crate::bounded::BoundedError::NotAFile {
+                            path: self.shown(file),
+                            kind: "not on the fetched branch",
+                        }))
+                    }
+                }
+            }
+        };
+        let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
+            peer: peer.to_string(),
+            path: self.shown(file),
+        })?;
+        Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
+            peer: peer.to_string(),
+            path: self.shown(file),
+            why,
+        })
+    }
+
+    /// The peer's commit that brought its outbox `file` (written at
+    /// `created`) into its history, when its branch holds it.
+    fn committed_in(&self, file: &str, created: chrono::DateTime<chrono::Utc>) -> Option<String> {
+        let repo = match self {
+            Source::Home(path) => crate::repo::Repo::open(path).ok()?,
+            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir)?,
+        };
+        repo.introduced(&format!("{}/{file}", rel::OUTBOX), created)
+    }
+}
+
+/// Where the mirror of peer `name` lies in `home`.
+pub(super) fn mirror_dir(home: &crate::home::Home, name: &str) -> PathBuf {
+    home.path(rel::PEER_MIRRORS).join(format!("{name}.git"))
 }

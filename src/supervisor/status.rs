@@ -49,6 +49,9 @@ pub struct Status {
     pub config_error: Option<String>,
     /// What the pushes did, when `[git] push` was ever on.
     pub push: Option<super::push::PushState>,
+    /// The peers on other hosts: what their fetches have said.
+    #[serde(default)]
+    pub peers: Vec<super::fetch::PeerFetch>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
     /// The last 24 hours' ticks, priced by kind of token.
@@ -95,9 +98,11 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Err(e) => problems.push(format!("{e} (hint: {})", e.hint())),
     }
     let config = crate::config::Config::load(&home.config_path());
+    let mut peers = Vec::new();
     let (daily_usd, config_error) = match &config {
         Ok(config) => {
             problems.extend(super::peers::problems(home, config));
+            peers = remote_peers(home, config);
             (Some(config.budget.daily_usd), None)
         }
         Err(e) => {
@@ -157,7 +162,27 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         last_24h,
         cache_warning,
         proposals_waiting,
+        peers,
     }
+}
+
+/// What the fetches of each peer on another host have said (one not
+/// fetched yet is listed as such).
+fn remote_peers(home: &Home, config: &crate::config::Config) -> Vec<super::fetch::PeerFetch> {
+    config
+        .peers
+        .iter()
+        .filter_map(|(peer, at)| match at {
+            crate::config::collab::PeerAt::Url(url) => Some(
+                super::fetch::PeerFetch::load(home, peer).unwrap_or(super::fetch::PeerFetch {
+                    peer: peer.clone(),
+                    url: url.clone(),
+                    ..Default::default()
+                }),
+            ),
+            crate::config::collab::PeerAt::Path(_) => None,
+        })
+        .collect()
 }
 
 /// The sessions' lines, those that do not parse among `problems`.

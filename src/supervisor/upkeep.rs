@@ -1,12 +1,13 @@
 //! The upkeep a commit leaves behind, each part on a thread of its own so
 //! the main loop never waits for it: pushing the history (`[git] push`),
-//! keeping recall's line origins up to HEAD, packing the history. The
+//! keeping recall's line origins up to HEAD, packing the history, fetching
+//! the peers on other hosts. The
 //! supervisor tells the component what happened (a commit, a tick, the
 //! end); the component owns its threads and their state.
 
 use std::time::Duration;
 
-use super::{origins, packer, push, RunOptions};
+use super::{fetch, origins, packer, push, RunOptions};
 use crate::config::Config;
 use crate::home::Home;
 
@@ -20,6 +21,8 @@ pub(super) struct Upkeep {
     origins: origins::Origins,
     /// The thread that packs the history.
     packer: packer::Packer,
+    /// The thread that fetches the peers on other hosts.
+    fetcher: Option<fetch::Fetcher>,
 }
 
 impl Upkeep {
@@ -40,6 +43,7 @@ impl Upkeep {
             pusher,
             origins: origins::Origins::new(home),
             packer: packer::Packer::new(home),
+            fetcher: fetch::Fetcher::start(home, config, options.clock),
         }
     }
 
@@ -71,6 +75,9 @@ impl Upkeep {
     /// The supervisor stops: what the last commits made goes off the box
     /// first, within [`LAST_PUSH`].
     pub(super) fn finish(&mut self) {
+        if let Some(mut fetcher) = self.fetcher.take() {
+            fetcher.finish();
+        }
         if let Some(pusher) = self.pusher.take() {
             pusher.request();
             pusher.finish(LAST_PUSH);

@@ -6,6 +6,7 @@ use crate::common::TestHome;
 mod handoffs;
 mod operator;
 mod peers;
+mod remote;
 mod rounds;
 
 pub(super) fn home_with_peers(workdir: &std::path::Path) -> TestHome {

@@ -1,0 +1,139 @@
+//! A peer's repository on another machine, fetched read only into a mirror
+//! of this home's own (`.hearth/peers/NAME.git`, bare), never into the
+//! home's history: nothing of it is merged anywhere, and nothing is ever
+//! pushed to the peer. Its handoffs are read from the fetched, committed
+//! tree, exactly as a local peer's are from its own.
+
+use std::path::Path;
+
+use git2::{AutotagOption, FetchOptions, Oid, Repository};
+
+use super::error::RepoError;
+use super::{git_error, Repo};
+
+/// What a fetch found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// The peer's branch now (its newest commit), if it has one.
+    pub head: Option<String>,
+    /// It was elsewhere before, and what is fetched now does not descend
+    /// from it: the peer's history was rewritten (a force-push), or its
+    /// branch moved to a side line. Nothing of it is taken twice.
+    pub rewritten: bool,
+}
+
+impl Repo {
+    /// The mirror at `dir` (created, bare, when missing), for `fetch`.
+    pub fn mirror(dir: &Path) -> Result<Repo, RepoError> {
+        super::enable_fsync();
+        let git = match Repository::open_bare(dir) {
+            Ok(git) => git,
+            Err(_) => {
+                std::fs::create_dir_all(dir)
+                    .map_err(|source| RepoError::Io(crate::io_hint::IoError::at(dir, source)))?;
+                let mut opts = git2::RepositoryInitOptions::new();
+                opts.bare(true).initial_head("main");
+                Repository::init_opts(dir, &opts).map_err(|e| git_error(dir, e))?
+            }
+        };
+        Ok(Repo {
+            git,
+            root: dir.to_path_buf(),
+            index_fresh: std::cell::Cell::new(false),
+            lock_wait: super::locks::LOCK_WAIT,
+        })
+    }
+
+    /// The mirror at `dir`, if one was made there.
+    pub fn open_mirror(dir: &Path) -> Option<Repo> {
+        let git = Repository::open_bare(dir).ok()?;
+        Some(Repo {
+            git,
+            root: dir.to_path_buf(),
+            index_fresh: std::cell::Cell::new(false),
+            lock_wait: super::locks::LOCK_WAIT,
+        })
+    }
+
+    /// Fetches the peer's `main` from `url` into this mirror (its
+    /// `refs/heads/main`, forced: the peer owns its history) and says
+    /// where it is now and whether it was rewritten.
+    pub fn fetch_peer(&self, url: &str) -> Result<Fetched, RepoError> {
+        let before = self.branch_head();
+        let mut remote = self
+            .git
+            .remote_anonymous(url)
+            .map_err(|e| git_error(&self.root, e))?;
+        let mut options = FetchOptions::new();
+        options.download_tags(AutotagOption::None);
+        remote
+            .fetch(
+                &["+refs/heads/main:refs/heads/main"],
+                Some(&mut options),
+                None,
+            )
+            .map_err(|e| git_error(&self.root, e))?;
+        let head = self.branch_head();
+        let rewritten = match (&before, &head) {
+            (Some(old), Some(new)) if old != new => !self.descends(new, old),
+            (Some(_), None) => true,
+            _ => false,
+        };
+        Ok(Fetched {
+            head: head.map(|o| o.to_string()),
+            rewritten,
+        })
+    }
+
+    /// The names of the files directly in `dir` of the mirror's branch.
+    pub fn names_at_head(&self, dir: &str) -> Vec<String> {
+        let Some(tree) = self
+            .branch_head()
+            .and_then(|oid| self.git.find_commit(oid).ok())
+            .and_then(|c| c.tree().ok())
+        else {
+            return Vec::new();
+        };
+        let Ok(entry) = tree.get_path(Path::new(dir)) else {
+            return Vec::new();
+        };
+        let Some(sub) = entry
+            .to_object(&self.git)
+            .ok()
+            .and_then(|o| o.into_tree().ok())
+        else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = sub
+            .iter()
+            .filter(|e| e.kind() == Some(git2::ObjectType::Blob))
+            .filter_map(|e| e.name().map(str::to_string))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The bytes of `rel` on the mirror's branch, if it is a file there of
+    /// at most `max` bytes (`Err(size)` when larger).
+    pub fn read_at_head(&self, rel: &str, max: u64) -> Option<Result<Vec<u8>, u64>> {
+        let commit = self.git.find_commit(self.branch_head()?).ok()?;
+        let entry = commit.tree().ok()?.get_path(Path::new(rel)).ok()?;
+        let blob = entry.to_object(&self.git).ok()?.into_blob().ok()?;
+        let size = blob.size() as u64;
+        Some(if size > max {
+            Err(size)
+        } else {
+            Ok(blob.content().to_vec())
+        })
+    }
+
+    /// The mirror's `refs/heads/main`.
+    fn branch_head(&self) -> Option<Oid> {
+        self.git.refname_to_id("refs/heads/main").ok()
+    }
+
+    /// Whether `new` has `old` in its history.
+    fn descends(&self, new: &Oid, old: &Oid) -> bool {
+        self.git.graph_descendant_of(*new, *old).unwrap_or(false)
+    }
+}

@@ -1,0 +1,200 @@
+//! Fetching the peers on other hosts (`[peers] NAME = "git://…"`), on a
+//! thread of its own: a slow or dead remote never delays a tick, as the
+//! push thread's never does. Each round fetches every such peer's `main`
+//! into its mirror (`.hearth/peers/NAME.git`) and writes what came of it
+//! beside it (`.hearth/peers/NAME.json`): when it last worked, since when
+//! it fails and why, where the peer's branch is, and whether its history
+//! was rewritten. A fetch that moves the mirror's branch changes a
+//! directory the supervisor watches, which wakes it to take the handoffs.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::peers::mirror_dir;
+use crate::clock::Clock;
+use crate::config::collab::PeerAt;
+use crate::config::Config;
+use crate::home::Home;
+use crate::json_file::{self, JsonFile};
+use crate::repo::Repo;
+
+/// How often each remote peer is fetched.
+pub const FETCH_EVERY: Duration = Duration::from_secs(30);
+
+/// What the fetches of one peer have said: `.hearth/peers/NAME.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerFetch {
+    /// The peer.
+    pub peer: String,
+    /// Where it is fetched from.
+    pub url: String,
+    /// When a fetch last worked.
+    #[serde(default)]
+    pub last_ok: Option<DateTime<Utc>>,
+    /// Since when every fetch has failed (none: the last one worked).
+    #[serde(default)]
+    pub failing_since: Option<DateTime<Utc>>,
+    /// What the last failed fetch said.
+    #[serde(default)]
+    pub last_error: Option<String>,
+    /// The peer's `main` as last fetched.
+    #[serde(default)]
+    pub head: Option<String>,
+    /// When a fetch last found the peer's history rewritten (a force-push,
+    /// or its branch moved to a side line): nothing is taken twice.
+    #[serde(default)]
+    pub rewritten_at: Option<DateTime<Utc>>,
+}
+
+impl JsonFile for PeerFetch {
+    const VERSION: u32 = 1;
+}
+
+impl PeerFetch {
+    fn path(home: &Home, peer: &str) -> PathBuf {
+        mirror_dir(home, peer).with_extension("json")
+    }
+
+    /// What the fetches of `peer` have said so far (nothing yet: empty).
+    pub fn load(home: &Home, peer: &str) -> Option<PeerFetch> {
+        json_file::load(&Self::path(home, peer)).ok().flatten()
+    }
+
+    /// One line for `hearth status`.
+    pub fn line(&self) -> String {
+        let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let mut line = format!("peer {} ({})", self.peer, self.url);
+        match (&self.failing_since, &self.last_ok) {
+            (Some(since), _) => line.push_str(&format!(
+                ": FETCH FAILING since {}: {}",
+                at(since),
+                self.last_error.as_deref().unwrap_or("?")
+            )),
+            (None, Some(ok)) => line.push_str(&format!(
+                ": fetched {}, at {}",
+                at(ok),
+                self.head
+                    .as_deref()
+                    .map_or("no commit yet", |h| &h[..h.len().min(12)])
+            )),
+            (None, None) => line.push_str(": not fetched yet"),
+        }
+        if let Some(when) = &self.rewritten_at {
+            line.push_str(&format!(
+                "; its history was rewritten ({}): nothing taken twice",
+                at(when)
+            ));
+        }
+        line
+    }
+}
+
+/// The fetching thread, while there are remote peers.
+pub(super) struct Fetcher {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Fetcher {
+    /// Starts fetching when `config` names a remote peer. Each mirror is
+    /// made first, so the supervisor can watch it from the start.
+    pub(super) fn start(home: &Home, config: &Config, clock: Clock) -> Option<Fetcher> {
+        let remote = remote_peers(config);
+        if remote.is_empty() {
+            return None;
+        }
+        for (peer, _) in &remote {
+            if let Err(e) = Repo::mirror(&mirror_dir(home, peer)) {
+                tracing::warn!("peer {peer}: its mirror could not be made: {e}");
+            }
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (root, flag) = (home.root().to_path_buf(), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name("hearth-fetch".into())
+            .spawn(move || {
+                let Ok(home) = Home::at(&root) else { return };
+                while !flag.load(Ordering::SeqCst) {
+                    // hearth.toml is read each round: a peer added or
+                    // removed is fetched, or not, from the next one.
+                    let peers = Config::load(&home.config_path())
+                        .map(|c| remote_peers(&c))
+                        .unwrap_or_else(|_| remote.clone());
+                    for (peer, url) in &peers {
+                        fetch_one(&home, peer, url, clock.now());
+                    }
+                    let mut slept = Duration::ZERO;
+                    while slept < FETCH_EVERY && !flag.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(100));
+                        slept += Duration::from_millis(100);
+                    }
+                }
+            })
+            .inspect_err(|e| tracing::warn!("the fetching thread did not start: {e}"))
+            .ok()?;
+        Some(Fetcher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops after the fetch in progress, if one is.
+    pub(super) fn finish(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn remote_peers(config: &Config) -> Vec<(String, String)> {
+    config
+        .peers
+        .iter()
+        .filter_map(|(name, at)| match at {
+            PeerAt::Url(url) => Some((name.clone(), url.clone())),
+            PeerAt::Path(_) => None,
+        })
+        .collect()
+}
+
+/// Fetches `peer` once and records what came of it.
+fn fetch_one(home: &Home, peer: &str, url: &str, now: DateTime<Utc>) {
+    let mut state = PeerFetch::load(home, peer).unwrap_or_default();
+    state.peer = peer.to_string();
+    state.url = url.to_string();
+    let fetched = Repo::mirror(&mirror_dir(home, peer)).and_then(|m| m.fetch_peer(url));
+    match fetched {
+        Ok(fetched) => {
+            if fetched.rewritten {
+                tracing::warn!(
+                    "peer {peer}: its history was rewritten (now {}); what was taken from it \
+                     stays taken, and nothing of it is taken twice",
+                    fetched.head.as_deref().unwrap_or("no branch")
+                );
+                state.rewritten_at = Some(now);
+            }
+            if state.failing_since.take().is_some() {
+                tracing::info!("peer {peer}: fetching works again");
+            }
+            state.last_ok = Some(now);
+            state.last_error = None;
+            state.head = fetched.head;
+        }
+        Err(e) => {
+            if state.failing_since.is_none() {
+                tracing::warn!("peer {peer}: fetching {url} failed: {e}");
+                state.failing_since = Some(now);
+            }
+            state.last_error = Some(e.to_string());
+        }
+    }
+    if let Err(e) = json_file::save(&PeerFetch::path(home, peer), &state) {
+        tracing::warn!("peer {peer}: what the fetch said could not be kept: {e}");
+    }
+}

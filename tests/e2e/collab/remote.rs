@@ -1,0 +1,207 @@
+//! Peers on other hosts: each home in a directory of its own standing for
+//! its host, its history published by its own `[git] push` to a bare
+//! repository that a real `git daemon` serves on 127.0.0.1, and its peer
+//! reached only through that `git://` URL. The receiver fetches the
+//! sender's branch into a mirror of its own and takes the handoff from
+//! the fetched, committed tree: once, however often it is fetched.
+
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::*;
+use crate::common::model_server::ModelServer;
+
+/// A `git daemon` serving every repository under `base`, on a free port.
+struct GitDaemon {
+    child: Child,
+    port: u16,
+}
+
+impl GitDaemon {
+    fn start(base: &Path) -> GitDaemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("git")
+            .args([
+                "daemon",
+                "--reuseaddr",
+                "--export-all",
+                "--listen=127.0.0.1",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git daemon (the git package) must be installed to run this test");
+        let up = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                up.elapsed() < Duration::from_secs(10),
+                "git daemon did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        GitDaemon { child, port }
+    }
+
+    fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}.git", self.port)
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `name`'s home on its own host, publishing to `server/NAME.git` by its
+/// `[git] push`, with `peer` reached at `url`.
+fn on_a_host(root: &Path, name: &str, peer: (&str, &str), server: &Path, model: &str) -> TestHome {
+    let host = root.join(format!("host-{name}"));
+    std::fs::create_dir_all(&host).unwrap();
+    let bare = server.join(format!("{name}.git"));
+    let init = Command::new("git")
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .arg(&bare)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let home = agent(&host, name, &[(peer.0, &PathBuf::from(peer.1))], &[], model);
+    home.git(&["remote", "add", "origin", &bare.display().to_string()]);
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "{}\n[git]\npush = true\nremote = \"origin\"\n",
+            home.read("hearth.toml")
+        ),
+    )
+    .unwrap();
+    home.git(&["commit", "-qam", "push"]);
+    home
+}
+
+fn handoff_lines(home: &TestHome) -> usize {
+    std::fs::read_to_string(home.file("state/handoffs.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
+    let root = tempfile::tempdir().unwrap();
+    let server = root.path().join("server");
+    std::fs::create_dir_all(&server).unwrap();
+    let daemon = GitDaemon::start(&server);
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
+    let bob_model = ModelServer::start(vec![model_calling_on(
+        "Handoff from alice",
+        "send",
+        || serde_json::json!({"body": "Alice's draft came."}),
+    )]);
+    let alice = on_a_host(
+        root.path(),
+        "alice",
+        ("bob", &daemon.url("bob")),
+        &server,
+        &alice_model.url,
+    );
+    let bob = on_a_host(
+        root.path(),
+        "bob",
+        ("alice", &daemon.url("alice")),
+        &server,
+        &bob_model.url,
+    );
+
+    // Alice hands off; her supervisor pushes the commit as it stops.
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    let pushed = Command::new("git")
+        .args(["--git-dir", &server.join("alice.git").display().to_string()])
+        .args(["ls-tree", "--name-only", "main", "outbox/"])
+        .output()
+        .unwrap();
+    let pushed = String::from_utf8_lossy(&pushed.stdout).into_owned();
+    assert!(pushed.contains("-handoff-design-x-1-to-bob.md"), "{pushed}");
+
+    // Bob knows alice only by her URL: his fetch brings the handoff, and
+    // the fetch wakes him to take it.
+    let supervisor = supervising(&bob);
+    bob.wait_for(Duration::from_secs(30), "bob's tick on the handoff", || {
+        bob.ticks()
+            .iter()
+            .any(|t| t["inbox"].to_string().contains("handoff-alice-"))
+    });
+    assert!(
+        crate::common::finish_after_term(supervisor).success(),
+        "{}",
+        bob.log()
+    );
+    assert_eq!(handoff_lines(&bob), 1);
+    assert!(bob.path.join(".hearth/peers/alice.git").is_dir());
+    let status = bob.ok(&["status"]);
+    assert!(
+        status.contains(&format!("peer alice ({}): fetched", daemon.url("alice"))),
+        "{status}"
+    );
+    let round = json(&bob, &["collab", "show", "design-x", "--json"])["rounds"][0].clone();
+    assert!(round["sent_in"].is_string(), "the sender's commit: {round}");
+
+    // Fetched again at every start and every round: taken once.
+    tick(&bob);
+    tick(&bob);
+    assert_eq!(handoff_lines(&bob), 1, "{}", bob.log());
+    let inboxed = bob
+        .ticks()
+        .iter()
+        .filter(|t| t["inbox"].to_string().contains("handoff-alice-"))
+        .count();
+    assert_eq!(inboxed, 1);
+}
+
+#[test]
+fn a_peer_url_this_build_cannot_fetch_is_refused_with_the_fix_and_a_dead_one_is_named() {
+    let home = TestHome::with_config("[peers]\nalice = \"ssh://host/srv/git/alice.git\"\n");
+    let out = home.output(&["status"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("git daemon"), "{said}");
+
+    // A git:// peer nobody serves: the supervisor goes on ticking, and
+    // status says since when the fetch fails and why.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let root = tempfile::tempdir().unwrap();
+    let model = ModelServer::start(vec![]);
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[(
+            "alice",
+            &PathBuf::from(format!("git://127.0.0.1:{port}/alice.git")),
+        )],
+        &[],
+        &model.url,
+    );
+    tick(&bob);
+    let status = bob.ok(&["status"]);
+    assert!(status.contains("peer alice (git://127.0.0.1:"), "{status}");
+    assert!(status.contains("FETCH FAILING since"), "{status}");
+}
