@@ -193,8 +193,12 @@ pub(crate) fn validate(
                 "peers",
                 name,
                 format!(
-                    "[peers] {name} = \"{at}\": that agent's name is its home directory's (or \
-                     repository's) name, {own:?}; write it as {own} = \"{at}\""
+                    "[peers] {name} = \"{at}\": that agent's name is its {}'s name, {own:?}; \
+                     write it as {own} = \"{at}\"",
+                    match at {
+                        PeerAt::Path(_) => "home directory",
+                        PeerAt::Url(_) => "repository",
+                    }
                 ),
             ));
         }

@@ -28,6 +28,11 @@ fn peers_and_collaborations_parse_and_are_checked() {
         collab::PeerAt::Path(PathBuf::from("/var/lib/hearth/bob"))
     );
     assert_eq!(config.collaborations.max_rounds, 4);
+    let remote = parse("[peers]\nalice = \"git://host/srv/git/alice.git\"\n").unwrap();
+    assert_eq!(
+        remote.peers["alice"],
+        collab::PeerAt::Url("git://host/srv/git/alice.git".into())
+    );
     assert!(config.collaborations.allows(Path::new("/srv/w1")));
     assert!(!config.collaborations.allows(Path::new("/srv/w2")));
     for (text, says) in [
@@ -42,6 +47,14 @@ fn peers_and_collaborations_parse_and_are_checked() {
             "not an absolute path",
         ),
         ("[collaborations]\nmax_rounds = 0\n", "at least 1"),
+        (
+            "[peers]\nalice = \"ssh://host/srv/git/alice.git\"\n",
+            "fetches peers over git:// and file://",
+        ),
+        (
+            "[peers]\nalice = \"git://host/srv/git/alice-prod.git\"\n",
+            "its repository's name, \"alice-prod\"",
+        ),
     ] {
         let err = parse(text).unwrap_err().to_string();
         assert!(err.contains(says), "{text}: {err}");

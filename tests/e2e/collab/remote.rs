@@ -150,6 +150,11 @@ fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
     );
     assert_eq!(handoff_lines(&bob), 1);
     assert!(bob.path.join(".hearth/peers/alice.git").is_dir());
+    let metrics = bob.ok(&["metrics"]);
+    assert!(
+        metrics.contains("hearth_peer_fetch_failing{peer=\"alice\"} 0"),
+        "{metrics}"
+    );
     let status = bob.ok(&["status"]);
     assert!(
         status.contains(&format!("peer alice ({}): fetched", daemon.url("alice"))),
@@ -204,4 +209,9 @@ fn a_peer_url_this_build_cannot_fetch_is_refused_with_the_fix_and_a_dead_one_is_
     let status = bob.ok(&["status"]);
     assert!(status.contains("peer alice (git://127.0.0.1:"), "{status}");
     assert!(status.contains("FETCH FAILING since"), "{status}");
+    let metrics = bob.ok(&["metrics"]);
+    assert!(
+        metrics.contains("hearth_peer_fetch_failing{peer=\"alice\"} 1"),
+        "{metrics}"
+    );
 }
