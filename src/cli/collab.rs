@@ -247,7 +247,17 @@ fn show(
     };
     collab::commits::fill(home, &collab::own_name(home), peers, &mut c);
     if json {
-        outln!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
+        let mut value = serde_json::to_value(&c).expect("serialises");
+        // Each round: delivered once its receiver's commit is known.
+        if let Some(rounds) = value["rounds"].as_array_mut() {
+            for (round, r) in rounds.iter_mut().zip(&c.rounds) {
+                round["delivered"] = r.taken_in.is_some().into();
+            }
+        }
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).expect("serialises")
+        );
         return Ok(Exit::Success);
     }
     outln!("{} — {}", c.slug, c.name);
@@ -264,8 +274,13 @@ fn show(
     for r in &c.rounds {
         let commits = [r.sent_in.as_deref(), r.taken_in.as_deref()]
             .map(|c| c.map_or("-".to_string(), |c| c.chars().take(10).collect()));
+        let delivery = if r.taken_in.is_some() {
+            "delivered"
+        } else {
+            "waiting"
+        };
         outln!(
-            "  {:>3}. {} {} → {}: {}  [{} → {}]",
+            "  {:>3}. {} {} → {}: {}  [{} → {}] {delivery}",
             r.n,
             r.at.format("%Y-%m-%d %H:%M"),
             r.from,

@@ -3,11 +3,13 @@
 //! receiver writes both commits of a round it took (the sender's, read in
 //! the sender's history, and its own intake); the sender learns them with
 //! the peer's next handoff. Between the two, the rest is found here, read
-//! only: in the peers' records, and in this home's history for the rounds
-//! it handed off.
+//! only: in the peers' records (a peer on another host's as its mirror
+//! holds it), and in this home's history for the rounds it handed off. A
+//! round whose receiver's commit is known was delivered; one without, sent
+//! and waiting.
 
 use super::{store, Collaboration};
-use crate::config::collab::Peers;
+use crate::config::collab::{PeerAt, Peers};
 use crate::home::Home;
 use crate::repo::Repo;
 
@@ -22,18 +24,19 @@ pub fn fill(home: &Home, me: &str, peers: &Peers, c: &mut Collaboration) {
         if !unknown(c) {
             return;
         }
-        // A peer on another host is read through its mirror's history by
-        // the intake; its record here is what its handoffs said.
-        let Some(path) = peers
-            .get(peer)
-            .filter(|_| peer != me)
-            .and_then(|p| p.path())
-        else {
+        let Some(at) = peers.get(peer).filter(|_| peer != me) else {
             continue;
         };
-        let theirs = Home::at(path)
-            .ok()
-            .and_then(|h| store::load(&h, &c.slug).ok().flatten());
+        let theirs = match at {
+            PeerAt::Path(path) => Home::at(path)
+                .ok()
+                .and_then(|h| store::load(&h, &c.slug).ok().flatten()),
+            // A peer on another host: its record as its last push left it.
+            PeerAt::Url(_) => Repo::open_mirror(&home.peer_mirror(peer))
+                .and_then(|m| m.read_at_head(&store::rel_path(&c.slug), 1 << 20)?.ok())
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .and_then(|text| super::record::parse(&text).ok()),
+        };
         if let Some(theirs) = theirs {
             c.learn(&theirs.rounds);
         }

@@ -83,6 +83,11 @@ impl Home {
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root().join(rel)
     }
+    /// The mirror of peer `name` on another host (`.hearth/peers/NAME.git`).
+    pub fn peer_mirror(&self, name: &str) -> PathBuf {
+        self.path(rel::PEER_MIRRORS).join(format!("{name}.git"))
+    }
+
     /// `hearth.toml`.
     pub fn config_path(&self) -> PathBuf {
         self.path(rel::CONFIG)

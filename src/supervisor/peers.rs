@@ -424,5 +424,5 @@ impl Source {
 
 /// Where the mirror of peer `name` lies in `home`.
 pub(super) fn mirror_dir(home: &crate::home::Home, name: &str) -> PathBuf {
-    home.path(rel::PEER_MIRRORS).join(format!("{name}.git"))
+    home.peer_mirror(name)
 }

@@ -134,6 +134,13 @@ fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
         .unwrap();
     let pushed = String::from_utf8_lossy(&pushed.stdout).into_owned();
     assert!(pushed.contains("-handoff-design-x-1-to-bob.md"), "{pushed}");
+    let delivered = |home: &TestHome| {
+        json(home, &["collab", "show", "design-x", "--json"])["rounds"][0]["delivered"].clone()
+    };
+    assert_eq!(delivered(&alice), false, "sent, not taken yet");
+    assert!(alice
+        .ok(&["collab", "show", "design-x"])
+        .contains("waiting"));
 
     // Bob knows alice only by her URL: his fetch brings the handoff, and
     // the fetch wakes him to take it.
@@ -162,6 +169,14 @@ fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
     );
     let round = json(&bob, &["collab", "show", "design-x", "--json"])["rounds"][0].clone();
     assert!(round["sent_in"].is_string(), "the sender's commit: {round}");
+
+    // Bob's record of the round went out with his push; alice's next
+    // fetch brings it, and her side says delivered.
+    tick(&alice);
+    assert_eq!(delivered(&alice), true, "{}", alice.log());
+    assert!(alice
+        .ok(&["collab", "show", "design-x"])
+        .contains("delivered"));
 
     // Fetched again at every start and every round: taken once.
     tick(&bob);
