@@ -10,8 +10,91 @@ use super::Invalid;
 
 /// `[peers]`: name = "/path/to/their/home" (on this host, read in place)
 /// or name = "git://host/their-home.git" (on another, fetched into a
-/// mirror of this home's own), read only either way.
-pub type Peers = BTreeMap<String, PeerAt>;
+/// mirror of this home's own), read only either way; and, beside the
+/// names (which never hold `_`), how peers on other hosts are fetched.
+/// It reads as the map of names (`peers["bob"]`, `peers.iter()`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peers {
+    names: BTreeMap<String, PeerAt>,
+    /// `fetch_every_s`: how often each peer on another host is fetched.
+    pub fetch_every_s: u64,
+    /// `fetch_flare_min`: after how long of failed fetches one flare says
+    /// so (once a failing spell).
+    pub fetch_flare_min: u64,
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Peers {
+            names: BTreeMap::new(),
+            fetch_every_s: 30,
+            fetch_flare_min: 60,
+        }
+    }
+}
+
+impl std::ops::Deref for Peers {
+    type Target = BTreeMap<String, PeerAt>;
+    fn deref(&self) -> &Self::Target {
+        &self.names
+    }
+}
+
+impl<const N: usize> From<[(String, PeerAt); N]> for Peers {
+    fn from(names: [(String, PeerAt); N]) -> Peers {
+        Peers {
+            names: names.into(),
+            ..Peers::default()
+        }
+    }
+}
+
+impl Serialize for Peers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.names.len() + 2))?;
+        for (name, at) in &self.names {
+            map.serialize_entry(name, at)?;
+        }
+        map.serialize_entry("fetch_every_s", &self.fetch_every_s)?;
+        map.serialize_entry("fetch_flare_min", &self.fetch_flare_min)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Peers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Peers, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Entry {
+            At(PeerAt),
+            Number(u64),
+        }
+        let mut peers = Peers::default();
+        for (key, entry) in BTreeMap::<String, Entry>::deserialize(d)? {
+            match (key.as_str(), entry) {
+                ("fetch_every_s", Entry::Number(n)) => peers.fetch_every_s = n.max(1),
+                ("fetch_flare_min", Entry::Number(n)) => peers.fetch_flare_min = n,
+                (setting, _) if setting.contains('_') => {
+                    return Err(D::Error::custom(format!(
+                        "[peers] {setting}: not a setting (fetch_every_s, fetch_flare_min are; \
+                         a peer's name has no `_`)"
+                    )))
+                }
+                (_, Entry::At(at)) => {
+                    peers.names.insert(key, at);
+                }
+                (name, Entry::Number(_)) => {
+                    return Err(D::Error::custom(format!(
+                        "[peers] {name}: give the peer's home as a path or a git:// URL, in quotes"
+                    )))
+                }
+            }
+        }
+        Ok(peers)
+    }
+}
 
 /// Where a peer's home is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,7 +232,7 @@ pub(crate) fn validate(
     peers: &Peers,
     collaborations: &CollaborationsConfig,
 ) -> Result<(), Invalid> {
-    for (name, at) in peers {
+    for (name, at) in peers.iter() {
         if !valid_name(name) {
             return Err(Invalid::at(
                 "peers",

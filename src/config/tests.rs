@@ -28,7 +28,19 @@ fn peers_and_collaborations_parse_and_are_checked() {
         collab::PeerAt::Path(PathBuf::from("/var/lib/hearth/bob"))
     );
     assert_eq!(config.collaborations.max_rounds, 4);
-    let remote = parse("[peers]\nalice = \"git://host/srv/git/alice.git\"\n").unwrap();
+    let remote = parse(
+        "[peers]\nalice = \"git://host/srv/git/alice.git\"\nfetch_every_s = 10\nfetch_flare_min = 5\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (remote.peers.fetch_every_s, remote.peers.fetch_flare_min),
+        (10, 5)
+    );
+    assert_eq!(remote.peers.len(), 1, "settings are not peers");
+    let err = parse("[peers]\nfetch_flare_mins = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a setting"), "{err}");
     assert_eq!(
         remote.peers["alice"],
         collab::PeerAt::Url("git://host/srv/git/alice.git".into())

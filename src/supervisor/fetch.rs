@@ -23,9 +23,6 @@ use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 use crate::repo::Repo;
 
-/// How often each remote peer is fetched.
-pub const FETCH_EVERY: Duration = Duration::from_secs(30);
-
 /// What the fetches of one peer have said: `.hearth/peers/NAME.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PeerFetch {
@@ -49,6 +46,10 @@ pub struct PeerFetch {
     /// or its branch moved to a side line): nothing is taken twice.
     #[serde(default)]
     pub rewritten_at: Option<DateTime<Utc>>,
+    /// This failing spell was flared (once a spell, after `[peers]
+    /// fetch_flare_min`).
+    #[serde(default)]
+    pub flared: bool,
 }
 
 impl JsonFile for PeerFetch {
@@ -104,7 +105,7 @@ impl Fetcher {
     /// Starts fetching when `config` names a remote peer. Each mirror is
     /// made first, so the supervisor can watch it from the start.
     pub(super) fn start(home: &Home, config: &Config, clock: Clock) -> Option<Fetcher> {
-        let remote = remote_peers(config);
+        let (remote, every, flare_after) = settings_of(config);
         if remote.is_empty() {
             return None;
         }
@@ -119,17 +120,19 @@ impl Fetcher {
             .name("hearth-fetch".into())
             .spawn(move || {
                 let Ok(home) = Home::at(&root) else { return };
+                let mut settings = (remote, every, flare_after);
                 while !flag.load(Ordering::SeqCst) {
                     // hearth.toml is read each round: a peer added or
                     // removed is fetched, or not, from the next one.
-                    let peers = Config::load(&home.config_path())
-                        .map(|c| remote_peers(&c))
-                        .unwrap_or_else(|_| remote.clone());
-                    for (peer, url) in &peers {
-                        fetch_one(&home, peer, url, clock.now());
+                    if let Ok(config) = Config::load(&home.config_path()) {
+                        settings = settings_of(&config);
+                    }
+                    let (peers, every, flare_after) = &settings;
+                    for (peer, url) in peers {
+                        fetch_one(&home, peer, url, *flare_after, clock.now());
                     }
                     let mut slept = Duration::ZERO;
-                    while slept < FETCH_EVERY && !flag.load(Ordering::SeqCst) {
+                    while slept < *every && !flag.load(Ordering::SeqCst) {
                         std::thread::sleep(Duration::from_millis(100));
                         slept += Duration::from_millis(100);
                     }
@@ -152,19 +155,31 @@ impl Fetcher {
     }
 }
 
-fn remote_peers(config: &Config) -> Vec<(String, String)> {
-    config
+/// The peers on other hosts (name, URL), how often to fetch them, and
+/// after how long of failing to flare.
+fn settings_of(config: &Config) -> (Vec<(String, String)>, Duration, chrono::Duration) {
+    let remote = config
         .peers
         .iter()
         .filter_map(|(name, at)| match at {
             PeerAt::Url(url) => Some((name.clone(), url.clone())),
             PeerAt::Path(_) => None,
         })
-        .collect()
+        .collect();
+    let every = Duration::from_secs(config.peers.fetch_every_s.max(1));
+    let flare_after = chrono::Duration::minutes(config.peers.fetch_flare_min as i64);
+    (remote, every, flare_after)
 }
 
-/// Fetches `peer` once and records what came of it.
-fn fetch_one(home: &Home, peer: &str, url: &str, now: DateTime<Utc>) {
+/// Fetches `peer` once and records what came of it; a failing spell as
+/// long as `flare_after` is flared, once.
+fn fetch_one(
+    home: &Home,
+    peer: &str,
+    url: &str,
+    flare_after: chrono::Duration,
+    now: DateTime<Utc>,
+) {
     let mut state = PeerFetch::load(home, peer).unwrap_or_default();
     state.peer = peer.to_string();
     state.url = url.to_string();
@@ -184,6 +199,7 @@ fn fetch_one(home: &Home, peer: &str, url: &str, now: DateTime<Utc>) {
             }
             state.last_ok = Some(now);
             state.last_error = None;
+            state.flared = false;
             state.head = fetched.head;
         }
         Err(e) => {
@@ -192,9 +208,41 @@ fn fetch_one(home: &Home, peer: &str, url: &str, now: DateTime<Utc>) {
                 state.failing_since = Some(now);
             }
             state.last_error = Some(e.to_string());
+            let since = state.failing_since.unwrap_or(now);
+            if !state.flared && now - since >= flare_after {
+                state.flared = flare(home, &state, now);
+            }
         }
     }
     if let Err(e) = json_file::save(&PeerFetch::path(home, peer), &state) {
         tracing::warn!("peer {peer}: what the fetch said could not be kept: {e}");
+    }
+}
+
+/// One flare for a failing spell: which peer, since when, what the fetch
+/// said, and what waits meanwhile. Whether it was posted.
+fn flare(home: &Home, state: &PeerFetch, now: DateTime<Utc>) -> bool {
+    let since = state
+        .failing_since
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default();
+    let body = format!(
+        "Fetching peer {} from {} has failed since {since}: {}\n\nIts handoffs wait until a \
+         fetch works again; nothing is lost, and this agent goes on ticking. Check that the \
+         peer's host serves its repository (`git ls-remote {}`) and that this host may reach \
+         it. `hearth status` shows the peer's state; this flare is sent once a failing spell.\n",
+        state.peer,
+        state.url,
+        state.last_error.as_deref().unwrap_or("?"),
+        state.url
+    );
+    let subject = format!("peer {} cannot be fetched", state.peer);
+    let letter = crate::mailbox::outbox::Letter::flare("peer", subject, body);
+    match crate::mailbox::outbox::post(home, &letter, now) {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::warn!("the peer flare could not be written: {e}");
+            false
+        }
     }
 }

@@ -296,32 +296,7 @@ fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Fam
             one((now - outage.since).num_seconds().max(0)),
         ));
     }
-    // The peers on other hosts: whether fetching them fails now, and
-    // when it last worked (a peer never fetched has no sample there).
-    let label = |peer: &str| format!("{{peer=\"{}\"}}", escape(peer));
-    families.push(gauge(
-        "hearth_peer_fetch_failing",
-        "Whether fetching a peer on another host fails now (1), by peer.",
-        status
-            .peers
-            .iter()
-            .map(|p| {
-                (
-                    label(&p.peer),
-                    u8::from(p.failing_since.is_some()).to_string(),
-                )
-            })
-            .collect(),
-    ));
-    families.push(gauge(
-        "hearth_peer_last_fetch_timestamp_seconds",
-        "When a fetch of a peer on another host last worked, in seconds since the epoch.",
-        status
-            .peers
-            .iter()
-            .filter_map(|p| Some((label(&p.peer), p.last_ok?.timestamp().to_string())))
-            .collect(),
-    ));
+    families.extend(peer_families(status));
     if let Some(unpushed) = status.unpushed {
         families.push(gauge(
             "hearth_commits_unpushed",
@@ -330,6 +305,37 @@ fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Fam
         ));
     }
     families
+}
+
+/// The peers on other hosts: whether fetching them fails now, and when
+/// it last worked (a peer never fetched has no sample there).
+fn peer_families(status: &Status) -> Vec<Family> {
+    let label = |peer: &str| format!("{{peer=\"{}\"}}", escape(peer));
+    vec![
+        gauge(
+            "hearth_peer_fetch_failing",
+            "Whether fetching a peer on another host fails now (1), by peer.",
+            status
+                .peers
+                .iter()
+                .map(|p| {
+                    (
+                        label(&p.peer),
+                        u8::from(p.failing_since.is_some()).to_string(),
+                    )
+                })
+                .collect(),
+        ),
+        gauge(
+            "hearth_peer_last_fetch_timestamp_seconds",
+            "When a fetch of a peer on another host last worked, in seconds since the epoch.",
+            status
+                .peers
+                .iter()
+                .filter_map(|p| Some((label(&p.peer), p.last_ok?.timestamp().to_string())))
+                .collect(),
+        ),
+    ]
 }
 
 /// A float as the format writes it: no exponent for the small values

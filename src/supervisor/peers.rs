@@ -50,7 +50,13 @@ impl Supervisor<'_> {
             .collect();
         let suffix = format!("-to-{me}.md");
         let mut count = 0;
-        for (peer, at) in self.config.peers.clone() {
+        for (peer, at) in self
+            .config
+            .peers
+            .iter()
+            .map(|(p, a)| (p.clone(), a.clone()))
+            .collect::<Vec<_>>()
+        {
             let source = Source::of(self.home, &peer, &at);
             let names = match source.handoff_names(&suffix) {
                 Ok(names) => names,

@@ -220,7 +220,20 @@ fn a_peer_url_this_build_cannot_fetch_is_refused_with_the_fix_and_a_dead_one_is_
         &[],
         &model.url,
     );
+    // One flare as soon as it fails ([peers] fetch_flare_min = 0), once.
+    let config = bob
+        .read("hearth.toml")
+        .replace("[peers]\n", "[peers]\nfetch_flare_min = 0\n");
+    std::fs::write(bob.file("hearth.toml"), config).unwrap();
+    bob.git(&["commit", "-qam", "flare at once"]);
     tick(&bob);
+    tick(&bob);
+    let flares: Vec<String> = bob
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("flare-peer"))
+        .collect();
+    assert_eq!(flares.len(), 1, "{flares:?}");
     let status = bob.ok(&["status"]);
     assert!(status.contains("peer alice (git://127.0.0.1:"), "{status}");
     assert!(status.contains("FETCH FAILING since"), "{status}");
