@@ -67,25 +67,25 @@ impl<'de> Deserialize<'de> for Peers {
         use serde::de::Error;
         #[derive(Deserialize)]
         #[serde(untagged)]
-        enum Entry {
+        enum PeersEntry {
             At(PeerAt),
             Number(u64),
         }
         let mut peers = Peers::default();
-        for (key, entry) in BTreeMap::<String, Entry>::deserialize(d)? {
+        for (key, entry) in BTreeMap::<String, PeersEntry>::deserialize(d)? {
             match (key.as_str(), entry) {
-                ("fetch_every_s", Entry::Number(n)) => peers.fetch_every_s = n.max(1),
-                ("fetch_flare_min", Entry::Number(n)) => peers.fetch_flare_min = n,
+                ("fetch_every_s", PeersEntry::Number(n)) => peers.fetch_every_s = n.max(1),
+                ("fetch_flare_min", PeersEntry::Number(n)) => peers.fetch_flare_min = n,
                 (setting, _) if setting.contains('_') => {
                     return Err(D::Error::custom(format!(
                         "[peers] {setting}: not a setting (fetch_every_s, fetch_flare_min are; \
                          a peer's name has no `_`)"
                     )))
                 }
-                (_, Entry::At(at)) => {
+                (_, PeersEntry::At(at)) => {
                     peers.names.insert(key, at);
                 }
-                (name, Entry::Number(_)) => {
+                (name, PeersEntry::Number(_)) => {
                     return Err(D::Error::custom(format!(
                         "[peers] {name}: give the peer's home as a path or a git:// URL, in quotes"
                     )))
