@@ -297,3 +297,40 @@ fn a_write_cut_short_leaves_a_temp_file_that_is_never_committed() {
     assert!(!root.join("memory/.identity.md.99999999-7.tmp").exists());
     assert_eq!(git(root, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_file_with_conflict_markers_is_never_committed_and_is_named() {
+    let (dir, repo) = home();
+    let conflicted = "# Notes\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> origin/main\n";
+    std::fs::write(dir.path().join("memory/a.md"), conflicted).unwrap();
+    // A setext heading is not a conflict.
+    std::fs::write(dir.path().join("memory/b.md"), "Title\n=======\n\ntext\n").unwrap();
+    repo.commit(&["memory"], &Identity::hearth(), "look", now())
+        .unwrap();
+    assert_eq!(git(dir.path(), &["show", "HEAD:memory/a.md"]), "a");
+    assert_eq!(
+        git(dir.path(), &["show", "HEAD:memory/b.md"]),
+        "Title\n=======\n\ntext\n"
+    );
+    let scan = repo.changes().unwrap();
+    assert!(
+        scan.problems
+            .iter()
+            .any(|p| p.contains("memory/a.md holds git conflict markers")),
+        "{:?}",
+        scan.problems
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("memory/a.md")).unwrap(),
+        conflicted,
+        "nothing of it is lost"
+    );
+    // Resolved, it is committed as any edit.
+    std::fs::write(dir.path().join("memory/a.md"), "# Notes\nmine and theirs\n").unwrap();
+    repo.commit(&["memory"], &Identity::hearth(), "resolved", now())
+        .unwrap();
+    assert_eq!(
+        git(dir.path(), &["show", "HEAD:memory/a.md"]),
+        "# Notes\nmine and theirs\n"
+    );
+}
