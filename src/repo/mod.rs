@@ -5,6 +5,7 @@
 //! ([`enable_fsync`]) because a home must survive power loss with every
 //! commit it reported intact.
 
+mod conflict;
 mod error;
 mod history;
 mod locks;

@@ -305,7 +305,7 @@ impl Scanner<'_> {
         let same = entry.as_ref().is_some_and(|e| e.id == id && e.mode == mode);
         // A merge that stopped half way (a sync by hand, a `git pull` gone
         // wrong) never reaches a commit hearth makes, whoever wrote it.
-        if !same && has_conflict_markers(&bytes) {
+        if !same && super::conflict::has_conflict_markers(&bytes) {
             return Err(Unlooked::Skip(format!(
                 "{} holds git conflict markers (<<<<<<<, =======, >>>>>>>); not committed \
                  until they are resolved (edit the file, or `git checkout -- FILE` for the \
@@ -368,23 +368,6 @@ impl Scanner<'_> {
 enum Unlooked {
     Skip(String),
     Git(git2::Error),
-}
-
-/// Whether `bytes` hold a conflict git left: a `<<<<<<< ` line, then a
-/// `=======` line, then a `>>>>>>> ` line (all three, in that order, so a
-/// markdown heading underlined with `=======` is not one).
-pub fn has_conflict_markers(bytes: &[u8]) -> bool {
-    let mut stage = 0;
-    for line in bytes.split(|b| *b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        stage = match stage {
-            0 if line.starts_with(b"<<<<<<< ") || line == b"<<<<<<<" => 1,
-            1 if line == b"=======" => 2,
-            2 if line.starts_with(b">>>>>>> ") || line == b">>>>>>>" => return true,
-            _ => stage,
-        };
-    }
-    false
 }
 
 fn stat_matches(entry: &IndexEntry, meta: &Metadata) -> bool {
