@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::Invalid;
 
 /// `[peers]`: name = "/path/to/their/home" (on this host, read in place)
-/// or name = "git://host/their-home.git" (on another, fetched into a
+/// or name = "ssh://host/srv/git/their-home.git" (on another, fetched into a
 /// mirror of this home's own), read only either way; and, beside the
 /// names (which never hold `_`), how peers on other hosts are fetched.
 /// It reads as the map of names (`peers["bob"]`, `peers.iter()`).
@@ -21,6 +21,9 @@ pub struct Peers {
     /// `fetch_flare_min`: after how long of failed fetches one flare says
     /// so (once a failing spell).
     pub fetch_flare_min: u64,
+    /// `fetch_timeout_s`: a fetch that has not finished after this long is
+    /// stopped and counts as failed (a remote that accepts and hangs).
+    pub fetch_timeout_s: u64,
 }
 
 impl Default for Peers {
@@ -29,6 +32,7 @@ impl Default for Peers {
             names: BTreeMap::new(),
             fetch_every_s: 30,
             fetch_flare_min: 60,
+            fetch_timeout_s: 120,
         }
     }
 }
@@ -52,12 +56,13 @@ impl<const N: usize> From<[(String, PeerAt); N]> for Peers {
 impl Serialize for Peers {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(self.names.len() + 2))?;
+        let mut map = s.serialize_map(Some(self.names.len() + 3))?;
         for (name, at) in &self.names {
             map.serialize_entry(name, at)?;
         }
         map.serialize_entry("fetch_every_s", &self.fetch_every_s)?;
         map.serialize_entry("fetch_flare_min", &self.fetch_flare_min)?;
+        map.serialize_entry("fetch_timeout_s", &self.fetch_timeout_s)?;
         map.end()
     }
 }
@@ -76,10 +81,17 @@ impl<'de> Deserialize<'de> for Peers {
             match (key.as_str(), entry) {
                 ("fetch_every_s", PeersEntry::Number(n)) => peers.fetch_every_s = n.max(1),
                 ("fetch_flare_min", PeersEntry::Number(n)) => peers.fetch_flare_min = n,
+                ("fetch_timeout_s", PeersEntry::Number(n)) => peers.fetch_timeout_s = n.max(1),
+                ("fetch_every_s" | "fetch_flare_min" | "fetch_timeout_s", _) => {
+                    return Err(D::Error::custom(format!(
+                        "[peers] {key}: a whole number (of seconds, or minutes for \
+                         fetch_flare_min), e.g. {key} = 60"
+                    )))
+                }
                 (setting, _) if setting.contains('_') => {
                     return Err(D::Error::custom(format!(
-                        "[peers] {setting}: not a setting (fetch_every_s, fetch_flare_min are; \
-                         a peer's name has no `_`)"
+                        "[peers] {setting}: not a setting (fetch_every_s, fetch_flare_min, \
+                         fetch_timeout_s are; a peer's name has no `_`)"
                     )))
                 }
                 (_, PeersEntry::At(at)) => {
@@ -105,9 +117,10 @@ pub enum PeerAt {
     Url(String),
 }
 
-/// The URL schemes this build fetches a peer over (libgit2's own
-/// transports; ssh and https need libgit2 built with them).
-pub const FETCHED_SCHEMES: [&str; 2] = ["git://", "file://"];
+/// The URL schemes a peer is fetched over (by the `git` command, with the
+/// host's ssh setup and credentials from the environment). Plain `http://`
+/// is left out: a password would cross the network in the clear.
+pub const FETCHED_SCHEMES: [&str; 4] = ["ssh://", "https://", "git://", "file://"];
 
 impl PeerAt {
     /// The home on this host, for a peer read in place.
@@ -250,7 +263,7 @@ pub(crate) fn validate(
                     name,
                     format!(
                         "[peers] {name} = {:?}: give the peer's home as an absolute path, or \
-                         a git:// URL its pushes reach",
+                         the URL its pushes reach (ssh://host/srv/git/NAME.git)",
                         path.display()
                     ),
                 ));
@@ -260,9 +273,10 @@ pub(crate) fn validate(
                     "peers",
                     name,
                     format!(
-                        "[peers] {name} = {url:?}: this build of hearth fetches peers over \
-                         git:// and file:// (not ssh:// or https:// yet); serve the peer's \
-                         repository with `git daemon`, or reach it through a path"
+                        "[peers] {name} = {url:?}: a peer on another host is reached by \
+                         ssh://, https://, git:// or file:// (e.g. \
+                         {name} = \"ssh://host/srv/git/{name}.git\"); scp's host:path \
+                         form is written ssh://host/path"
                     ),
                 ));
             }

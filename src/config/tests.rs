@@ -37,6 +37,15 @@ fn peers_and_collaborations_parse_and_are_checked() {
         (10, 5)
     );
     assert_eq!(remote.peers.len(), 1, "settings are not peers");
+    let ssh = parse(
+        "[peers]\nalice = \"ssh://me@host:2222/srv/git/alice.git\"\nfetch_timeout_s = 7\n",
+    )
+    .unwrap();
+    assert_eq!(ssh.peers.fetch_timeout_s, 7);
+    assert_eq!(
+        ssh.peers["alice"],
+        collab::PeerAt::Url("ssh://me@host:2222/srv/git/alice.git".into())
+    );
     let err = parse("[peers]\nfetch_flare_mins = 5\n")
         .unwrap_err()
         .to_string();
@@ -60,8 +69,12 @@ fn peers_and_collaborations_parse_and_are_checked() {
         ),
         ("[collaborations]\nmax_rounds = 0\n", "at least 1"),
         (
-            "[peers]\nalice = \"ssh://host/srv/git/alice.git\"\n",
-            "fetches peers over git:// and file://",
+            "[peers]\nalice = \"http://host/srv/git/alice.git\"\n",
+            "reached by ssh://, https://, git:// or file://",
+        ),
+        (
+            "[peers]\nfetch_timeout_s = \"soon\"\n",
+            "fetch_timeout_s: a whole number",
         ),
         (
             "[peers]\nalice = \"git://host/srv/git/alice-prod.git\"\n",

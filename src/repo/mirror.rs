@@ -6,9 +6,14 @@
 
 use std::path::Path;
 
-use git2::{AutotagOption, FetchOptions, Oid, Repository};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use git2::{Oid, Repository};
 
 use super::error::RepoError;
+use super::git_cli::GitCommand;
+use super::push::PushCredentials;
 use super::{git_error, Repo};
 
 /// What a fetch found.
@@ -56,23 +61,44 @@ impl Repo {
     }
 
     /// Fetches the peer's `main` from `url` into this mirror (its
-    /// `refs/heads/main`, forced: the peer owns its history) and says
-    /// where it is now and whether it was rewritten.
-    pub fn fetch_peer(&self, url: &str) -> Result<Fetched, RepoError> {
+    /// `refs/heads/main`, forced: the peer owns its history) with the `git`
+    /// command, bounded by `timeout` and stopped when `cancel` turns true,
+    /// and says where it is now and whether it was rewritten. A peer with
+    /// no `main` yet (it has not pushed) is no failure: nothing is there.
+    pub fn fetch_peer(
+        &self,
+        url: &str,
+        credentials: &PushCredentials,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<Fetched, RepoError> {
         let before = self.branch_head();
-        let mut remote = self
-            .git
-            .remote_anonymous(url)
-            .map_err(|e| git_error(&self.root, e))?;
-        let mut options = FetchOptions::new();
-        options.download_tags(AutotagOption::None);
-        remote
-            .fetch(
-                &["+refs/heads/main:refs/heads/main"],
-                Some(&mut options),
-                None,
-            )
-            .map_err(|e| git_error(&self.root, e))?;
+        let git = GitCommand {
+            git_dir: &self.root,
+            credentials,
+            timeout,
+            cancel: Some(cancel),
+        };
+        let what = format!("fetching {url}");
+        let args = [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            url,
+            "+refs/heads/main:refs/heads/main",
+        ];
+        match git.run(&what, &args) {
+            Ok(_) => {}
+            Err(RepoError::Git { message, .. }) if message.contains("couldn't find remote ref") => {
+                return Ok(Fetched {
+                    head: before.map(|o| o.to_string()),
+                    rewritten: false,
+                });
+            }
+            Err(e) => return Err(e),
+        }
         let head = self.branch_head();
         let rewritten = match (&before, &head) {
             (Some(old), Some(new)) if old != new => !self.descends(new, old),

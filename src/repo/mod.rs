@@ -7,6 +7,7 @@
 
 mod conflict;
 mod error;
+mod git_cli;
 mod history;
 mod locks;
 mod mirror;
@@ -27,6 +28,7 @@ use chrono::{DateTime, Utc};
 use git2::{ErrorCode, Repository};
 
 pub use error::RepoError;
+pub use git_cli::needs_git_command;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use mirror::Fetched;

@@ -4,11 +4,15 @@
 //! from a file hearth writes: the SSH agent for `ssh://` remotes,
 //! `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD` (read by `cli`, passed in
 //! as [`PushCredentials`]) for `https://`, nothing for `git://` and paths.
-//! hearth never rewrites its history, so a push is never forced: a remote
+//! ssh and https go through the `git` command (`git_cli`), with the same
+//! credentials. hearth never rewrites its history, so a push is never forced: a remote
 //! that moved on its own is refused by the remote, and said so.
+
+use std::time::Duration;
 
 use git2::{Cred, CredentialType, PushOptions, RemoteCallbacks};
 
+use super::git_cli::{needs_git_command, GitCommand};
 use super::{Repo, RepoError};
 
 /// What a push may authenticate with.
@@ -23,7 +27,14 @@ pub struct PushCredentials {
 impl Repo {
     /// Pushes the current branch to the branch of the same name on
     /// `remote`, and returns the commit pushed.
-    pub fn push(&self, remote: &str, credentials: &PushCredentials) -> Result<String, RepoError> {
+    /// A push over ssh or https goes through the `git` command, bounded by
+    /// `timeout` (libgit2 here carries paths, `file://` and `git://`).
+    pub fn push(
+        &self,
+        remote: &str,
+        credentials: &PushCredentials,
+        timeout: Duration,
+    ) -> Result<String, RepoError> {
         let err = |e: git2::Error| super::git_error(&self.root, e);
         let head = self.git.head().map_err(err)?;
         let branch = head
@@ -42,6 +53,10 @@ impl Repo {
                 self.root.display()
             ),
         })?;
+        let url = origin.pushurl().or(origin.url()).unwrap_or("").to_string();
+        if needs_git_command(&url) {
+            return self.push_with_git(remote, &branch, credentials, timeout, pushed);
+        }
         let mut rejected: Option<String> = None;
         {
             let mut callbacks = RemoteCallbacks::new();
@@ -89,6 +104,38 @@ impl Repo {
             }),
             None => Ok(pushed),
         }
+    }
+
+    /// The push through the `git` command; the remote-tracking branch moves
+    /// as libgit2's push moves it, so `unpushed` reads the same.
+    fn push_with_git(
+        &self,
+        remote: &str,
+        branch: &str,
+        credentials: &PushCredentials,
+        timeout: Duration,
+        pushed: String,
+    ) -> Result<String, RepoError> {
+        let git_dir = self.git.path().to_path_buf();
+        let git = GitCommand {
+            git_dir: &git_dir,
+            credentials,
+            timeout,
+            cancel: None,
+        };
+        let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
+        let what = format!("pushing to {remote}");
+        git.run(&what, &["push", "--quiet", "--no-verify", remote, &spec])
+            .map_err(|e| match e {
+                RepoError::Git { path, message } if message.contains("[rejected]") => {
+                    RepoError::Git {
+                        path,
+                        message: format!("the remote {remote} refused the push ({message})"),
+                    }
+                }
+                other => other,
+            })?;
+        Ok(pushed)
     }
 
     /// Whether the repository has a remote named `name`.

@@ -21,7 +21,7 @@ use crate::config::collab::PeerAt;
 use crate::config::Config;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
-use crate::repo::Repo;
+use crate::repo::{PushCredentials, Repo};
 
 /// What the fetches of one peer have said: `.hearth/peers/NAME.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -97,42 +97,72 @@ impl PeerFetch {
 
 /// The fetching thread, while there are remote peers.
 pub(super) struct Fetcher {
+    /// No new round starts.
     stop: Arc<AtomicBool>,
+    /// The fetch in progress is stopped (its `git` killed).
+    cancel: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How long the supervisor, stopping, lets a fetch in progress finish
+/// before it stops it (the service's stop timeout is 30 s).
+const FINISH_GRACE: Duration = Duration::from_secs(5);
+
+/// How a round fetches: the settings, re-read from `hearth.toml` each
+/// round, and the credentials from the environment.
+struct Round {
+    peers: Vec<(String, String)>,
+    every: Duration,
+    timeout: Duration,
+    flare_after: chrono::Duration,
 }
 
 impl Fetcher {
     /// Starts fetching when `config` names a remote peer. Each mirror is
     /// made first, so the supervisor can watch it from the start.
-    pub(super) fn start(home: &Home, config: &Config, clock: Clock) -> Option<Fetcher> {
-        let (remote, every, flare_after) = settings_of(config);
-        if remote.is_empty() {
+    pub(super) fn start(
+        home: &Home,
+        config: &Config,
+        credentials: PushCredentials,
+        clock: Clock,
+    ) -> Option<Fetcher> {
+        let first = Round::of(config);
+        if first.peers.is_empty() {
             return None;
         }
-        for (peer, _) in &remote {
+        for (peer, _) in &first.peers {
             if let Err(e) = Repo::mirror(&mirror_dir(home, peer)) {
                 tracing::warn!("peer {peer}: its mirror could not be made: {e}");
             }
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let (root, flag) = (home.root().to_path_buf(), Arc::clone(&stop));
+        let (stop, cancel) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let root = home.root().to_path_buf();
+        let (stopping, cancelled) = (Arc::clone(&stop), Arc::clone(&cancel));
         let thread = std::thread::Builder::new()
             .name("hearth-fetch".into())
             .spawn(move || {
                 let Ok(home) = Home::at(&root) else { return };
-                let mut settings = (remote, every, flare_after);
-                while !flag.load(Ordering::SeqCst) {
+                let mut round = first;
+                while !stopping.load(Ordering::SeqCst) {
                     // hearth.toml is read each round: a peer added or
                     // removed is fetched, or not, from the next one.
                     if let Ok(config) = Config::load(&home.config_path()) {
-                        settings = settings_of(&config);
+                        round = Round::of(&config);
                     }
-                    let (peers, every, flare_after) = &settings;
-                    for (peer, url) in peers {
-                        fetch_one(&home, peer, url, *flare_after, clock.now());
+                    for (peer, url) in &round.peers {
+                        let fetching = Fetching {
+                            home: &home,
+                            credentials: &credentials,
+                            timeout: round.timeout,
+                            cancel: &cancelled,
+                        };
+                        fetching.one(peer, url, round.flare_after, clock.now());
                     }
                     let mut slept = Duration::ZERO;
-                    while slept < *every && !flag.load(Ordering::SeqCst) {
+                    while slept < round.every && !stopping.load(Ordering::SeqCst) {
                         std::thread::sleep(Duration::from_millis(100));
                         slept += Duration::from_millis(100);
                     }
@@ -142,80 +172,103 @@ impl Fetcher {
             .ok()?;
         Some(Fetcher {
             stop,
+            cancel,
             thread: Some(thread),
         })
     }
 
-    /// Stops after the fetch in progress, if one is.
+    /// Stops after the fetch in progress, if one is and it ends within
+    /// [`FINISH_GRACE`]; else stops that fetch (it is not recorded: the
+    /// peer did not fail, this supervisor stopped).
     pub(super) fn finish(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + FINISH_GRACE;
+        while !thread.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.cancel.store(true, Ordering::SeqCst);
+        let _ = thread.join();
+    }
+}
+
+impl Round {
+    /// The peers on other hosts (name, URL), how often to fetch them, how
+    /// long one fetch may take, and after how long of failing to flare.
+    fn of(config: &Config) -> Round {
+        let peers = config
+            .peers
+            .iter()
+            .filter_map(|(name, at)| match at {
+                PeerAt::Url(url) => Some((name.clone(), url.clone())),
+                PeerAt::Path(_) => None,
+            })
+            .collect();
+        Round {
+            peers,
+            every: Duration::from_secs(config.peers.fetch_every_s.max(1)),
+            timeout: Duration::from_secs(config.peers.fetch_timeout_s.max(1)),
+            flare_after: chrono::Duration::minutes(config.peers.fetch_flare_min as i64),
         }
     }
 }
 
-/// The peers on other hosts (name, URL), how often to fetch them, and
-/// after how long of failing to flare.
-fn settings_of(config: &Config) -> (Vec<(String, String)>, Duration, chrono::Duration) {
-    let remote = config
-        .peers
-        .iter()
-        .filter_map(|(name, at)| match at {
-            PeerAt::Url(url) => Some((name.clone(), url.clone())),
-            PeerAt::Path(_) => None,
-        })
-        .collect();
-    let every = Duration::from_secs(config.peers.fetch_every_s.max(1));
-    let flare_after = chrono::Duration::minutes(config.peers.fetch_flare_min as i64);
-    (remote, every, flare_after)
+/// One fetch's surroundings.
+struct Fetching<'a> {
+    home: &'a Home,
+    credentials: &'a PushCredentials,
+    timeout: Duration,
+    cancel: &'a AtomicBool,
 }
 
-/// Fetches `peer` once and records what came of it; a failing spell as
-/// long as `flare_after` is flared, once.
-fn fetch_one(
-    home: &Home,
-    peer: &str,
-    url: &str,
-    flare_after: chrono::Duration,
-    now: DateTime<Utc>,
-) {
-    let mut state = PeerFetch::load(home, peer).unwrap_or_default();
-    state.peer = peer.to_string();
-    state.url = url.to_string();
-    let fetched = Repo::mirror(&mirror_dir(home, peer)).and_then(|m| m.fetch_peer(url));
-    match fetched {
-        Ok(fetched) => {
-            if fetched.rewritten {
-                tracing::warn!(
-                    "peer {peer}: its history was rewritten (now {}); what was taken from it \
+impl Fetching<'_> {
+    /// Fetches `peer` once and records what came of it; a failing spell as
+    /// long as `flare_after` is flared, once.
+    fn one(&self, peer: &str, url: &str, flare_after: chrono::Duration, now: DateTime<Utc>) {
+        let home = self.home;
+        let mut state = PeerFetch::load(home, peer).unwrap_or_default();
+        state.peer = peer.to_string();
+        state.url = url.to_string();
+        let fetched = Repo::mirror(&mirror_dir(home, peer))
+            .and_then(|m| m.fetch_peer(url, self.credentials, self.timeout, self.cancel));
+        if fetched.is_err() && self.cancel.load(Ordering::SeqCst) {
+            return; // stopped with the supervisor: no word on the peer
+        }
+        match fetched {
+            Ok(fetched) => {
+                if fetched.rewritten {
+                    tracing::warn!(
+                        "peer {peer}: its history was rewritten (now {}); what was taken from it \
                      stays taken, and nothing of it is taken twice",
-                    fetched.head.as_deref().unwrap_or("no branch")
-                );
-                state.rewritten_at = Some(now);
+                        fetched.head.as_deref().unwrap_or("no branch")
+                    );
+                    state.rewritten_at = Some(now);
+                }
+                if state.failing_since.take().is_some() {
+                    tracing::info!("peer {peer}: fetching works again");
+                }
+                state.last_ok = Some(now);
+                state.last_error = None;
+                state.flared = false;
+                state.head = fetched.head;
             }
-            if state.failing_since.take().is_some() {
-                tracing::info!("peer {peer}: fetching works again");
+            Err(e) => {
+                if state.failing_since.is_none() {
+                    tracing::warn!("peer {peer}: fetching {url} failed: {e}");
+                    state.failing_since = Some(now);
+                }
+                state.last_error = Some(e.to_string());
+                let since = state.failing_since.unwrap_or(now);
+                if !state.flared && now - since >= flare_after {
+                    state.flared = flare(home, &state, now);
+                }
             }
-            state.last_ok = Some(now);
-            state.last_error = None;
-            state.flared = false;
-            state.head = fetched.head;
         }
-        Err(e) => {
-            if state.failing_since.is_none() {
-                tracing::warn!("peer {peer}: fetching {url} failed: {e}");
-                state.failing_since = Some(now);
-            }
-            state.last_error = Some(e.to_string());
-            let since = state.failing_since.unwrap_or(now);
-            if !state.flared && now - since >= flare_after {
-                state.flared = flare(home, &state, now);
-            }
+        if let Err(e) = json_file::save(&PeerFetch::path(home, peer), &state) {
+            tracing::warn!("peer {peer}: what the fetch said could not be kept: {e}");
         }
-    }
-    if let Err(e) = json_file::save(&PeerFetch::path(home, peer), &state) {
-        tracing::warn!("peer {peer}: what the fetch said could not be kept: {e}");
     }
 }
 

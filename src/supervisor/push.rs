@@ -75,6 +75,11 @@ pub struct PushSettings {
 
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(300);
+/// How long a push over ssh or https may take before it is stopped and
+/// tried again (libgit2's own transports are not bounded).
+const PUSH_TIMEOUT: Duration = Duration::from_secs(300);
+/// The same, for the last push while the supervisor stops.
+const PUSH_TIMEOUT_STOPPING: Duration = Duration::from_secs(10);
 
 impl Pusher {
     /// Starts the pushing thread for `home`.
@@ -148,8 +153,16 @@ fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<PushRequest>) {
         }
         pending = false;
         let now = settings.clock.now();
-        let pushed = Repo::open(home.root())
-            .and_then(|repo| repo.push(&settings.remote, &settings.credentials));
+        let pushed = Repo::open(home.root()).and_then(|repo| {
+            // The last push before the supervisor stops fits in the
+            // time the supervisor gives it (`upkeep::LAST_PUSH`).
+            let timeout = if finishing {
+                PUSH_TIMEOUT_STOPPING
+            } else {
+                PUSH_TIMEOUT
+            };
+            repo.push(&settings.remote, &settings.credentials, timeout)
+        });
         match pushed {
             Ok(commit) => {
                 if state.failing_since.is_some() {

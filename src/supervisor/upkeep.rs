@@ -43,7 +43,12 @@ impl Upkeep {
             pusher,
             origins: origins::Origins::new(home),
             packer: packer::Packer::new(home),
-            fetcher: fetch::Fetcher::start(home, config, options.clock),
+            fetcher: fetch::Fetcher::start(
+                home,
+                config,
+                options.push_credentials.clone(),
+                options.clock,
+            ),
         }
     }
 

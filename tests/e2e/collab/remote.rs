@@ -191,23 +191,21 @@ fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
 }
 
 #[test]
-fn a_peer_url_this_build_cannot_fetch_is_refused_with_the_fix_and_a_dead_one_is_named() {
-    let home = TestHome::with_config("[peers]\nalice = \"ssh://host/srv/git/alice.git\"\n");
+fn a_peer_url_hearth_cannot_fetch_is_refused_with_the_fix_and_a_hung_one_is_named() {
+    let home = TestHome::with_config("[peers]\nalice = \"http://host/srv/git/alice.git\"\n");
     let out = home.output(&["status"]);
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(said.contains("git daemon"), "{said}");
+    assert!(said.contains("ssh://, https://, git:// or file://"), "{said}");
 
-    // A git:// peer nobody serves: the supervisor goes on ticking, and
-    // status says since when the fetch fails and why.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A git:// peer whose host accepts the connection and never answers:
+    // each fetch is stopped after [peers] fetch_timeout_s, the supervisor
+    // goes on ticking, and status says since when the fetch fails and why.
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hung.local_addr().unwrap().port();
     let root = tempfile::tempdir().unwrap();
     let model = ModelServer::start(vec![]);
     let bob = agent(
@@ -221,9 +219,10 @@ fn a_peer_url_this_build_cannot_fetch_is_refused_with_the_fix_and_a_dead_one_is_
         &model.url,
     );
     // One flare as soon as it fails ([peers] fetch_flare_min = 0), once.
-    let config = bob
-        .read("hearth.toml")
-        .replace("[peers]\n", "[peers]\nfetch_flare_min = 0\n");
+    let config = bob.read("hearth.toml").replace(
+        "[peers]\n",
+        "[peers]\nfetch_flare_min = 0\nfetch_timeout_s = 1\n",
+    );
     std::fs::write(bob.file("hearth.toml"), config).unwrap();
     bob.git(&["commit", "-qam", "flare at once"]);
     tick(&bob);
@@ -237,9 +236,11 @@ fn a_peer_url_this_build_cannot_fetch_is_refused_with_the_fix_and_a_dead_one_is_
     let status = bob.ok(&["status"]);
     assert!(status.contains("peer alice (git://127.0.0.1:"), "{status}");
     assert!(status.contains("FETCH FAILING since"), "{status}");
+    assert!(status.contains("no answer within 1 s"), "{status}");
     let metrics = bob.ok(&["metrics"]);
     assert!(
         metrics.contains("hearth_peer_fetch_failing{peer=\"alice\"} 1"),
         "{metrics}"
     );
+    drop(hung);
 }
