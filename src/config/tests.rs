@@ -37,10 +37,9 @@ fn peers_and_collaborations_parse_and_are_checked() {
         (10, 5)
     );
     assert_eq!(remote.peers.len(), 1, "settings are not peers");
-    let ssh = parse(
-        "[peers]\nalice = \"ssh://me@host:2222/srv/git/alice.git\"\nfetch_timeout_s = 7\n",
-    )
-    .unwrap();
+    let ssh =
+        parse("[peers]\nalice = \"ssh://me@host:2222/srv/git/alice.git\"\nfetch_timeout_s = 7\n")
+            .unwrap();
     assert_eq!(ssh.peers.fetch_timeout_s, 7);
     assert_eq!(
         ssh.peers["alice"],

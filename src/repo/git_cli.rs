@@ -13,8 +13,8 @@
 //! for a password or a host key fails at once and says so.
 
 use std::io::Read;
-use std::path::Path;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -250,6 +250,33 @@ mod tests {
         ] {
             assert!(!needs_git_command(url), "{url}");
         }
+    }
+
+    #[test]
+    fn the_credential_helper_answers_git_from_the_environment_alone() {
+        let mut fill = std::process::Command::new("git")
+            .args(["-c", "credential.helper=", "-c", CREDENTIAL_HELPER])
+            .args(["credential", "fill"])
+            .env("HEARTH_GIT_USERNAME", "hearth-bot")
+            .env("HEARTH_GIT_PASSWORD", "tok en$1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("git must be installed");
+        use std::io::Write;
+        fill.stdin
+            .take()
+            .unwrap()
+            .write_all(b"protocol=https\nhost=example.org\n\n")
+            .unwrap();
+        let out = fill.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        assert!(said.contains("username=hearth-bot\n"), "{said}");
+        assert!(said.contains("password=tok en$1\n"), "{said}");
+        // The helper's text names the variables; the values are nowhere in it.
+        assert!(!CREDENTIAL_HELPER.contains("hearth-bot"));
     }
 
     #[test]

@@ -199,7 +199,10 @@ fn a_peer_url_hearth_cannot_fetch_is_refused_with_the_fix_and_a_hung_one_is_name
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(said.contains("ssh://, https://, git:// or file://"), "{said}");
+    assert!(
+        said.contains("ssh://, https://, git:// or file://"),
+        "{said}"
+    );
 
     // A git:// peer whose host accepts the connection and never answers:
     // each fetch is stopped after [peers] fetch_timeout_s, the supervisor
