@@ -4,7 +4,10 @@
 //! section shows.
 //!
 //! `cargo bench --bench trials` (CRASH_TRIALS=N, ACCEPT_TRIALS=N to change
-//! the counts; the accept series kills `hearth proposals accept` ≥ 500 times)
+//! the counts; the accept series kills `hearth proposals accept` ≥ 500 times;
+//! the series across hosts publishes REMOTE_HANDOFFS (1000) handoffs among
+//! three homes with REMOTE_OUTAGES (3) git-server outages of REMOTE_OUTAGE_S
+//! (120) seconds each; TRIALS=remote runs that series alone)
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -24,7 +27,36 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(500);
+    let number = |var: &str, default: u64| {
+        std::env::var(var)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
     let started = Instant::now();
+    let schedule = reliability::remote::Schedule {
+        total: number("REMOTE_HANDOFFS", 1000) as usize,
+        outages: number("REMOTE_OUTAGES", 3) as usize,
+        outage: std::time::Duration::from_secs(number("REMOTE_OUTAGE_S", 120)),
+        seed: 0x4242_2026,
+    };
+    let (remote, latencies) = reliability::remote::across_hosts(&schedule);
+    println!(
+        "{}
+",
+        remote.render()
+    );
+    println!(
+        "delivery latency (published → taken) over {} handoffs: median {:?}, p95 {:?}, max {:?}
+",
+        latencies.len(),
+        quantile(&latencies, 0.5),
+        quantile(&latencies, 0.95),
+        latencies.last().copied().unwrap_or_default()
+    );
+    if std::env::var("TRIALS").as_deref() == Ok("remote") {
+        std::process::exit(if remote.total_failures() > 0 { 1 } else { 0 });
+    }
     let tables = [
         reliability::crash(crash_trials, 0x5eed_2026),
         reliability::sigterm(100, 0xfeed_2026),
@@ -34,7 +66,7 @@ fn main() {
         reliability::decisions::accept_killed(accept_trials, 0xacce_2026),
     ];
     let (concurrency, lags) = reliability::concurrency(8, 100);
-    let mut failures = 0;
+    let mut failures = remote.total_failures();
     for table in tables.iter().chain([&concurrency]) {
         println!("{}\n", table.render());
         failures += table.total_failures();
@@ -57,4 +89,12 @@ fn main() {
     if failures > 0 {
         std::process::exit(1);
     }
+}
+
+/// The `q` quantile of sorted durations.
+fn quantile(sorted: &[std::time::Duration], q: f64) -> std::time::Duration {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+        .copied()
+        .unwrap_or_default()
 }

@@ -7,6 +7,7 @@
 
 pub mod billing;
 pub mod cost;
+pub mod git_daemon;
 pub mod model_server;
 pub mod read_only;
 pub mod small_disk;

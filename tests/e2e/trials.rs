@@ -66,3 +66,17 @@ fn an_accept_killed_at_random_moments_leaves_main_whole_or_untouched() {
     );
     passes(table);
 }
+
+#[test]
+fn handoffs_across_hosts_survive_kills_and_an_outage_taken_once_each() {
+    let schedule = trials::remote::Schedule {
+        total: 24,
+        outages: 1,
+        outage: std::time::Duration::from_secs(4),
+        seed: 0x4242,
+    };
+    let (table, latencies) = trials::remote::across_hosts(&schedule);
+    println!("latencies: {latencies:?}");
+    assert!(table.trials >= 24, "{}", table.render());
+    passes(table);
+}

@@ -8,61 +8,12 @@
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use super::*;
+use crate::common::git_daemon::GitDaemon;
 use crate::common::model_server::ModelServer;
-
-/// A `git daemon` serving every repository under `base`, on a free port.
-struct GitDaemon {
-    child: Child,
-    port: u16,
-}
-
-impl GitDaemon {
-    fn start(base: &Path) -> GitDaemon {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("git")
-            .args([
-                "daemon",
-                "--reuseaddr",
-                "--export-all",
-                "--listen=127.0.0.1",
-            ])
-            .arg(format!("--port={port}"))
-            .arg(format!("--base-path={}", base.display()))
-            .arg(base)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("git daemon (the git package) must be installed to run this test");
-        let up = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                up.elapsed() < Duration::from_secs(10),
-                "git daemon did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        GitDaemon { child, port }
-    }
-
-    fn url(&self, repo: &str) -> String {
-        format!("git://127.0.0.1:{}/{repo}.git", self.port)
-    }
-}
-
-impl Drop for GitDaemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `name`'s home on its own host, publishing to `server/NAME.git` by its
 /// `[git] push`, with `peer` reached at `url`.
