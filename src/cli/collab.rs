@@ -83,7 +83,13 @@ struct ChangeArgs {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     match args.command {
-        Sub::List { status, json } => list(&home, status.as_deref(), json),
+        Sub::List { status, json } => {
+            let shown = list(&home, status.as_deref(), json)?;
+            if !json {
+                peer_lines(&home, env.clock.now())?;
+            }
+            Ok(shown)
+        }
         Sub::Show { slug, json } => {
             // The record is shown whatever the config says; the peers are
             // only where the other side's commits are looked up.
@@ -222,6 +228,18 @@ fn list(home: &Home, status: Option<&str>, json: bool) -> Result<Exit, CommandEr
         );
     }
     Ok(Exit::Success)
+}
+
+/// Each peer on another host: how far behind this home's view of it is,
+/// or since when it cannot be fetched (as `hearth status` says it).
+fn peer_lines(home: &Home, now: chrono::DateTime<chrono::Utc>) -> Result<(), CommandError> {
+    // A hearth.toml that does not load is named by `hearth status`.
+    if let Ok(config) = hearth::config::Config::load(&home.config_path()) {
+        for peer in hearth::supervisor::status::remote_peers(home, &config) {
+            outln!("{}", peer.line(now));
+        }
+    }
+    Ok(())
 }
 
 fn summary_json(c: &Collaboration) -> serde_json::Value {

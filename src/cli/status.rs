@@ -28,7 +28,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let now = env.clock.now();
     print_ticking(&status, now)?;
     print_spend(&status)?;
-    print_waiting(&status)?;
+    print_waiting(&status, now)?;
     Ok(Exit::Success)
 }
 
@@ -150,7 +150,10 @@ fn print_spend(status: &status::Status) -> Result<(), CommandError> {
 }
 
 /// The configuration's error, the push, and what waits for the operator.
-fn print_waiting(status: &status::Status) -> Result<(), CommandError> {
+fn print_waiting(
+    status: &status::Status,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), CommandError> {
     if let Some(e) = &status.config_error {
         outln!("CONFIG:     {e}");
     }
@@ -184,7 +187,7 @@ fn print_waiting(status: &status::Status) -> Result<(), CommandError> {
         }
     }
     for peer in &status.peers {
-        outln!("peer:       {}", peer.line());
+        outln!("peer:       {}", peer.line(now));
     }
     if status.proposals_waiting > 0 {
         outln!(

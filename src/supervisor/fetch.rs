@@ -66,8 +66,10 @@ impl PeerFetch {
         json_file::load(&Self::path(home, peer)).ok().flatten()
     }
 
-    /// One line for `hearth status`.
-    pub fn line(&self) -> String {
+    /// One line for `hearth status` and `hearth collab list`: how far
+    /// behind this home's view of the peer is (its last fetch's age), or
+    /// since when fetching fails and why.
+    pub fn line(&self, now: DateTime<Utc>) -> String {
         let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let mut line = format!("peer {} ({})", self.peer, self.url);
         match (&self.failing_since, &self.last_ok) {
@@ -77,8 +79,9 @@ impl PeerFetch {
                 self.last_error.as_deref().unwrap_or("?")
             )),
             (None, Some(ok)) => line.push_str(&format!(
-                ": fetched {}, at {}",
+                ": fetched {} ({} ago), at {}",
                 at(ok),
+                age(now - *ok),
                 self.head
                     .as_deref()
                     .map_or("no commit yet", |h| &h[..h.len().min(12)])
@@ -92,6 +95,17 @@ impl PeerFetch {
             ));
         }
         line
+    }
+}
+
+/// A duration as a person says it: `42 s`, `7 min`, `3 h`, `2 d`.
+fn age(d: chrono::Duration) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=7199 => format!("{} min", s / 60),
+        7200..=172_799 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
     }
 }
 

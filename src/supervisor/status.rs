@@ -168,7 +168,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
 
 /// What the fetches of each peer on another host have said (one not
 /// fetched yet is listed as such).
-fn remote_peers(home: &Home, config: &crate::config::Config) -> Vec<super::fetch::PeerFetch> {
+pub fn remote_peers(home: &Home, config: &crate::config::Config) -> Vec<super::fetch::PeerFetch> {
     config
         .peers
         .iter()

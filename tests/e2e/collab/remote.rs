@@ -118,6 +118,12 @@ fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
         status.contains(&format!("peer alice ({}): fetched", daemon.url("alice"))),
         "{status}"
     );
+    let listed = bob.ok(&["collab", "list"]);
+    assert!(
+        listed.contains(&format!("peer alice ({}): fetched ", daemon.url("alice")))
+            && listed.contains(" ago), at "),
+        "{listed}"
+    );
     let round = json(&bob, &["collab", "show", "design-x", "--json"])["rounds"][0].clone();
     assert!(round["sent_in"].is_string(), "the sender's commit: {round}");
 
