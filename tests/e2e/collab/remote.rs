@@ -145,6 +145,42 @@ fn a_handoff_crosses_hosts_through_a_git_url_and_is_taken_once() {
         .filter(|t| t["inbox"].to_string().contains("handoff-alice-"))
         .count();
     assert_eq!(inboxed, 1);
+
+    // Alice's history is rewritten on the server (a force-push: one new
+    // root commit with the same files): bob names it, takes nothing twice
+    // and merges nothing of it.
+    let bare = server.join("alice.git").display().to_string();
+    let git_at = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["--git-dir", &bare])
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "someone")
+            .env("GIT_AUTHOR_EMAIL", "someone@example.org")
+            .env("GIT_COMMITTER_NAME", "someone")
+            .env("GIT_COMMITTER_EMAIL", "someone@example.org")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let root_commit = git_at(&["commit-tree", "main^{tree}", "-m", "history, rewritten"]);
+    git_at(&["update-ref", "refs/heads/main", &root_commit]);
+    let bob_head_before = bob.git(&["rev-parse", "HEAD"]).stdout;
+    tick(&bob);
+    let status = bob.ok(&["status"]);
+    assert!(status.contains("its history was rewritten"), "{status}");
+    assert!(status.contains(&root_commit[..12]), "{status}");
+    assert_eq!(handoff_lines(&bob), 1, "{}", bob.log());
+    let in_bob = bob.git(&["cat-file", "-e", &format!("{root_commit}^{{commit}}")]);
+    assert!(
+        !in_bob.status.success(),
+        "the peer's commit is in its mirror, not in bob's repository"
+    );
+    assert_ne!(
+        bob.git(&["rev-parse", "HEAD"]).stdout,
+        bob_head_before,
+        "bob ticked"
+    );
 }
 
 #[test]
