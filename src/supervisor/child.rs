@@ -182,8 +182,13 @@ impl TickChild {
                 n.keep_alive();
             }
             // Inbox events during a tick are not lost: after the tick the
-            // supervisor looks at the inbox itself.
-            if let Some(Wake::Stop(signal)) = wake.next(POLL) {
+            // supervisor looks at the inbox itself; a peer's is kept for
+            // after it.
+            let woke = wake.next(POLL);
+            if woke == Some(Wake::Peer) {
+                wake.note_peer();
+            }
+            if let Some(Wake::Stop(signal)) = woke {
                 if stop.is_none() {
                     tracing::info!(
                         "signal {signal}: stopping tick {number} (pid {})",

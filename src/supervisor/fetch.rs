@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::peers::mirror_dir;
+use super::wake::Wake;
 use crate::clock::Clock;
 use crate::config::collab::PeerAt;
 use crate::config::Config;
@@ -139,6 +141,7 @@ impl Fetcher {
         config: &Config,
         credentials: PushCredentials,
         clock: Clock,
+        waker: Sender<Wake>,
     ) -> Option<Fetcher> {
         let first = Round::of(config);
         if first.peers.is_empty() {
@@ -173,7 +176,10 @@ impl Fetcher {
                             timeout: round.timeout,
                             cancel: &cancelled,
                         };
-                        fetching.one(peer, url, round.flare_after, clock.now());
+                        if fetching.one(peer, url, round.flare_after, clock.now()) {
+                            // The mirror's watch may not be set up yet.
+                            let _ = waker.send(Wake::Peer);
+                        }
                     }
                     let mut slept = Duration::ZERO;
                     while slept < round.every && !stopping.load(Ordering::SeqCst) {
@@ -239,8 +245,15 @@ struct Fetching<'a> {
 
 impl Fetching<'_> {
     /// Fetches `peer` once and records what came of it; a failing spell as
-    /// long as `flare_after` is flared, once.
-    fn one(&self, peer: &str, url: &str, flare_after: chrono::Duration, now: DateTime<Utc>) {
+    /// long as `flare_after` is flared, once. Whether the peer's branch
+    /// moved (there may be handoffs to take).
+    fn one(
+        &self,
+        peer: &str,
+        url: &str,
+        flare_after: chrono::Duration,
+        now: DateTime<Utc>,
+    ) -> bool {
         let home = self.home;
         let mut state = PeerFetch::load(home, peer).unwrap_or_default();
         state.peer = peer.to_string();
@@ -248,14 +261,15 @@ impl Fetching<'_> {
         let fetched = Repo::mirror(&mirror_dir(home, peer))
             .and_then(|m| m.fetch_peer(url, self.credentials, self.timeout, self.cancel));
         if fetched.is_err() && self.cancel.load(Ordering::SeqCst) {
-            return; // stopped with the supervisor: no word on the peer
+            return false; // stopped with the supervisor: no word on the peer
         }
+        let moved = matches!(&fetched, Ok(f) if f.head.is_some() && f.head != state.head);
         match fetched {
             Ok(fetched) => {
                 if fetched.rewritten {
                     tracing::warn!(
-                        "peer {peer}: its history was rewritten (now {}); what was taken from it \
-                     stays taken, and nothing of it is taken twice",
+                        "peer {peer}: its history was rewritten (now {}); what was taken from \
+                         it stays taken, and nothing of it is taken twice",
                         fetched.head.as_deref().unwrap_or("no branch")
                     );
                     state.rewritten_at = Some(now);
@@ -283,6 +297,7 @@ impl Fetching<'_> {
         if let Err(e) = json_file::save(&PeerFetch::path(home, peer), &state) {
             tracing::warn!("peer {peer}: what the fetch said could not be kept: {e}");
         }
+        moved
     }
 }
 

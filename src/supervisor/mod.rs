@@ -158,7 +158,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             home: home.root().to_path_buf(),
         });
     }
-    let upkeep = upkeep::Upkeep::start(home, &config, &options);
+    let upkeep = upkeep::Upkeep::start(home, &config, &options, wake.sender());
     let mut sup = Supervisor {
         home,
         repo,

@@ -27,7 +27,12 @@ pub(super) struct Upkeep {
 
 impl Upkeep {
     /// Starts the threads `config` asks for.
-    pub(super) fn start(home: &Home, config: &Config, options: &RunOptions) -> Upkeep {
+    pub(super) fn start(
+        home: &Home,
+        config: &Config,
+        options: &RunOptions,
+        waker: std::sync::mpsc::Sender<super::wake::Wake>,
+    ) -> Upkeep {
         let pusher = config.git.push.then(|| {
             push::Pusher::start(
                 home,
@@ -48,6 +53,7 @@ impl Upkeep {
                 config,
                 options.push_credentials.clone(),
                 options.clock,
+                waker,
             ),
         }
     }

@@ -129,6 +129,11 @@ impl Supervisor<'_> {
         // while no supervisor ran) reaches the index before the wait.
         self.wake.take_memory_pending();
         self.update_recall_index();
+        // A peer handed off while the tick ran (its wake came then).
+        if self.wake.take_peer_pending() && self.take_handoffs() > 0 {
+            tracing::info!("a peer handed off during the tick; ticking now");
+            return None;
+        }
         let clock = self.options.clock;
         if clock.is_simulated() {
             // A simulated month: the wait is a move of the clock. What

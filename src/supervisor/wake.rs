@@ -41,6 +41,8 @@ pub struct Wakeups {
     _memory_watcher: Option<notify::RecommendedWatcher>,
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
+    /// A peer event came while a tick ran: its handoffs wait to be taken.
+    peer_pending: std::cell::Cell<bool>,
     memory_changes: Arc<Mutex<Changes>>,
     /// The same events, kept for the next hand-edit commit.
     hand_edits: Arc<Mutex<Changes>>,
@@ -113,11 +115,19 @@ impl Wakeups {
             _watcher: watcher,
             _memory_watcher: memory_watcher,
             memory_pending: std::cell::Cell::new(false),
+            peer_pending: std::cell::Cell::new(false),
             memory_changes,
             hand_edits,
             tx,
             _peers_watcher: None,
         })
+    }
+
+    /// A sender of wakes, for a thread that learns of something the main
+    /// loop should act on (a fetch that brought a peer's new commits: the
+    /// mirror's watch alone could fire before it is set up).
+    pub fn sender(&self) -> std::sync::mpsc::Sender<Wake> {
+        self.tx.clone()
     }
 
     /// Watches the peers' directories named (read only) for handoffs; one
@@ -160,15 +170,28 @@ impl Wakeups {
         }
     }
 
+    /// Keeps a peer event that came while a tick ran, for after it.
+    pub fn note_peer(&self) {
+        self.peer_pending.set(true);
+    }
+
+    /// Whether a peer event came while nobody took handoffs (and forgets
+    /// it).
+    pub fn take_peer_pending(&self) -> bool {
+        self.peer_pending.replace(false)
+    }
+
     /// Drops queued inbox and memory events (the tick that just ran saw
-    /// those files); keeps a stop request.
+    /// those files); keeps a stop request, and notes a peer event (a
+    /// handoff that came during the tick is taken after it).
     pub fn drain_inbox(&self) -> Option<Wake> {
         let mut stop = None;
         while let Ok(wake) = self.rx.try_recv() {
             match wake {
                 Wake::Stop(_) => stop = Some(wake),
                 Wake::Memory => self.memory_pending.set(true),
-                Wake::Inbox | Wake::Child | Wake::Peer => {}
+                Wake::Peer => self.peer_pending.set(true),
+                Wake::Inbox | Wake::Child => {}
             }
         }
         stop
