@@ -5,8 +5,9 @@
 //! `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD` (read by `cli`, passed in
 //! as [`PushCredentials`]) for `https://`, nothing for `git://` and paths.
 //! ssh and https go through the `git` command (`git_cli`), with the same
-//! credentials. hearth never rewrites its history, so a push is never forced: a remote
-//! that moved on its own is refused by the remote, and said so.
+//! credentials. hearth never rewrites its history, so a push is never
+//! forced: a remote that moved on its own is refused by the remote, and
+//! said so.
 
 use std::time::Duration;
 
@@ -26,9 +27,9 @@ pub struct PushCredentials {
 
 impl Repo {
     /// Pushes the current branch to the branch of the same name on
-    /// `remote`, and returns the commit pushed.
-    /// A push over ssh or https goes through the `git` command, bounded by
-    /// `timeout` (libgit2 here carries paths, `file://` and `git://`).
+    /// `remote`, and returns the commit pushed. A push over ssh or https
+    /// goes through the `git` command, bounded by `timeout` (libgit2 here
+    /// carries paths, `file://` and `git://`, unbounded).
     pub fn push(
         &self,
         remote: &str,

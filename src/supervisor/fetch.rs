@@ -124,8 +124,8 @@ pub(super) struct Fetcher {
 /// before it stops it (the service's stop timeout is 30 s).
 const FINISH_GRACE: Duration = Duration::from_secs(5);
 
-/// How a round fetches: the settings, re-read from `hearth.toml` each
-/// round, and the credentials from the environment.
+/// How a round fetches: `[peers]`'s remote names and settings, re-read
+/// from `hearth.toml` each round.
 struct Round {
     peers: Vec<(String, String)>,
     every: Duration,
