@@ -94,8 +94,8 @@ impl Env {
 
     /// `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD`, for `[git] push` to
     /// an `https://` remote (the SSH agent serves `ssh://` ones).
-    pub fn push_credentials(&self) -> hearth::repo::PushCredentials {
-        hearth::repo::PushCredentials {
+    pub fn remote_credentials(&self) -> hearth::repo::RemoteCredentials {
+        hearth::repo::RemoteCredentials {
             username: self.vars.get("HEARTH_GIT_USERNAME").cloned(),
             password: self.vars.get("HEARTH_GIT_PASSWORD").cloned(),
         }

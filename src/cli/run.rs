@@ -50,7 +50,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         interval: args.interval.map(Duration::from_secs),
         notifier,
         clock: env.clock,
-        push_credentials: env.push_credentials(),
+        remote_credentials: env.remote_credentials(),
         intake_pause: env.intake_pause(),
     };
     let outcome = supervisor::run(&home, options)?;

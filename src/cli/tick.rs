@@ -32,7 +32,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             interval: None,
             notifier: None,
             clock: env.clock,
-            push_credentials: env.push_credentials(),
+            remote_credentials: env.remote_credentials(),
             intake_pause: env.intake_pause(),
         };
         let outcome = supervisor::run(&home, options)?;

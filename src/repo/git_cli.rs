@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::push::PushCredentials;
+use super::credentials::RemoteCredentials;
 use super::RepoError;
 
 /// Whether `url` names a transport only the `git` command carries here:
@@ -40,7 +40,7 @@ pub(super) struct GitCommand<'a> {
     /// `--git-dir`.
     pub git_dir: &'a Path,
     /// Handed to git's credential helper.
-    pub credentials: &'a PushCredentials,
+    pub credentials: &'a RemoteCredentials,
     /// Killed, with all it started, after this long.
     pub timeout: Duration,
     /// Killed at once when this turns true (the supervisor stops).

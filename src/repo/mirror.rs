@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use git2::{Oid, Repository};
 
+use super::credentials::RemoteCredentials;
 use super::error::RepoError;
 use super::git_cli::GitCommand;
-use super::push::PushCredentials;
 use super::{git_error, Repo};
 
 /// What a fetch found.
@@ -68,7 +68,7 @@ impl Repo {
     pub fn fetch_peer(
         &self,
         url: &str,
-        credentials: &PushCredentials,
+        credentials: &RemoteCredentials,
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Fetched, RepoError> {

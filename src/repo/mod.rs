@@ -6,6 +6,7 @@
 //! commit it reported intact.
 
 mod conflict;
+mod credentials;
 mod error;
 mod git_cli;
 mod history;
@@ -27,6 +28,7 @@ use std::sync::Once;
 use chrono::{DateTime, Utc};
 use git2::{ErrorCode, Repository};
 
+pub use credentials::RemoteCredentials;
 pub use error::RepoError;
 pub use git_cli::needs_git_command;
 pub use locks::clean_stale_locks;
@@ -36,7 +38,6 @@ pub use origins::{outside_trailers, LineOrigin, OUTSIDE_TRAILER};
 pub use outside::line_digest;
 pub use pack::{PackPolicy, Packed, PACKED_REF};
 pub use proposal::{FileDiff, Merged, RefCommit, RemovedLine};
-pub use push::PushCredentials;
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};
 

@@ -3,7 +3,7 @@
 //! Credentials come only from the environment or the SSH agent, never
 //! from a file hearth writes: the SSH agent for `ssh://` remotes,
 //! `HEARTH_GIT_USERNAME` / `HEARTH_GIT_PASSWORD` (read by `cli`, passed in
-//! as [`PushCredentials`]) for `https://`, nothing for `git://` and paths.
+//! as [`RemoteCredentials`]) for `https://`, nothing for `git://` and paths.
 //! ssh and https go through the `git` command (`git_cli`), with the same
 //! credentials. hearth never rewrites its history, so a push is never
 //! forced: a remote that moved on its own is refused by the remote, and
@@ -13,17 +13,9 @@ use std::time::Duration;
 
 use git2::{Cred, CredentialType, PushOptions, RemoteCallbacks};
 
+use super::credentials::RemoteCredentials;
 use super::git_cli::{needs_git_command, GitCommand};
 use super::{Repo, RepoError};
-
-/// What a push may authenticate with.
-#[derive(Debug, Clone, Default)]
-pub struct PushCredentials {
-    /// `HEARTH_GIT_USERNAME`.
-    pub username: Option<String>,
-    /// `HEARTH_GIT_PASSWORD` (a token, for most hosts).
-    pub password: Option<String>,
-}
 
 impl Repo {
     /// Pushes the current branch to the branch of the same name on
@@ -33,7 +25,7 @@ impl Repo {
     pub fn push(
         &self,
         remote: &str,
-        credentials: &PushCredentials,
+        credentials: &RemoteCredentials,
         timeout: Duration,
     ) -> Result<String, RepoError> {
         let err = |e: git2::Error| super::git_error(&self.root, e);
@@ -113,7 +105,7 @@ impl Repo {
         &self,
         remote: &str,
         branch: &str,
-        credentials: &PushCredentials,
+        credentials: &RemoteCredentials,
         timeout: Duration,
         pushed: String,
     ) -> Result<String, RepoError> {

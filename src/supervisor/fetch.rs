@@ -23,7 +23,7 @@ use crate::config::collab::PeerAt;
 use crate::config::Config;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
-use crate::repo::{PushCredentials, Repo};
+use crate::repo::{RemoteCredentials, Repo};
 
 /// What the fetches of one peer have said: `.hearth/peers/NAME.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -126,7 +126,7 @@ const FINISH_GRACE: Duration = Duration::from_secs(5);
 
 /// How a round fetches: `[peers]`'s remote names and settings, re-read
 /// from `hearth.toml` each round.
-struct Round {
+struct FetchRound {
     peers: Vec<(String, String)>,
     every: Duration,
     timeout: Duration,
@@ -139,11 +139,11 @@ impl Fetcher {
     pub(super) fn start(
         home: &Home,
         config: &Config,
-        credentials: PushCredentials,
+        credentials: RemoteCredentials,
         clock: Clock,
         waker: Sender<Wake>,
     ) -> Option<Fetcher> {
-        let first = Round::of(config);
+        let first = FetchRound::of(config);
         if first.peers.is_empty() {
             return None;
         }
@@ -167,7 +167,7 @@ impl Fetcher {
                     // hearth.toml is read each round: a peer added or
                     // removed is fetched, or not, from the next one.
                     if let Ok(config) = Config::load(&home.config_path()) {
-                        round = Round::of(&config);
+                        round = FetchRound::of(&config);
                     }
                     for (peer, url) in &round.peers {
                         let fetching = Fetching {
@@ -214,10 +214,10 @@ impl Fetcher {
     }
 }
 
-impl Round {
+impl FetchRound {
     /// The peers on other hosts (name, URL), how often to fetch them, how
     /// long one fetch may take, and after how long of failing to flare.
-    fn of(config: &Config) -> Round {
+    fn of(config: &Config) -> FetchRound {
         let peers = config
             .peers
             .iter()
@@ -226,7 +226,7 @@ impl Round {
                 PeerAt::Path(_) => None,
             })
             .collect();
-        Round {
+        FetchRound {
             peers,
             every: Duration::from_secs(config.peers.fetch_every_s.max(1)),
             timeout: Duration::from_secs(config.peers.fetch_timeout_s.max(1)),
@@ -238,7 +238,7 @@ impl Round {
 /// One fetch's surroundings.
 struct Fetching<'a> {
     home: &'a Home,
-    credentials: &'a PushCredentials,
+    credentials: &'a RemoteCredentials,
     timeout: Duration,
     cancel: &'a AtomicBool,
 }

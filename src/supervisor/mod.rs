@@ -78,7 +78,7 @@ pub struct RunOptions {
     /// Where "now" comes from (pinned by `HEARTH_NOW`).
     pub clock: Clock,
     /// What `[git] push` authenticates with (from the environment).
-    pub push_credentials: crate::repo::PushCredentials,
+    pub remote_credentials: crate::repo::RemoteCredentials,
     /// A test's pause between writing a handoff into the inbox and
     /// recording it (`HEARTH_TEST_INTAKE_DELAY`), to `kill -9` there.
     pub intake_pause: Option<Duration>,

@@ -17,7 +17,7 @@ use crate::home::layout::rel;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{PushCredentials, Repo};
+use crate::repo::{RemoteCredentials, Repo};
 
 /// What the pushes did, for `hearth status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -68,7 +68,7 @@ pub struct PushSettings {
     /// `[git] push_flare_min`.
     pub flare_after: chrono::Duration,
     /// From the environment.
-    pub credentials: PushCredentials,
+    pub credentials: RemoteCredentials,
     /// Where "now" comes from.
     pub clock: Clock,
 }

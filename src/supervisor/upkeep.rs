@@ -39,7 +39,7 @@ impl Upkeep {
                 push::PushSettings {
                     remote: config.git.remote.clone(),
                     flare_after: chrono::Duration::minutes(config.git.push_flare_min as i64),
-                    credentials: options.push_credentials.clone(),
+                    credentials: options.remote_credentials.clone(),
                     clock: options.clock,
                 },
             )
@@ -51,7 +51,7 @@ impl Upkeep {
             fetcher: fetch::Fetcher::start(
                 home,
                 config,
-                options.push_credentials.clone(),
+                options.remote_credentials.clone(),
                 options.clock,
                 waker,
             ),
