@@ -1,6 +1,8 @@
 //! Two hosts that reach each other only over ssh: a real `sshd` on
-//! 127.0.0.1 (openssh-server; a host key and a client key the test makes,
-//! the client's known_hosts written as `ssh-keyscan` would), each home in
+//! 127.0.0.1 (openssh-server; a host key and client keys the test makes,
+//! the client's known_hosts written as `ssh-keyscan` would; one host's
+//! key in a file its ssh config names, the other's only in a running
+//! `ssh-agent`, as a user's would be), each home in
 //! a directory of its own standing for its host, each publishing by its
 //! own `[git] push` to an `ssh://` URL, each naming its peer by one. They
 //! found a collaboration, hand off both ways, and each side's `hearth
@@ -20,7 +22,19 @@ use crate::common::model_server::ModelServer;
 /// (`Host hearth-test-server`), as a user's `~/.ssh/config` would.
 struct SshServer {
     child: Child,
-    client_config: PathBuf,
+    agent: Child,
+    /// The agent's socket (`SSH_AUTH_SOCK`).
+    agent_socket: PathBuf,
+    dir: PathBuf,
+}
+
+/// How a host's ssh finds its key.
+#[derive(Clone, Copy)]
+enum KeyIn {
+    /// A file its ssh config names.
+    File,
+    /// Only the ssh agent (the file is gone).
+    Agent,
 }
 
 const HOST_ALIAS: &str = "hearth-test-server";
@@ -35,7 +49,7 @@ impl SshServer {
                 "this test runs a real sshd: install openssh-server (`apt-get install \
                  openssh-server`; .ci/run does)",
             );
-        for key in ["host_key", "client_key"] {
+        for key in ["host_key", "key_file", "key_agent"] {
             let made = Command::new("ssh-keygen")
                 .args(["-q", "-t", "ed25519", "-N", ""])
                 .arg("-f")
@@ -44,7 +58,10 @@ impl SshServer {
                 .expect("ssh-keygen (openssh-client) must be installed");
             assert!(made.success());
         }
-        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        let authorized = ["key_file.pub", "key_agent.pub"]
+            .map(|k| std::fs::read_to_string(dir.join(k)).unwrap())
+            .concat();
+        std::fs::write(dir.join("authorized_keys"), authorized).unwrap();
         let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
             .unwrap()
             .trim()
@@ -99,20 +116,51 @@ impl SshServer {
             format!("[127.0.0.1]:{port} {kind} {key}\n"),
         )
         .unwrap();
-        let client_config = dir.join("ssh_config");
-        std::fs::write(
-            &client_config,
-            format!(
-                "Host {HOST_ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
-                 IdentityFile {d}/client_key\n  IdentitiesOnly yes\n  \
-                 UserKnownHostsFile {d}/known_hosts\n  StrictHostKeyChecking yes\n  \
-                 BatchMode yes\n"
-            ),
-        )
-        .unwrap();
+        for (config, key) in [("ssh_config_file", true), ("ssh_config_agent", false)] {
+            let identity = if key {
+                format!("  IdentityFile {d}/key_file\n  IdentitiesOnly yes\n")
+            } else {
+                String::new()
+            };
+            std::fs::write(
+                dir.join(config),
+                format!(
+                    "Host {HOST_ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n\
+                     {identity}  UserKnownHostsFile {d}/known_hosts\n  \
+                     StrictHostKeyChecking yes\n  BatchMode yes\n"
+                ),
+            )
+            .unwrap();
+        }
+        // The other key lives only in an agent.
+        let agent_socket = dir.join("agent.sock");
+        let agent = Command::new("ssh-agent")
+            .args(["-D", "-a"])
+            .arg(&agent_socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("ssh-agent (openssh-client) must be installed");
+        let up = std::time::Instant::now();
+        while !agent_socket.exists() {
+            assert!(
+                up.elapsed() < Duration::from_secs(10),
+                "ssh-agent did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let added = Command::new("ssh-add")
+            .arg(dir.join("key_agent"))
+            .env("SSH_AUTH_SOCK", &agent_socket)
+            .output()
+            .unwrap();
+        assert!(added.status.success(), "{added:?}");
+        std::fs::remove_file(dir.join("key_agent")).unwrap();
         SshServer {
             child,
-            client_config,
+            agent,
+            agent_socket,
+            dir: dir.to_path_buf(),
         }
     }
 
@@ -121,16 +169,31 @@ impl SshServer {
         format!("ssh://{HOST_ALIAS}{}", path.display())
     }
 
-    /// The environment hearth's git reaches the server with.
-    fn ssh_command(&self) -> String {
-        format!("ssh -F {}", self.client_config.display())
+    /// The environment hearth runs in on a host whose key is `key`, as
+    /// its unit would give it: an ssh command naming the host's ssh config
+    /// (`GIT_SSH_COMMAND`), and for the agent, its socket.
+    fn environment(&self, key: KeyIn) -> Vec<(&'static str, String)> {
+        let config = match key {
+            KeyIn::File => "ssh_config_file",
+            KeyIn::Agent => "ssh_config_agent",
+        };
+        let mut vars = vec![(
+            "GIT_SSH_COMMAND",
+            format!("ssh -F {}", self.dir.join(config).display()),
+        )];
+        if let KeyIn::Agent = key {
+            vars.push(("SSH_AUTH_SOCK", self.agent_socket.display().to_string()));
+        }
+        vars
     }
 }
 
 impl Drop for SshServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for child in [&mut self.child, &mut self.agent] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -166,9 +229,9 @@ fn on_a_host(root: &Path, name: &str, peer: &str, ssh: &SshServer, model: &str) 
     home
 }
 
-fn supervise(home: &TestHome, ssh: &SshServer) -> Child {
+fn supervise(home: &TestHome, ssh: &SshServer, key: KeyIn) -> Child {
     let mut cmd = home.keyed(&["run"], KEY);
-    cmd.env("GIT_SSH_COMMAND", ssh.ssh_command());
+    cmd.envs(ssh.environment(key));
     home.spawn_with(cmd)
 }
 
@@ -199,9 +262,9 @@ fn two_hosts_over_ssh_found_a_collaboration_hand_off_both_ways_and_each_sees_it_
     let alice = on_a_host(root.path(), "alice", "bob", &ssh, &alice_model.url);
     let bob = on_a_host(root.path(), "bob", "alice", &ssh, &bob_model.url);
 
-    let bob_run = supervise(&bob, &ssh);
+    let bob_run = supervise(&bob, &ssh, KeyIn::Agent);
     alice.ok(&["say", "Start design x with bob."]);
-    let alice_run = supervise(&alice, &ssh);
+    let alice_run = supervise(&alice, &ssh, KeyIn::File);
 
     // Round 1 goes to bob over ssh: alice's push, bob's fetch.
     bob.wait_for(Duration::from_secs(60), "bob to hand round 2 back", || {
@@ -244,9 +307,24 @@ fn two_hosts_over_ssh_found_a_collaboration_hand_off_both_ways_and_each_sees_it_
             "neither fetch nor push: {status}"
         );
     }
-    // Over ssh, with the key the client was given.
+    // Over ssh, each host with its own key: one from a file, one from
+    // the agent alone.
     let sshd_log = std::fs::read_to_string(keys.join("sshd.log")).unwrap();
-    assert!(sshd_log.contains("Accepted publickey"), "{sshd_log}");
+    for key in ["key_file.pub", "key_agent.pub"] {
+        let print = Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(keys.join(key))
+            .output()
+            .unwrap();
+        let print = String::from_utf8_lossy(&print.stdout);
+        let sha = print.split_whitespace().nth(1).unwrap();
+        assert!(
+            sshd_log
+                .lines()
+                .any(|l| l.contains("Accepted publickey") && l.contains(sha)),
+            "{key} ({sha}) never logged in: {sshd_log}"
+        );
+    }
     // The pushes went over ssh: both branches are on the server.
     for name in ["alice", "bob"] {
         let head = Command::new("git")
