@@ -5,6 +5,7 @@ use crate::common::TestHome;
 
 mod handoffs;
 mod operator;
+mod over_https;
 mod over_ssh;
 mod peers;
 mod remote;
