@@ -4,6 +4,7 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,11 +42,27 @@ impl GitDaemon {
         self.child.is_some()
     }
 
-    /// Kills it (`kill -9`): every fetch fails until [`Self::up`].
+    /// Kills it (`kill -9`, its whole group: `git daemon` runs
+    /// `git-daemon` as a child, which a kill of `git` alone leaves
+    /// serving) and waits until the port is closed: every fetch fails
+    /// until [`Self::up`].
     pub fn down(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
+            // SAFETY: kill(2) on the process group of our own child.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
             let _ = child.wait();
+            let gone = Instant::now();
+            while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                assert!(
+                    gone.elapsed() < Duration::from_secs(10),
+                    "git daemon still serves port {} after its kill",
+                    self.port
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
     }
 
@@ -66,6 +83,7 @@ impl GitDaemon {
             .arg(&self.base)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .expect("git daemon (the git package) must be installed to run this");
         let up = Instant::now();

@@ -77,6 +77,11 @@ fn handoffs_across_hosts_survive_kills_and_an_outage_taken_once_each() {
     };
     let (table, latencies) = trials::remote::across_hosts(&schedule);
     println!("latencies: {latencies:?}");
+    // The outage held some back, and they came once it was over.
+    assert!(
+        latencies.published.last() > Some(&std::time::Duration::from_secs(2)),
+        "{latencies:?}"
+    );
     assert!(table.trials >= 24, "{}", table.render());
     passes(table);
 }
