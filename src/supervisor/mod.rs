@@ -17,6 +17,7 @@ mod error;
 pub mod fetch;
 mod gap;
 mod git_wait;
+mod intake;
 mod lifecycle;
 pub mod metrics;
 mod origins;

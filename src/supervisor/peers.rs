@@ -16,19 +16,19 @@
 //! message exists already (in `inbox/` or read into the archive), is not
 //! taken again — a supervisor killed between writing the message and the
 //! ledger line finds the message at its next start and only records it.
+//! What is ready is taken all at once (`intake.rs`): a backlog after an
+//! outage is one commit, not one per handoff.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use super::intake::Ready;
 use super::Supervisor;
 use crate::collab::handoff::Handoff;
-use crate::collab::intake::{self, Taken};
 use crate::collab::intake_error::IntakeError;
 use crate::collab::{own_name, store};
 use crate::config::collab::PeerAt;
 use crate::home::layout::rel;
-use crate::home::lock::CommitLock;
-use crate::repo::Identity;
 
 /// The largest handoff file taken from a peer: a message, not a payload
 /// (the sender's tool refuses a message over `[tools] max_write_bytes`).
@@ -49,7 +49,7 @@ impl Supervisor<'_> {
             .map(|t| (t.peer, t.file))
             .collect();
         let suffix = format!("-to-{me}.md");
-        let mut count = 0;
+        let mut ready = Vec::new();
         for (peer, at) in self
             .config
             .peers
@@ -69,14 +69,23 @@ impl Supervisor<'_> {
                 if taken.contains(&(peer.clone(), file.clone())) {
                     continue;
                 }
-                match self.take_one(&peer, &source, &file, &me) {
-                    Ok(true) => count += 1,
-                    Ok(false) => {}
+                match ready_to_take(&peer, &source, &file, &me) {
+                    Ok(Some(h)) => ready.push(h),
+                    Ok(None) => {}
                     Err(problem) => self.report_once(problem.to_string()),
                 }
             }
         }
-        count
+        if ready.is_empty() {
+            return 0;
+        }
+        match self.take_all(ready) {
+            Ok(count) => count,
+            Err(problem) => {
+                self.report_once(problem.to_string());
+                0
+            }
+        }
     }
 
     /// Watches the peers' `outbox/` and branch refs (a handoff is taken
@@ -111,173 +120,44 @@ impl Supervisor<'_> {
         missing(dirs) < *were_missing
     }
 
-    /// Takes `file` from `peer`'s outbox; `Ok(false)` when it was taken
-    /// before (only its ledger line was missing) or is not for this agent.
-    fn take_one(
-        &mut self,
-        peer: &str,
-        source: &Source,
-        file: &str,
-        me: &str,
-    ) -> Result<bool, IntakeError> {
-        let h = source.read(peer, file)?;
-        if h.to != me {
-            return Ok(false);
-        }
-        if h.from != peer {
-            return Err(IntakeError::NotFromPeer {
-                peer: peer.to_string(),
-                path: source.shown(file),
-                claims: h.from.clone(),
-            });
-        }
-        // Not committed yet: the peer's commit wakes us again.
-        let Some(sent_in) = source.committed_in(file, h.created) else {
-            return Ok(false);
-        };
-        let now = self.options.clock.now();
-        let name = intake::inbox_name(peer, file);
-        let inbox_rel = format!("{}/{name}", rel::INBOX);
-        let already = self.home.path(&inbox_rel).exists()
-            || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
-        let slug = h.collaboration.slug.clone();
-        let mine = store::load(self.home, &slug)?;
-        let taken = Taken {
-            peer: peer.to_string(),
-            file: file.to_string(),
-            sent_in: Some(sent_in.clone()),
-            slug: slug.clone(),
-            round: h.round,
-            inbox: inbox_rel.clone(),
-            at: now,
-        };
-        let line = serde_json::to_string(&taken).expect("a ledger line serialises");
-        let _lock = CommitLock::acquire(self.home)?;
-        let mut paths = vec![rel::HANDOFFS.to_string()];
-        // The record is written whether or not the message was: taking a
-        // round twice keeps one (rounds merge by number), and a supervisor
-        // killed between the two writes must not lose it.
-        let intake = match h.notice.as_deref() {
-            Some(_) => intake::take_notice(&h, mine),
-            None => intake::take(
-                &h,
-                mine,
-                self.config.collaborations.max_rounds,
-                Some(sent_in),
-            ),
-        };
-        if !already {
-            if h.notice.as_deref() == Some("max-rounds") {
-                paths.extend(self.flare_max_rounds(&h, peer, now));
-            }
-            crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())?;
-            paths.push(inbox_rel.clone());
-        }
-        paths.push(store::save(self.home, &intake.record)?);
-        if let Some(pause) = self.options.intake_pause.filter(|_| !already) {
-            std::thread::sleep(pause);
-        }
-        crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &line)?;
-        self.commit_taken(&h, peer, &paths, intake.record, now);
-        tracing::info!(
-            "took {peer}'s handoff: {slug} round {} ({inbox_rel})",
-            h.round
-        );
-        Ok(!already)
-    }
-
-    /// Commits what taking `h` wrote (`paths`), and then, for a round,
-    /// the commit that took it into its `record`. A commit that fails is
-    /// logged: what was taken stays, and the next commit carries it.
-    fn commit_taken(
-        &mut self,
-        h: &Handoff,
-        peer: &str,
-        paths: &[String],
-        record: crate::collab::Collaboration,
-        now: chrono::DateTime<chrono::Utc>,
-    ) {
-        let slug = &h.collaboration.slug;
-        let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        let message = match h.notice.as_deref() {
-            Some(what) => format!("handoff: notice from {peer}, {slug} {what}"),
-            None => format!("handoff: from {peer}, {slug} round {}", h.round),
-        };
-        match self.repo.commit(&specs, &Identity::hearth(), &message, now) {
-            Ok(Some(taken_in)) if h.notice.is_none() => {
-                self.record_taken_in(record, h.round, &taken_in, now)
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(
-                "could not commit the handoff from {peer} ({e}); the next commit will"
-            ),
-        }
-    }
-
-    /// A peer's notice that a collaboration reached its rounds limit
-    /// there, flared to the operator; the flare's path, if it was written.
-    fn flare_max_rounds(
-        &self,
-        h: &Handoff,
-        peer: &str,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Option<String> {
-        let slug = &h.collaboration.slug;
-        let flare = crate::mailbox::outbox::Letter::flare(
-            "collab",
-            format!("collaboration {slug} reached its rounds limit at {peer}"),
-            format!(
-                "{}\n\nRead collaborations/{slug}.md: if the rounds still make progress, \
-                 the operators raise [collaborations] max_rounds; else `hearth collab \
-                 complete {slug}` or `abandon` it.",
-                h.message.trim_end()
-            ),
-        );
-        crate::mailbox::outbox::post(self.home, &flare, now)
-            .inspect_err(|e| tracing::warn!("could not write the collab flare: {e}"))
-            .ok()
-    }
-
-    /// Writes the commit that took round `n` in into the record, in a
-    /// commit of its own (a commit cannot name itself): `collab show`
-    /// then gives the commits on both sides of every round.
-    fn record_taken_in(
-        &self,
-        mut record: crate::collab::Collaboration,
-        n: u32,
-        taken_in: &str,
-        now: chrono::DateTime<chrono::Utc>,
-    ) {
-        let Some(round) = record.rounds.iter_mut().find(|r| r.n == n) else {
-            return;
-        };
-        round.taken_in = Some(taken_in.to_string());
-        let message = format!(
-            "handoff: {} round {n} taken in {}",
-            record.slug,
-            &taken_in[..taken_in.len().min(10)]
-        );
-        let done = store::save(self.home, &record)
-            .map_err(|e| e.to_string())
-            .and_then(|rel| {
-                self.repo
-                    .commit(&[rel.as_str()], &Identity::hearth(), &message, now)
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = done {
-            tracing::warn!(
-                "could not record which commit took {} round {n}: {e}",
-                record.slug
-            );
-        }
-    }
-
     /// Logs a problem once (`hearth status` finds the lasting ones itself).
-    fn report_once(&mut self, problem: String) {
+    pub(super) fn report_once(&mut self, problem: String) {
         if self.said.problem(&problem) {
             tracing::warn!("{problem}");
         }
     }
+}
+
+/// A handoff from `peer`'s outbox `file` that is this agent's to take now:
+/// addressed to `me`, from the peer it claims to be from, committed by the
+/// peer (`None` while it is not, or not for `me`).
+fn ready_to_take(
+    peer: &str,
+    source: &Source,
+    file: &str,
+    me: &str,
+) -> Result<Option<Ready>, IntakeError> {
+    let h = source.read(peer, file)?;
+    if h.to != me {
+        return Ok(None);
+    }
+    if h.from != peer {
+        return Err(IntakeError::NotFromPeer {
+            peer: peer.to_string(),
+            path: source.shown(file),
+            claims: h.from.clone(),
+        });
+    }
+    // Not committed yet: the peer's commit wakes us again.
+    let Some(sent_in) = source.committed_in(file, h.created) else {
+        return Ok(None);
+    };
+    Ok(Some(Ready {
+        peer: peer.to_string(),
+        file: file.to_string(),
+        handoff: h,
+        sent_in,
+    }))
 }
 
 /// How many of the peers' directories do not exist (cannot be watched).

@@ -1,0 +1,234 @@
+//! Writing what the peers handed off (DESIGN 14), all that is ready at
+//! once: each handoff's inbox message, this home's record of each
+//! collaboration (once per collaboration, its rounds merged in order), the
+//! ledger lines (one write), and one commit; then the commit that took
+//! them goes into each record, in one more. A backlog of hundreds after an
+//! outage is two commits, not two per handoff.
+//!
+//! The order keeps "exactly once" through a kill at any point: the ledger
+//! lines, which say "taken", are written after every message and record
+//! they stand for. Killed before them, the next start finds the messages
+//! (in `inbox/` or its archive), writes no second copy, merges the rounds
+//! into the records by number, and only then records them.
+
+use std::collections::BTreeMap;
+
+use super::Supervisor;
+use crate::collab::handoff::Handoff;
+use crate::collab::intake::{self, Taken};
+use crate::collab::intake_error::IntakeError;
+use crate::collab::{store, Collaboration};
+use crate::home::layout::rel;
+use crate::home::lock::CommitLock;
+use crate::repo::Identity;
+
+/// A handoff that is this agent's to take now.
+pub(super) struct Ready {
+    /// The peer it comes from.
+    pub peer: String,
+    /// Its file in the peer's `outbox/`.
+    pub file: String,
+    /// What it says.
+    pub handoff: Handoff,
+    /// The peer's commit that holds it.
+    pub sent_in: String,
+}
+
+/// What one intake wrote, for its commits.
+#[derive(Default)]
+struct TakenBatch {
+    /// Every path to commit.
+    paths: Vec<String>,
+    /// The ledger lines.
+    lines: Vec<String>,
+    /// Each collaboration's record as it stands now, by slug.
+    records: BTreeMap<String, Collaboration>,
+    /// The rounds taken (not notices), by slug.
+    rounds: BTreeMap<String, Vec<u32>>,
+    /// One line per handoff, for the commit message and the log.
+    said: Vec<String>,
+    /// How many were new (not found already written by a supervisor that
+    /// was killed before recording them).
+    new: usize,
+}
+
+impl Supervisor<'_> {
+    /// Takes every handoff in `ready` (oldest first within each peer) and
+    /// commits them together; how many were new.
+    pub(super) fn take_all(&mut self, ready: Vec<Ready>) -> Result<usize, IntakeError> {
+        let now = self.options.clock.now();
+        let _lock = CommitLock::acquire(self.home)?;
+        let mut written = TakenBatch::default();
+        for r in &ready {
+            self.write_one(r, &mut written, now)?;
+        }
+        // Each record once, with all its rounds (written whether or not a
+        // message was: a round taken twice keeps one, rounds merging by
+        // number).
+        for record in written.records.values() {
+            written.paths.push(store::save(self.home, record)?);
+        }
+        if let Some(pause) = self.options.intake_pause.filter(|_| written.new > 0) {
+            std::thread::sleep(pause);
+        }
+        crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &written.lines.join("\n"))?;
+        written.paths.insert(0, rel::HANDOFFS.to_string());
+        for line in &written.said {
+            tracing::info!("took {line}");
+        }
+        let new = written.new;
+        self.commit_taken(written, now);
+        Ok(new)
+    }
+
+    /// The inbox message and the ledger line for `r`, its round merged
+    /// into the record held in `written`.
+    fn write_one(
+        &self,
+        r: &Ready,
+        written: &mut TakenBatch,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), IntakeError> {
+        let h = &r.handoff;
+        let name = intake::inbox_name(&r.peer, &r.file);
+        let inbox_rel = format!("{}/{name}", rel::INBOX);
+        let already = self.home.path(&inbox_rel).exists()
+            || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
+        let slug = h.collaboration.slug.clone();
+        let mine = match written.records.remove(&slug) {
+            Some(record) => Some(record),
+            None => store::load(self.home, &slug)?,
+        };
+        let intake = match h.notice.as_deref() {
+            Some(_) => intake::take_notice(h, mine),
+            None => intake::take(
+                h,
+                mine,
+                self.config.collaborations.max_rounds,
+                Some(r.sent_in.clone()),
+            ),
+        };
+        if !already {
+            if h.notice.as_deref() == Some("max-rounds") {
+                written.paths.extend(self.flare_max_rounds(h, &r.peer, now));
+            }
+            crate::atomic::write(&self.home.path(&inbox_rel), intake.inbox_text.as_bytes())?;
+            written.paths.push(inbox_rel.clone());
+            written.new += 1;
+        }
+        written.records.insert(slug.clone(), intake.record);
+        let taken = Taken {
+            peer: r.peer.clone(),
+            file: r.file.clone(),
+            sent_in: Some(r.sent_in.clone()),
+            slug: slug.clone(),
+            round: h.round,
+            inbox: inbox_rel.clone(),
+            at: now,
+        };
+        written
+            .lines
+            .push(serde_json::to_string(&taken).expect("a ledger line serialises"));
+        written.said.push(match h.notice.as_deref() {
+            Some(what) => format!("{}'s notice: {slug} {what} ({inbox_rel})", r.peer),
+            None => {
+                written
+                    .rounds
+                    .entry(slug.clone())
+                    .or_default()
+                    .push(h.round);
+                format!(
+                    "{}'s handoff: {slug} round {} ({inbox_rel})",
+                    r.peer, h.round
+                )
+            }
+        });
+        Ok(())
+    }
+
+    /// Commits what was written, and then, for the rounds, the commit that
+    /// took them into their records. A commit that fails is logged: what
+    /// was taken stays, and the next commit carries it.
+    fn commit_taken(&mut self, written: TakenBatch, now: chrono::DateTime<chrono::Utc>) {
+        let specs: Vec<&str> = written.paths.iter().map(String::as_str).collect();
+        let message = match written.said.as_slice() {
+            [one] => format!("handoff: {}", one_line(one)),
+            many => format!("handoff: {} taken\n\n{}", many.len(), many.join("\n")),
+        };
+        let taken_in = match self.repo.commit(&specs, &Identity::hearth(), &message, now) {
+            Ok(Some(taken_in)) => taken_in,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!("could not commit the handoffs taken ({e}); the next commit will");
+                return;
+            }
+        };
+        let mut paths = Vec::new();
+        for (slug, rounds) in &written.rounds {
+            let Some(mut record) = written.records.get(slug).cloned() else {
+                continue;
+            };
+            for round in record.rounds.iter_mut().filter(|r| rounds.contains(&r.n)) {
+                round.taken_in = Some(taken_in.clone());
+            }
+            match store::save(self.home, &record) {
+                Ok(rel) => paths.push(rel),
+                Err(e) => tracing::warn!("could not record which commit took {slug}: {e}"),
+            }
+        }
+        if paths.is_empty() {
+            return;
+        }
+        let specs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let message = format!(
+            "handoff: taken in {} ({})",
+            &taken_in[..taken_in.len().min(10)],
+            written
+                .rounds
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Err(e) = self.repo.commit(&specs, &Identity::hearth(), &message, now) {
+            tracing::warn!("could not record which commit took the handoffs: {e}");
+        }
+    }
+
+    /// A peer's notice that a collaboration reached its rounds limit
+    /// there, flared to the operator; the flare's path, if it was written.
+    fn flare_max_rounds(
+        &self,
+        h: &Handoff,
+        peer: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<String> {
+        let slug = &h.collaboration.slug;
+        let flare = crate::mailbox::outbox::Letter::flare(
+            "collab",
+            format!("collaboration {slug} reached its rounds limit at {peer}"),
+            format!(
+                "{}\n\nRead collaborations/{slug}.md: if the rounds still make progress, \
+                 the operators raise [collaborations] max_rounds; else `hearth collab \
+                 complete {slug}` or `abandon` it.",
+                h.message.trim_end()
+            ),
+        );
+        crate::mailbox::outbox::post(self.home, &flare, now)
+            .inspect_err(|e| tracing::warn!("could not write the collab flare: {e}"))
+            .ok()
+    }
+}
+
+/// One handoff as its own commit says it (`from alice, design-x round 1`).
+fn one_line(said: &str) -> String {
+    // `alice's handoff: design-x round 1 (inbox/…)` → `from alice, design-x round 1`
+    let (who, rest) = said.split_once("'s ").unwrap_or(("", said));
+    let what = rest.split_once(": ").map_or(rest, |(_, w)| w);
+    let what = what.rsplit_once(" (").map_or(what, |(w, _)| w);
+    if rest.starts_with("notice") {
+        format!("notice from {who}, {what}")
+    } else {
+        format!("from {who}, {what}")
+    }
+}
