@@ -65,22 +65,36 @@ impl Repo {
     /// The walk stops at commits older than `not_before` (less a minute,
     /// for clocks that disagree): a file written then cannot be older, and
     /// a long history is not read to the root.
+    ///
+    /// A step whose parent has the same directory (one tree id, looked up
+    /// in the small root tree) holds the file unchanged without reading
+    /// that directory: a peer's busy `outbox/` of thousands of files is
+    /// read only where it changed.
     pub fn introduced(&self, rel: &str, not_before: DateTime<Utc>) -> Option<String> {
         let path = Path::new(rel);
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir_of =
+            |tree: &git2::Tree<'_>| dir.and_then(|d| tree.get_path(d).ok()).map(|e| e.id());
         let mut commit = self.head_commit().ok()??;
-        let blob = commit.tree().ok()?.get_path(path).ok()?.id();
+        let tree = commit.tree().ok()?;
+        let blob = tree.get_path(path).ok()?.id();
+        let mut dir_id = dir_of(&tree);
         let oldest = not_before.timestamp() - 60;
         loop {
             let Ok(parent) = commit.parent(0) else { break };
-            let holds = parent.time().seconds() >= oldest
-                && parent
-                    .tree()
-                    .ok()
-                    .and_then(|t| t.get_path(path).ok())
-                    .is_some_and(|e| e.id() == blob);
+            if parent.time().seconds() < oldest {
+                break;
+            }
+            let Ok(parent_tree) = parent.tree() else {
+                break;
+            };
+            let parent_dir = dir_of(&parent_tree);
+            let holds = (dir_id.is_some() && parent_dir == dir_id)
+                || parent_tree.get_path(path).is_ok_and(|e| e.id() == blob);
             if !holds {
                 break;
             }
+            dir_id = parent_dir;
             commit = parent;
         }
         Some(commit.id().to_string())

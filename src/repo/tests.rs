@@ -120,3 +120,35 @@ fn a_garbled_head_is_a_clear_error() {
     assert!(matches!(err, RepoError::BrokenHead { .. }), "{err}");
     assert!(err.hint().contains(".git/HEAD"));
 }
+
+#[test]
+fn the_commit_that_introduced_a_file_is_found_past_commits_that_leave_its_directory_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::create_dir_all(dir.path().join("outbox")).unwrap();
+    std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+    let file = |rel: &str, text: &str| std::fs::write(dir.path().join(rel), text).unwrap();
+    let commit = |msg: &str| {
+        repo.commit(&["."], &Identity::hearth(), msg, now())
+            .unwrap()
+            .unwrap()
+    };
+    file("memory/x.md", "x1");
+    commit("before");
+    file("outbox/a.md", "a");
+    let brought = commit("brings a");
+    file("memory/x.md", "x2");
+    commit("memory only: outbox/ unchanged");
+    file("outbox/b.md", "b");
+    commit("outbox/ changed, a.md not");
+    file("memory/x.md", "x3");
+    commit("memory again");
+    assert_eq!(repo.introduced("outbox/a.md", now()), Some(brought));
+    // Rewritten since: the commit that wrote what HEAD holds.
+    file("outbox/a.md", "a, again");
+    let rewrote = commit("rewrites a");
+    file("memory/x.md", "x4");
+    commit("memory");
+    assert_eq!(repo.introduced("outbox/a.md", now()), Some(rewrote));
+    assert_eq!(repo.introduced("outbox/none.md", now()), None);
+}

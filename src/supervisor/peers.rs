@@ -65,11 +65,12 @@ impl Supervisor<'_> {
                     continue;
                 }
             };
+            let history = source.history();
             for file in names {
                 if taken.contains(&(peer.clone(), file.clone())) {
                     continue;
                 }
-                match ready_to_take(&peer, &source, &file, &me) {
+                match ready_to_take(&peer, &source, history.as_ref(), &file, &me) {
                     Ok(Some(h)) => ready.push(h),
                     Ok(None) => {}
                     Err(problem) => self.report_once(problem.to_string()),
@@ -134,6 +135,7 @@ impl Supervisor<'_> {
 fn ready_to_take(
     peer: &str,
     source: &Source,
+    history: Option<&crate::repo::Repo>,
     file: &str,
     me: &str,
 ) -> Result<Option<Ready>, IntakeError> {
@@ -149,7 +151,8 @@ fn ready_to_take(
         });
     }
     // Not committed yet: the peer's commit wakes us again.
-    let Some(sent_in) = source.committed_in(file, h.created) else {
+    let outbox_file = format!("{}/{file}", rel::OUTBOX);
+    let Some(sent_in) = history.and_then(|repo| repo.introduced(&outbox_file, h.created)) else {
         return Ok(None);
     };
     Ok(Some(Ready {
@@ -297,14 +300,13 @@ impl Source {
         })
     }
 
-    /// The peer's commit that brought its outbox `file` (written at
-    /// `created`) into its history, when its branch holds it.
-    fn committed_in(&self, file: &str, created: chrono::DateTime<chrono::Utc>) -> Option<String> {
-        let repo = match self {
-            Source::Home(path) => crate::repo::Repo::open(path).ok()?,
-            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir)?,
-        };
-        repo.introduced(&format!("{}/{file}", rel::OUTBOX), created)
+    /// The peer's history (its home's repository, or the mirror), opened
+    /// once for all the handoffs read from it.
+    fn history(&self) -> Option<crate::repo::Repo> {
+        match self {
+            Source::Home(path) => crate::repo::Repo::open(path).ok(),
+            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir),
+        }
     }
 }
 
