@@ -100,6 +100,70 @@ impl Repo {
         Some(commit.id().to_string())
     }
 
+    /// [`Self::introduced`] for many files of one directory `dir` at once,
+    /// each with the time it was written: one walk back along the first
+    /// parents, reading `dir` only where its tree changed, however many
+    /// files are asked for (a backlog after an outage is hundreds). The
+    /// files HEAD does not hold are left out.
+    pub fn introduced_all(
+        &self,
+        dir: &str,
+        files: &[(String, DateTime<Utc>)],
+    ) -> std::collections::HashMap<String, String> {
+        let mut found = std::collections::HashMap::new();
+        let dir_path = Path::new(dir);
+        let Some(mut commit) = self.head_commit().ok().flatten() else {
+            return found;
+        };
+        let dir_tree = |c: &git2::Commit<'_>| {
+            c.tree()
+                .ok()
+                .and_then(|t| t.get_path(dir_path).ok())
+                .and_then(|e| e.to_object(&self.git).ok())
+                .and_then(|o| o.into_tree().ok())
+        };
+        let Some(head_dir) = dir_tree(&commit) else {
+            return found;
+        };
+        // Each file HEAD holds: its blob, and the oldest commit time it
+        // can be in (written then, less a minute for clocks that disagree).
+        let mut pending: Vec<(&str, Oid, i64)> = files
+            .iter()
+            .filter_map(|(name, written)| {
+                let blob = head_dir.get_name(name)?.id();
+                Some((name.as_str(), blob, written.timestamp() - 60))
+            })
+            .collect();
+        let mut dir_id = head_dir.id();
+        while !pending.is_empty() {
+            let Ok(parent) = commit.parent(0) else { break };
+            let parent_time = parent.time().seconds();
+            let parent_dir = dir_tree(&parent);
+            let unchanged = parent_dir.as_ref().is_some_and(|t| t.id() == dir_id);
+            let id = commit.id().to_string();
+            pending.retain(|(name, blob, oldest)| {
+                let holds = parent_time >= *oldest
+                    && (unchanged
+                        || parent_dir
+                            .as_ref()
+                            .and_then(|t| t.get_name(name))
+                            .is_some_and(|e| e.id() == *blob));
+                if !holds {
+                    found.insert(name.to_string(), id.clone());
+                }
+                holds
+            });
+            let Some(parent_dir) = parent_dir else { break };
+            dir_id = parent_dir.id();
+            commit = parent;
+        }
+        let id = commit.id().to_string();
+        for (name, _, _) in pending {
+            found.insert(name.to_string(), id.clone());
+        }
+        found
+    }
+
     /// Every file at or under `rel` in `commit`, as (path, bytes).
     pub fn files_at(&self, commit: &str, rel: &str) -> Result<Vec<(String, Vec<u8>)>, RepoError> {
         let oid = Oid::from_str(commit).map_err(|e| self.error(e))?;

@@ -149,6 +149,19 @@ fn the_commit_that_introduced_a_file_is_found_past_commits_that_leave_its_direct
     let rewrote = commit("rewrites a");
     file("memory/x.md", "x4");
     commit("memory");
-    assert_eq!(repo.introduced("outbox/a.md", now()), Some(rewrote));
+    assert_eq!(repo.introduced("outbox/a.md", now()), Some(rewrote.clone()));
     assert_eq!(repo.introduced("outbox/none.md", now()), None);
+    // All at once, one walk: the same answers, and none for a file HEAD
+    // does not hold.
+    let files: Vec<(String, DateTime<Utc>)> = ["a.md", "b.md", "none.md"]
+        .iter()
+        .map(|n| (n.to_string(), now()))
+        .collect();
+    let all = repo.introduced_all("outbox", &files);
+    assert_eq!(all.get("a.md"), Some(&rewrote));
+    assert_eq!(
+        all.get("b.md").cloned(),
+        repo.introduced("outbox/b.md", now())
+    );
+    assert!(!all.contains_key("none.md"));
 }

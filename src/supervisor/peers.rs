@@ -65,17 +65,18 @@ impl Supervisor<'_> {
                     continue;
                 }
             };
-            let history = source.history();
+            let mut waiting = Vec::new();
             for file in names {
                 if taken.contains(&(peer.clone(), file.clone())) {
                     continue;
                 }
-                match ready_to_take(&peer, &source, history.as_ref(), &file, &me) {
-                    Ok(Some(h)) => ready.push(h),
+                match addressed_to(&peer, &source, &file, &me) {
+                    Ok(Some(h)) => waiting.push((file, h)),
                     Ok(None) => {}
                     Err(problem) => self.report_once(problem.to_string()),
                 }
             }
+            ready.extend(committed(&peer, &source, waiting));
         }
         if ready.is_empty() {
             return 0;
@@ -129,16 +130,14 @@ impl Supervisor<'_> {
     }
 }
 
-/// A handoff from `peer`'s outbox `file` that is this agent's to take now:
-/// addressed to `me`, from the peer it claims to be from, committed by the
-/// peer (`None` while it is not, or not for `me`).
-fn ready_to_take(
+/// The handoff in `peer`'s outbox `file`, if it is addressed to `me` and
+/// from the peer it claims to be from.
+fn addressed_to(
     peer: &str,
     source: &Source,
-    history: Option<&crate::repo::Repo>,
     file: &str,
     me: &str,
-) -> Result<Option<Ready>, IntakeError> {
+) -> Result<Option<Handoff>, IntakeError> {
     let h = source.read(peer, file)?;
     if h.to != me {
         return Ok(None);
@@ -150,17 +149,36 @@ fn ready_to_take(
             claims: h.from.clone(),
         });
     }
-    // Not committed yet: the peer's commit wakes us again.
-    let outbox_file = format!("{}/{file}", rel::OUTBOX);
-    let Some(sent_in) = history.and_then(|repo| repo.introduced(&outbox_file, h.created)) else {
-        return Ok(None);
+    Ok(Some(h))
+}
+
+/// Those of the `waiting` handoffs the peer has committed, each with the
+/// commit that brought it (found for all of them in one walk of the
+/// peer's history); the others wait, and the peer's commit wakes us again.
+fn committed(peer: &str, source: &Source, waiting: Vec<(String, Handoff)>) -> Vec<Ready> {
+    if waiting.is_empty() {
+        return Vec::new();
+    }
+    let Some(history) = source.history() else {
+        return Vec::new();
     };
-    Ok(Some(Ready {
-        peer: peer.to_string(),
-        file: file.to_string(),
-        handoff: h,
-        sent_in,
-    }))
+    let written: Vec<(String, chrono::DateTime<chrono::Utc>)> = waiting
+        .iter()
+        .map(|(f, h)| (f.clone(), h.created))
+        .collect();
+    let mut brought = history.introduced_all(rel::OUTBOX, &written);
+    waiting
+        .into_iter()
+        .filter_map(|(file, handoff)| {
+            let sent_in = brought.remove(&file)?;
+            Some(Ready {
+                peer: peer.to_string(),
+                file,
+                handoff,
+                sent_in,
+            })
+        })
+        .collect()
 }
 
 /// How many of the peers' directories do not exist (cannot be watched).
