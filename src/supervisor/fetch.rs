@@ -120,6 +120,19 @@ pub(super) struct Fetcher {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// How soon a round follows one in which a peer could not be fetched.
+const RETRY_FAILING: Duration = Duration::from_secs(5);
+
+/// What one fetch of a peer brought.
+enum PeerNews {
+    /// Its branch moved: there may be handoffs to take.
+    Moved,
+    /// Nothing new.
+    Nothing,
+    /// It could not be fetched.
+    Failing,
+}
+
 /// How long the supervisor, stopping, lets a fetch in progress finish
 /// before it stops it (the service's stop timeout is 30 s).
 const FINISH_GRACE: Duration = Duration::from_secs(5);
@@ -169,6 +182,7 @@ impl Fetcher {
                     if let Ok(config) = Config::load(&home.config_path()) {
                         round = FetchRound::of(&config);
                     }
+                    let mut failing = false;
                     for (peer, url) in &round.peers {
                         let fetching = Fetching {
                             home: &home,
@@ -176,13 +190,22 @@ impl Fetcher {
                             timeout: round.timeout,
                             cancel: &cancelled,
                         };
-                        if fetching.one(peer, url, round.flare_after, clock.now()) {
+                        match fetching.one(peer, url, round.flare_after, clock.now()) {
                             // The mirror's watch may not be set up yet.
-                            let _ = waker.send(Wake::Peer);
+                            PeerNews::Moved => drop(waker.send(Wake::Peer)),
+                            PeerNews::Failing => failing = true,
+                            PeerNews::Nothing => {}
                         }
                     }
+                    // A peer that cannot be reached is tried again sooner:
+                    // its return is seen within seconds, not an interval.
+                    let wait = if failing {
+                        round.every.min(RETRY_FAILING)
+                    } else {
+                        round.every
+                    };
                     let mut slept = Duration::ZERO;
-                    while slept < round.every && !stopping.load(Ordering::SeqCst) {
+                    while slept < wait && !stopping.load(Ordering::SeqCst) {
                         std::thread::sleep(Duration::from_millis(100));
                         slept += Duration::from_millis(100);
                     }
@@ -245,15 +268,14 @@ struct Fetching<'a> {
 
 impl Fetching<'_> {
     /// Fetches `peer` once and records what came of it; a failing spell as
-    /// long as `flare_after` is flared, once. Whether the peer's branch
-    /// moved (there may be handoffs to take).
+    /// long as `flare_after` is flared, once. What it brought.
     fn one(
         &self,
         peer: &str,
         url: &str,
         flare_after: chrono::Duration,
         now: DateTime<Utc>,
-    ) -> bool {
+    ) -> PeerNews {
         let home = self.home;
         let mut state = PeerFetch::load(home, peer).unwrap_or_default();
         state.peer = peer.to_string();
@@ -261,9 +283,13 @@ impl Fetching<'_> {
         let fetched = Repo::mirror(&mirror_dir(home, peer))
             .and_then(|m| m.fetch_peer(url, self.credentials, self.timeout, self.cancel));
         if fetched.is_err() && self.cancel.load(Ordering::SeqCst) {
-            return false; // stopped with the supervisor: no word on the peer
+            return PeerNews::Nothing; // stopped with the supervisor: no word on the peer
         }
-        let moved = matches!(&fetched, Ok(f) if f.head.is_some() && f.head != state.head);
+        let news = match &fetched {
+            Ok(f) if f.head.is_some() && f.head != state.head => PeerNews::Moved,
+            Ok(_) => PeerNews::Nothing,
+            Err(_) => PeerNews::Failing,
+        };
         match fetched {
             Ok(fetched) => {
                 if fetched.rewritten {
@@ -297,7 +323,7 @@ impl Fetching<'_> {
         if let Err(e) = json_file::save(&PeerFetch::path(home, peer), &state) {
             tracing::warn!("peer {peer}: what the fetch said could not be kept: {e}");
         }
-        moved
+        news
     }
 }
 

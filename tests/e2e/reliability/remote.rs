@@ -11,10 +11,10 @@
 //! on the server; each receiver's `state/handoffs.jsonl`; its git history):
 //! a handoff published and never taken is lost; one taken twice (two
 //! ledger lines, or two commits adding its inbox message) is a failure;
-//! one taken later than a fetch interval (plus the time a take itself
-//! needs) of up-time after it was published — time the server served and
-//! the receiver ran — is late. The delivery latencies (published → taken,
-//! in all and in up-time) are reported.
+//! one taken later than a fetch interval plus [`TAKE_SLACK`] of up-time
+//! after it was published (time the server served and the receiver ran)
+//! is late. The delivery latencies (published → taken, in all and in
+//! up-time) are reported.
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -33,9 +33,11 @@ use crate::common::{finish, signal, TestHome};
 const NAMES: [&str; 3] = ["ann", "ben", "cal"];
 /// `[peers] fetch_every_s` in the trial.
 const FETCH_EVERY: Duration = Duration::from_secs(2);
-/// What a take needs beyond the fetch: the wake, a tick in progress to end,
-/// the intake's commit.
-const TAKE_SLACK: Duration = Duration::from_secs(4);
+/// What a take needs beyond the next fetch round: the fetch itself (a
+/// two-minute backlog is about a second a peer, the peers one after
+/// another), a tick in progress on an earlier batch to end, a supervisor
+/// just started to reach its first look, the intake's commit.
+const TAKE_SLACK: Duration = Duration::from_secs(10);
 const KEY: &str = "sk-ant-trial";
 
 /// The trial's shape.
@@ -269,7 +271,7 @@ fn judge(
         latencies.fetchable.push(after);
         if after > FETCH_EVERY + TAKE_SLACK {
             table.fail(
-                "late (over a fetch interval of up-time after publishing)",
+                "late (over a fetch interval + 10 s of up-time after publishing)",
                 format!("{key:?}: {after:?} of up-time"),
             );
         }
