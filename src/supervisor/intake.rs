@@ -60,7 +60,15 @@ impl Supervisor<'_> {
         let _lock = CommitLock::acquire(self.home)?;
         let mut written = TakenBatch::default();
         for r in &ready {
-            self.write_one(r, &mut written, now)?;
+            // One that cannot be taken (its record unreadable, the disk
+            // refusing its message) is named and left for the next look;
+            // the others are taken. Nothing of it was written.
+            if let Err(problem) = self.write_one(r, &mut written, now) {
+                self.report_once(problem.to_string());
+            }
+        }
+        if written.lines.is_empty() {
+            return Ok(0);
         }
         // Each record once, with all its rounds (written whether or not a
         // message was: a round taken twice keeps one, rounds merging by
