@@ -410,3 +410,64 @@ fn a_handoff_whose_slug_names_a_path_outside_collaborations_or_that_poses_as_ano
         "{log}"
     );
 }
+
+#[test]
+fn a_handoff_whose_record_cannot_be_read_waits_named_while_the_others_are_taken() {
+    use crate::common::model_server::{anthropic, Answer, ModelServer};
+    let root = tempfile::tempdir().unwrap();
+    let found = |name: &str| {
+        serde_json::json!({"to": "bob", "message": format!("Work on {name}."), "name": name})
+            .to_string()
+    };
+    let (x, y) = (found("Design X"), found("Design Y"));
+    // Alice founds two at once, one handoff each.
+    let alice_model = ModelServer::start(vec![
+        Answer::Stream {
+            events: anthropic::message(
+                "",
+                &[
+                    ("t1", "handoff", &[x.as_str()]),
+                    ("t2", "handoff", &[y.as_str()]),
+                ],
+                10,
+                1,
+            ),
+            hang: None,
+        },
+        Answer::Stream {
+            events: anthropic::message("Handed off.", &[], 10, 1),
+            hang: None,
+        },
+    ]);
+    let bob_model = ModelServer::start(vec![]);
+    let (alice, bob) = pair(root.path(), &alice_model.url, &bob_model.url);
+    // Bob's own record of design-y is not UTF-8 (a bad hand edit).
+    std::fs::create_dir_all(bob.file("collaborations")).unwrap();
+    std::fs::write(
+        bob.file("collaborations/design-y.md"),
+        b"---\n\xff\xfe\n---\n",
+    )
+    .unwrap();
+    bob.git(&["add", "-A"]);
+    bob.git(&["commit", "-qm", "a bad edit"]);
+    alice.ok(&["say", "Start both designs with bob."]);
+    tick(&alice);
+
+    let run = bob.keyed(&["run", "--ticks", "1"], KEY).output().unwrap();
+    assert!(run.status.success());
+    let taken = std::fs::read_to_string(bob.file("state/handoffs.jsonl")).unwrap_or_default();
+    assert!(taken.contains("\"design-x\""), "{taken}");
+    assert!(!taken.contains("\"design-y\""), "{taken}");
+    let log = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        log.contains("collaborations/design-y.md") && log.contains("not UTF-8"),
+        "the record to fix is named: {log}"
+    );
+
+    // Fixed (the operator removes it), the waiting one is taken.
+    std::fs::remove_file(bob.file("collaborations/design-y.md")).unwrap();
+    tick(&bob);
+    let taken = bob.read("state/handoffs.jsonl");
+    assert_eq!(taken.lines().count(), 2, "{taken}");
+    assert!(taken.contains("\"design-y\""), "{taken}");
+}
