@@ -103,8 +103,10 @@ impl Supervisor<'_> {
         let already = self.home.path(&inbox_rel).exists()
             || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
         let slug = h.collaboration.slug.clone();
-        let mine = match written.records.remove(&slug) {
-            Some(record) => Some(record),
+        // The record as this batch left it (kept there until this
+        // handoff is written: one that fails takes nothing from it).
+        let mine = match written.records.get(&slug) {
+            Some(record) => Some(record.clone()),
             None => store::load(self.home, &slug)?,
         };
         let intake = match h.notice.as_deref() {
