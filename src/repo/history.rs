@@ -71,33 +71,9 @@ impl Repo {
     /// that directory: a peer's busy `outbox/` of thousands of files is
     /// read only where it changed.
     pub fn introduced(&self, rel: &str, not_before: DateTime<Utc>) -> Option<String> {
-        let path = Path::new(rel);
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let dir_of =
-            |tree: &git2::Tree<'_>| dir.and_then(|d| tree.get_path(d).ok()).map(|e| e.id());
-        let mut commit = self.head_commit().ok()??;
-        let tree = commit.tree().ok()?;
-        let blob = tree.get_path(path).ok()?.id();
-        let mut dir_id = dir_of(&tree);
-        let oldest = not_before.timestamp() - 60;
-        loop {
-            let Ok(parent) = commit.parent(0) else { break };
-            if parent.time().seconds() < oldest {
-                break;
-            }
-            let Ok(parent_tree) = parent.tree() else {
-                break;
-            };
-            let parent_dir = dir_of(&parent_tree);
-            let holds = (dir_id.is_some() && parent_dir == dir_id)
-                || parent_tree.get_path(path).is_ok_and(|e| e.id() == blob);
-            if !holds {
-                break;
-            }
-            dir_id = parent_dir;
-            commit = parent;
-        }
-        Some(commit.id().to_string())
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        self.introduced_all(dir, &[(name.to_string(), not_before)])
+            .remove(name)
     }
 
     /// [`Self::introduced`] for many files of one directory `dir` at once,
@@ -115,14 +91,7 @@ impl Repo {
         let Some(mut commit) = self.head_commit().ok().flatten() else {
             return found;
         };
-        let dir_tree = |c: &git2::Commit<'_>| {
-            c.tree()
-                .ok()
-                .and_then(|t| t.get_path(dir_path).ok())
-                .and_then(|e| e.to_object(&self.git).ok())
-                .and_then(|o| o.into_tree().ok())
-        };
-        let Some(head_dir) = dir_tree(&commit) else {
+        let Some(head_dir) = dir_tree_of(&self.git, &commit, dir_path) else {
             return found;
         };
         // Each file HEAD holds: its blob, and the oldest commit time it
@@ -138,7 +107,7 @@ impl Repo {
         while !pending.is_empty() {
             let Ok(parent) = commit.parent(0) else { break };
             let parent_time = parent.time().seconds();
-            let parent_dir = dir_tree(&parent);
+            let parent_dir = dir_tree_of(&self.git, &parent, dir_path);
             let unchanged = parent_dir.as_ref().is_some_and(|t| t.id() == dir_id);
             let id = commit.id().to_string();
             pending.retain(|(name, blob, oldest)| {
@@ -351,6 +320,24 @@ impl Repo {
         let commit = self.git.find_commit(oid).ok()?;
         commit.message().map(str::to_string)
     }
+}
+
+/// The tree of `dir` in `commit` (its root tree for an empty `dir`).
+fn dir_tree_of<'r>(
+    git: &'r git2::Repository,
+    commit: &git2::Commit<'r>,
+    dir: &Path,
+) -> Option<git2::Tree<'r>> {
+    let root = commit.tree().ok()?;
+    if dir.as_os_str().is_empty() {
+        return Some(root);
+    }
+    root.get_path(dir)
+        .ok()?
+        .to_object(git)
+        .ok()?
+        .into_tree()
+        .ok()
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ impl PeerFetch {
             (None, Some(ok)) => line.push_str(&format!(
                 ": fetched {} ({} ago), at {}",
                 at(ok),
-                age(now - *ok),
+                super::gap::human(now - *ok),
                 self.head
                     .as_deref()
                     .map_or("no commit yet", |h| &h[..h.len().min(12)])
@@ -97,17 +97,6 @@ impl PeerFetch {
             ));
         }
         line
-    }
-}
-
-/// A duration as a person says it: `42 s`, `7 min`, `3 h`, `2 d`.
-fn age(d: chrono::Duration) -> String {
-    let s = d.num_seconds().max(0);
-    match s {
-        0..=119 => format!("{s} s"),
-        120..=7199 => format!("{} min", s / 60),
-        7200..=172_799 => format!("{} h", s / 3600),
-        _ => format!("{} d", s / 86_400),
     }
 }
 

@@ -96,7 +96,8 @@ fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-fn human(d: Duration) -> String {
+/// A duration as a person says it: `42 s`, `7 min`, `3.5 h`, `2.0 days`.
+pub(super) fn human(d: Duration) -> String {
     let s = d.num_seconds().max(0);
     match s {
         0..=119 => format!("{s} s"),

@@ -45,8 +45,9 @@ struct TakenBatch {
     records: BTreeMap<String, Collaboration>,
     /// The rounds taken (not notices), by slug.
     rounds: BTreeMap<String, Vec<u32>>,
-    /// One line per handoff, for the commit message and the log.
-    said: Vec<String>,
+    /// Each handoff as the commit says it (`from alice, design-x round
+    /// 1`), with its inbox message, for the commit and the log.
+    said: Vec<(String, String)>,
     /// How many were new (not found already written by a supervisor that
     /// was killed before recording them).
     new: usize,
@@ -81,8 +82,8 @@ impl Supervisor<'_> {
         }
         crate::atomic::append_line(&self.home.path(rel::HANDOFFS), &written.lines.join("\n"))?;
         written.paths.insert(0, rel::HANDOFFS.to_string());
-        for line in &written.said {
-            tracing::info!("took {line}");
+        for (what, inbox) in &written.said {
+            tracing::info!("took handoff {what} ({inbox})");
         }
         let new = written.new;
         self.commit_taken(written, now);
@@ -139,20 +140,18 @@ impl Supervisor<'_> {
         written
             .lines
             .push(serde_json::to_string(&taken).expect("a ledger line serialises"));
-        written.said.push(match h.notice.as_deref() {
-            Some(what) => format!("{}'s notice: {slug} {what} ({inbox_rel})", r.peer),
+        let what = match h.notice.as_deref() {
+            Some(what) => format!("notice from {}, {slug} {what}", r.peer),
             None => {
                 written
                     .rounds
                     .entry(slug.clone())
                     .or_default()
                     .push(h.round);
-                format!(
-                    "{}'s handoff: {slug} round {} ({inbox_rel})",
-                    r.peer, h.round
-                )
+                format!("from {}, {slug} round {}", r.peer, h.round)
             }
-        });
+        };
+        written.said.push((what, inbox_rel));
         Ok(())
     }
 
@@ -161,8 +160,9 @@ impl Supervisor<'_> {
     /// was taken stays, and the next commit carries it.
     fn commit_taken(&mut self, written: TakenBatch, now: chrono::DateTime<chrono::Utc>) {
         let specs: Vec<&str> = written.paths.iter().map(String::as_str).collect();
-        let message = match written.said.as_slice() {
-            [one] => format!("handoff: {}", one_line(one)),
+        let said: Vec<&str> = written.said.iter().map(|(what, _)| what.as_str()).collect();
+        let message = match said.as_slice() {
+            [one] => format!("handoff: {one}"),
             many => format!("handoff: {} taken\n\n{}", many.len(), many.join("\n")),
         };
         let taken_in = match self.repo.commit(&specs, &Identity::hearth(), &message, now) {
@@ -227,18 +227,5 @@ impl Supervisor<'_> {
         crate::mailbox::outbox::post(self.home, &flare, now)
             .inspect_err(|e| tracing::warn!("could not write the collab flare: {e}"))
             .ok()
-    }
-}
-
-/// One handoff as its own commit says it (`from alice, design-x round 1`).
-fn one_line(said: &str) -> String {
-    // `alice's handoff: design-x round 1 (inbox/…)` → `from alice, design-x round 1`
-    let (who, rest) = said.split_once("'s ").unwrap_or(("", said));
-    let what = rest.split_once(": ").map_or(rest, |(_, w)| w);
-    let what = what.rsplit_once(" (").map_or(what, |(w, _)| w);
-    if rest.starts_with("notice") {
-        format!("notice from {who}, {what}")
-    } else {
-        format!("from {who}, {what}")
     }
 }

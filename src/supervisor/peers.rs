@@ -65,18 +65,20 @@ impl Supervisor<'_> {
                     continue;
                 }
             };
+            // The peer's history, opened once for all its handoffs.
+            let history = source.history();
             let mut waiting = Vec::new();
             for file in names {
                 if taken.contains(&(peer.clone(), file.clone())) {
                     continue;
                 }
-                match addressed_to(&peer, &source, &file, &me) {
+                match addressed_to(&peer, &source, history.as_ref(), &file, &me) {
                     Ok(Some(h)) => waiting.push((file, h)),
                     Ok(None) => {}
                     Err(problem) => self.report_once(problem.to_string()),
                 }
             }
-            ready.extend(committed(&peer, &source, waiting));
+            ready.extend(committed(&peer, history.as_ref(), waiting));
         }
         if ready.is_empty() {
             return 0;
@@ -135,10 +137,11 @@ impl Supervisor<'_> {
 fn addressed_to(
     peer: &str,
     source: &Source,
+    history: Option<&crate::repo::Repo>,
     file: &str,
     me: &str,
 ) -> Result<Option<Handoff>, IntakeError> {
-    let h = source.read(peer, file)?;
+    let h = source.read(peer, history, file)?;
     if h.to != me {
         return Ok(None);
     }
@@ -155,11 +158,12 @@ fn addressed_to(
 /// Those of the `waiting` handoffs the peer has committed, each with the
 /// commit that brought it (found for all of them in one walk of the
 /// peer's history); the others wait, and the peer's commit wakes us again.
-fn committed(peer: &str, source: &Source, waiting: Vec<(String, Handoff)>) -> Vec<Ready> {
-    if waiting.is_empty() {
-        return Vec::new();
-    }
-    let Some(history) = source.history() else {
+fn committed(
+    peer: &str,
+    history: Option<&crate::repo::Repo>,
+    waiting: Vec<(String, Handoff)>,
+) -> Vec<Ready> {
+    let Some(history) = history.filter(|_| !waiting.is_empty()) else {
         return Vec::new();
     };
     let written: Vec<(String, chrono::DateTime<chrono::Utc>)> = waiting
@@ -275,8 +279,14 @@ impl Source {
 
     /// The handoff `file`: a regular file of bounded size (a FIFO there
     /// would block this supervisor for ever, /dev/zero never end), UTF-8,
-    /// in the handoff's format.
-    fn read(&self, peer: &str, file: &str) -> Result<Handoff, IntakeError> {
+    /// in the handoff's format. A mirror's is read from `history`, the
+    /// mirror as the caller opened it once for all its handoffs.
+    fn read(
+        &self,
+        peer: &str,
+        history: Option<&crate::repo::Repo>,
+        file: &str,
+    ) -> Result<Handoff, IntakeError> {
         let unreadable = |source| IntakeError::Unreadable {
             peer: peer.to_string(),
             source,
@@ -286,10 +296,10 @@ impl Source {
                 let path = path.join(rel::OUTBOX).join(file);
                 crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(unreadable)?
             }
-            Source::Mirror(dir) => {
+            Source::Mirror(_) => {
                 let rel_path = format!("{}/{file}", rel::OUTBOX);
-                let found = crate::repo::Repo::open_mirror(dir)
-                    .and_then(|repo| repo.read_at_head(&rel_path, MAX_HANDOFF_BYTES));
+                let found =
+                    history.and_then(|repo| repo.read_at_head(&rel_path, MAX_HANDOFF_BYTES));
                 match found {
                     Some(Ok(bytes)) => bytes,
                     Some(Err(_)) => {

@@ -7,7 +7,6 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 pub struct GitDaemon {
     child: Option<Child>,
@@ -18,11 +17,7 @@ pub struct GitDaemon {
 impl GitDaemon {
     /// Serves `base` on a free port.
     pub fn start(base: &Path) -> GitDaemon {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = super::ports::free_port();
         let mut daemon = GitDaemon {
             child: None,
             base: base.to_path_buf(),
@@ -54,15 +49,7 @@ impl GitDaemon {
                 libc::kill(-(child.id() as i32), libc::SIGKILL);
             }
             let _ = child.wait();
-            let gone = Instant::now();
-            while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                assert!(
-                    gone.elapsed() < Duration::from_secs(10),
-                    "git daemon still serves port {} after its kill",
-                    self.port
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            super::ports::wait_until(self.port, false, "git daemon, killed,", String::new);
         }
     }
 
@@ -86,15 +73,7 @@ impl GitDaemon {
             .process_group(0)
             .spawn()
             .expect("git daemon (the git package) must be installed to run this");
-        let up = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(
-                up.elapsed() < Duration::from_secs(10),
-                "git daemon did not listen on {}",
-                self.port
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        super::ports::wait_until(self.port, true, "git daemon", String::new);
         self.child = Some(child);
     }
 }

@@ -1,7 +1,6 @@
 //! `[git] push = true` against a real git server on 127.0.0.1 (`git
 //! daemon` with receive-pack), started by the test.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -18,14 +17,6 @@ impl Drop for GitDaemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A bare repository served read-write by `git daemon` on `port`.
@@ -84,7 +75,7 @@ fn rev(dir: &std::path::Path, what: &str) -> String {
 #[test]
 fn each_commit_goes_to_the_remote_and_a_failing_remote_is_flared_once_and_never_delays_a_tick() {
     let server = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = crate::common::ports::free_port();
     let daemon = git_daemon(server.path(), port);
     let home = TestHome::with_config("[git]\npush = true\npush_flare_min = 0\n");
     home.git(&["remote", "add", "origin", &daemon.url]);

@@ -63,11 +63,7 @@ impl HttpsGit {
             "{}/git-http-backend",
             String::from_utf8_lossy(&exec_path.stdout).trim()
         );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::common::ports::free_port();
         let path = std::env::var("PATH").unwrap_or_default();
         let config = dir.join("lighttpd.conf");
         std::fs::write(
@@ -95,15 +91,9 @@ impl HttpsGit {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let up = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                up.elapsed() < Duration::from_secs(10),
-                "lighttpd did not listen: {}",
-                std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        crate::common::ports::wait_until(port, true, "lighttpd", || {
+            std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+        });
         std::fs::create_dir_all(dir.join("server")).unwrap();
         HttpsGit {
             child,

@@ -70,11 +70,7 @@ impl SshServer {
             // sshd's privilege separation directory, missing in containers.
             std::fs::create_dir_all("/run/sshd").unwrap();
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::common::ports::free_port();
         let d = dir.display();
         // The session's PATH is this one, so `git-upload-pack` is found
         // wherever this machine's git lives.
@@ -98,15 +94,9 @@ impl SshServer {
             .stderr(log)
             .spawn()
             .unwrap();
-        let up = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                up.elapsed() < Duration::from_secs(10),
-                "sshd did not listen: {}",
-                std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        crate::common::ports::wait_until(port, true, "sshd", || {
+            std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+        });
         // What `ssh-keyscan -p PORT 127.0.0.1 >> ~/.ssh/known_hosts` writes.
         let host_key = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
         let mut fields = host_key.split_whitespace();
