@@ -195,7 +195,7 @@ pub fn plan(
         }
         _ => return Err(HandoffRefusal::Which),
     };
-    if record.rounds.len() as u32 >= settings.max_rounds {
+    if record.last_round() >= settings.max_rounds {
         return Err(HandoffRefusal::MaxRounds {
             slug: record.slug,
             max: settings.max_rounds,
@@ -212,7 +212,7 @@ pub fn plan(
     if !record.participants.contains(&request.to) {
         record.participants.push(request.to.clone());
     }
-    let n = record.rounds.len() as u32 + 1;
+    let n = record.last_round() + 1;
     record.rounds.push(Round {
         n,
         from: me.to_string(),
@@ -274,7 +274,7 @@ pub fn notice(
         kind: "notice".into(),
         from: me.to_string(),
         to: peer.to_string(),
-        round: c.rounds.len() as u32,
+        round: c.last_round(),
         created: now,
         collaboration: c.clone(),
         notice: Some(what.to_string()),

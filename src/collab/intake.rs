@@ -19,6 +19,10 @@ pub struct Taken {
     /// The peer's commit that holds it, when the peer had committed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_in: Option<String>,
+    /// The blob it was read from (what tells it rewritten later under the
+    /// same name); none in lines written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
     /// The collaboration.
     pub slug: String,
     /// Its round.
@@ -29,24 +33,127 @@ pub struct Taken {
     pub at: DateTime<Utc>,
 }
 
+/// The most handoffs one tick takes (of its one collaboration): a
+/// participant's backlog is read a part at a time, oldest first, so each
+/// tick fits its context and the agent always makes progress.
+pub const MAX_HANDOFFS_A_TICK: usize = 16;
+
 /// Which of a tick's inbox messages (`inbox/…` paths, oldest first) it
 /// takes now, and the collaboration they belong to: every message that is
 /// not a handoff, and the handoffs of one collaboration only — the oldest
-/// one's — so that the tick's tools run in one working directory. The
-/// others wait for the next tick.
+/// one's, at most [`MAX_HANDOFFS_A_TICK`] — so that the tick's tools run
+/// in one working directory. The others wait for the next tick.
 pub fn route(taken: &[Taken], inbox: &[String]) -> (Vec<bool>, Option<String>) {
-    let slug_of = |rel: &String| {
-        taken
-            .iter()
-            .find(|t| &t.inbox == rel)
-            .map(|t| t.slug.clone())
-    };
+    let slugs: std::collections::HashMap<&str, &str> = taken
+        .iter()
+        .map(|t| (t.inbox.as_str(), t.slug.as_str()))
+        .collect();
+    let slug_of = |rel: &String| slugs.get(rel.as_str()).copied();
     let chosen = inbox.iter().find_map(slug_of);
+    let mut handoffs = 0;
     let keep = inbox
         .iter()
-        .map(|rel| slug_of(rel).is_none_or(|s| Some(&s) == chosen.as_ref()))
+        .map(|rel| match slug_of(rel) {
+            None => true,
+            Some(slug) if Some(slug) == chosen && handoffs < MAX_HANDOFFS_A_TICK => {
+                handoffs += 1;
+                true
+            }
+            Some(_) => false,
+        })
         .collect();
-    (keep, chosen)
+    (keep, chosen.map(str::to_string))
+}
+
+/// Why a handoff or notice from a peer is not taken into a collaboration:
+/// a collaboration belongs to its participants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The sender is not one of the participants this home knows (or, for
+    /// a collaboration new here, the one it claims does not hold both).
+    NotParticipant {
+        /// The participants this home's record (or the claim) holds.
+        participants: Vec<String>,
+    },
+    /// The round it claims is not one from the sender to this home.
+    NotItsRound,
+    /// Past `[collaborations] max_rounds`: it waits.
+    PastMaxRounds,
+}
+
+/// Whether `h`, from `peer` to `me`, may be taken into this home's record
+/// `mine` (none: the collaboration is new here). Only a participant hands
+/// off or sends a notice in a collaboration; a new one is founded only
+/// with the sender and this home among its participants; a handoff's
+/// round is the sender's own, to this home, within `max_rounds`.
+pub fn admit(
+    h: &Handoff,
+    peer: &str,
+    me: &str,
+    mine: Option<&Collaboration>,
+    max_rounds: u32,
+) -> Result<(), Refusal> {
+    let participants = match mine {
+        Some(mine) => &mine.participants,
+        None => &h.collaboration.participants,
+    };
+    let founding_without_me = mine.is_none() && !participants.iter().any(|p| p == me);
+    if !participants.iter().any(|p| p == peer) || founding_without_me {
+        return Err(Refusal::NotParticipant {
+            participants: participants.clone(),
+        });
+    }
+    if h.notice.is_some() {
+        return Ok(());
+    }
+    let own = h
+        .collaboration
+        .rounds
+        .iter()
+        .any(|r| r.n == h.round && r.from == peer && r.to == me);
+    if !own {
+        return Err(Refusal::NotItsRound);
+    }
+    if h.round > max_rounds {
+        return Err(Refusal::PastMaxRounds);
+    }
+    Ok(())
+}
+
+/// The sender's record as this home may take it: only `peer`'s own rounds
+/// and its own events; an event its operator made (`by: operator` there)
+/// is its operator's, never this home's.
+fn as_said_by(peer: &str, theirs: &Collaboration) -> Collaboration {
+    let mut c = theirs.clone();
+    c.rounds.retain(|r| r.from == peer);
+    c.events = own_events(peer, &theirs.events);
+    c
+}
+
+/// The events of `events` that `peer` may say: its own (as it), and its
+/// operator's (as `PEER's operator`).
+fn own_events(peer: &str, events: &[super::Transition]) -> Vec<super::Transition> {
+    events
+        .iter()
+        .filter_map(|e| {
+            let by = match e.by.as_str() {
+                "operator" => format!("{peer}'s operator"),
+                by if by == peer => by.to_string(),
+                _ => return None,
+            };
+            Some(super::Transition { by, ..e.clone() })
+        })
+        .collect()
+}
+
+/// Adds to `record` the events of `events` it does not hold, in time order.
+fn merge_events(record: &mut Collaboration, events: Vec<super::Transition>) {
+    for event in events {
+        if !record.events.contains(&event) {
+            record.events.push(event);
+        }
+    }
+    record.events.sort_by_key(|e| e.at);
 }
 
 /// The inbox file a handoff becomes: named after the peer and its file, so
@@ -65,12 +172,13 @@ pub struct Intake {
     pub record: Collaboration,
 }
 
-/// Decides the intake of a status notice (`kind: notice`): the record
-/// takes the sender's status when the collaboration was completed, keeps
-/// this home's events, and the inbox says what happened.
-pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
+/// Decides the intake of a status notice (`kind: notice`) from `peer`,
+/// admitted by [`admit`]: the record takes the sender's status when the
+/// collaboration was completed or its operator changed it, takes the
+/// sender's own events, and the inbox says what happened.
+pub fn take_notice(h: &Handoff, peer: &str, mine: Option<Collaboration>) -> Intake {
     let what = h.notice.as_deref().unwrap_or("");
-    let mut record = mine.unwrap_or_else(|| h.collaboration.clone());
+    let mut record = mine.unwrap_or_else(|| as_said_by(peer, &h.collaboration));
     match what {
         "complete" if record.status != Stage::Abandoned => record.status = Stage::Complete,
         // An operator's status change travels: the latest one stands.
@@ -78,12 +186,7 @@ pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
         "rename" => record.name.clone_from(&h.collaboration.name),
         _ => {}
     }
-    for event in &h.collaboration.events {
-        if !record.events.contains(event) {
-            record.events.push(event.clone());
-        }
-    }
-    record.events.sort_by_key(|e| e.at);
+    merge_events(&mut record, own_events(peer, &h.collaboration.events));
     let inbox_text = format!(
         "Notice from {} — collaboration \"{}\" ({}), now {}:\n\n{}\n",
         h.from,
@@ -95,38 +198,41 @@ pub fn take_notice(h: &Handoff, mine: Option<Collaboration>) -> Intake {
     Intake { inbox_text, record }
 }
 
-/// Decides the intake of round `h.round`, which the sender committed in
-/// `sent_in`. The sender's record is the base (it holds the new round); a
-/// status this home's operator set (paused, complete, abandoned) stands,
-/// status changes made here are kept, and what this home knew of the
-/// rounds (the commits on its side) is kept too.
+/// Decides the intake of round `h.round` from `peer`, admitted by
+/// [`admit`], which the sender committed in `sent_in`. This home's record
+/// is the base when it has one: its status, name, workdir and events
+/// stand; the sender adds its own rounds and events only, and the
+/// participants it hands to. What this home knew of the rounds (the
+/// commits on its side) is kept.
 pub fn take(
     h: &Handoff,
+    peer: &str,
     mine: Option<Collaboration>,
     max_rounds: u32,
     sent_in: Option<String>,
 ) -> Intake {
-    let mut record = h.collaboration.clone();
+    let theirs = as_said_by(peer, &h.collaboration);
+    let mut record = match mine {
+        None => theirs.clone(),
+        Some(mut mine) => {
+            for p in &theirs.participants {
+                if !mine.participants.contains(p) {
+                    mine.participants.push(p.clone());
+                }
+            }
+            mine.learn(&theirs.rounds);
+            for round in &theirs.rounds {
+                if !mine.rounds.iter().any(|r| r.n == round.n) {
+                    mine.rounds.push(round.clone());
+                }
+            }
+            mine.rounds.sort_by_key(|r| r.n);
+            merge_events(&mut mine, theirs.events.clone());
+            mine
+        }
+    };
     if let Some(round) = record.rounds.iter_mut().find(|r| r.n == h.round) {
         round.sent_in = round.sent_in.take().or(sent_in);
-    }
-    if let Some(mine) = mine {
-        record.learn(&mine.rounds);
-        if mine.status != Stage::Active {
-            record.status = mine.status;
-        }
-        for event in mine.events {
-            if !record.events.contains(&event) {
-                record.events.push(event);
-            }
-        }
-        record.events.sort_by_key(|e| e.at);
-        for round in mine.rounds {
-            if !record.rounds.iter().any(|r| r.n == round.n) {
-                record.rounds.push(round);
-            }
-        }
-        record.rounds.sort_by_key(|r| r.n);
     }
     let mut header = h.header(max_rounds);
     if record.status != Stage::Active {
@@ -170,7 +276,7 @@ mod tests {
             ..HandoffAsk::default()
         };
         let sent = plan("alice", &peers, &settings, &request, None, |_| false, at(0)).unwrap();
-        let first = take(&sent.handoff, None, 12, Some("c0ffee".into()));
+        let first = take(&sent.handoff, "alice", None, 12, Some("c0ffee".into()));
         assert_eq!(first.record.rounds[0].sent_in.as_deref(), Some("c0ffee"));
         assert!(
             first.inbox_text.starts_with("Handoff from alice"),
@@ -188,7 +294,7 @@ mod tests {
         mine.change(Change::Pause, "operator", "bob's operator", at(1))
             .unwrap();
         mine.rounds[0].taken_in = Some("beef".into());
-        let again = take(&sent.handoff, Some(mine), 12, None);
+        let again = take(&sent.handoff, "alice", Some(mine), 12, None);
         let round = &again.record.rounds[0];
         assert_eq!(
             (round.sent_in.as_deref(), round.taken_in.as_deref()),
@@ -212,6 +318,7 @@ mod tests {
             peer: "alice".into(),
             file: inbox.into(),
             sent_in: None,
+            blob: None,
             slug: slug.into(),
             round: 1,
             inbox: inbox.into(),

@@ -44,6 +44,66 @@ pub enum IntakeError {
         /// Who it claims to be from.
         claims: String,
     },
+    /// Its name cannot stand as a file here (a separator, `..`, a control
+    /// character…): it is data, never a path.
+    #[error("peer {peer}: a file in its outbox/ named {name}; it is not taken (a name a peer's tree carries is never made a path here)")]
+    BadName {
+        /// The peer.
+        peer: String,
+        /// The name, and what is wrong with it.
+        name: super::peer_file::BadName,
+    },
+    /// A handoff taken already whose words were changed since, under the
+    /// same name: the new words are not taken; the operator decides.
+    #[error("peer {peer}: {path} was changed after it was taken (its blob was {was}, is {now}); the new words are not taken: compare them (`git show {was}` and `git show {now}` in the peer's repository) and ask its operator to hand off anew")]
+    Rewritten {
+        /// The peer.
+        peer: String,
+        /// The file.
+        path: String,
+        /// The blob taken.
+        was: String,
+        /// The blob there now.
+        now: String,
+    },
+    /// The sender is not one of the collaboration's participants here.
+    #[error("peer {peer}: {path} is in collaboration {slug}, which {peer} is not part of here (its participants: {participants}); it is not taken")]
+    NotParticipant {
+        /// The peer.
+        peer: String,
+        /// The file.
+        path: String,
+        /// The collaboration.
+        slug: String,
+        /// Its participants in this home's record.
+        participants: String,
+    },
+    /// The round it claims is not the sender's to this home.
+    #[error("peer {peer}: {path} claims round {round} of {slug}, which its own record does not hold as a round from {peer} to this agent; it is not taken")]
+    NotItsRound {
+        /// The peer.
+        peer: String,
+        /// The file.
+        path: String,
+        /// The collaboration.
+        slug: String,
+        /// The round claimed.
+        round: u32,
+    },
+    /// Past `[collaborations] max_rounds`: it waits.
+    #[error("peer {peer}: {path} is round {round} of {slug}, past [collaborations] max_rounds ({max}); it waits: raise max_rounds in hearth.toml to take it, or `hearth collab complete {slug}`")]
+    PastMaxRounds {
+        /// The peer.
+        peer: String,
+        /// The file.
+        path: String,
+        /// The collaboration.
+        slug: String,
+        /// Its round.
+        round: u32,
+        /// The limit.
+        max: u32,
+    },
     /// This home's record of the collaboration could not be read.
     #[error(transparent)]
     Record(#[from] super::store::RecordError),

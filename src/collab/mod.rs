@@ -15,6 +15,7 @@ pub mod handoff;
 pub mod intake;
 pub mod intake_error;
 pub mod operator;
+pub mod peer_file;
 pub mod record;
 pub mod store;
 
@@ -322,6 +323,13 @@ impl Collaboration {
             note,
         });
         Ok(())
+    }
+
+    /// Its last round's number (0 before the first). A record can miss
+    /// rounds between two participants it was not told of by them, so
+    /// this, not the count, numbers the next one.
+    pub fn last_round(&self) -> u32 {
+        self.rounds.iter().map(|r| r.n).max().unwrap_or(0)
     }
 
     /// When it last changed: its last round or status change.

@@ -16,6 +16,16 @@ use super::error::RepoError;
 use super::git_cli::GitCommand;
 use super::{git_error, Repo};
 
+/// A file of a committed tree: its name as the tree holds it, and its
+/// blob (what tells a file rewritten under the same name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadFile {
+    /// The entry's name.
+    pub name: String,
+    /// Its blob's id.
+    pub blob: String,
+}
+
 /// What a fetch found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
@@ -111,11 +121,16 @@ impl Repo {
         })
     }
 
-    /// The names of the files directly in `dir` of the mirror's branch.
-    pub fn names_at_head(&self, dir: &str) -> Vec<String> {
+    /// The files directly in `dir` of the committed tree (HEAD: a mirror's
+    /// is its fetched branch), each with its blob. Names are given as the
+    /// tree holds them (read lossily where they are not UTF-8): the caller
+    /// checks them before it builds anything from them.
+    pub fn files_at_head(&self, dir: &str) -> Vec<HeadFile> {
         let Some(tree) = self
-            .branch_head()
-            .and_then(|oid| self.git.find_commit(oid).ok())
+            .git
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
             .and_then(|c| c.tree().ok())
         else {
             return Vec::new();
@@ -130,13 +145,31 @@ impl Repo {
         else {
             return Vec::new();
         };
-        let mut names: Vec<String> = sub
+        let mut files: Vec<HeadFile> = sub
             .iter()
             .filter(|e| e.kind() == Some(git2::ObjectType::Blob))
-            .filter_map(|e| e.name().map(str::to_string))
+            .map(|e| HeadFile {
+                name: String::from_utf8_lossy(e.name_bytes()).into_owned(),
+                blob: e.id().to_string(),
+            })
             .collect();
-        names.sort();
-        names
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        files
+    }
+
+    /// The bytes of blob `id`, if it holds at most `max` bytes
+    /// (`Err(size)` when larger: the size is read from the object's header,
+    /// so a huge blob is never inflated to be refused).
+    pub fn read_blob(&self, id: &str, max: u64) -> Option<Result<Vec<u8>, u64>> {
+        let oid = Oid::from_str(id).ok()?;
+        let (size, kind) = self.git.odb().ok()?.read_header(oid).ok()?;
+        if kind != git2::ObjectType::Blob {
+            return None;
+        }
+        if size as u64 > max {
+            return Some(Err(size as u64));
+        }
+        Some(Ok(self.git.find_blob(oid).ok()?.content().to_vec()))
     }
 
     /// The bytes of `rel` on the mirror's branch, if it is a file there of
@@ -144,13 +177,7 @@ impl Repo {
     pub fn read_at_head(&self, rel: &str, max: u64) -> Option<Result<Vec<u8>, u64>> {
         let commit = self.git.find_commit(self.branch_head()?).ok()?;
         let entry = commit.tree().ok()?.get_path(Path::new(rel)).ok()?;
-        let blob = entry.to_object(&self.git).ok()?.into_blob().ok()?;
-        let size = blob.size() as u64;
-        Some(if size > max {
-            Err(size)
-        } else {
-            Ok(blob.content().to_vec())
-        })
+        self.read_blob(&entry.id().to_string(), max)
     }
 
     /// The mirror's `refs/heads/main`.

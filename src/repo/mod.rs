@@ -33,7 +33,7 @@ pub use error::RepoError;
 pub use git_cli::needs_git_command;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
-pub use mirror::Fetched;
+pub use mirror::{Fetched, HeadFile};
 pub use origins::{outside_trailers, LineOrigin, OUTSIDE_TRAILER};
 pub use outside::line_digest;
 pub use pack::{PackPolicy, Packed, PACKED_REF};

@@ -22,12 +22,41 @@ use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::repo::Identity;
 
+/// Why `r` was not admitted, as the operator reads it.
+pub(super) fn refusal(r: &Ready, refused: intake::Refusal, max: u32) -> IntakeError {
+    let (peer, path) = (r.peer.clone(), format!("outbox/{}", r.file));
+    let slug = r.handoff.collaboration.slug.clone();
+    match refused {
+        intake::Refusal::NotParticipant { participants } => IntakeError::NotParticipant {
+            peer,
+            path,
+            slug,
+            participants: participants.join(", "),
+        },
+        intake::Refusal::NotItsRound => IntakeError::NotItsRound {
+            peer,
+            path,
+            slug,
+            round: r.handoff.round,
+        },
+        intake::Refusal::PastMaxRounds => IntakeError::PastMaxRounds {
+            peer,
+            path,
+            slug,
+            round: r.handoff.round,
+            max,
+        },
+    }
+}
+
 /// A handoff that is this agent's to take now.
 pub(super) struct Ready {
     /// The peer it comes from.
     pub peer: String,
-    /// Its file in the peer's `outbox/`.
+    /// Its file in the peer's `outbox/` (a plain name, checked).
     pub file: String,
+    /// The blob it was read from.
+    pub blob: String,
     /// What it says.
     pub handoff: Handoff,
     /// The peer's commit that holds it.
@@ -99,8 +128,8 @@ impl Supervisor<'_> {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), IntakeError> {
         let h = &r.handoff;
-        let name = intake::inbox_name(&r.peer, &r.file);
-        let inbox_rel = format!("{}/{name}", rel::INBOX);
+        let inbox_rel = self.inbox_landing(r)?;
+        let name = inbox_rel.rsplit('/').next().unwrap_or_default().to_string();
         let already = self.home.path(&inbox_rel).exists()
             || self.home.path(rel::INBOX_ARCHIVE).join(&name).exists();
         let slug = h.collaboration.slug.clone();
@@ -110,14 +139,14 @@ impl Supervisor<'_> {
             Some(record) => Some(record.clone()),
             None => store::load(self.home, &slug)?,
         };
+        let max_rounds = self.config.collaborations.max_rounds;
+        let me = crate::collab::own_name(self.home);
+        if let Err(refused) = intake::admit(h, &r.peer, &me, mine.as_ref(), max_rounds) {
+            return Err(refusal(r, refused, max_rounds));
+        }
         let intake = match h.notice.as_deref() {
-            Some(_) => intake::take_notice(h, mine),
-            None => intake::take(
-                h,
-                mine,
-                self.config.collaborations.max_rounds,
-                Some(r.sent_in.clone()),
-            ),
+            Some(_) => intake::take_notice(h, &r.peer, mine),
+            None => intake::take(h, &r.peer, mine, max_rounds, Some(r.sent_in.clone())),
         };
         if !already {
             if h.notice.as_deref() == Some("max-rounds") {
@@ -132,6 +161,7 @@ impl Supervisor<'_> {
             peer: r.peer.clone(),
             file: r.file.clone(),
             sent_in: Some(r.sent_in.clone()),
+            blob: Some(r.blob.clone()),
             slug: slug.clone(),
             round: h.round,
             inbox: inbox_rel.clone(),
@@ -153,6 +183,36 @@ impl Supervisor<'_> {
         };
         written.said.push((what, inbox_rel));
         Ok(())
+    }
+
+    /// Where `r`'s inbox message lands (relative to the home): one file
+    /// directly in `inbox/`, checked where the bytes land, as the sandbox
+    /// checks a tool's path — a name that would hold a separator, or an
+    /// `inbox/` that resolves outside the home, is refused.
+    fn inbox_landing(&self, r: &Ready) -> Result<String, IntakeError> {
+        let name = intake::inbox_name(&r.peer, &r.file);
+        let plain = crate::collab::peer_file::check(&name).is_ok()
+            && matches!(
+                std::path::Path::new(&name).components().collect::<Vec<_>>()[..],
+                [std::path::Component::Normal(_)]
+            );
+        let inbox = self.home.path(rel::INBOX);
+        let inside = match (inbox.canonicalize(), self.home.root().canonicalize()) {
+            (Ok(inbox), Ok(root)) => inbox.parent() == Some(root.as_path()),
+            // Not made yet: the write makes it, under the home.
+            (Err(_), Ok(_)) => !inbox.is_symlink(),
+            _ => false,
+        };
+        if !plain || !inside {
+            return Err(IntakeError::BadName {
+                peer: r.peer.clone(),
+                name: crate::collab::peer_file::BadName {
+                    name: r.file.clone(),
+                    why: "would not land in inbox/",
+                },
+            });
+        }
+        Ok(format!("{}/{name}", rel::INBOX))
     }
 
     /// Commits what was written, and then, for the rounds, the commit that

@@ -19,70 +19,53 @@
 //! What is ready is taken all at once (`intake.rs`): a backlog after an
 //! outage is one commit, not one per handoff.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::intake::Ready;
 use super::Supervisor;
 use crate::collab::handoff::Handoff;
 use crate::collab::intake_error::IntakeError;
-use crate::collab::{own_name, store};
+use crate::collab::{own_name, peer_file, store};
 use crate::config::collab::PeerAt;
 use crate::home::layout::rel;
+use crate::repo::HeadFile;
 
 /// The largest handoff file taken from a peer: a message, not a payload
-/// (the sender's tool refuses a message over `[tools] max_write_bytes`).
-const MAX_HANDOFF_BYTES: u64 = 16 * 1024 * 1024;
+/// (the sender's tool refuses a message over `[tools] max_write_bytes`,
+/// 1 MiB by default). A larger one is refused without being read.
+const MAX_HANDOFF_BYTES: u64 = 1024 * 1024;
+
+/// The most handoffs taken in one look (oldest first): a backlog of
+/// thousands is taken a batch at a time, ticks between, so the agent keeps
+/// answering and each look costs what it takes.
+pub(super) const MAX_BATCH: usize = 64;
 
 impl Supervisor<'_> {
     /// Takes every handoff addressed to this agent that its peers posted
-    /// and it has not taken yet; returns how many. Never fatal: a peer
-    /// that cannot be read is named once and the others are taken.
+    /// and it has not taken yet (at most [`MAX_BATCH`] a look, oldest
+    /// first); returns how many. Never fatal: a peer that cannot be read,
+    /// a file that cannot be taken, is named once and the others are taken.
     pub(super) fn take_handoffs(&mut self) -> usize {
         self.watch_peers();
         if self.config.peers.is_empty() {
             return 0;
         }
-        let me = own_name(self.home);
-        let taken: HashSet<(String, String)> = store::handoffs_taken(self.home)
-            .into_iter()
-            .map(|t| (t.peer, t.file))
-            .collect();
-        let suffix = format!("-to-{me}.md");
-        let mut ready = Vec::new();
-        for (peer, at) in self
-            .config
-            .peers
-            .iter()
-            .map(|(p, a)| (p.clone(), a.clone()))
-            .collect::<Vec<_>>()
-        {
-            let source = Source::of(self.home, &peer, &at);
-            let names = match source.handoff_names(&suffix) {
-                Ok(names) => names,
-                Err(problem) => {
-                    self.report_once(unreadable(&peer, &problem));
-                    continue;
-                }
-            };
-            // The peer's history, opened once for all its handoffs.
-            let history = source.history();
-            let mut waiting = Vec::new();
-            for file in names {
-                if taken.contains(&(peer.clone(), file.clone())) {
-                    continue;
-                }
-                match addressed_to(&peer, &source, history.as_ref(), &file, &me) {
-                    Ok(Some(h)) => waiting.push((file, h)),
-                    Ok(None) => {}
-                    Err(problem) => self.report_once(problem.to_string()),
-                }
-            }
-            ready.extend(committed(&peer, history.as_ref(), waiting));
+        let Survey {
+            mut ready,
+            problems,
+        } = survey(self.home, &self.config);
+        for problem in problems {
+            self.report_once(problem);
         }
         if ready.is_empty() {
             return 0;
         }
+        // Oldest first, a bounded batch a look: a flood of one peer is
+        // taken a batch at a time while ticks go on between, and each
+        // look costs what it takes, not the whole backlog.
+        ready.sort_by(|a, b| (a.handoff.created, &a.file).cmp(&(b.handoff.created, &b.file)));
+        ready.truncate(MAX_BATCH);
         match self.take_all(ready) {
             Ok(count) => count,
             Err(problem) => {
@@ -138,9 +121,9 @@ fn addressed_to(
     peer: &str,
     source: &Source,
     history: Option<&crate::repo::Repo>,
-    file: &str,
+    file: &HeadFile,
     me: &str,
-) -> Result<Option<Handoff>, IntakeError> {
+) -> Result<Option<(Handoff, String)>, IntakeError> {
     let h = source.read(peer, history, file)?;
     if h.to != me {
         return Ok(None);
@@ -148,11 +131,11 @@ fn addressed_to(
     if h.from != peer {
         return Err(IntakeError::NotFromPeer {
             peer: peer.to_string(),
-            path: source.shown(file),
+            path: source.shown(&file.name),
             claims: h.from.clone(),
         });
     }
-    Ok(Some(h))
+    Ok(Some((h, file.blob.clone())))
 }
 
 /// Those of the `waiting` handoffs the peer has committed, each with the
@@ -161,23 +144,24 @@ fn addressed_to(
 fn committed(
     peer: &str,
     history: Option<&crate::repo::Repo>,
-    waiting: Vec<(String, Handoff)>,
+    waiting: Vec<(HeadFile, (Handoff, String))>,
 ) -> Vec<Ready> {
     let Some(history) = history.filter(|_| !waiting.is_empty()) else {
         return Vec::new();
     };
     let written: Vec<(String, chrono::DateTime<chrono::Utc>)> = waiting
         .iter()
-        .map(|(f, h)| (f.clone(), h.created))
+        .map(|(f, (h, _))| (f.name.clone(), h.created))
         .collect();
     let mut brought = history.introduced_all(rel::OUTBOX, &written);
     waiting
         .into_iter()
-        .filter_map(|(file, handoff)| {
-            let sent_in = brought.remove(&file)?;
+        .filter_map(|(file, (handoff, blob))| {
+            let sent_in = brought.remove(&file.name)?;
             Some(Ready {
                 peer: peer.to_string(),
-                file,
+                file: file.name,
+                blob,
                 handoff,
                 sent_in,
             })
@@ -185,9 +169,99 @@ fn committed(
         .collect()
 }
 
+/// What this home took from each peer's files: the blob each was read
+/// from, where the ledger kept it.
+type TakenBlobs = HashMap<(String, String), Option<String>>;
+
+fn taken_blobs(home: &crate::home::Home) -> TakenBlobs {
+    store::handoffs_taken(home)
+        .into_iter()
+        .map(|t| ((t.peer, t.file), t.blob))
+        .collect()
+}
+
+/// What one look at a peer's outbox finds for this agent.
+struct Look {
+    /// The files addressed here not taken yet, oldest name first.
+    waiting: Vec<HeadFile>,
+    /// Why others are not taken: names that cannot be files here, and
+    /// handoffs rewritten after they were taken.
+    problems: Vec<IntakeError>,
+}
+
 /// How many of the peers' directories do not exist (cannot be watched).
 fn missing(dirs: &[(String, PathBuf)]) -> usize {
     dirs.iter().filter(|(_, d)| !d.is_dir()).count()
+}
+
+/// What the peers hold for this agent now.
+pub(super) struct Survey {
+    /// The handoffs it may take, each admitted against this home's record
+    /// as it stands.
+    pub ready: Vec<Ready>,
+    /// Why the others are not taken, one line each, as the operator reads
+    /// it (status and the log say the same).
+    pub problems: Vec<String>,
+}
+
+/// Looks at every peer: what is ready to take, and why anything addressed
+/// here is not. The same judgement for the intake and for `hearth status`.
+pub(super) fn survey(home: &crate::home::Home, config: &crate::config::Config) -> Survey {
+    let me = own_name(home);
+    let taken = taken_blobs(home);
+    let mut survey = Survey {
+        ready: Vec::new(),
+        problems: Vec::new(),
+    };
+    let mut records: HashMap<String, Option<crate::collab::Collaboration>> = HashMap::new();
+    for (peer, at) in config.peers.iter() {
+        let source = Source::of(home, peer, at);
+        // The peer's history, opened once for all its handoffs.
+        let history = source.history();
+        let look = match source.look(peer, &me, &taken, history.as_ref()) {
+            Ok(look) => look,
+            Err(problem) => {
+                survey.problems.push(unreadable(peer, &problem));
+                continue;
+            }
+        };
+        survey
+            .problems
+            .extend(look.problems.iter().map(ToString::to_string));
+        let mut waiting = Vec::new();
+        for file in look.waiting {
+            match addressed_to(peer, &source, history.as_ref(), &file, &me) {
+                Ok(Some(h)) => waiting.push((file, h)),
+                Ok(None) => {}
+                Err(problem) => survey.problems.push(problem.to_string()),
+            }
+        }
+        for r in committed(peer, history.as_ref(), waiting) {
+            let slug = &r.handoff.collaboration.slug;
+            let mine = match records.get(slug) {
+                Some(mine) => mine.clone(),
+                None => match store::load(home, slug) {
+                    Ok(mine) => {
+                        records.insert(slug.clone(), mine.clone());
+                        mine
+                    }
+                    // Named; it waits until the record is fixed.
+                    Err(e) => {
+                        survey.problems.push(IntakeError::Record(e).to_string());
+                        continue;
+                    }
+                },
+            };
+            let max = config.collaborations.max_rounds;
+            match crate::collab::intake::admit(&r.handoff, peer, &me, mine.as_ref(), max) {
+                Ok(()) => survey.ready.push(r),
+                Err(refused) => survey
+                    .problems
+                    .push(super::intake::refusal(&r, refused, max).to_string()),
+            }
+        }
+    }
+    survey
 }
 
 /// What is said of a peer whose `outbox/` cannot be read.
@@ -202,20 +276,13 @@ fn unreadable(peer: &str, problem: &str) -> String {
 /// outbox cannot be read, and records that do not parse (a handoff in a
 /// collaboration whose record is broken waits until it is fixed).
 pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config) -> Vec<String> {
-    let mut problems: Vec<String> = config
-        .peers
-        .iter()
-        .filter_map(|(peer, at)| {
-            let source = Source::of(home, peer, at);
-            source.handoff_names("").err().map(|e| unreadable(peer, &e))
-        })
-        .collect();
-    problems.extend(
-        store::list(home)
-            .1
-            .iter()
-            .map(|e| format!("{e} ({})", e.hint())),
-    );
+    let mut problems = survey(home, config).problems;
+    for broken in store::list(home).1 {
+        let said = broken.to_string();
+        if !problems.iter().any(|p| p.contains(&said)) {
+            problems.push(format!("{said} ({})", broken.hint()));
+        }
+    }
     problems
 }
 
@@ -243,87 +310,109 @@ impl Source {
         }
     }
 
-    /// The handoffs and notices in the peer's outbox whose names end in
-    /// `suffix`, sorted; or why the outbox cannot be read.
-    fn handoff_names(&self, suffix: &str) -> Result<Vec<String>, String> {
-        let names = match self {
-            Source::Home(path) => {
-                let outbox = path.join(rel::OUTBOX);
-                std::fs::read_dir(&outbox)
-                    .map_err(|e| format!("cannot read {} ({e})", outbox.display()))?
-                    .flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            }
-            Source::Mirror(dir) => match crate::repo::Repo::open_mirror(dir) {
-                Some(repo) => repo.names_at_head(rel::OUTBOX),
-                // Not fetched yet: nothing to take, and the fetch says why.
-                None => Vec::new(),
-            },
+    /// The handoffs and notices addressed to `me` in the peer's committed
+    /// `outbox/` that are not taken yet; or why the outbox cannot be read.
+    /// Every name is checked before anything is built from it, and one
+    /// taken already whose blob changed since is named.
+    fn look(
+        &self,
+        peer: &str,
+        me: &str,
+        taken: &TakenBlobs,
+        history: Option<&crate::repo::Repo>,
+    ) -> Result<Look, String> {
+        if let Source::Home(path) = self {
+            // Said first when the peer's home cannot be read at all.
+            let outbox = path.join(rel::OUTBOX);
+            std::fs::read_dir(&outbox)
+                .map_err(|e| format!("cannot read {} ({e})", outbox.display()))?;
+        }
+        // Not committed (or not fetched) yet: nothing to take, and the
+        // peer's commit (or the fetch) wakes this supervisor again.
+        let files = history.map_or_else(Vec::new, |h| h.files_at_head(rel::OUTBOX));
+        let suffix = format!("-to-{me}.md");
+        let mut look = Look {
+            waiting: Vec::new(),
+            problems: Vec::new(),
         };
-        let mut names: Vec<String> = names
-            .into_iter()
-            .filter(|n| (n.contains("-handoff-") || n.contains("-notice-")) && n.ends_with(suffix))
-            .collect();
-        names.sort();
-        Ok(names)
+        for file in files {
+            let name = &file.name;
+            if !(name.contains("-handoff-") || name.contains("-notice-"))
+                || !name.ends_with(&suffix)
+            {
+                continue;
+            }
+            if let Err(bad) = peer_file::check(name) {
+                look.problems.push(IntakeError::BadName {
+                    peer: peer.to_string(),
+                    name: bad,
+                });
+                continue;
+            }
+            match taken.get(&(peer.to_string(), name.clone())) {
+                None => look.waiting.push(file),
+                Some(Some(was)) if *was != file.blob => {
+                    look.problems.push(IntakeError::Rewritten {
+                        peer: peer.to_string(),
+                        path: self.shown(name),
+                        was: was.clone(),
+                        now: file.blob.clone(),
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(look)
     }
 
-    /// `file` as the operator would look for it.
+    /// `file` as the operator would look for it (quoted where it holds
+    /// what a log line must not).
     fn shown(&self, file: &str) -> String {
+        let file = match peer_file::check(file) {
+            Ok(plain) => plain.to_string(),
+            Err(_) => peer_file::quoted(file),
+        };
         match self {
             Source::Home(path) => path.join(rel::OUTBOX).join(file).display().to_string(),
             Source::Mirror(dir) => format!("{}:{}/{file}", dir.display(), rel::OUTBOX),
         }
     }
 
-    /// The handoff `file`: a regular file of bounded size (a FIFO there
-    /// would block this supervisor for ever, /dev/zero never end), UTF-8,
-    /// in the handoff's format. A mirror's is read from `history`, the
-    /// mirror as the caller opened it once for all its handoffs.
+    /// The handoff `file` as the peer committed it: a blob of bounded size
+    /// (read from the object's header first, so a huge one is refused
+    /// without being inflated), UTF-8, in the handoff's format.
     fn read(
         &self,
         peer: &str,
         history: Option<&crate::repo::Repo>,
-        file: &str,
+        file: &HeadFile,
     ) -> Result<Handoff, IntakeError> {
         let unreadable = |source| IntakeError::Unreadable {
             peer: peer.to_string(),
             source,
         };
-        let bytes = match self {
-            Source::Home(path) => {
-                let path = path.join(rel::OUTBOX).join(file);
-                crate::bounded::read(&path, MAX_HANDOFF_BYTES).map_err(unreadable)?
+        let bytes = match history.and_then(|repo| repo.read_blob(&file.blob, MAX_HANDOFF_BYTES)) {
+            Some(Ok(bytes)) => bytes,
+            Some(Err(_)) => {
+                return Err(unreadable(crate::bounded::BoundedError::TooLarge {
+                    path: self.shown(&file.name),
+                    max: MAX_HANDOFF_BYTES,
+                }))
             }
-            Source::Mirror(_) => {
-                let rel_path = format!("{}/{file}", rel::OUTBOX);
-                let found =
-                    history.and_then(|repo| repo.read_at_head(&rel_path, MAX_HANDOFF_BYTES));
-                match found {
-                    Some(Ok(bytes)) => bytes,
-                    Some(Err(_)) => {
-                        return Err(unreadable(crate::bounded::BoundedError::TooLarge {
-                            path: self.shown(file),
-                            max: MAX_HANDOFF_BYTES,
-                        }))
-                    }
-                    None => {
-                        return Err(unreadable(crate::bounded::BoundedError::NotAFile {
-                            path: self.shown(file),
-                            kind: "not on the fetched branch",
-                        }))
-                    }
-                }
+            None => {
+                return Err(unreadable(crate::bounded::BoundedError::NotAFile {
+                    path: self.shown(&file.name),
+                    kind: "not in the peer's committed tree",
+                }))
             }
         };
         let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
             peer: peer.to_string(),
-            path: self.shown(file),
+            path: self.shown(&file.name),
         })?;
         Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
             peer: peer.to_string(),
-            path: self.shown(file),
+            path: self.shown(&file.name),
             why,
         })
     }

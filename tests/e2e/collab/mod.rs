@@ -4,6 +4,7 @@
 use crate::common::TestHome;
 
 mod handoffs;
+mod hostile;
 mod operator;
 mod over_https;
 mod over_ssh;
