@@ -152,7 +152,7 @@ impl std::fmt::Display for PeerAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PeerAt::Path(path) => write!(f, "{}", path.display()),
-            PeerAt::Url(url) => f.write_str(url),
+            PeerAt::Url(url) => f.write_str(&super::secret_url::masked(url)),
         }
     }
 }
@@ -268,12 +268,27 @@ pub(crate) fn validate(
                     ),
                 ));
             }
+            PeerAt::Url(url) if super::secret_url::carries_secret(url) => {
+                use super::secret_url::{PASSWORD_VARIABLE, USERNAME_VARIABLE};
+                return Err(Invalid::at(
+                    "peers",
+                    name,
+                    format!(
+                        "[peers] {name} = \"{at}\": a password or token in a URL would be \
+                         repeated wherever the URL is shown (status, the log, flares that are \
+                         committed and pushed) and on git's command line; write the URL \
+                         without it and give it to hearth in its environment: \
+                         {USERNAME_VARIABLE}=NAME and {PASSWORD_VARIABLE}=SECRET (under \
+                         systemd, in an EnvironmentFile= only hearth's user can read)"
+                    ),
+                ));
+            }
             PeerAt::Url(url) if !FETCHED_SCHEMES.iter().any(|s| url.starts_with(s)) => {
                 return Err(Invalid::at(
                     "peers",
                     name,
                     format!(
-                        "[peers] {name} = {url:?}: a peer on another host is reached by \
+                        "[peers] {name} = \"{at}\": a peer on another host is reached by \
                          ssh://, https://, git:// or file:// (e.g. \
                          {name} = \"ssh://host/srv/git/{name}.git\"); scp's host:path \
                          form is written ssh://host/path"

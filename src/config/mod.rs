@@ -14,6 +14,7 @@ pub mod consolidation;
 mod git;
 mod model;
 pub mod prices;
+pub mod secret_url;
 mod validate;
 
 pub(crate) use validate::line_of_key;

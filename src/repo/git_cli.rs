@@ -175,7 +175,7 @@ fn failed(what: &str, stderr: &str) -> String {
         .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
         .collect();
     let said = said[said.len().saturating_sub(3)..].join(" / ");
-    let said = hide_userinfo(&said);
+    let said = crate::config::secret_url::masked(&said);
     match hint(&said) {
         Some(hint) => format!("{what}: {said}; {hint}"),
         None => format!("{what}: {said}"),
@@ -202,28 +202,6 @@ fn hint(said: &str) -> Option<&'static str> {
     } else {
         return None;
     })
-}
-
-/// `https://me:secret@host/…` said as `https://me:***@host/…`.
-fn hide_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        out.push_str(head);
-        let end = tail.find(['/', ' ']).unwrap_or(tail.len());
-        match tail[..end].rsplit_once('@') {
-            Some((user, host)) => {
-                let name = user.split(':').next().unwrap_or("");
-                let hidden = if user.contains(':') { ":***" } else { "" };
-                out.push_str(&format!("{name}{hidden}@{host}"));
-            }
-            None => out.push_str(&tail[..end]),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]
@@ -277,21 +255,6 @@ mod tests {
         assert!(said.contains("password=tok en$1\n"), "{said}");
         // The helper's text names the variables; the values are nowhere in it.
         assert!(!CREDENTIAL_HELPER.contains("hearth-bot"));
-    }
-
-    #[test]
-    fn a_password_in_a_url_is_never_repeated() {
-        let said = "fatal: unable to access 'https://me:hunter2@example.org/a.git/': 403";
-        let shown = hide_userinfo(said);
-        assert!(!shown.contains("hunter2"), "{shown}");
-        assert!(
-            shown.contains("https://me:***@example.org/a.git/"),
-            "{shown}"
-        );
-        assert_eq!(
-            hide_userinfo("ssh://git@host/x and git://host/y"),
-            "ssh://git@host/x and git://host/y"
-        );
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl Repo {
             timeout,
             cancel: Some(cancel),
         };
-        let what = format!("fetching {url}");
+        let what = format!("fetching {}", crate::config::secret_url::masked(url));
         let args = [
             "fetch",
             "--quiet",

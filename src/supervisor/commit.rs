@@ -77,30 +77,49 @@ pub fn hand_edit_scope(
 ) -> Vec<String> {
     let skip = [".git", ".hearth", rel::OUTBOX, rel::MEMORY];
     let mut scope: BTreeSet<String> = repo.head_top_level().into_iter().collect();
+    // A name that is not UTF-8, or a memory change outside the home: only
+    // a full look will do.
+    let mut whole = false;
     if let Ok(entries) = std::fs::read_dir(home.root()) {
         for entry in entries.flatten() {
-            if let Some(name) = entry.file_name().to_str() {
-                scope.insert(name.to_string());
-            } else {
-                // A name that is not UTF-8: only a full look will do.
-                return vec![".".into()];
+            match entry.file_name().to_str() {
+                Some(name) => drop(scope.insert(name.to_string())),
+                None => whole = true,
             }
         }
     }
     scope.retain(|name| !skip.contains(&name.as_str()));
-    let Some(memory_changes) = memory_changes else {
-        scope.insert(rel::MEMORY.to_string());
-        return scope.into_iter().collect();
-    };
-    for path in memory_changes {
-        match path.strip_prefix(home.root()) {
-            Ok(rel) if !rel.as_os_str().is_empty() => {
-                scope.insert(home.relative(path));
+    match memory_changes {
+        None => drop(scope.insert(rel::MEMORY.to_string())),
+        Some(changes) => {
+            for path in changes {
+                match path.strip_prefix(home.root()) {
+                    Ok(rel) if !rel.as_os_str().is_empty() => {
+                        scope.insert(home.relative(path));
+                    }
+                    _ => whole = true,
+                }
             }
-            _ => return vec![".".into()],
         }
     }
+    if config_holds_password(home) {
+        // Refused at start with the fix; never committed (and pushed)
+        // meanwhile. The operator's fix is committed as any edit.
+        scope.remove(rel::CONFIG);
+        if whole {
+            scope.insert(rel::MEMORY.to_string());
+        }
+    } else if whole {
+        return vec![".".into()];
+    }
     scope.into_iter().collect()
+}
+
+/// Whether `hearth.toml` holds a URL with a password in it (see
+/// [`crate::config::secret_url`]).
+fn config_holds_password(home: &Home) -> bool {
+    std::fs::read_to_string(home.config_path())
+        .is_ok_and(|text| crate::config::secret_url::holds_password(&text))
 }
 
 /// What hearth posted in `outbox/` since the last tick, committed as

@@ -73,7 +73,8 @@ impl PeerFetch {
     /// since when fetching fails and why.
     pub fn line(&self, now: DateTime<Utc>) -> String {
         let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        let mut line = format!("peer {} ({})", self.peer, self.url);
+        let url = crate::config::secret_url::masked(&self.url);
+        let mut line = format!("peer {} ({url})", self.peer);
         match (&self.failing_since, &self.last_ok) {
             (Some(since), _) => line.push_str(&format!(
                 ": FETCH FAILING since {}: {}",
@@ -268,7 +269,9 @@ impl Fetching<'_> {
         let home = self.home;
         let mut state = PeerFetch::load(home, peer).unwrap_or_default();
         state.peer = peer.to_string();
-        state.url = url.to_string();
+        // Kept and shown without a password (an old state file's is
+        // masked when shown).
+        state.url = crate::config::secret_url::masked(url);
         let fetched = Repo::mirror(&mirror_dir(home, peer))
             .and_then(|m| m.fetch_peer(url, self.credentials, self.timeout, self.cancel));
         if fetched.is_err() && self.cancel.load(Ordering::SeqCst) {
@@ -299,7 +302,7 @@ impl Fetching<'_> {
             }
             Err(e) => {
                 if state.failing_since.is_none() {
-                    tracing::warn!("peer {peer}: fetching {url} failed: {e}");
+                    tracing::warn!("peer {peer}: fetching {} failed: {e}", state.url);
                     state.failing_since = Some(now);
                 }
                 state.last_error = Some(e.to_string());
@@ -329,9 +332,9 @@ fn flare(home: &Home, state: &PeerFetch, now: DateTime<Utc>) -> bool {
          peer's host serves its repository (`git ls-remote {}`) and that this host may reach \
          it. `hearth status` shows the peer's state; this flare is sent once a failing spell.\n",
         state.peer,
-        state.url,
+        crate::config::secret_url::masked(&state.url),
         state.last_error.as_deref().unwrap_or("?"),
-        state.url
+        crate::config::secret_url::masked(&state.url)
     );
     let subject = format!("peer {} cannot be fetched", state.peer);
     let letter = crate::mailbox::outbox::Letter::flare("peer", subject, body);

@@ -173,13 +173,16 @@ pub fn remote_peers(home: &Home, config: &crate::config::Config) -> Vec<super::f
         .peers
         .iter()
         .filter_map(|(peer, at)| match at {
-            crate::config::collab::PeerAt::Url(url) => Some(
-                super::fetch::PeerFetch::load(home, peer).unwrap_or(super::fetch::PeerFetch {
-                    peer: peer.clone(),
-                    url: url.clone(),
-                    ..Default::default()
-                }),
-            ),
+            crate::config::collab::PeerAt::Url(url) => {
+                let mut fetch =
+                    super::fetch::PeerFetch::load(home, peer).unwrap_or(super::fetch::PeerFetch {
+                        peer: peer.clone(),
+                        ..Default::default()
+                    });
+                // Never a password, whatever an old state file kept.
+                fetch.url = crate::config::secret_url::masked(url);
+                Some(fetch)
+            }
             crate::config::collab::PeerAt::Path(_) => None,
         })
         .collect()

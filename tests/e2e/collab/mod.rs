@@ -11,6 +11,7 @@ mod over_ssh;
 mod peers;
 mod remote;
 mod rounds;
+mod secrets;
 
 pub(super) fn home_with_peers(workdir: &std::path::Path) -> TestHome {
     TestHome::with_config(&format!(
