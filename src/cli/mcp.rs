@@ -18,10 +18,41 @@ pub struct Args {
     #[arg(long)]
     allow_ask: bool,
     /// Serve over HTTP (the Streamable HTTP transport) at ADDR, e.g.
-    /// 127.0.0.1:8765. Any address but loopback needs HEARTH_MCP_TOKEN,
-    /// a bearer token every request must carry.
-    #[arg(long, value_name = "ADDR")]
-    http: Option<std::net::SocketAddr>,
+    /// 127.0.0.1:8765, which needs HEARTH_MCP_TOKEN (a bearer token every
+    /// request must carry: any account on the host can reach a loopback
+    /// port); or on a Unix socket only this account can use,
+    /// unix:/run/user/UID/hearth-mcp.sock (mode 0600).
+    #[arg(long, value_name = "ADDR|unix:PATH")]
+    http: Option<mcp::listen::Listen>,
+    /// Over HTTP: sessions open at once (a new one past it is answered 503).
+    #[arg(long, value_name = "N", default_value_t = mcp::http::Limits::default().max_sessions)]
+    max_sessions: usize,
+    /// Over HTTP: a session unused this many seconds is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp::http::Limits::default().session_idle.as_secs())]
+    session_idle_s: u64,
+    /// Over HTTP: connections served at once (kept below half the open
+    /// files limit; the others wait to be accepted).
+    #[arg(long, value_name = "N", default_value_t = mcp::http::Limits::default().max_connections)]
+    max_connections: usize,
+    /// Over HTTP: a request's headers must come within this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp::http::Limits::default().header_timeout.as_secs())]
+    header_timeout_s: u64,
+}
+
+/// The process's limit on open files (its soft `RLIMIT_NOFILE`).
+fn open_files_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes into the struct it is given.
+    #[allow(unsafe_code)]
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    if ok {
+        limit.rlim_cur
+    } else {
+        1024
+    }
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
@@ -33,7 +64,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         .and_then(|config| env.api_key(&config.model));
     let over = args
         .http
-        .map_or("stdio".to_string(), |a| format!("http://{a}/mcp"));
+        .as_ref()
+        .map_or("stdio".to_string(), |a| a.to_string());
     tracing::info!(
         "serving {} over MCP on {over} (say: {}, ask: {})",
         home.root().display(),
@@ -57,10 +89,17 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         .get(mcp::http::TOKEN_VARIABLE)
         .filter(|t| !t.is_empty())
         .cloned();
-    mcp::http::serve(doors, addr, token, |bound| {
-        // The address bound (a port of 0 is the system's choice), for
+    let limits = mcp::http::Limits {
+        max_sessions: args.max_sessions.max(1),
+        session_idle: std::time::Duration::from_secs(args.session_idle_s.max(1)),
+        max_connections: args.max_connections.max(1),
+        header_timeout: std::time::Duration::from_secs(args.header_timeout_s.max(1)),
+    }
+    .within(open_files_limit());
+    mcp::http::serve(doors, &addr, token, limits, |bound| {
+        // Where it listens (a port of 0 is the system's choice), for
         // whoever started it; stdout is not the protocol here.
-        println!("hearth: MCP at http://{bound}{}", mcp::http::PATH);
+        println!("hearth: MCP at {bound}");
     })
     .map_err(|e| {
         let hint = e.hint();

@@ -1,19 +1,28 @@
-//! The MCP door over HTTP (`hearth mcp --http ADDR`): the same tools as on
-//! stdio, served with the specification's Streamable HTTP transport (rmcp's
-//! service, hyper underneath), so a client on another machine needs no ssh.
+//! The MCP door over HTTP (`hearth mcp --http ADDR` or `--http
+//! unix:PATH`): the same tools as on stdio, served with the
+//! specification's Streamable HTTP transport (rmcp's service, hyper
+//! underneath), so a client on another machine needs no ssh.
 //!
-//! Who may knock: a loopback address serves this host's clients (and rmcp
-//! refuses a `Host` that is not loopback, against DNS rebinding); any other
-//! address needs a bearer token, which the operator gives in the
-//! environment, and a request without it is answered 401 before anything
-//! else reads it. The token is compared in constant time and never logged.
-//! A request body is at most [`guard::MAX_LINE`], as a line on stdio is.
-//! Many clients at once; every write goes through the home's commit lock,
-//! as on stdio.
+//! Who may knock (`listen.rs`): the door is its operator's. Over TCP —
+//! loopback too, since any account on the host can reach a loopback port —
+//! every request carries a bearer token the operator gives in the
+//! environment, or it is answered 401 before anything else reads it; the
+//! token is compared in constant time and never logged. On a Unix socket
+//! (mode 0600) only the account the door runs as is answered. rmcp refuses
+//! a `Host` that is not loopback on loopback, against DNS rebinding.
+//!
+//! What one client can hold ([`Limits`]): sessions are capped (503 past the
+//! cap) and expire when idle; connections are capped below the descriptor
+//! limit (the rest wait in the kernel's queue, and an accept that fails is
+//! backed off and logged once, not in a loop); headers are read under a
+//! timeout; a body over [`guard::MAX_LINE`] is answered 413 and never held
+//! whole. Many clients at once; every write goes through the home's commit
+//! lock, as on stdio.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -22,6 +31,7 @@ use hyper::{Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use super::listen::Listen;
 use super::serve::Handler;
 use super::{guard, Doors};
 
@@ -34,20 +44,20 @@ pub const PATH: &str = "/mcp";
 /// Why the door would not open.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// A non-loopback address without a token.
+    /// A TCP address without a token.
     #[error(
-        "{addr} is not a loopback address, and {TOKEN_VARIABLE} is not set: anyone who can \
-         reach it could read the memory"
+        "{addr}: {TOKEN_VARIABLE} is not set, and over TCP any account on this host (or \
+         beyond, off loopback) could read the memory"
     )]
     NoToken {
         /// The address asked for.
         addr: SocketAddr,
     },
     /// The address could not be bound or served.
-    #[error("could not serve MCP on {addr}: {source}")]
+    #[error("could not serve MCP on {at}: {source}")]
     Io {
-        /// The address.
-        addr: SocketAddr,
+        /// Where.
+        at: String,
         /// What the system said.
         #[source]
         source: std::io::Error,
@@ -60,15 +70,55 @@ impl HttpError {
         match self {
             HttpError::NoToken { .. } => format!(
                 "export {TOKEN_VARIABLE}=<a long random string> (clients send it as \
-                 `Authorization: Bearer …`), or serve on 127.0.0.1 and reach it through ssh"
+                 `Authorization: Bearer …`), or serve this account alone on a Unix socket: \
+                 --http unix:/run/user/$UID/hearth-mcp.sock"
             ),
             HttpError::Io { source, .. } => crate::io_hint::kind_hint(source),
         }
     }
 }
 
-/// Whether a request may pass: with no token, every request (the address
-/// is loopback); with one, only those that carry it.
+/// What one client can hold of the door.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Sessions open at once; a new one past it is answered 503.
+    pub max_sessions: usize,
+    /// A session unused this long is closed.
+    pub session_idle: Duration,
+    /// Connections served at once (the rest wait to be accepted); kept
+    /// below half the descriptor limit.
+    pub max_connections: usize,
+    /// A request's headers must have come within this.
+    pub header_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_sessions: 64,
+            session_idle: Duration::from_secs(300),
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Limits {
+    /// These limits, the connections kept below half of `descriptors`
+    /// (the process's limit on open files).
+    pub fn within(self, descriptors: u64) -> Limits {
+        let half = usize::try_from(descriptors / 2)
+            .unwrap_or(usize::MAX)
+            .max(8);
+        Limits {
+            max_connections: self.max_connections.min(half),
+            ..self
+        }
+    }
+}
+
+/// Whether a request may pass: with no token, every request (the door is
+/// a Unix socket of this account's); with one, only those that carry it.
 pub fn authorized(header: Option<&[u8]>, token: Option<&str>) -> bool {
     let Some(token) = token else {
         return true;
@@ -99,84 +149,206 @@ fn refused(status: StatusCode, text: &str) -> Response<Body> {
     response
 }
 
-/// Serves `doors` on `addr` until the process is stopped; `listening` is
-/// told the address bound (a port of 0 is chosen by the system).
+/// One accepted connection, whichever the listener.
+trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Conn for T {}
+
+enum Listener {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener),
+}
+
+impl Listener {
+    /// The next connection to serve (`None`: one refused at the door, a
+    /// socket peer of another account), or why none could be accepted.
+    async fn accept(&self) -> std::io::Result<Option<Box<dyn Conn>>> {
+        Ok(match self {
+            Listener::Tcp(tcp) => Some(Box::new(tcp.accept().await?.0)),
+            Listener::Unix(unix) => {
+                let stream = unix.accept().await?.0;
+                if super::listen::same_account(&stream) {
+                    Some(Box::new(stream))
+                } else {
+                    tracing::warn!(
+                        "MCP over a Unix socket: a client of another account was refused"
+                    );
+                    None
+                }
+            }
+        })
+    }
+}
+
+type Service = StreamableHttpService<Handler, LocalSessionManager>;
+
+/// Serves `doors` at `listen` until the process is stopped; `listening` is
+/// told where it listens (a port of 0 is chosen by the system).
 pub fn serve(
     doors: Doors,
-    addr: SocketAddr,
+    listen: &Listen,
     token: Option<String>,
-    listening: impl FnOnce(SocketAddr),
+    limits: Limits,
+    listening: impl FnOnce(String),
 ) -> Result<(), HttpError> {
-    if token.is_none() && !addr.ip().is_loopback() {
-        return Err(HttpError::NoToken { addr });
+    if let (Listen::Tcp(addr), None) = (listen, &token) {
+        return Err(HttpError::NoToken { addr: *addr });
     }
-    let io = |source| HttpError::Io { addr, source };
+    let io = |source| HttpError::Io {
+        at: listen.to_string(),
+        source,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(io)?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
-        listening(listener.local_addr().map_err(io)?);
-        let doors = Arc::new(doors);
+        let (listener, shown, loopback) = match listen {
+            Listen::Tcp(addr) => {
+                let tcp = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
+                let bound = tcp.local_addr().map_err(io)?;
+                let shown = format!("http://{bound}{PATH}");
+                (Listener::Tcp(tcp), shown, addr.ip().is_loopback())
+            }
+            Listen::Unix(path) => {
+                let unix = super::listen::bind_unix(path).map_err(io)?;
+                (Listener::Unix(unix), listen.to_string(), true)
+            }
+        };
+        listening(shown);
         let mut config = StreamableHttpServerConfig::default();
-        if !addr.ip().is_loopback() {
+        if !loopback {
             // Reached by its public name, guarded by the token instead.
             config = config.disable_allowed_hosts();
         }
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(limits.session_idle);
+        let sessions = Arc::new(sessions);
+        let doors = Arc::new(doors);
         let service = StreamableHttpService::new(
             move || Ok(Handler::new(Arc::clone(&doors))),
-            Arc::new(LocalSessionManager::default()),
+            Arc::clone(&sessions),
             config,
         );
-        let token: Arc<Option<String>> = Arc::new(token);
-        loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!("MCP over HTTP: a connection was not accepted: {e}");
-                    continue;
-                }
-            };
-            let (service, token) = (service.clone(), Arc::clone(&token));
-            tokio::spawn(async move {
-                let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
-                    let (service, token) = (service.clone(), Arc::clone(&token));
-                    async move { Ok::<_, Infallible>(answer(service, &token, request).await) }
-                });
-                let io = hyper_util::rt::TokioIo::new(stream);
-                if let Err(e) = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, answer)
-                    .await
-                {
-                    tracing::debug!("MCP over HTTP: a connection ended: {e}");
-                }
-            });
-        }
+        let door = Arc::new(Door {
+            service,
+            sessions,
+            token,
+            limits,
+        });
+        accept_loop(&listener, door).await;
+        Ok(())
     })
 }
 
-/// One request: the token, the path and the size checked, then the SDK.
-async fn answer(
-    mut service: StreamableHttpService<Handler, LocalSessionManager>,
-    token: &Option<String>,
-    request: Request<Incoming>,
-) -> Response<Body> {
-    use tower_service::Service;
+/// What every connection shares.
+struct Door {
+    service: Service,
+    sessions: Arc<LocalSessionManager>,
+    token: Option<String>,
+    limits: Limits,
+}
+
+/// Accepts connections for ever, at most `max_connections` served at
+/// once: a permit is taken before the accept, so past the cap the others
+/// wait in the kernel's queue and no descriptor is spent on them.
+async fn accept_loop(listener: &Listener, door: Arc<Door>) {
+    let permits = Arc::new(tokio::sync::Semaphore::new(door.limits.max_connections));
+    let mut failing: u64 = 0;
+    loop {
+        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+            return;
+        };
+        let conn = match listener.accept().await {
+            Ok(Some(conn)) => conn,
+            Ok(None) => continue,
+            Err(e) => {
+                // Out of descriptors, say: said once a spell, and backed
+                // off, never a loop that spins a core and floods the log.
+                if failing == 0 {
+                    tracing::warn!(
+                        "MCP over HTTP: connections cannot be accepted ({e}); trying again, \
+                         slower, until they can"
+                    );
+                }
+                failing += 1;
+                let wait = Duration::from_millis(50 << failing.min(5));
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+        };
+        if failing > 0 {
+            tracing::info!("MCP over HTTP: accepting again ({failing} failed accepts)");
+            failing = 0;
+        }
+        let door = Arc::clone(&door);
+        let header_timeout = door.limits.header_timeout;
+        tokio::spawn(async move {
+            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let door = Arc::clone(&door);
+                async move { Ok::<_, Infallible>(answer(&door, request).await) }
+            });
+            let io = hyper_util::rt::TokioIo::new(conn);
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(io, answer)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!("MCP over HTTP: a connection ended: {e}");
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// One request: the token, the path, the size and the session cap
+/// checked, then the SDK.
+async fn answer(door: &Door, request: Request<Incoming>) -> Response<Body> {
+    use tower_service::Service as _;
     let header = request.headers().get(hyper::header::AUTHORIZATION);
-    if !authorized(header.map(|h| h.as_bytes()), token.as_deref()) {
+    if !authorized(header.map(|h| h.as_bytes()), door.token.as_deref()) {
         return refused(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
     }
     if request.uri().path() != PATH {
         return refused(StatusCode::NOT_FOUND, "the MCP door is at /mcp\n");
     }
+    let declared = request
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > guard::MAX_LINE as u64) {
+        return too_large();
+    }
     let (parts, body) = request.into_parts();
-    let limited = Request::from_parts(parts, Limited::new(body, guard::MAX_LINE));
-    match service.call(limited).await {
+    let bytes = match Limited::new(body, guard::MAX_LINE).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
+        Err(_) => return refused(StatusCode::BAD_REQUEST, "the body could not be read\n"),
+    };
+    let opens_session =
+        parts.method == hyper::Method::POST && !parts.headers.contains_key("mcp-session-id");
+    if opens_session && door.sessions.sessions.read().await.len() >= door.limits.max_sessions {
+        return refused(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many MCP sessions are open; close one (DELETE) or wait for one to go idle\n",
+        );
+    }
+    let mut service = door.service.clone();
+    match service
+        .call(Request::from_parts(parts, Full::new(bytes)))
+        .await
+    {
         Ok(response) => response,
         Err(never) => match never {},
     }
+}
+
+fn too_large() -> Response<Body> {
+    refused(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("a request body is at most {} bytes\n", guard::MAX_LINE),
+    )
 }
 
 #[cfg(test)]

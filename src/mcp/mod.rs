@@ -15,6 +15,7 @@
 
 pub mod guard;
 pub mod http;
+pub mod listen;
 mod serve;
 mod tools;
 

@@ -4,8 +4,9 @@ the tests.
 usage: client_http.py URL < calls.json
 
 Connects to URL (with `Authorization: Bearer $MCP_TOKEN` when MCP_TOKEN is
-set), initializes, lists the tools, makes each call in calls.json and
-prints one JSON object, as client.py does for stdio. A refusal of the
+set; URL `unix:PATH` reaches http://localhost/mcp over that Unix socket,
+through httpx2's own transport), initializes, lists the tools, makes each
+call in calls.json and prints one JSON object, as client.py does for stdio. A refusal of the
 connection (401) is printed as {"error": "..."} with exit status 3.
 """
 
@@ -13,6 +14,8 @@ import asyncio
 import json
 import os
 import sys
+
+import httpx2
 
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -23,8 +26,18 @@ async def main() -> None:
     calls = json.load(sys.stdin)
     token = os.environ.get("MCP_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else None
-    async with create_mcp_http_client(headers=headers) as http:
-        async with streamable_http_client(sys.argv[1], http_client=http) as (read, write, *_):
+    url = sys.argv[1]
+    if url.startswith("unix:"):
+        http = httpx2.AsyncClient(
+            headers=headers,
+            transport=httpx2.AsyncHTTPTransport(uds=url[len("unix:") :]),
+            timeout=httpx2.Timeout(30, read=300),
+        )
+        url = "http://localhost/mcp"
+    else:
+        http = create_mcp_http_client(headers=headers)
+    async with http:
+        async with streamable_http_client(url, http_client=http) as (read, write, *_):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
                 listed = await session.list_tools()
