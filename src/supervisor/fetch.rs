@@ -101,17 +101,22 @@ impl PeerFetch {
     }
 }
 
-/// The fetching thread, while there are remote peers.
+/// The fetching threads, while there are remote peers: one per peer, so
+/// a peer that hangs until `fetch_timeout_s` delays no other's fetch, and
+/// one that keeps them, started and ended as `[peers]` changes.
 pub(super) struct Fetcher {
-    /// No new round starts.
+    /// No new fetch starts.
     stop: Arc<AtomicBool>,
-    /// The fetch in progress is stopped (its `git` killed).
+    /// The fetches in progress are stopped (their `git` killed).
     cancel: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// How soon a round follows one in which a peer could not be fetched.
+/// How soon a fetch follows one that failed.
 const RETRY_FAILING: Duration = Duration::from_secs(5);
+
+/// How often the keeper of the threads reads `[peers]` again.
+const KEEPER_EVERY: Duration = Duration::from_secs(1);
 
 /// What one fetch of a peer brought.
 enum PeerNews {
@@ -127,13 +132,24 @@ enum PeerNews {
 /// before it stops it (the service's stop timeout is 30 s).
 const FINISH_GRACE: Duration = Duration::from_secs(5);
 
-/// How a round fetches: `[peers]`'s remote names and settings, re-read
-/// from `hearth.toml` each round.
+/// How the peers are fetched: `[peers]`'s remote names and settings, read
+/// again from `hearth.toml` before each fetch.
 struct FetchRound {
     peers: Vec<(String, String)>,
     every: Duration,
     timeout: Duration,
     flare_after: chrono::Duration,
+}
+
+/// What every fetching thread shares.
+#[derive(Clone)]
+struct Shared {
+    root: PathBuf,
+    credentials: RemoteCredentials,
+    clock: Clock,
+    waker: Sender<Wake>,
+    stop: Arc<AtomicBool>,
+    cancel: Arc<AtomicBool>,
 }
 
 impl Fetcher {
@@ -155,52 +171,18 @@ impl Fetcher {
                 tracing::warn!("peer {peer}: its mirror could not be made: {e}");
             }
         }
-        let (stop, cancel) = (
-            Arc::new(AtomicBool::new(false)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let root = home.root().to_path_buf();
-        let (stopping, cancelled) = (Arc::clone(&stop), Arc::clone(&cancel));
+        let shared = Shared {
+            root: home.root().to_path_buf(),
+            credentials,
+            clock,
+            waker,
+            stop: Arc::new(AtomicBool::new(false)),
+            cancel: Arc::new(AtomicBool::new(false)),
+        };
+        let (stop, cancel) = (Arc::clone(&shared.stop), Arc::clone(&shared.cancel));
         let thread = std::thread::Builder::new()
             .name("hearth-fetch".into())
-            .spawn(move || {
-                let Ok(home) = Home::at(&root) else { return };
-                let mut round = first;
-                while !stopping.load(Ordering::SeqCst) {
-                    // hearth.toml is read each round: a peer added or
-                    // removed is fetched, or not, from the next one.
-                    if let Ok(config) = Config::load(&home.config_path()) {
-                        round = FetchRound::of(&config);
-                    }
-                    let mut failing = false;
-                    for (peer, url) in &round.peers {
-                        let fetching = Fetching {
-                            home: &home,
-                            credentials: &credentials,
-                            timeout: round.timeout,
-                            cancel: &cancelled,
-                        };
-                        match fetching.one(peer, url, round.flare_after, clock.now()) {
-                            // The mirror's watch may not be set up yet.
-                            PeerNews::Moved => drop(waker.send(Wake::Peer)),
-                            PeerNews::Failing => failing = true,
-                            PeerNews::Nothing => {}
-                        }
-                    }
-                    // A peer that cannot be reached is tried again sooner:
-                    // its return is seen within seconds, not an interval.
-                    let wait = if failing {
-                        round.every.min(RETRY_FAILING)
-                    } else {
-                        round.every
-                    };
-                    let mut slept = Duration::ZERO;
-                    while slept < wait && !stopping.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(100));
-                        slept += Duration::from_millis(100);
-                    }
-                }
-            })
+            .spawn(move || keep_fetching(&shared, first))
             .inspect_err(|e| tracing::warn!("the fetching thread did not start: {e}"))
             .ok()?;
         Some(Fetcher {
@@ -224,6 +206,90 @@ impl Fetcher {
         }
         self.cancel.store(true, Ordering::SeqCst);
         let _ = thread.join();
+    }
+}
+
+/// Keeps one fetching thread per remote peer in `[peers]` (read again
+/// every [`KEEPER_EVERY`]) until the supervisor stops; then waits for them.
+fn keep_fetching(shared: &Shared, first: FetchRound) {
+    let Ok(home) = Home::at(&shared.root) else {
+        return;
+    };
+    let mut threads: std::collections::BTreeMap<(String, String), std::thread::JoinHandle<()>> =
+        std::collections::BTreeMap::new();
+    let mut round = first;
+    while !shared.stop.load(Ordering::SeqCst) {
+        threads.retain(|_, thread| !thread.is_finished());
+        for (peer, url) in &round.peers {
+            let key = (peer.clone(), url.clone());
+            if threads.contains_key(&key) {
+                continue;
+            }
+            let (mine, peer, url) = (shared.clone(), peer.clone(), url.clone());
+            let started = std::thread::Builder::new()
+                .name(format!("hearth-fetch-{peer}"))
+                .spawn(move || fetch_one_peer(&mine, &peer, &url));
+            match started {
+                Ok(thread) => drop(threads.insert(key, thread)),
+                Err(e) => tracing::warn!("the fetching thread of a peer did not start: {e}"),
+            }
+        }
+        sleep_unless(&shared.stop, KEEPER_EVERY);
+        // hearth.toml is read again: a peer added is fetched from now on; one
+        // removed (or moved to another URL) ends its thread at its next turn.
+        if let Ok(config) = Config::load(&home.config_path()) {
+            round = FetchRound::of(&config);
+        }
+    }
+    for (_, thread) in threads {
+        let _ = thread.join();
+    }
+}
+
+/// Fetches `peer` from `url` every `fetch_every_s` (sooner while it fails)
+/// until the supervisor stops, or `[peers]` no longer names it so.
+fn fetch_one_peer(shared: &Shared, peer: &str, url: &str) {
+    let Ok(home) = Home::at(&shared.root) else {
+        return;
+    };
+    while !shared.stop.load(Ordering::SeqCst) {
+        let Ok(config) = Config::load(&home.config_path()) else {
+            // A broken hearth.toml: the last settings stand; try later.
+            sleep_unless(&shared.stop, RETRY_FAILING);
+            continue;
+        };
+        let round = FetchRound::of(&config);
+        if !round.peers.iter().any(|(p, u)| p == peer && u == url) {
+            return;
+        }
+        let fetching = Fetching {
+            home: &home,
+            credentials: &shared.credentials,
+            timeout: round.timeout,
+            cancel: &shared.cancel,
+        };
+        let news = fetching.one(peer, url, round.flare_after, shared.clock.now());
+        // A peer that cannot be reached is tried again sooner: its return
+        // is seen within seconds, not an interval.
+        let wait = match news {
+            // The mirror's watch may not be set up yet.
+            PeerNews::Moved => {
+                let _ = shared.waker.send(Wake::Peer);
+                round.every
+            }
+            PeerNews::Failing => round.every.min(RETRY_FAILING),
+            PeerNews::Nothing => round.every,
+        };
+        sleep_unless(&shared.stop, wait);
+    }
+}
+
+/// Sleeps `wait`, or less when `stop` turns true.
+fn sleep_unless(stop: &AtomicBool, wait: Duration) {
+    let mut slept = Duration::ZERO;
+    while slept < wait && !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+        slept += Duration::from_millis(100);
     }
 }
 

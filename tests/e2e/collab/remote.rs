@@ -240,3 +240,55 @@ fn a_peer_url_hearth_cannot_fetch_is_refused_with_the_fix_and_a_hung_one_is_name
     );
     drop(hung);
 }
+
+#[test]
+fn one_hung_peer_never_delays_another_peers_fetch() {
+    // Aaron's host accepts and never answers (its fetch is stopped only
+    // after a minute); aaron sorts before alice, so a round that fetched
+    // the peers one after another would keep alice waiting that minute.
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hung.local_addr().unwrap().port();
+    let root = tempfile::tempdir().unwrap();
+    let server = root.path().join("server");
+    std::fs::create_dir_all(&server).unwrap();
+    let daemon = GitDaemon::start(&server);
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
+    let bob_model = ModelServer::start(vec![crate::common::model_server::Answer::Stream {
+        events: crate::common::model_server::anthropic::message("Noted.", &[], 10, 1),
+        hang: None,
+    }]);
+    let alice = on_a_host(
+        root.path(),
+        "alice",
+        ("bob", &daemon.url("bob")),
+        &server,
+        &alice_model.url,
+    );
+    let bob = on_a_host(
+        root.path(),
+        "bob",
+        ("alice", &daemon.url("alice")),
+        &server,
+        &bob_model.url,
+    );
+    let config = bob.read("hearth.toml").replace(
+        "[peers]\n",
+        &format!("[peers]\naaron = \"git://127.0.0.1:{port}/aaron.git\"\nfetch_timeout_s = 60\n"),
+    );
+    std::fs::write(bob.file("hearth.toml"), config).unwrap();
+    bob.git(&["commit", "-qam", "a hung peer"]);
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    let supervisor = supervising(&bob);
+    bob.wait_for(
+        Duration::from_secs(20),
+        "alice's handoff, while aaron's fetch hangs",
+        || handoff_lines(&bob) == 1,
+    );
+    assert!(
+        crate::common::finish_after_term(supervisor).success(),
+        "{}",
+        bob.log()
+    );
+    drop(hung);
+}
