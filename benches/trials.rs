@@ -7,7 +7,10 @@
 //! the counts; the accept series kills `hearth proposals accept` ≥ 500 times;
 //! the series across hosts publishes REMOTE_HANDOFFS (1000) handoffs among
 //! three homes with REMOTE_OUTAGES (3) git-server outages of REMOTE_OUTAGE_S
-//! (120) seconds each; TRIALS=remote runs that series alone)
+//! (120) seconds each; TRIALS=remote runs that series alone; the flood
+//! trial publishes FLOOD_HOSTILE (10,000) handoffs from a hostile peer
+//! beside FLOOD_LEGIT (240) of a legitimate one after a FLOOD_OUTAGE_S (75)
+//! second outage; TRIALS=flood runs it alone)
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -34,6 +37,17 @@ fn main() {
             .unwrap_or(default)
     };
     let started = Instant::now();
+    let flood = reliability::flood::flood(&reliability::flood::Flood {
+        hostile: number("FLOOD_HOSTILE", 10_000) as usize,
+        legit: number("FLOOD_LEGIT", 240) as usize,
+        outage: std::time::Duration::from_secs(number("FLOOD_OUTAGE_S", 75)),
+        take_within: std::time::Duration::from_secs(number("FLOOD_TAKE_WITHIN_S", 120)),
+        max_rss_mb: 200,
+    });
+    println!("{}\n", flood.render());
+    if std::env::var("TRIALS").as_deref() == Ok("flood") {
+        std::process::exit(if flood.total_failures() > 0 { 1 } else { 0 });
+    }
     let schedule = reliability::remote::Schedule {
         total: number("REMOTE_HANDOFFS", 1000) as usize,
         outages: number("REMOTE_OUTAGES", 3) as usize,
@@ -71,7 +85,7 @@ fn main() {
         reliability::decisions::accept_killed(accept_trials, 0xacce_2026),
     ];
     let (concurrency, lags) = reliability::concurrency(8, 100);
-    let mut failures = remote.total_failures();
+    let mut failures = remote.total_failures() + flood.total_failures();
     for table in tables.iter().chain([&concurrency]) {
         println!("{}\n", table.render());
         failures += table.total_failures();

@@ -65,6 +65,44 @@ pub fn route(taken: &[Taken], inbox: &[String]) -> (Vec<bool>, Option<String>) {
     (keep, chosen.map(str::to_string))
 }
 
+/// The part of a backlog one look takes: at most `max`, each peer's
+/// oldest first (by `order`), the peers in turn — so a peer that floods
+/// this home delays another's handoffs by one share of a batch, never by
+/// its whole backlog.
+pub fn fair_batch<T, K: Ord>(
+    items: Vec<T>,
+    peer: impl Fn(&T) -> &str,
+    order: impl Fn(&T) -> K,
+    max: usize,
+) -> Vec<T> {
+    let mut by_peer: std::collections::BTreeMap<String, Vec<T>> = Default::default();
+    for item in items {
+        by_peer
+            .entry(peer(&item).to_string())
+            .or_default()
+            .push(item);
+    }
+    let mut queues: Vec<std::collections::VecDeque<T>> = by_peer
+        .into_values()
+        .map(|mut items| {
+            items.sort_by_key(&order);
+            items.into()
+        })
+        .collect();
+    let mut batch = Vec::new();
+    while batch.len() < max && queues.iter().any(|q| !q.is_empty()) {
+        for queue in &mut queues {
+            if batch.len() == max {
+                break;
+            }
+            if let Some(item) = queue.pop_front() {
+                batch.push(item);
+            }
+        }
+    }
+    batch
+}
+
 /// Why a handoff or notice from a peer is not taken into a collaboration:
 /// a collaboration belongs to its participants.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -309,6 +347,24 @@ mod tests {
         assert_eq!(
             inbox_name("alice", "x-handoff-design-x-1-to-bob.md"),
             "handoff-alice-x-handoff-design-x-1-to-bob.md"
+        );
+    }
+
+    #[test]
+    fn a_flooding_peer_gets_its_share_of_a_batch_and_no_more() {
+        let mut items: Vec<(&str, u32)> = (0..1000).map(|n| ("mallory", n)).collect();
+        items.extend([("alice", 7), ("alice", 3), ("bob", 1)]);
+        let batch = fair_batch(items, |i| i.0, |i| i.1, 6);
+        assert_eq!(
+            batch,
+            [
+                ("alice", 3),
+                ("bob", 1),
+                ("mallory", 0),
+                ("alice", 7),
+                ("mallory", 1),
+                ("mallory", 2)
+            ]
         );
     }
 

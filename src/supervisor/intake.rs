@@ -22,10 +22,17 @@ use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::repo::Identity;
 
-/// Why `r` was not admitted, as the operator reads it.
-pub(super) fn refusal(r: &Ready, refused: intake::Refusal, max: u32) -> IntakeError {
-    let (peer, path) = (r.peer.clone(), format!("outbox/{}", r.file));
-    let slug = r.handoff.collaboration.slug.clone();
+/// Why `h`, in `peer`'s outbox `file`, was not admitted, as the operator
+/// reads it.
+pub(super) fn refusal(
+    peer: &str,
+    file: &str,
+    h: &Handoff,
+    refused: intake::Refusal,
+    max: u32,
+) -> IntakeError {
+    let (peer, path) = (peer.to_string(), format!("outbox/{file}"));
+    let slug = h.collaboration.slug.clone();
     match refused {
         intake::Refusal::NotParticipant { participants } => IntakeError::NotParticipant {
             peer,
@@ -37,13 +44,13 @@ pub(super) fn refusal(r: &Ready, refused: intake::Refusal, max: u32) -> IntakeEr
             peer,
             path,
             slug,
-            round: r.handoff.round,
+            round: h.round,
         },
         intake::Refusal::PastMaxRounds => IntakeError::PastMaxRounds {
             peer,
             path,
             slug,
-            round: r.handoff.round,
+            round: h.round,
             max,
         },
     }
@@ -142,7 +149,7 @@ impl Supervisor<'_> {
         let max_rounds = self.config.collaborations.max_rounds;
         let me = crate::collab::own_name(self.home);
         if let Err(refused) = intake::admit(h, &r.peer, &me, mine.as_ref(), max_rounds) {
-            return Err(refusal(r, refused, max_rounds));
+            return Err(refusal(&r.peer, &r.file, h, refused, max_rounds));
         }
         let intake = match h.notice.as_deref() {
             Some(_) => intake::take_notice(h, &r.peer, mine),

@@ -119,6 +119,8 @@ struct Supervisor<'a> {
     last_tick: Option<TickRecord>,
     /// The peers' directories watched, and how many of them were missing.
     peers_watched: (Vec<(String, PathBuf)>, usize),
+    /// What each peer's blob said, read once.
+    handoff_reads: peers::HandoffReads,
     /// Pushing, line origins and packing, each on its thread.
     upkeep: upkeep::Upkeep,
     /// A full disk that pauses ticks, while it lasts.
@@ -170,6 +172,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         healer,
         last_tick: last_recorded_tick(home),
         peers_watched: Default::default(),
+        handoff_reads: Default::default(),
         upkeep,
         disk: None,
         git_wait: None,

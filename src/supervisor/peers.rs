@@ -54,18 +54,22 @@ impl Supervisor<'_> {
         let Survey {
             mut ready,
             problems,
-        } = survey(self.home, &self.config);
+        } = survey(self.home, &self.config, &mut self.handoff_reads);
         for problem in problems {
             self.report_once(problem);
         }
         if ready.is_empty() {
             return 0;
         }
-        // Oldest first, a bounded batch a look: a flood of one peer is
-        // taken a batch at a time while ticks go on between, and each
-        // look costs what it takes, not the whole backlog.
-        ready.sort_by(|a, b| (a.handoff.created, &a.file).cmp(&(b.handoff.created, &b.file)));
-        ready.truncate(MAX_BATCH);
+        // A bounded batch a look, each peer's oldest first, the peers in
+        // turn: a flood is taken a batch at a time while ticks go on
+        // between, and it never starves another peer.
+        ready = crate::collab::intake::fair_batch(
+            ready,
+            |r| r.peer.as_str(),
+            |r| (r.handoff.created, r.file.clone()),
+            MAX_BATCH,
+        );
         match self.take_all(ready) {
             Ok(count) => count,
             Err(problem) => {
@@ -113,29 +117,6 @@ impl Supervisor<'_> {
             tracing::warn!("{problem}");
         }
     }
-}
-
-/// The handoff in `peer`'s outbox `file`, if it is addressed to `me` and
-/// from the peer it claims to be from.
-fn addressed_to(
-    peer: &str,
-    source: &Source,
-    history: Option<&crate::repo::Repo>,
-    file: &HeadFile,
-    me: &str,
-) -> Result<Option<(Handoff, String)>, IntakeError> {
-    let h = source.read(peer, history, file)?;
-    if h.to != me {
-        return Ok(None);
-    }
-    if h.from != peer {
-        return Err(IntakeError::NotFromPeer {
-            peer: peer.to_string(),
-            path: source.shown(&file.name),
-            claims: h.from.clone(),
-        });
-    }
-    Ok(Some((h, file.blob.clone())))
 }
 
 /// Those of the `waiting` handoffs the peer has committed, each with the
@@ -199,16 +180,55 @@ pub(super) struct Survey {
     /// The handoffs it may take, each admitted against this home's record
     /// as it stands.
     pub ready: Vec<Ready>,
-    /// Why the others are not taken, one line each, as the operator reads
-    /// it (status and the log say the same).
+    /// Why the others are not taken, one line each (at most
+    /// [`PROBLEMS_A_PEER`] a peer, then how many more), as the operator
+    /// reads it: status and the log say the same.
     pub problems: Vec<String>,
+}
+
+/// The most lines a peer's files that are not taken get in status and the
+/// log; the rest are counted.
+const PROBLEMS_A_PEER: usize = 20;
+
+/// What each blob read from a peer said: a blob's words never change, so
+/// a backlog is read once, not at every look.
+#[derive(Default)]
+pub(super) struct HandoffReads {
+    read: HashMap<String, Result<Handoff, String>>,
+}
+
+impl HandoffReads {
+    /// The most kept: past it, the memo starts again (a flood of blobs
+    /// cannot grow it without bound).
+    const MAX: usize = 50_000;
+
+    fn get_or_read(
+        &mut self,
+        blob: &str,
+        read: impl FnOnce() -> Result<Handoff, String>,
+    ) -> Result<Handoff, String> {
+        if let Some(known) = self.read.get(blob) {
+            return known.clone();
+        }
+        if self.read.len() >= Self::MAX {
+            self.read.clear();
+        }
+        let said = read();
+        self.read.insert(blob.to_string(), said.clone());
+        said
+    }
 }
 
 /// Looks at every peer: what is ready to take, and why anything addressed
 /// here is not. The same judgement for the intake and for `hearth status`.
-pub(super) fn survey(home: &crate::home::Home, config: &crate::config::Config) -> Survey {
+pub(super) fn survey(
+    home: &crate::home::Home,
+    config: &crate::config::Config,
+    reads: &mut HandoffReads,
+) -> Survey {
     let me = own_name(home);
     let taken = taken_blobs(home);
+    let max = config.collaborations.max_rounds;
     let mut survey = Survey {
         ready: Vec::new(),
         problems: Vec::new(),
@@ -225,41 +245,68 @@ pub(super) fn survey(home: &crate::home::Home, config: &crate::config::Config) -
                 continue;
             }
         };
-        survey
-            .problems
-            .extend(look.problems.iter().map(ToString::to_string));
-        let mut waiting = Vec::new();
+        let mut problems: Vec<String> = look.problems.iter().map(ToString::to_string).collect();
+        let mut admitted = Vec::new();
         for file in look.waiting {
-            match addressed_to(peer, &source, history.as_ref(), &file, &me) {
-                Ok(Some(h)) => waiting.push((file, h)),
-                Ok(None) => {}
-                Err(problem) => survey.problems.push(problem.to_string()),
-            }
-        }
-        for r in committed(peer, history.as_ref(), waiting) {
-            let slug = &r.handoff.collaboration.slug;
-            let mine = match records.get(slug) {
-                Some(mine) => mine.clone(),
-                None => match store::load(home, slug) {
-                    Ok(mine) => {
-                        records.insert(slug.clone(), mine.clone());
-                        mine
-                    }
+            let read = reads.get_or_read(&file.blob, || {
+                source
+                    .read(peer, history.as_ref(), &file)
+                    .map_err(|e| e.to_string())
+            });
+            let h = match read {
+                Ok(h) if h.to != me => continue,
+                Ok(h) if h.from != peer.as_str() => {
+                    problems.push(
+                        IntakeError::NotFromPeer {
+                            peer: peer.clone(),
+                            path: source.shown(&file.name),
+                            claims: h.from.clone(),
+                        }
+                        .to_string(),
+                    );
+                    continue;
+                }
+                Ok(h) => h,
+                Err(problem) => {
+                    problems.push(problem);
+                    continue;
+                }
+            };
+            let slug = &h.collaboration.slug;
+            if !records.contains_key(slug) {
+                match store::load(home, slug) {
+                    Ok(mine) => drop(records.insert(slug.clone(), mine)),
                     // Named; it waits until the record is fixed.
                     Err(e) => {
-                        survey.problems.push(IntakeError::Record(e).to_string());
+                        problems.push(IntakeError::Record(e).to_string());
                         continue;
                     }
-                },
-            };
-            let max = config.collaborations.max_rounds;
-            match crate::collab::intake::admit(&r.handoff, peer, &me, mine.as_ref(), max) {
-                Ok(()) => survey.ready.push(r),
-                Err(refused) => survey
-                    .problems
-                    .push(super::intake::refusal(&r, refused, max).to_string()),
+                }
+            }
+            let mine = records.get(slug).and_then(Option::as_ref);
+            // Judged before the history is walked for it: what is refused
+            // costs no walk.
+            match crate::collab::intake::admit(&h, peer, &me, mine, max) {
+                Ok(()) => {
+                    let blob = file.blob.clone();
+                    admitted.push((file, (h, blob)));
+                }
+                Err(refused) => problems
+                    .push(super::intake::refusal(peer, &file.name, &h, refused, max).to_string()),
             }
         }
+        survey
+            .ready
+            .extend(committed(peer, history.as_ref(), admitted));
+        if problems.len() > PROBLEMS_A_PEER {
+            let more = problems.len() - PROBLEMS_A_PEER;
+            problems.truncate(PROBLEMS_A_PEER);
+            problems.push(format!(
+                "peer {peer}: {more} more files in its outbox/ are not taken, for reasons \
+                 like those above"
+            ));
+        }
+        survey.problems.extend(problems);
     }
     survey
 }
@@ -276,7 +323,7 @@ fn unreadable(peer: &str, problem: &str) -> String {
 /// outbox cannot be read, and records that do not parse (a handoff in a
 /// collaboration whose record is broken waits until it is fixed).
 pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config) -> Vec<String> {
-    let mut problems = survey(home, config).problems;
+    let mut problems = survey(home, config, &mut HandoffReads::default()).problems;
     for broken in store::list(home).1 {
         let said = broken.to_string();
         if !problems.iter().any(|p| p.contains(&said)) {

@@ -85,3 +85,16 @@ fn handoffs_across_hosts_survive_kills_and_an_outage_taken_once_each() {
     assert!(table.trials >= 24, "{}", table.render());
     passes(table);
 }
+
+#[test]
+fn a_flood_from_a_hostile_peer_neither_stalls_the_agent_nor_starves_a_legitimate_backlog() {
+    let table = trials::flood::flood(&trials::flood::Flood {
+        hostile: 400,
+        legit: 40,
+        outage: std::time::Duration::from_secs(2),
+        take_within: std::time::Duration::from_secs(60),
+        max_rss_mb: 200,
+    });
+    assert!(table.trials >= 3, "the operator spoke: {}", table.render());
+    passes(table);
+}

@@ -12,6 +12,7 @@
 pub mod asks;
 pub mod bad_inputs;
 pub mod decisions;
+pub mod flood;
 pub mod remote;
 mod rng;
 pub mod sandbox;
