@@ -38,25 +38,32 @@ pub struct Taken {
 /// tick fits its context and the agent always makes progress.
 pub const MAX_HANDOFFS_A_TICK: usize = 16;
 
-/// Which of a tick's inbox messages (`inbox/…` paths, oldest first) it
-/// takes now, and the collaboration they belong to: every message that is
-/// not a handoff, and the handoffs of one collaboration only — the oldest
-/// one's, at most [`MAX_HANDOFFS_A_TICK`] — so that the tick's tools run
-/// in one working directory. The others wait for the next tick.
-pub fn route(taken: &[Taken], inbox: &[String]) -> (Vec<bool>, Option<String>) {
+/// Which of a tick's inbox messages (`inbox/…` paths with their estimated
+/// tokens, oldest first) it takes now, and the collaboration they belong
+/// to: every message that is not a handoff, and the handoffs of one
+/// collaboration only — the oldest one's, at most [`MAX_HANDOFFS_A_TICK`]
+/// and `budget` tokens of them (the first always) — so that the tick's
+/// tools run in one working directory and its turn fits. The others wait
+/// for the next tick.
+pub fn route(taken: &[Taken], inbox: &[(String, u64)], budget: u64) -> (Vec<bool>, Option<String>) {
     let slugs: std::collections::HashMap<&str, &str> = taken
         .iter()
         .map(|t| (t.inbox.as_str(), t.slug.as_str()))
         .collect();
     let slug_of = |rel: &String| slugs.get(rel.as_str()).copied();
-    let chosen = inbox.iter().find_map(slug_of);
-    let mut handoffs = 0;
+    let chosen = inbox.iter().find_map(|(rel, _)| slug_of(rel));
+    let (mut handoffs, mut tokens) = (0, 0u64);
     let keep = inbox
         .iter()
-        .map(|rel| match slug_of(rel) {
+        .map(|(rel, size)| match slug_of(rel) {
             None => true,
-            Some(slug) if Some(slug) == chosen && handoffs < MAX_HANDOFFS_A_TICK => {
+            Some(slug)
+                if Some(slug) == chosen
+                    && handoffs < MAX_HANDOFFS_A_TICK
+                    && (handoffs == 0 || tokens + size <= budget) =>
+            {
                 handoffs += 1;
+                tokens += size;
                 true
             }
             Some(_) => false,
@@ -385,19 +392,24 @@ mod tests {
             taken("inbox/h2.md", "w2-work"),
             taken("inbox/h3.md", "w1-work"),
         ];
-        let inbox: Vec<String> = [
+        let inbox: Vec<(String, u64)> = [
             "inbox/a.md",
             "inbox/h2.md",
             "inbox/h1.md",
             "inbox/h3.md",
             "inbox/b.md",
         ]
-        .map(String::from)
+        .map(|rel| (rel.to_string(), 10))
         .into();
-        let (keep, slug) = route(&ledger, &inbox);
+        let (keep, slug) = route(&ledger, &inbox, 1000);
         assert_eq!(slug.as_deref(), Some("w2-work"), "the oldest handoff's");
         assert_eq!(keep, [true, true, false, false, true]);
-        let (keep, slug) = route(&ledger, &["inbox/a.md".to_string()]);
+        let (keep, slug) = route(&ledger, &[("inbox/a.md".to_string(), 10)], 1000);
         assert_eq!((keep, slug), (vec![true], None));
+        // Past the budget the others wait; the first is always taken.
+        let (keep, _) = route(&ledger, &inbox[2..4], 15);
+        assert_eq!(keep, [true, false]);
+        let (keep, _) = route(&ledger, &[("inbox/h1.md".to_string(), 99)], 15);
+        assert_eq!(keep, [true]);
     }
 }

@@ -252,7 +252,14 @@ fn trim_history(
     let window = config.context_window();
     let started = std::time::Instant::now();
     let conversation = &mut prepared.conversation;
-    let Some(compaction) = history::plan(home, conversation, keep, now) else {
+    // The conversation ends with this tick's own turn, which is counted as
+    // the inbox, not as history: planned beside it, and left out of what
+    // the history keeps.
+    let this_turn = conversation
+        .messages
+        .last()
+        .map_or(0, history::message_tokens);
+    let Some(compaction) = history::plan(home, conversation, keep + this_turn, now) else {
         return Ok(fit::fit(
             &prepared.tokens_by_part,
             window,
@@ -261,8 +268,8 @@ fn trim_history(
     };
     let archived = history::apply(conversation, &compaction);
     history::write_archive(home, &compaction, archived, now)?;
-    let left: u64 = conversation
-        .messages
+    let before_this_turn = conversation.messages.len().saturating_sub(1);
+    let left: u64 = conversation.messages[..before_this_turn]
         .iter()
         .map(history::message_tokens)
         .sum();

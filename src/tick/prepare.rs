@@ -94,7 +94,7 @@ pub fn prepare(
         collaboration,
         deferred,
         mut outside,
-    } = intake(home)?;
+    } = intake(home, handoff_budget(config))?;
     let quarantine = quarantine_or_carry(home, &mut conversation, &mut outside, now);
     // The operator's word on outside lines, read once for the tick's turn.
     let vouched = tools::taint::vouch::Vouched::load_or_none(home);
@@ -177,11 +177,21 @@ struct TickInbox {
     outside: Vec<String>,
 }
 
+/// The tokens a tick's handoffs may take: half of what the window leaves
+/// beside the answer, so the prompt, the identity, the tools and some
+/// history always fit beside them.
+fn handoff_budget(config: &Config) -> u64 {
+    config
+        .context_window()
+        .saturating_sub(u64::from(config.model.max_tokens))
+        / 2
+}
+
 /// Reads the inbox for a tick: handoffs of one collaboration (its tools
-/// run in one workdir), and the operator's words and a stranger's never
+/// run in one workdir), as many as fit `handoff_budget` tokens, and the operator's words and a stranger's never
 /// in one turn (the operator's go first, clean; the others wait for the
 /// next tick). A message that cannot be read is left in place, said.
-fn intake(home: &Home) -> Result<TickInbox, ExchangeError> {
+fn intake(home: &Home, handoff_budget: u64) -> Result<TickInbox, ExchangeError> {
     let mut messages = Vec::new();
     for path in inbox::pending(home)? {
         match inbox::read(home, &path) {
@@ -189,9 +199,15 @@ fn intake(home: &Home) -> Result<TickInbox, ExchangeError> {
             Err(e) => tracing::warn!("inbox message skipped, left in place: {e}"),
         }
     }
-    let rels: Vec<String> = messages.iter().map(|m| m.rel.clone()).collect();
-    let (keep, collaboration) =
-        crate::collab::intake::route(&crate::collab::store::handoffs_taken(home), &rels);
+    let sized: Vec<(String, u64)> = messages
+        .iter()
+        .map(|m| (m.rel.clone(), estimate_tokens(&m.text)))
+        .collect();
+    let (keep, collaboration) = crate::collab::intake::route(
+        &crate::collab::store::handoffs_taken(home),
+        &sized,
+        handoff_budget,
+    );
     let mut keep = keep.into_iter();
     messages.retain(|_| keep.next().unwrap_or(true));
     let senders = outside_senders(home, &messages);

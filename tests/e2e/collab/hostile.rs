@@ -276,3 +276,70 @@ fn a_hostile_peers_names_are_data_and_its_handoffs_reach_only_its_own_collaborat
     );
     assert_eq!(bob.read("state/handoffs.jsonl"), ledger);
 }
+
+#[test]
+fn a_backlog_bigger_than_the_context_is_read_a_part_a_tick_and_never_stalls() {
+    let root = tempfile::tempdir().unwrap();
+    let server = root.path().join("server");
+    let bare = server.join("mallory.git");
+    std::fs::create_dir_all(&server).unwrap();
+    let init = Command::new("git")
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .arg(&bare)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let daemon = GitDaemon::start(&server);
+    let bob = TestHome::at(&root.path().join("bob"));
+    bob.ok(&["init"]);
+    std::fs::write(
+        bob.file("hearth.toml"),
+        format!(
+            "[model]\ncontext_tokens = 16000\n[peers]\nmallory = \"{}\"\n\
+             [collaborations]\nmax_rounds = 40\n",
+            daemon.url("mallory")
+        ),
+    )
+    .unwrap();
+    bob.git(&["commit", "-qam", "peers"]);
+    // Thirty rounds of one collaboration, about 750 tokens each: 22,000
+    // tokens in all, more than the whole window.
+    let names: Vec<String> = (1..=30)
+        .map(|n| format!("20260101T0000{n:02}.000Z-handoff-long-{n}-to-bob.md"))
+        .collect();
+    let blobs: Vec<String> = (1..=30u32)
+        .map(|n| {
+            let rounds: Vec<_> = (1..=n).map(|k| round(k, "mallory")).collect();
+            let record = serde_json::json!({"slug": "long", "name": "Long", "status": "active",
+                "participants": ["mallory", "bob"], "rounds": rounds, "events": []});
+            let words = format!("Part {n}: {}", "a long paragraph of work. ".repeat(115));
+            blob(&bare, &handoff("long", n, record, &words))
+        })
+        .collect();
+    let outbox: Vec<(&[u8], String)> = names
+        .iter()
+        .zip(&blobs)
+        .map(|(n, b)| (n.as_bytes(), b.clone()))
+        .collect();
+    publish(&bare, &outbox, None);
+
+    bob.ok(&["run", "--ticks", "10"]);
+    let ticks = bob.ticks();
+    assert_eq!(ticks.len(), 10);
+    for t in &ticks {
+        assert_eq!(t["class"], "ok", "every tick fits: {t}");
+    }
+    let read: usize = ticks
+        .iter()
+        .map(|t| t["inbox"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(read, 30, "all of it read, a part a tick");
+    assert!(
+        ticks
+            .iter()
+            .filter(|t| t["inbox"].as_array().is_some_and(|i| !i.is_empty()))
+            .count()
+            >= 3,
+        "more than one tick was needed: {ticks:?}"
+    );
+}
