@@ -350,7 +350,10 @@ impl TickRecord {
     /// What the tick did, in a few words a person reads at a glance (the
     /// commit's subject, `hearth day`): `answered 2 messages, wrote
     /// memory/notes/x.md`, or `idle`; empty for a failed tick that did
-    /// nothing (its class says enough).
+    /// nothing (its class says enough). Evidence only: messages are
+    /// "answered" only when the tick sent a letter (by `send`, or hearth's
+    /// own delivery of a plain answer); read without one, they are "read,
+    /// answered none", whatever the model's words said.
     pub fn what_it_did(&self) -> String {
         let plural = |n: usize, one: &str| {
             if n == 1 {
@@ -361,7 +364,12 @@ impl TickRecord {
         };
         let mut parts = Vec::new();
         if !self.inbox.is_empty() {
-            parts.push(format!("answered {}", plural(self.inbox.len(), "message")));
+            let messages = plural(self.inbox.len(), "message");
+            if self.sent.is_empty() {
+                parts.push(format!("read {messages}, answered none"));
+            } else {
+                parts.push(format!("answered {messages}"));
+            }
         }
         if !self.wrote.is_empty() {
             let named: Vec<&str> = self.wrote.iter().take(2).map(String::as_str).collect();

@@ -338,3 +338,33 @@ fn a_supervised_homes_warm_boot_for_ask_goes_stale_with_any_memory_edit() {
     assert!(after > before + 300, "{before} → {after}");
     crate::common::finish_after_term(supervisor);
 }
+
+#[test]
+fn a_tick_whose_model_refused_the_key_never_says_it_answered() {
+    use crate::common::model_server::{Answer, ModelServer};
+    let server = ModelServer::start(vec![Answer::Status {
+        status: 401,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+            .into(),
+    }]);
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+         base_url = \"{}\"\nmax_retries = 0\n",
+        server.url
+    ));
+    home.ok(&["say", "When is high tide?"]);
+    home.ok(&["say", "And low tide?"]);
+    let _ = home
+        .keyed(&["run", "--ticks", "1"], "sk-ant-revoked")
+        .output()
+        .unwrap();
+    let subject = String::from_utf8(home.git(&["log", "-1", "--format=%s"]).stdout).unwrap();
+    assert!(subject.starts_with("tick 1: exit 14"), "{subject}");
+    assert_eq!(
+        subject.trim(),
+        "tick 1: exit 14 (model-limitation): read 2 messages, answered none"
+    );
+    let day = home.ok(&["day"]);
+    assert!(!day.contains("answered 2"), "{day}");
+}
