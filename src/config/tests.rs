@@ -150,6 +150,11 @@ fn a_value_hearth_cannot_use_is_named_with_its_line() {
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("home/hearth.toml:4: "), "{err}");
+    let err = parse("[tick]\ninterval_s = 0\n").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "home/hearth.toml:2: [tick] interval_s must be at least 1"
+    );
     let err = parse("healer.streak = 0\n").unwrap_err().to_string();
     assert!(
         err.starts_with("home/hearth.toml:1: [healer] streak"),

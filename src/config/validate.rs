@@ -30,6 +30,10 @@ impl Config {
             })
         };
         let checks = [
+            // 0 would tick back to back, a paid model call each, until the
+            // cap stops it (`hearth run --interval 0` still does, asked for
+            // at a terminal).
+            at_least("tick", "interval_s", self.tick.interval_s, 1),
             at_least("tick", "timeout_s", self.tick.timeout_s, 1),
             at_least("model", "timeout_s", self.model.timeout_s, 1),
             at_least(

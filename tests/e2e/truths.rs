@@ -269,13 +269,13 @@ fn an_untrusted_flares_exec_does_not_run_and_says_so() {
 
 #[test]
 fn offline_asks_answer_refresh_the_warm_digest_and_commit_beside_a_ticking_supervisor() {
-    let home = TestHome::with_config("[tick]\ninterval_s = 0\n");
+    let home = TestHome::with_config("");
     std::fs::write(
         home.file("memory/sea.md"),
         "# Sea\n\nThe lighthouse keeper is Orla.\n",
     )
     .unwrap();
-    let supervisor = home.spawn(&["run"]);
+    let supervisor = home.spawn(&["run", "--interval", "0"]);
     for n in 0..5 {
         home.ok(&["say", &format!("message {n}")]);
         let answer = home.ok(&["ask", &format!("who keeps the lighthouse? ({n})")]);
