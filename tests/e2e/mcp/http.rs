@@ -18,9 +18,19 @@ fn log_of(home: &TestHome) -> std::path::PathBuf {
 }
 
 /// `hearth mcp --http ADDR` started, and the URL it printed once bound.
+/// A test that fails before [`Door::close`] kills it as it unwinds.
 struct Door {
-    child: Child,
+    child: Option<Child>,
     url: String,
+}
+
+impl Drop for Door {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 impl Door {
@@ -46,7 +56,10 @@ impl Door {
             .unwrap_or_else(|| panic!("no address printed: {line:?}"))
             // A door bound to every address is reached on loopback here.
             .replace("0.0.0.0", "127.0.0.1");
-        Door { child, url }
+        Door {
+            child: Some(child),
+            url,
+        }
     }
 
     /// The SDK client's view of `calls`, or its error when refused.
@@ -80,9 +93,10 @@ impl Door {
         (out.status.success(), seen)
     }
 
-    fn close(self) {
-        signal(&self.child, libc::SIGTERM);
-        finish(self.child, std::time::Duration::from_secs(10));
+    fn close(mut self) {
+        let child = self.child.take().expect("open until closed");
+        signal(&child, libc::SIGTERM);
+        finish(child, std::time::Duration::from_secs(10));
     }
 }
 
