@@ -94,7 +94,13 @@ pub fn rule(moment: Moment<'_>) -> Option<Reason> {
             report,
             nothing_kept,
         } => {
-            let never_reached = report.outcome.failures.iter().all(|f| f.outage);
+            // The API was never reached, or refused a setting (the key,
+            // the model): the messages wait for a tick that can answer.
+            let never_reached = report
+                .outcome
+                .failures
+                .iter()
+                .all(|f| f.outage || f.fix.is_some());
             (only_asked(report, nothing_kept) && (never_reached || too_long(report)))
                 .then_some(Reason::NeverAnswered)
         }

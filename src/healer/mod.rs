@@ -128,8 +128,10 @@ pub fn observe(
         // the disk: says nothing about the agent.
         return Verdict::Fine;
     }
-    if record.outage {
-        // Not the agent's fault: neither the streak nor the heal budget.
+    if record.outage || record.setting {
+        // Not the agent's fault, and nothing a heal can restore (an outage
+        // of the API, or a setting only the operator can change): neither
+        // the streak nor the heal budget.
         state.outages += 1;
         return Verdict::Fine;
     }

@@ -215,12 +215,15 @@ mod tests {
         let records = [
             tick(1, Class::Ok, &[], &[]),
             tick(2, Class::Ok, &[], &[]),
-            tick(
-                3,
-                Class::Ok,
-                &["state/inbox-archive/a.md"],
-                &["memory/notes/x.md"],
-            ),
+            TickRecord {
+                sent: vec!["outbox/20261124T090000Z-reply.md".into()],
+                ..tick(
+                    3,
+                    Class::Ok,
+                    &["state/inbox-archive/a.md"],
+                    &["memory/notes/x.md"],
+                )
+            },
             tick(4, Class::Ok, &[], &[]),
             tick(5, Class::Ok, &[], &[]),
             tick(6, Class::Ok, &[], &[]),

@@ -41,6 +41,11 @@ pub(super) fn record_for(
         && report.is_some_and(|r| {
             !r.outcome.failures.is_empty() && r.outcome.failures.iter().all(|f| f.outage)
         });
+    // Every failure names the setting that fixes it: a heal cannot.
+    let setting = class.is_failure()
+        && report.is_some_and(|r| {
+            !r.outcome.failures.is_empty() && r.outcome.failures.iter().all(|f| f.fix.is_some())
+        });
     TickRecord {
         tick,
         start,
@@ -70,6 +75,7 @@ pub(super) fn record_for(
         reply_fingerprint,
         quiet: quiet.filter(|_| class == Class::Ok),
         outage,
+        setting,
         interrupted: false,
         disk_full: false,
         backoff_ms: None,
@@ -123,7 +129,7 @@ pub(super) fn give_back_messages(
     let ended = Moment::Ended {
         class: record.class,
         interrupted: record.interrupted,
-        outage: record.outage,
+        outage: record.outage || record.setting,
     };
     let Some(why) = give_back::rule(ended) else {
         return Ok(());

@@ -117,7 +117,10 @@ impl Supervisor<'_> {
                     (
                         "the model API refuses hearth's settings",
                         "This is a setting, not an outage: a heal, which restores the \
-                         conversation, will not fix it",
+                         conversation, would not fix it, so none runs for it. Ticks wait, \
+                         trying again with backoff, and inbox messages wait in inbox/; \
+                         ticking resumes by itself once it works (hearth.toml is read at \
+                         each try; a key in the environment needs a restart)",
                     )
                 };
                 let body = format!(

@@ -70,9 +70,12 @@ impl Supervisor<'_> {
         record.interrupted = stop.is_some() && record.class.is_failure();
         record.disk_full = record.class.is_failure()
             && !record.outage
+            && !record.setting
             && !record.interrupted
             && self.disk_is_short(record.note.as_deref());
-        if record.outage {
+        if record.outage || record.setting {
+            // Waits, backing off, as for an outage: a setting changed in
+            // hearth.toml is read at the next try, which resumes ticking.
             let wait = healer::outage_backoff(&self.config.healer, self.healer.outages + 1);
             record.backoff_ms = Some(wait.as_millis() as u64);
         }

@@ -108,6 +108,12 @@ pub struct TickRecord {
     /// rate-limited or overloaded; the healer does not count it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outage: bool,
+    /// The tick failed on a setting the operator must change (a key the
+    /// API refuses or that is missing, a model or address it does not
+    /// have): restoring the conversation cannot fix it, so the healer does
+    /// not count it; its messages go back, and ticks wait with backoff.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub setting: bool,
     /// The supervisor was told to stop during this tick and cut it short:
     /// an operator's act, not the agent's failure (the healer skips it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -419,6 +425,7 @@ mod tests {
             reply_fingerprint: None,
             quiet: None,
             outage: false,
+            setting: false,
             interrupted: false,
             disk_full: false,
             stop_reason: None,

@@ -344,3 +344,57 @@ fn a_failed_ticks_cause_reaches_its_ledger_line_the_panic_flare_and_status() {
         "{status}"
     );
 }
+
+#[test]
+fn a_refused_key_is_never_healed_the_inbox_waits_and_ticking_resumes_once_the_setting_works() {
+    use crate::common::model_server::{anthropic, Answer, ModelServer};
+    use std::time::Duration;
+    let refusing = ModelServer::start(vec![Answer::Status {
+        status: 401,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+            .into(),
+    }]);
+    let working = ModelServer::start(vec![Answer::Stream {
+        events: anthropic::message("High tide is at six.", &[], 10, 3),
+        hang: None,
+    }]);
+    let config = |url: &str| {
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+             base_url = \"{url}\"\nmax_retries = 0\n[tick]\ninterval_s = 3600\n\
+             [healer]\nstreak = 2\nmax_heals = 1\noutage_backoff_ms = 20\n\
+             outage_backoff_max_ms = 50\n"
+        )
+    };
+    let home = TestHome::with_config(&config(&refusing.url));
+    home.git(&["add", "-A"]);
+    home.git(&["commit", "-qm", "a model"]);
+    home.ok(&["say", "When is high tide?"]);
+    let supervisor = home.spawn_with(home.keyed(&["run"], "sk-ant-revoked"));
+    home.wait_for(Duration::from_secs(30), "six refused ticks", || {
+        home.ticks().len() >= 6
+    });
+    // Streak 2, one heal allowed: a heal would have run twice over, and
+    // the supervisor panicked. Neither: a setting is not healed.
+    assert!(flares(&home, "heal").is_empty(), "no heal");
+    assert!(flares(&home, "panic").is_empty(), "no panic");
+    let model = flares(&home, "model");
+    assert_eq!(model.len(), 1, "one flare says what to change: {model:?}");
+    assert!(model[0].contains("check the key"), "{}", model[0]);
+    for t in home.ticks() {
+        assert_eq!(t["setting"], true, "{t}");
+    }
+    assert_eq!(home.list("inbox").len(), 1, "the message waits in inbox/");
+
+    // The operator fixes the setting (here the address; a key is an
+    // environment change, a restart): ticking resumes by itself.
+    std::fs::write(home.file("hearth.toml"), config(&working.url)).unwrap();
+    home.wait_for(Duration::from_secs(30), "a tick that answers", || {
+        home.ticks().last().is_some_and(|t| {
+            t["class"] == "ok" && t["sent"].as_array().is_some_and(|s| !s.is_empty())
+        })
+    });
+    assert!(crate::common::finish_after_term(supervisor).success());
+    assert!(home.list("inbox").is_empty(), "answered");
+}
