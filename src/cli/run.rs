@@ -34,7 +34,13 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     // Panic first: systemd's RestartPreventExitStatus=2 must hold the unit
     // whatever else is wrong (a missing key, a broken hearth.toml).
     refuse_if_panicked(&home)?;
-    env.require_key(&hearth::config::Config::load(&home.config_path())?.model)?;
+    match hearth::config::Config::load(&home.config_path()) {
+        Ok(config) => env.require_key(&config.model)?,
+        // As a service, the supervisor comes up and waits for the fix,
+        // flared; at a terminal (`--ticks N`) the error is the command's.
+        Err(broken) if args.ticks.is_some() => return Err(broken.into()),
+        Err(_) => {}
+    }
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
         Notifier::new(
             socket,

@@ -47,6 +47,10 @@ fn print_ticking(
         (true, Some(Phase::DiskFull)) => {
             format!("{running}, paused: the disk holding the home is full")
         }
+        (true, Some(Phase::ConfigBroken)) => format!(
+            "{running}, waiting: hearth.toml does not parse (nothing ticks until it does; \
+             the flare in outbox/ says what to fix)"
+        ),
         (true, Some(Phase::GitLocked)) => format!(
             "{running}, waiting for another git to let go of its lock \
              (a commit is put off; nothing is lost)"
@@ -77,6 +81,9 @@ fn print_ticking(
         }
         None if status.phase == Some(Phase::DiskFull) => {
             outln!("next tick:  once the disk has room")
+        }
+        None if status.running && status.phase == Some(Phase::ConfigBroken) => {
+            outln!("next tick:  once hearth.toml parses")
         }
         None if status.running => outln!("next tick:  running now"),
         None => outln!("next tick:  when the supervisor runs (`hearth run`)"),

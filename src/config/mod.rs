@@ -60,6 +60,24 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// The line of the file the error is on, as written (a password in a
+    /// URL masked), for a message that shows it: `2 | interval_s = "30s"`.
+    pub fn quoted_line(&self) -> Option<String> {
+        let (path, line) = match self {
+            ConfigError::Parse { path, line, .. } => (path, *line),
+            ConfigError::Invalid {
+                path,
+                line: Some(line),
+                ..
+            } => (path, *line),
+            _ => return None,
+        };
+        let text = std::fs::read_to_string(path).ok()?;
+        let written = text.lines().nth(line.checked_sub(1)?)?;
+        let cut: String = written.chars().take(200).collect();
+        Some(format!("{line} | {}", secret_url::masked(&cut)))
+    }
+
     /// What the operator can do about it.
     pub fn hint(&self) -> String {
         match self {

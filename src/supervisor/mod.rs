@@ -11,6 +11,7 @@
 
 mod child;
 mod commit;
+mod config_wait;
 pub mod day;
 mod disk;
 mod error;
@@ -143,7 +144,18 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         ))
     })?;
     let _run_lock = RunLock::acquire(home)?;
-    let config = Config::load(&home.config_path())?;
+    let config = match Config::load(&home.config_path()) {
+        Ok(config) => config,
+        // As a service: up, flared, waiting for the fix; at a terminal
+        // (`--ticks N`), the command's error.
+        Err(broken) if options.ticks.is_none() => {
+            match config_wait::until_it_parses(home, &options, &wake, broken) {
+                config_wait::Waited::Parses(config) => config,
+                config_wait::Waited::Stopped(signal) => return Ok(RunOutcome::Stopped(signal)),
+            }
+        }
+        Err(broken) => return Err(broken.into()),
+    };
     let repo = lifecycle::open_repo(home, &config)?;
     let (healer, problem) = HealerState::load_or_fresh(home);
     if let Some(problem) = problem {

@@ -47,8 +47,12 @@ impl Supervisor<'_> {
                     return;
                 }
                 tracing::error!("{e}; keeping the last good configuration");
+                let line = e
+                    .quoted_line()
+                    .map(|l| format!("    {l}\n\n"))
+                    .unwrap_or_default();
                 let body = format!(
-                    "hearth.toml stopped parsing while the supervisor runs:\n\n    {e}\n\n\
+                    "hearth.toml stopped parsing while the supervisor runs:\n\n    {e}\n\n{line}\
                      The supervisor keeps running on the last configuration that parsed. \
                      Fix the file; the next tick picks the fix up."
                 );

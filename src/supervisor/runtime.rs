@@ -28,6 +28,10 @@ pub enum Phase {
     /// A commit is put off: another git holds its lock.
     #[serde(rename = "git-locked")]
     GitLocked,
+    /// Started on a `hearth.toml` that does not parse: nothing ticks until
+    /// it does.
+    #[serde(rename = "config-broken")]
+    ConfigBroken,
 }
 
 /// `.hearth/supervisor.json`.

@@ -368,3 +368,49 @@ fn a_tick_whose_model_refused_the_key_never_says_it_answered() {
     let day = home.ok(&["day"]);
     assert!(!day.contains("answered 2"), "{day}");
 }
+
+#[test]
+fn a_service_started_on_a_broken_config_waits_flared_and_ticks_once_it_is_fixed() {
+    let home = TestHome::with_config("[tick]\ninterval_s = \"30s\"\n");
+    // At a terminal, the error is the command's.
+    let out = home.output(&["run", "--ticks", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    // As a service: up, one flare naming the file, line and fix, shown in
+    // status, nothing ticked.
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(20), "the config flare", || {
+        home.list("outbox")
+            .iter()
+            .any(|n| n.contains("flare-config"))
+    });
+    let flare = home
+        .list("outbox")
+        .into_iter()
+        .find(|n| n.contains("flare-config"))
+        .unwrap();
+    let body = home.read(&format!("outbox/{flare}"));
+    assert!(
+        body.contains("hearth.toml:2:")
+            && body.contains("2 | interval_s = \"30s\"")
+            && body.contains("To fix:"),
+        "{body}"
+    );
+    let status = home.ok(&["status"]);
+    assert!(status.contains("hearth.toml does not parse"), "{status}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(home.ticks().is_empty(), "nothing ticks meanwhile");
+    assert_eq!(
+        home.list("outbox")
+            .iter()
+            .filter(|n| n.contains("flare-config"))
+            .count(),
+        1,
+        "one flare, not one a second"
+    );
+    // Fixed: it starts by itself.
+    std::fs::write(home.file("hearth.toml"), "[tick]\ninterval_s = 30\n").unwrap();
+    home.wait_for(Duration::from_secs(20), "a tick once it parses", || {
+        !home.ticks().is_empty()
+    });
+    assert!(crate::common::finish_after_term(supervisor).success());
+}
