@@ -23,7 +23,7 @@ const RECHECK: Duration = Duration::from_secs(1);
 /// What the wait ended with.
 pub(super) enum Waited {
     /// The file parses: start with it.
-    Parses(Config),
+    Parses(Box<Config>),
     /// Told to stop (the signal) before it did.
     Stopped(i32),
 }
@@ -57,7 +57,7 @@ pub(super) fn until_it_parses(
         match Config::load(&home.config_path()) {
             Ok(config) => {
                 tracing::info!("{} parses again: starting", home.config_path().display());
-                return Waited::Parses(config);
+                return Waited::Parses(Box::new(config));
             }
             Err(e) => error = e,
         }

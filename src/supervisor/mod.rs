@@ -150,7 +150,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         // (`--ticks N`), the command's error.
         Err(broken) if options.ticks.is_none() => {
             match config_wait::until_it_parses(home, &options, &wake, broken) {
-                config_wait::Waited::Parses(config) => config,
+                config_wait::Waited::Parses(config) => *config,
                 config_wait::Waited::Stopped(signal) => return Ok(RunOutcome::Stopped(signal)),
             }
         }
