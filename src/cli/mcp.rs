@@ -25,17 +25,17 @@ pub struct Args {
     #[arg(long, value_name = "ADDR|unix:PATH")]
     http: Option<mcp::listen::Listen>,
     /// Over HTTP: sessions open at once (a new one past it is answered 503).
-    #[arg(long, value_name = "N", default_value_t = mcp::http::Limits::default().max_sessions)]
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DoorLimits::default().max_sessions)]
     max_sessions: usize,
     /// Over HTTP: a session unused this many seconds is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcp::http::Limits::default().session_idle.as_secs())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp::http::DoorLimits::default().session_idle.as_secs())]
     session_idle_s: u64,
     /// Over HTTP: connections served at once (kept below half the open
     /// files limit; the others wait to be accepted).
-    #[arg(long, value_name = "N", default_value_t = mcp::http::Limits::default().max_connections)]
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DoorLimits::default().max_connections)]
     max_connections: usize,
     /// Over HTTP: a request's headers must come within this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcp::http::Limits::default().header_timeout.as_secs())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp::http::DoorLimits::default().header_timeout.as_secs())]
     header_timeout_s: u64,
 }
 
@@ -89,7 +89,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         .get(mcp::http::TOKEN_VARIABLE)
         .filter(|t| !t.is_empty())
         .cloned();
-    let limits = mcp::http::Limits {
+    let limits = mcp::http::DoorLimits {
         max_sessions: args.max_sessions.max(1),
         session_idle: std::time::Duration::from_secs(args.session_idle_s.max(1)),
         max_connections: args.max_connections.max(1),

@@ -113,7 +113,7 @@ pub fn fair_batch<T, K: Ord>(
 /// Why a handoff or notice from a peer is not taken into a collaboration:
 /// a collaboration belongs to its participants.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum NotAdmitted {
     /// The sender is not one of the participants this home knows (or, for
     /// a collaboration new here, the one it claims does not hold both).
     NotParticipant {
@@ -137,14 +137,14 @@ pub fn admit(
     me: &str,
     mine: Option<&Collaboration>,
     max_rounds: u32,
-) -> Result<(), Refusal> {
+) -> Result<(), NotAdmitted> {
     let participants = match mine {
         Some(mine) => &mine.participants,
         None => &h.collaboration.participants,
     };
     let founding_without_me = mine.is_none() && !participants.iter().any(|p| p == me);
     if !participants.iter().any(|p| p == peer) || founding_without_me {
-        return Err(Refusal::NotParticipant {
+        return Err(NotAdmitted::NotParticipant {
             participants: participants.clone(),
         });
     }
@@ -157,10 +157,10 @@ pub fn admit(
         .iter()
         .any(|r| r.n == h.round && r.from == peer && r.to == me);
     if !own {
-        return Err(Refusal::NotItsRound);
+        return Err(NotAdmitted::NotItsRound);
     }
     if h.round > max_rounds {
-        return Err(Refusal::PastMaxRounds);
+        return Err(NotAdmitted::PastMaxRounds);
     }
     Ok(())
 }

@@ -11,7 +11,7 @@
 //! (mode 0600) only the account the door runs as is answered. rmcp refuses
 //! a `Host` that is not loopback on loopback, against DNS rebinding.
 //!
-//! What one client can hold ([`Limits`]): sessions are capped (503 past the
+//! What one client can hold ([`DoorLimits`]): sessions are capped (503 past the
 //! cap) and expire when idle; connections are capped below the descriptor
 //! limit (the rest wait in the kernel's queue, and an accept that fails is
 //! backed off and logged once, not in a loop); headers are read under a
@@ -38,8 +38,7 @@ use super::{guard, Doors};
 /// The environment variable that holds the bearer token.
 pub const TOKEN_VARIABLE: &str = "HEARTH_MCP_TOKEN";
 
-/// The path the door answers on.
-pub const PATH: &str = "/mcp";
+pub use super::listen::PATH;
 
 /// Why the door would not open.
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +79,7 @@ impl HttpError {
 
 /// What one client can hold of the door.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct DoorLimits {
     /// Sessions open at once; a new one past it is answered 503.
     pub max_sessions: usize,
     /// A session unused this long is closed.
@@ -92,9 +91,9 @@ pub struct Limits {
     pub header_timeout: Duration,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for DoorLimits {
+    fn default() -> DoorLimits {
+        DoorLimits {
             max_sessions: 64,
             session_idle: Duration::from_secs(300),
             max_connections: 256,
@@ -103,14 +102,14 @@ impl Default for Limits {
     }
 }
 
-impl Limits {
+impl DoorLimits {
     /// These limits, the connections kept below half of `descriptors`
     /// (the process's limit on open files).
-    pub fn within(self, descriptors: u64) -> Limits {
+    pub fn within(self, descriptors: u64) -> DoorLimits {
         let half = usize::try_from(descriptors / 2)
             .unwrap_or(usize::MAX)
             .max(8);
-        Limits {
+        DoorLimits {
             max_connections: self.max_connections.min(half),
             ..self
         }
@@ -187,7 +186,7 @@ pub fn serve(
     doors: Doors,
     listen: &Listen,
     token: Option<String>,
-    limits: Limits,
+    limits: DoorLimits,
     listening: impl FnOnce(String),
 ) -> Result<(), HttpError> {
     if let (Listen::Tcp(addr), None) = (listen, &token) {
@@ -230,7 +229,7 @@ pub fn serve(
             Arc::clone(&sessions),
             config,
         );
-        let door = Arc::new(Door {
+        let door = Arc::new(OpenDoor {
             service,
             sessions,
             token,
@@ -241,18 +240,18 @@ pub fn serve(
     })
 }
 
-/// What every connection shares.
-struct Door {
+/// The door as it serves: what every connection shares.
+struct OpenDoor {
     service: Service,
     sessions: Arc<LocalSessionManager>,
     token: Option<String>,
-    limits: Limits,
+    limits: DoorLimits,
 }
 
 /// Accepts connections for ever, at most `max_connections` served at
 /// once: a permit is taken before the accept, so past the cap the others
 /// wait in the kernel's queue and no descriptor is spent on them.
-async fn accept_loop(listener: &Listener, door: Arc<Door>) {
+async fn accept_loop(listener: &Listener, door: Arc<OpenDoor>) {
     let permits = Arc::new(tokio::sync::Semaphore::new(door.limits.max_connections));
     let mut failing: u64 = 0;
     loop {
@@ -304,7 +303,7 @@ async fn accept_loop(listener: &Listener, door: Arc<Door>) {
 
 /// One request: the token, the path, the size and the session cap
 /// checked, then the SDK.
-async fn answer(door: &Door, request: Request<Incoming>) -> Response<Body> {
+async fn answer(door: &OpenDoor, request: Request<Incoming>) -> Response<Body> {
     use tower_service::Service as _;
     let header = request.headers().get(hyper::header::AUTHORIZATION);
     if !authorized(header.map(|h| h.as_bytes()), door.token.as_deref()) {

@@ -12,6 +12,9 @@ use std::net::SocketAddr;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The path the door answers on.
+pub const PATH: &str = "/mcp";
+
 /// Where the door listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listen {
@@ -47,7 +50,7 @@ impl std::str::FromStr for Listen {
 impl std::fmt::Display for Listen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Listen::Tcp(addr) => write!(f, "http://{addr}{}", super::http::PATH),
+            Listen::Tcp(addr) => write!(f, "http://{addr}{PATH}"),
             Listen::Unix(path) => write!(f, "unix:{}", path.display()),
         }
     }

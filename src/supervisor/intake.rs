@@ -28,25 +28,25 @@ pub(super) fn refusal(
     peer: &str,
     file: &str,
     h: &Handoff,
-    refused: intake::Refusal,
+    refused: intake::NotAdmitted,
     max: u32,
 ) -> IntakeError {
     let (peer, path) = (peer.to_string(), format!("outbox/{file}"));
     let slug = h.collaboration.slug.clone();
     match refused {
-        intake::Refusal::NotParticipant { participants } => IntakeError::NotParticipant {
+        intake::NotAdmitted::NotParticipant { participants } => IntakeError::NotParticipant {
             peer,
             path,
             slug,
             participants: participants.join(", "),
         },
-        intake::Refusal::NotItsRound => IntakeError::NotItsRound {
+        intake::NotAdmitted::NotItsRound => IntakeError::NotItsRound {
             peer,
             path,
             slug,
             round: h.round,
         },
-        intake::Refusal::PastMaxRounds => IntakeError::PastMaxRounds {
+        intake::NotAdmitted::PastMaxRounds => IntakeError::PastMaxRounds {
             peer,
             path,
             slug,

@@ -162,7 +162,7 @@ fn taken_blobs(home: &crate::home::Home) -> TakenBlobs {
 }
 
 /// What one look at a peer's outbox finds for this agent.
-struct Look {
+struct OutboxLook {
     /// The files addressed here not taken yet, oldest name first.
     waiting: Vec<HeadFile>,
     /// Why others are not taken: names that cannot be files here, and
@@ -247,52 +247,22 @@ pub(super) fn survey(
         };
         let mut problems: Vec<String> = look.problems.iter().map(ToString::to_string).collect();
         let mut admitted = Vec::new();
+        let judge = Judge {
+            home,
+            me: &me,
+            peer,
+            source: &source,
+            history: history.as_ref(),
+            max,
+        };
         for file in look.waiting {
-            let read = reads.get_or_read(&file.blob, || {
-                source
-                    .read(peer, history.as_ref(), &file)
-                    .map_err(|e| e.to_string())
-            });
-            let h = match read {
-                Ok(h) if h.to != me => continue,
-                Ok(h) if h.from != peer.as_str() => {
-                    problems.push(
-                        IntakeError::NotFromPeer {
-                            peer: peer.clone(),
-                            path: source.shown(&file.name),
-                            claims: h.from.clone(),
-                        }
-                        .to_string(),
-                    );
-                    continue;
-                }
-                Ok(h) => h,
-                Err(problem) => {
-                    problems.push(problem);
-                    continue;
-                }
-            };
-            let slug = &h.collaboration.slug;
-            if !records.contains_key(slug) {
-                match store::load(home, slug) {
-                    Ok(mine) => drop(records.insert(slug.clone(), mine)),
-                    // Named; it waits until the record is fixed.
-                    Err(e) => {
-                        problems.push(IntakeError::Record(e).to_string());
-                        continue;
-                    }
-                }
-            }
-            let mine = records.get(slug).and_then(Option::as_ref);
-            // Judged before the history is walked for it: what is refused
-            // costs no walk.
-            match crate::collab::intake::admit(&h, peer, &me, mine, max) {
-                Ok(()) => {
+            match judge.admit(&file, reads, &mut records) {
+                Ok(Some(h)) => {
                     let blob = file.blob.clone();
                     admitted.push((file, (h, blob)));
                 }
-                Err(refused) => problems
-                    .push(super::intake::refusal(peer, &file.name, &h, refused, max).to_string()),
+                Ok(None) => {}
+                Err(problem) => problems.push(problem),
             }
         }
         survey
@@ -309,6 +279,60 @@ pub(super) fn survey(
         survey.problems.extend(problems);
     }
     survey
+}
+
+/// Judges one peer's files for this home.
+struct Judge<'a> {
+    home: &'a crate::home::Home,
+    me: &'a str,
+    peer: &'a str,
+    source: &'a Source,
+    history: Option<&'a crate::repo::Repo>,
+    max: u32,
+}
+
+impl Judge<'_> {
+    /// `file`'s handoff, if it is addressed here and may be taken into
+    /// this home's record of its collaboration (`records`, loaded once
+    /// each); `None` when it is someone else's; why not, as the operator
+    /// reads it. Judged before the history is walked for it: what is
+    /// refused costs no walk.
+    fn admit(
+        &self,
+        file: &HeadFile,
+        reads: &mut HandoffReads,
+        records: &mut HashMap<String, Option<crate::collab::Collaboration>>,
+    ) -> Result<Option<Handoff>, String> {
+        let (peer, me) = (self.peer, self.me);
+        let h = reads.get_or_read(&file.blob, || {
+            self.source
+                .read(peer, self.history, file)
+                .map_err(|e| e.to_string())
+        })?;
+        if h.to != me {
+            return Ok(None);
+        }
+        if h.from != peer {
+            return Err(IntakeError::NotFromPeer {
+                peer: peer.to_string(),
+                path: self.source.shown(&file.name),
+                claims: h.from.clone(),
+            }
+            .to_string());
+        }
+        let slug = &h.collaboration.slug;
+        if !records.contains_key(slug) {
+            // Named; it waits until the record is fixed.
+            let mine =
+                store::load(self.home, slug).map_err(|e| IntakeError::Record(e).to_string())?;
+            records.insert(slug.clone(), mine);
+        }
+        let mine = records.get(slug).and_then(Option::as_ref);
+        crate::collab::intake::admit(&h, peer, me, mine, self.max).map_err(|refused| {
+            super::intake::refusal(peer, &file.name, &h, refused, self.max).to_string()
+        })?;
+        Ok(Some(h))
+    }
 }
 
 /// What is said of a peer whose `outbox/` cannot be read.
@@ -367,7 +391,7 @@ impl Source {
         me: &str,
         taken: &TakenBlobs,
         history: Option<&crate::repo::Repo>,
-    ) -> Result<Look, String> {
+    ) -> Result<OutboxLook, String> {
         if let Source::Home(path) = self {
             // Said first when the peer's home cannot be read at all.
             let outbox = path.join(rel::OUTBOX);
@@ -378,7 +402,7 @@ impl Source {
         // peer's commit (or the fetch) wakes this supervisor again.
         let files = history.map_or_else(Vec::new, |h| h.files_at_head(rel::OUTBOX));
         let suffix = format!("-to-{me}.md");
-        let mut look = Look {
+        let mut look = OutboxLook {
             waiting: Vec::new(),
             problems: Vec::new(),
         };
