@@ -314,6 +314,15 @@ impl Repo {
             .map_err(|e| self.error(e))
     }
 
+    /// The bytes `rel` has in HEAD's tree, with HEAD's id, if it is a file
+    /// there.
+    pub fn committed_file(&self, rel: &str) -> Option<(Vec<u8>, String)> {
+        let commit = self.head_commit().ok().flatten()?;
+        let entry = commit.tree().ok()?.get_path(Path::new(rel)).ok()?;
+        let blob = entry.to_object(&self.git).ok()?.into_blob().ok()?;
+        Some((blob.content().to_vec(), commit.id().to_string()))
+    }
+
     /// The message of `commit`, if it exists.
     pub fn message(&self, commit: &str) -> Option<String> {
         let oid = Oid::from_str(commit).ok()?;

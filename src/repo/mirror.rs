@@ -147,7 +147,8 @@ impl Repo {
         };
         let mut files: Vec<HeadFile> = sub
             .iter()
-            .filter(|e| e.kind() == Some(git2::ObjectType::Blob))
+            // Regular files only: a symlink's blob is a path, not words.
+            .filter(|e| matches!(e.filemode(), 0o100644 | 0o100755))
             .map(|e| HeadFile {
                 name: String::from_utf8_lossy(e.name_bytes()).into_owned(),
                 blob: e.id().to_string(),

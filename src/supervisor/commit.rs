@@ -42,6 +42,7 @@ pub fn commit_hand_edits(
     if let Some(why) = crate::proposals::heal_book(home, repo, now) {
         tracing::warn!("{}: {why}", crate::home::layout::rel::PROPOSALS);
     }
+    restore_deleted_state(home, repo, now);
     let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let done = repo.commit_scoped(
         &scope,
@@ -57,6 +58,50 @@ pub fn commit_hand_edits(
         );
     }
     Ok(done)
+}
+
+/// hearth's own records, which it never deletes itself: one that is gone
+/// from the disk was lost by accident (an `rm`, a bad sync), and committing
+/// that as the operator's edit would start the conversation from nothing,
+/// forget the day's spend (and so the cap), the heal count, or which
+/// handoffs were taken (and take them again).
+const OWN_RECORDS: [&str; 4] = [rel::MESSAGES, rel::BUDGET, rel::HEALER, rel::HANDOFFS];
+
+/// Puts back each of [`OWN_RECORDS`] that is missing from the disk but in
+/// the last commit, from that commit, with a flare that says so and what
+/// to do instead.
+fn restore_deleted_state(home: &Home, repo: &Repo, now: DateTime<Utc>) {
+    for own in OWN_RECORDS {
+        let path = home.path(own);
+        if path.symlink_metadata().is_ok() {
+            continue;
+        }
+        let Some((bytes, commit)) = repo.committed_file(own) else {
+            continue;
+        };
+        if let Err(e) = crate::atomic::write(&path, &bytes) {
+            tracing::error!("{own} is missing and could not be restored: {e}");
+            continue;
+        }
+        let short = &commit[..commit.len().min(10)];
+        tracing::warn!("{own} was missing: restored it from commit {short}");
+        let body = format!(
+            "{own} was gone from the disk (deleted by hand, or lost in a sync). It is one of \
+             hearth's own records, so the deletion was not committed as yours: hearth put back \
+             the copy of commit {short}, and nothing of it is lost.\n\nTo change it on \
+             purpose, edit the file instead of deleting it (an edit is committed as yours), \
+             e.g. for a fresh conversation: \
+             `echo '{{\"version\":1,\"messages\":[]}}' > state/messages.json`.\n"
+        );
+        let flare = crate::mailbox::outbox::Letter::flare(
+            "state",
+            format!("{own} was deleted; restored from the last commit"),
+            body,
+        );
+        if let Err(e) = crate::mailbox::outbox::post(home, &flare, now) {
+            tracing::error!("could not write the state flare: {e}");
+        }
+    }
 }
 
 /// Where hand edits can be: every top-level entry of the home (on disk or

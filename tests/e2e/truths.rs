@@ -414,3 +414,41 @@ fn a_service_started_on_a_broken_config_waits_flared_and_ticks_once_it_is_fixed(
     });
     assert!(crate::common::finish_after_term(supervisor).success());
 }
+
+#[test]
+fn a_deleted_conversation_is_restored_with_a_flare_never_committed_as_the_operators_deletion() {
+    let home = TestHome::with_config("");
+    home.ok(&["say", "Remember the tide tables."]);
+    home.ok(&["run", "--ticks", "2"]);
+    let before = home.read("state/messages.json");
+    std::fs::remove_file(home.file("state/messages.json")).unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let after = home.read("state/messages.json");
+    let turns = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text).unwrap()["messages"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert!(
+        after.contains("Remember the tide tables.") && turns(&after) > turns(&before),
+        "the conversation goes on from where it was:\n{after}"
+    );
+    let deleted = home.git(&["log", "--diff-filter=D", "--format=%s", "--", "state/"]);
+    assert!(
+        deleted.stdout.is_empty(),
+        "no commit deletes them: {}",
+        String::from_utf8_lossy(&deleted.stdout)
+    );
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("flare-state"))
+        .collect();
+    assert_eq!(flares.len(), 1, "{flares:?}");
+    let body = home.read(&format!("outbox/{}", flares[0]));
+    assert!(
+        body.contains("state/messages.json was gone") && body.contains("put back"),
+        "{body}"
+    );
+}
