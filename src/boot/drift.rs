@@ -26,6 +26,9 @@ pub enum DriftKind {
     Truncated,
     /// An identity memory rendered as a title: the budget was spent.
     OverBudget,
+    /// The identity file or the prompt is gone, or a core memory the last
+    /// commit has is gone from the disk: every tick runs without it.
+    Missing,
 }
 
 /// One memory drifting out of the identity layer.
@@ -116,6 +119,7 @@ pub fn audit(home: &Home, config: &BootConfig) -> Audit {
             ),
         });
     }
+    drift.extend(missing(home));
     drift.sort_by(|a, b| a.path.cmp(&b.path));
     Audit {
         rendered_full: layer.full.len(),
@@ -134,6 +138,43 @@ pub fn audit(home: &Home, config: &BootConfig) -> Audit {
         problems: boot.problems,
         layer,
     }
+}
+
+/// The identity file and the prompt when they are gone, and each core
+/// memory the last commit has that the disk does not.
+fn missing(home: &Home) -> Vec<Drift> {
+    use crate::home::layout::rel;
+    let repo = crate::repo::Repo::open(home.root()).ok();
+    let committed: Vec<String> = repo
+        .as_ref()
+        .map(|r| r.committed_names_under(&format!("{}/core", rel::MEMORY)))
+        .unwrap_or_default();
+    let mut gone: Vec<Drift> = [rel::IDENTITY, rel::PROMPT]
+        .into_iter()
+        .filter(|own| !home.path(own).exists())
+        .map(|own| Drift {
+            path: own.to_string(),
+            kind: DriftKind::Missing,
+            detail: "is gone: every tick runs without it; restore it (`git checkout HEAD -- \
+                     PATH`, or from an earlier commit: `git log --diff-filter=D -- PATH`)"
+                .replace("PATH", own),
+        })
+        .collect();
+    gone.extend(
+        committed
+            .into_iter()
+            .filter(|core| home.path(core).symlink_metadata().is_err())
+            .map(|core| Drift {
+                detail: format!(
+                    "is in the last commit but gone from the disk: the next tick runs without \
+                     it; restore it (`git checkout HEAD -- {core}`) or remove it on purpose \
+                     (`git rm {core}`)"
+                ),
+                path: core,
+                kind: DriftKind::Missing,
+            }),
+    );
+    gone
 }
 
 /// The first tag of `memory` that nearly matches an identity tag, with the

@@ -323,6 +323,32 @@ impl Repo {
         Some((blob.content().to_vec(), commit.id().to_string()))
     }
 
+    /// The files under `dir` in HEAD's tree (every depth), as paths
+    /// relative to the root.
+    pub fn committed_names_under(&self, dir: &str) -> Vec<String> {
+        let Some(tree) = self
+            .head_commit()
+            .ok()
+            .flatten()
+            .and_then(|c| c.tree().ok())
+            .and_then(|t| t.get_path(Path::new(dir)).ok())
+            .and_then(|e| e.to_object(&self.git).ok())
+            .and_then(|o| o.into_tree().ok())
+        else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                if let Some(name) = entry.name() {
+                    names.push(format!("{dir}/{parent}{name}"));
+                }
+            }
+            git2::TreeWalkResult::Ok
+        });
+        names
+    }
+
     /// The message of `commit`, if it exists.
     pub fn message(&self, commit: &str) -> Option<String> {
         let oid = Oid::from_str(commit).ok()?;

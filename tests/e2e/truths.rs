@@ -452,3 +452,18 @@ fn a_deleted_conversation_is_restored_with_a_flare_never_committed_as_the_operat
         "{body}"
     );
 }
+
+#[test]
+fn a_missing_identity_file_is_drift_and_fails_a_strict_audit() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    assert!(home.output(&["audit", "--strict"]).status.success());
+    std::fs::remove_file(home.file("memory/identity.md")).unwrap();
+    let out = home.output(&["audit", "--strict"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("memory/identity.md") && said.contains("is gone"),
+        "{said}"
+    );
+}

@@ -30,7 +30,27 @@ fn thirty_identity_memories_load_in_full_and_two_near_misses_are_drift() {
     let dir = tempfile::tempdir().unwrap();
     let home = home(&dir);
     let config = BootConfig::default();
-    std::fs::remove_file(home.path("memory/core/values.md")).unwrap();
+    // Removed on purpose (a removal only on the disk is drift: `Missing`).
+    for args in [
+        &["rm", "-q", "memory/core/values.md"][..],
+        &[
+            "-c",
+            "user.name=op",
+            "-c",
+            "user.email=op@x",
+            "commit",
+            "-qm",
+            "no values",
+        ],
+    ] {
+        let git = std::process::Command::new("git")
+            .arg("-C")
+            .arg(home.root())
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(git.success());
+    }
     let mut tags = vec!["facet:identity"; 21];
     tags.extend(["identity"; 8]);
     tags.push("IDENTITY");
