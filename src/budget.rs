@@ -42,13 +42,60 @@ pub struct Spend {
 const BURN_WINDOW: chrono::Duration = chrono::Duration::hours(1);
 
 /// What `hearth ask` spent, from its answer lines (this module does not
-/// read them: the caller does).
+/// read them: the caller does), with the calls of `state/calls.jsonl`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct AskSpend {
     /// On the UTC day.
     pub today: f64,
     /// In the last hour.
     pub last_hour: f64,
+}
+
+/// One model call hearth made outside a tick and an ask (recall's rerank
+/// from the shell): a line of `state/calls.jsonl`, so that every call is
+/// on a ledger with its cost and counts against `[budget] daily_usd`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaidCall {
+    /// When it ended.
+    pub time: DateTime<Utc>,
+    /// What made it (`recall`).
+    pub door: String,
+    /// The model called.
+    pub model: String,
+    /// Input tokens (all of them, however priced).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Dollars, at the model's price.
+    pub cost_usd: f64,
+}
+
+/// Appends `call` to `state/calls.jsonl` (a line, appended whole: the
+/// supervisor and a shell command may write at once). The caller commits
+/// it as hearth's.
+pub fn record_call(home: &Home, call: &PaidCall) -> Result<(), atomic::WriteError> {
+    let line = serde_json::to_string(call).expect("a call serialises");
+    atomic::append_line(&home.path(crate::home::layout::rel::CALLS), &line)
+}
+
+/// What the calls of `state/calls.jsonl` spent on `now`'s UTC day and in
+/// the last hour before `now`.
+pub fn calls_spent(home: &Home, now: DateTime<Utc>) -> AskSpend {
+    let text =
+        std::fs::read_to_string(home.path(crate::home::layout::rel::CALLS)).unwrap_or_default();
+    let mut spent = AskSpend::default();
+    for call in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<PaidCall>(l).ok())
+    {
+        if call.time.date_naive() == now.date_naive() {
+            spent.today += call.cost_usd;
+        }
+        if now - call.time < BURN_WINDOW && call.time <= now {
+            spent.last_hour += call.cost_usd;
+        }
+    }
+    spent
 }
 
 /// The UTC day of `t`, as the ledger keys it (`YYYY-MM-DD`).

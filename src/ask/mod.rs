@@ -104,7 +104,7 @@ impl AskError {
     pub fn hint(&self) -> String {
         match self {
             AskError::Budget(_) => "it resets at midnight UTC; raise [budget] daily_usd in \
-                 hearth.toml to spend more today, or `hearth recall` searches memory for free"
+                 hearth.toml to spend more today, or `hearth recall --no-rerank` searches memory without a model call"
                 .into(),
             AskError::Exchange(e) => e.hint(),
             AskError::Model(e) => e.hint(),

@@ -461,14 +461,19 @@ impl Config {
     /// shipped table, else nothing for the offline model or one served on
     /// this host (a loopback `base_url`). `None`: unknown.
     pub fn price(&self) -> Option<Price> {
-        if let Some(price) = self.budget.prices.get(&self.model.model) {
+        self.price_of(&self.model)
+    }
+
+    /// What `model` (the agent's, or the rerank's) costs, by the same
+    /// rules as [`Config::price`].
+    pub fn price_of(&self, model: &ModelConfig) -> Option<Price> {
+        if let Some(price) = self.budget.prices.get(&model.model) {
             return Some(price.clone());
         }
-        if let Some(price) = prices::shipped(&self.model.model) {
+        if let Some(price) = prices::shipped(&model.model) {
             return Some(price);
         }
-        let free = self.model.provider == ProviderKind::Offline
-            || prices::is_loopback(&self.model.base_url);
+        let free = model.provider == ProviderKind::Offline || prices::is_loopback(&model.base_url);
         free.then(Price::default)
     }
 }

@@ -78,6 +78,8 @@ pub struct SpentToday {
     pub ticks: f64,
     /// Dollars the asks spent (with their warm digests' calls).
     pub asks: f64,
+    /// Dollars the other calls spent (recall's rerank from the shell).
+    pub calls: f64,
 }
 
 impl SpentToday {
@@ -92,21 +94,24 @@ impl SpentToday {
         SpentToday {
             ticks: budget.spent(now),
             asks: sessions::asked_spend(&sessions::read(home), now),
+            calls: crate::budget::calls_spent(home, now).today,
         }
     }
 
     /// What the asks spent today and in the last hour (for the burn rate).
     pub fn asks_of(home: &Home, now: DateTime<Utc>) -> crate::budget::AskSpend {
         let lines = sessions::read(home);
+        let calls = crate::budget::calls_spent(home, now);
         crate::budget::AskSpend {
-            today: sessions::asked_spend(&lines, now),
-            last_hour: sessions::asked_spend_since(&lines, now - chrono::Duration::hours(1)),
+            today: sessions::asked_spend(&lines, now) + calls.today,
+            last_hour: sessions::asked_spend_since(&lines, now - chrono::Duration::hours(1))
+                + calls.last_hour,
         }
     }
 
-    /// Both doors together.
+    /// Every door together.
     pub fn total(&self) -> f64 {
-        self.ticks + self.asks
+        self.ticks + self.asks + self.calls
     }
 
     /// The gate: `Some(reason)` when `[budget] daily_usd` (0: no limit) is
@@ -124,13 +129,7 @@ impl SpentToday {
 /// Dollars for `usage` at `price`; a model without a price costs zero.
 /// Writes are priced by their lifetime.
 pub fn cost_usd(usage: &Usage, price: Option<&Price>) -> f64 {
-    let Some(p) = price else { return 0.0 };
-    let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
-    per(usage.input_tokens, p.input_per_mtok)
-        + per(usage.output_tokens, p.output_per_mtok)
-        + per(usage.cache_read_tokens, p.cache_read())
-        + per(usage.cache_write_tokens, p.cache_write())
-        + per(usage.cache_write_1h_tokens, p.cache_write_1h())
+    usage.cost_usd(price)
 }
 
 #[cfg(test)]
@@ -138,20 +137,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_gate_counts_both_doors_and_zero_is_no_limit() {
+    fn the_gate_counts_every_door_and_zero_is_no_limit() {
         let spent = SpentToday {
             ticks: 0.6,
             asks: 0.5,
+            calls: 0.2,
         };
         assert!(spent
             .over(1.0)
             .unwrap()
-            .contains("$1.1000 of [budget] daily_usd = $1.00"));
+            .contains("$1.3000 of [budget] daily_usd = $1.00"));
         assert!(spent.over(2.0).is_none());
         assert!(spent.over(0.0).is_none(), "0 is no limit");
         assert!(SpentToday {
             ticks: 1.0,
-            asks: 0.0
+            asks: 0.0,
+            calls: 0.0,
         }
         .over(1.0)
         .is_some());

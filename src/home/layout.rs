@@ -55,6 +55,9 @@ pub mod rel {
     pub const PROPOSALS: &str = "state/proposals.json";
     /// The peers' handoffs taken into this home, one JSON line each.
     pub const HANDOFFS: &str = "state/handoffs.jsonl";
+    /// Model calls made outside ticks and asks (recall's rerank from the
+    /// shell), one JSON line each with its cost.
+    pub const CALLS: &str = "state/calls.jsonl";
     /// The warm digest `hearth ask` injects (at most 800 characters).
     pub const WARM: &str = "state/warm.md";
     /// Changes with every event under `memory/` while a supervisor runs.

@@ -63,6 +63,18 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Dollars for this usage at `price`; a model without a price costs
+    /// zero. Writes are priced by their lifetime.
+    pub fn cost_usd(&self, price: Option<&crate::config::Price>) -> f64 {
+        let Some(p) = price else { return 0.0 };
+        let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
+        per(self.input_tokens, p.input_per_mtok)
+            + per(self.output_tokens, p.output_per_mtok)
+            + per(self.cache_read_tokens, p.cache_read())
+            + per(self.cache_write_tokens, p.cache_write())
+            + per(self.cache_write_1h_tokens, p.cache_write_1h())
+    }
+
     /// Adds another call's usage.
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;

@@ -59,6 +59,10 @@ pub struct Answer {
     /// Files the index could not read this time (named, not fatal).
     #[serde(skip)]
     pub skipped: Vec<String>,
+    /// What the rerank's model calls cost, when one was made: the caller
+    /// puts it on the call ledger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_cost: Option<rerank::RerankCost>,
 }
 
 /// One block of the answer.
@@ -99,8 +103,8 @@ pub fn answer(home: &Home, question: &RecallQuestion<'_>) -> Result<Answer, Inde
         index.catch_up(home)?
     };
     let hits = index.search(question.query, question.candidates.max(k))?;
-    let ranked = match question.rerank {
-        Rerank::Skip(why) => Ranked::Lexical(why.into()),
+    let (ranked, rerank_cost) = match question.rerank {
+        Rerank::Skip(why) => (Ranked::Lexical(why.into()), None),
         Rerank::Model { config, api_key } => {
             rerank::with_config(config, api_key, question.query, &hits, k)
         }
@@ -136,6 +140,7 @@ pub fn answer(home: &Home, question: &RecallQuestion<'_>) -> Result<Answer, Inde
         lexical_because,
         results,
         skipped: reconciled.skipped,
+        rerank_cost,
     })
 }
 

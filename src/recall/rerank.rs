@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::index::Hit;
 use crate::config::Config;
 use crate::conversation::{self, Block, Message, Role};
-use crate::model::{self, Provider, Request, SystemBlock};
+use crate::model::{self, Provider, Request, SystemBlock, Usage};
 
 /// How the results came to be in their order.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,19 +89,21 @@ pub enum NoRerank {
     NothingNamed,
 }
 
-/// Reranks `candidates` for `query`, keeping at most `k`.
+/// Reranks `candidates` for `query`, keeping at most `k`; what the calls
+/// used is added to `used` (each call's, the retry's too: all are billed).
 pub fn rerank(
     provider: &mut dyn Provider,
     query: &str,
     candidates: &[Hit],
     k: usize,
     recovery: RerankBudget,
+    used: &mut Usage,
 ) -> Ranked {
     if candidates.is_empty() {
         return Ranked::NothingRelevant;
     }
     let started = Instant::now();
-    let problem = match ask(provider, query, candidates, k, MAX_REPLY_TOKENS) {
+    let problem = match ask(provider, query, candidates, k, MAX_REPLY_TOKENS, used) {
         Ok(ranked) => return ranked,
         Err(problem) => problem,
     };
@@ -123,7 +125,7 @@ pub fn rerank(
             "the rerank failed ({problem}) and a retry does not fit [recovery] extra_tokens"
         ));
     }
-    match ask(provider, query, &candidates[..shown], k, reply_tokens) {
+    match ask(provider, query, &candidates[..shown], k, reply_tokens, used) {
         Ok(ranked) => ranked,
         Err(again) => {
             tracing::warn!("rerank retry: {again}");
@@ -154,6 +156,7 @@ fn ask(
     candidates: &[Hit],
     k: usize,
     max_tokens: u32,
+    used: &mut Usage,
 ) -> Result<Ranked, NoRerank> {
     let prompt = prompt(query, candidates, k);
     let system = [SystemBlock {
@@ -175,6 +178,7 @@ fn ask(
         cache_key: None,
     };
     let reply = provider.complete(&request, &mut |_| {})?;
+    used.add(reply.usage);
     let text: String = conversation::texts(&reply.content).collect();
     parse(&text, candidates.len(), k)
 }
@@ -300,20 +304,45 @@ pub fn with_config(
     query: &str,
     candidates: &[Hit],
     k: usize,
-) -> Ranked {
+) -> (Ranked, Option<RerankCost>) {
     let m = rerank_config(config);
     if m.provider == crate::config::ProviderKind::Offline {
-        return Ranked::Lexical("no rerank model is configured (offline)".into());
+        return (
+            Ranked::Lexical("no rerank model is configured (offline)".into()),
+            None,
+        );
     }
     let mut provider = match model::provider_for(&m, api_key) {
         Ok(p) => p,
-        Err(e) => return Ranked::Lexical(e.to_string()),
+        Err(e) => return (Ranked::Lexical(e.to_string()), None),
     };
     let recovery = RerankBudget {
         wall: Duration::from_secs(config.recovery.wall_s.max(1)),
         extra_tokens: config.recovery.extra_tokens,
     };
-    rerank(provider.as_mut(), query, candidates, k, recovery)
+    let mut used = Usage::default();
+    let ranked = rerank(provider.as_mut(), query, candidates, k, recovery, &mut used);
+    let cost = RerankCost {
+        model: m.model.clone(),
+        input_tokens: used.input_sent(),
+        output_tokens: used.output_tokens,
+        cost_usd: used.cost_usd(config.price_of(&m).as_ref()),
+    };
+    (ranked, Some(cost))
+}
+
+/// What a rerank's calls used and cost: for the call ledger
+/// (`state/calls.jsonl`) and the day's budget.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RerankCost {
+    /// The model called.
+    pub model: String,
+    /// Input tokens, however priced.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Dollars, at the model's price.
+    pub cost_usd: f64,
 }
 
 #[cfg(test)]

@@ -127,6 +127,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         spent_today_usd: crate::exchange::SpentToday {
             ticks: budget.spent(now),
             asks: crate::conversation::sessions::asked_spend(&sessions, now),
+            calls: crate::budget::calls_spent(home, now).today,
         }
         .total(),
         daily_usd,

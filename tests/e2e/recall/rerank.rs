@@ -235,3 +235,59 @@ fn an_empty_answer_keeps_the_lexical_order_and_says_so() {
         "the text output says so: {said}"
     );
 }
+
+#[test]
+fn every_rerank_call_is_on_the_ledger_counts_against_the_cap_and_stops_there() {
+    let server = ModelServer::start(vec![Answer::Stream {
+        // 100,000 input tokens at the shipped price of claude-sonnet-4-5
+        // ($3 / MTok): $0.30 a call.
+        events: anthropic::message(
+            r#"{"results": [{"id": 1, "note": "the heron"}]}"#,
+            &[],
+            100_000,
+            10,
+        ),
+        hang: None,
+    }]);
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+         base_url = \"{}\"\n[budget]\ndaily_usd = 0.5\n",
+        server.url
+    ));
+    std::fs::write(home.file("memory/a.md"), "the heron waits by the river\n").unwrap();
+    let (first, _) = recall_with_key(&home, "where does the heron wait");
+    assert_eq!(first["order"], "reranked");
+    let (_, _) = recall_with_key(&home, "where does the heron wait");
+    assert_eq!(server.received().len(), 2);
+    let ledger = home.read("state/calls.jsonl");
+    let calls: Vec<Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 2, "{ledger}");
+    let spent: f64 = calls.iter().map(|c| c["cost_usd"].as_f64().unwrap()).sum();
+    assert!((spent - 0.6).abs() < 0.01, "{ledger}");
+    let subjects = String::from_utf8(home.git(&["log", "--format=%s"]).stdout).unwrap();
+    assert_eq!(
+        subjects.matches("recall: a rerank call").count(),
+        2,
+        "{subjects}"
+    );
+    // Over the cap: no call, the lexical order, and why.
+    let (third, _) = recall_with_key(&home, "where does the heron wait");
+    assert_eq!(server.received().len(), 2, "no third call");
+    assert_eq!(third["order"], "lexical");
+    assert!(
+        third["lexical_because"]
+            .as_str()
+            .unwrap()
+            .contains("daily budget is spent"),
+        "{third}"
+    );
+    let status = home.ok(&["status", "--json"]);
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert!(
+        (status["spent_today_usd"].as_f64().unwrap() - 0.6).abs() < 0.01,
+        "{status}"
+    );
+}
