@@ -36,6 +36,18 @@ pub enum RepoError {
         /// What git said.
         message: String,
     },
+    /// The remote holds commits this home does not: another home pushes
+    /// there (one restored by cloning it, say), or someone pushed by hand.
+    /// Pushing again cannot fix that.
+    #[error("the remote {remote} holds commits this home does not have, so this home cannot push to it without dropping them ({message})")]
+    PushDiverged {
+        /// The repository.
+        path: PathBuf,
+        /// The remote's name.
+        remote: String,
+        /// What git said.
+        message: String,
+    },
     /// Any other git error.
     #[error("git error in {}: {message}", path.display())]
     Git {
@@ -91,6 +103,13 @@ impl RepoError {
                 "finish it (resolve the files, `git -C {0} add` them, `git -C {0} commit`) or \
                  abandon it (`git -C {0} merge --abort`, or `rebase --abort`), then start \
                  hearth again; nothing of hearth's is lost meanwhile",
+                path.display()
+            ),
+            RepoError::PushDiverged { path, remote, .. } => format!(
+                "if another home (a copy restored with `git clone`) pushes to the same remote, \
+                 give each home its own: `git -C {0} remote set-url {remote} NEW-URL`; to see \
+                 what the remote holds: `git -C {0} fetch {remote} && git -C {0} log \
+                 main..{remote}/main`. Pushing stops until it can succeed (tried again hourly)",
                 path.display()
             ),
             RepoError::Git { path, .. } => format!(

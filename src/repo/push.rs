@@ -6,8 +6,10 @@
 //! as [`RemoteCredentials`]) for `https://`, nothing for `git://` and paths.
 //! ssh and https go through the `git` command (`git_cli`), with the same
 //! credentials. hearth never rewrites its history, so a push is never
-//! forced: a remote that moved on its own is refused by the remote, and
-//! said so.
+//! forced: a remote whose branch holds commits this home does not (another
+//! home pushes there) is refused before anything is sent — libgit2 leaves
+//! that check to the server, and a bare repository would accept the push
+//! and drop the other's commits — and said so, with the fix.
 
 use std::time::Duration;
 
@@ -50,33 +52,37 @@ impl Repo {
         if needs_git_command(&url) {
             return self.push_with_git(remote, &branch, credentials, timeout, pushed);
         }
+        // libgit2 leaves the fast-forward check to the server, and a bare
+        // repository accepts a push that drops commits: checked here, from
+        // what the remote advertises, before anything is sent.
+        let theirs = {
+            let connection = origin
+                .connect_auth(git2::Direction::Push, Some(asking(credentials)), None)
+                .map_err(err)?;
+            let wanted = format!("refs/heads/{branch}");
+            let advertised = connection.list().map_err(err)?;
+            advertised
+                .iter()
+                .find(|head| head.name() == wanted)
+                .map(|head| head.oid())
+        };
+        if let (Some(theirs), Ok(ours)) = (theirs, git2::Oid::from_str(&pushed)) {
+            let behind =
+                theirs != ours && !self.git.graph_descendant_of(ours, theirs).unwrap_or(false);
+            if behind {
+                return Err(RepoError::PushDiverged {
+                    path: self.root.clone(),
+                    remote: remote.to_string(),
+                    message: format!(
+                        "its {branch} is at {theirs}, which this home's history does not hold: \
+                         non-fast-forward"
+                    ),
+                });
+            }
+        }
         let mut rejected: Option<String> = None;
         {
-            let mut callbacks = RemoteCallbacks::new();
-            let mut tried = 0u32;
-            callbacks.credentials(|_url, user_from_url, allowed| {
-                tried += 1;
-                if tried > 3 {
-                    return Err(git2::Error::from_str(
-                        "the remote refused every credential offered",
-                    ));
-                }
-                if allowed.contains(CredentialType::SSH_KEY) {
-                    return Cred::ssh_key_from_agent(user_from_url.unwrap_or("git"));
-                }
-                if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
-                    if let (Some(user), Some(password)) =
-                        (&credentials.username, &credentials.password)
-                    {
-                        return Cred::userpass_plaintext(user, password);
-                    }
-                    return Err(git2::Error::from_str(
-                        "the remote asks for a user name and password: set \
-                         HEARTH_GIT_USERNAME and HEARTH_GIT_PASSWORD in hearth's environment",
-                    ));
-                }
-                Cred::default()
-            });
+            let mut callbacks = asking(credentials);
             callbacks.push_update_reference(|refname, status| {
                 if let Some(status) = status {
                     rejected = Some(format!("{refname}: {status}"));
@@ -88,9 +94,24 @@ impl Repo {
             let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
             origin
                 .push(&[spec.as_str()], Some(&mut options))
-                .map_err(err)?;
+                .map_err(|e| {
+                    if diverged(e.message()) {
+                        RepoError::PushDiverged {
+                            path: self.root.clone(),
+                            remote: remote.to_string(),
+                            message: e.message().to_string(),
+                        }
+                    } else {
+                        err(e)
+                    }
+                })?;
         }
         match rejected {
+            Some(why) if diverged(&why) => Err(RepoError::PushDiverged {
+                path: self.root.clone(),
+                remote: remote.to_string(),
+                message: why,
+            }),
             Some(why) => Err(RepoError::Git {
                 path: self.root.clone(),
                 message: format!("the remote {remote} refused the push ({why})"),
@@ -120,6 +141,11 @@ impl Repo {
         let what = format!("pushing to {remote}");
         git.run(&what, &["push", "--quiet", "--no-verify", remote, &spec])
             .map_err(|e| match e {
+                RepoError::Git { path, message } if diverged(&message) => RepoError::PushDiverged {
+                    path,
+                    remote: remote.to_string(),
+                    message,
+                },
                 RepoError::Git { path, message } if message.contains("[rejected]") => {
                     RepoError::Git {
                         path,
@@ -158,4 +184,43 @@ impl Repo {
             }
         }
     }
+}
+
+/// The callbacks that answer a remote's request for credentials: the SSH
+/// agent, or the user name and password from the environment; three tries.
+fn asking(credentials: &RemoteCredentials) -> RemoteCallbacks<'_> {
+    let mut callbacks = RemoteCallbacks::new();
+    let mut tried = 0u32;
+    callbacks.credentials(move |_url, user_from_url, allowed| {
+        tried += 1;
+        if tried > 3 {
+            return Err(git2::Error::from_str(
+                "the remote refused every credential offered",
+            ));
+        }
+        if allowed.contains(CredentialType::SSH_KEY) {
+            return Cred::ssh_key_from_agent(user_from_url.unwrap_or("git"));
+        }
+        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+            if let (Some(user), Some(password)) = (&credentials.username, &credentials.password) {
+                return Cred::userpass_plaintext(user, password);
+            }
+            return Err(git2::Error::from_str(
+                "the remote asks for a user name and password: set \
+                 HEARTH_GIT_USERNAME and HEARTH_GIT_PASSWORD in hearth's environment",
+            ));
+        }
+        Cred::default()
+    });
+    callbacks
+}
+
+/// Whether git's words on a refused push say the remote has commits this
+/// side lacks (libgit2: "cannot push non-fastforwardable reference"; the
+/// `git` command: "[rejected] … (fetch first)" or "(non-fast-forward)").
+fn diverged(said: &str) -> bool {
+    let said = said.to_lowercase();
+    said.contains("non-fastforward")
+        || said.contains("non-fast-forward")
+        || said.contains("fetch first")
 }

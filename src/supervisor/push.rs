@@ -75,6 +75,9 @@ pub struct PushSettings {
 
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(300);
+/// How often a push is tried again while the remote holds commits this
+/// home does not (the operator's fix is seen within the hour).
+const DIVERGED_RETRY: Duration = Duration::from_secs(3600);
 /// How long a push over ssh or https may take before it is stopped and
 /// tried again (libgit2's own transports are not bounded).
 const PUSH_TIMEOUT: Duration = Duration::from_secs(300);
@@ -178,15 +181,27 @@ fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<PushRequest>) {
             }
             Err(e) => {
                 let since = *state.failing_since.get_or_insert(now);
-                let message = e.to_string();
+                // A remote that holds commits this home does not: pushing
+                // again cannot fix it. Said at once, with the fix, and
+                // tried again only hourly (the operator's fix is seen).
+                let diverged = matches!(e, crate::repo::RepoError::PushDiverged { .. });
+                let message = if diverged {
+                    format!("{e}; {}", e.hint())
+                } else {
+                    e.to_string()
+                };
                 if state.last_error.as_deref() != Some(message.as_str()) {
                     tracing::warn!("push to {} failed (will retry): {message}", settings.remote);
                 }
                 state.last_error = Some(message.clone());
                 pending = true;
-                delay = (delay * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
+                delay = if diverged {
+                    DIVERGED_RETRY
+                } else {
+                    (delay * 2).clamp(BACKOFF_MIN, BACKOFF_MAX)
+                };
                 retry_at = Some(Instant::now() + delay);
-                if !state.flared && now - since >= settings.flare_after {
+                if !state.flared && (diverged || now - since >= settings.flare_after) {
                     flare(home, settings, &message, since, now);
                     state.flared = true;
                 }

@@ -138,3 +138,55 @@ fn each_commit_goes_to_the_remote_and_a_failing_remote_is_flared_once_and_never_
         last + 1
     );
 }
+
+#[test]
+fn a_second_home_pushing_to_the_same_remote_is_said_at_once_with_the_fix_and_not_retried_in_a_loop()
+{
+    let server = tempfile::tempdir().unwrap();
+    let port = crate::common::ports::free_port();
+    let daemon = git_daemon(server.path(), port);
+    // A day's flare time: only a cause pushing again cannot fix is flared
+    // at once.
+    let home = TestHome::with_config("[git]\npush = true\npush_flare_min = 1440\n");
+    home.git(&["remote", "add", "origin", &daemon.url]);
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(rev(&daemon.bare, "main"), rev(&home.path, "HEAD"));
+
+    // A copy restored by cloning the remote, as the docs say, pushes to it.
+    let copy = server.path().join("restored");
+    let clone = Command::new("git")
+        .args(["clone", "--quiet", &daemon.url])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(clone.status.success(), "{clone:?}");
+    let restored = TestHome::at(&copy);
+    restored.ok(&["run", "--ticks", "1"]);
+    assert_eq!(
+        rev(&daemon.bare, "main"),
+        rev(&copy, "HEAD"),
+        "the copy pushed"
+    );
+
+    // The original's next push is refused: said at once, with the fix.
+    home.ok(&["run", "--ticks", "1"]);
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("-flare-push"))
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .collect();
+    assert_eq!(flares.len(), 1, "{flares:?} {}", home.ok(&["status"]));
+    assert!(
+        flares[0].contains("holds commits this home does not have")
+            && flares[0].contains("remote set-url origin"),
+        "{}",
+        flares[0]
+    );
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("PUSH FAILING") && status.contains("remote set-url origin"),
+        "{status}"
+    );
+    drop(daemon);
+}
