@@ -51,14 +51,20 @@ impl GitCommand<'_> {
     /// Runs `git ARGS`; when it does not exit 0, a message naming what
     /// failed (`what`), in git's last words, and what to do.
     pub fn run(&self, what: &str, args: &[&str]) -> Result<(), RepoError> {
+        self.run_reading(what, args).map(drop)
+    }
+
+    /// Runs `git ARGS` as [`GitCommand::run`] does, and returns what it
+    /// wrote on its standard output (at most 256 KiB).
+    pub fn run_reading(&self, what: &str, args: &[&str]) -> Result<String, RepoError> {
         let fail = |message: String| RepoError::Git {
             path: self.git_dir.to_path_buf(),
             message,
         };
-        let mut child = self
-            .command(args)
-            .spawn()
-            .map_err(|e| fail(not_started(what, &e)))?;
+        let mut command = self.command(args);
+        command.stdout(Stdio::piped());
+        let mut child = command.spawn().map_err(|e| fail(not_started(what, &e)))?;
+        let stdout = drain(child.stdout.take());
         let stderr = drain(child.stderr.take());
         let started = Instant::now();
         let status = loop {
@@ -80,7 +86,7 @@ impl GitCommand<'_> {
         };
         let stderr = stderr.collect();
         match status {
-            Some(status) if status.success() => Ok(()),
+            Some(status) if status.success() => Ok(stdout.collect()),
             Some(_) => Err(fail(failed(what, &stderr))),
             None => Err(fail(format!(
                 "{what}: no answer within {} s, so it was stopped; check that the remote \

@@ -55,17 +55,7 @@ impl Repo {
         // libgit2 leaves the fast-forward check to the server, and a bare
         // repository accepts a push that drops commits: checked here, from
         // what the remote advertises, before anything is sent.
-        let theirs = {
-            let connection = origin
-                .connect_auth(git2::Direction::Push, Some(asking(credentials)), None)
-                .map_err(err)?;
-            let wanted = format!("refs/heads/{branch}");
-            let advertised = connection.list().map_err(err)?;
-            advertised
-                .iter()
-                .find(|head| head.name() == wanted)
-                .map(|head| head.oid())
-        };
+        let theirs = self.advertised(&url, &branch, credentials, timeout)?;
         if let (Some(theirs), Ok(ours)) = (theirs, git2::Oid::from_str(&pushed)) {
             let behind =
                 theirs != ours && !self.git.graph_descendant_of(ours, theirs).unwrap_or(false);
@@ -118,6 +108,35 @@ impl Repo {
             }),
             None => Ok(pushed),
         }
+    }
+
+    /// Where `url`'s `branch` is now, as the remote advertises it (`git
+    /// ls-remote`, bounded by `timeout`); none when it has no such branch.
+    fn advertised(
+        &self,
+        url: &str,
+        branch: &str,
+        credentials: &RemoteCredentials,
+        timeout: Duration,
+    ) -> Result<Option<git2::Oid>, RepoError> {
+        let git_dir = self.git.path().to_path_buf();
+        let git = GitCommand {
+            git_dir: &git_dir,
+            credentials,
+            timeout,
+            cancel: None,
+        };
+        let wanted = format!("refs/heads/{branch}");
+        let what = format!(
+            "asking {} where its {branch} is",
+            crate::config::secret_url::masked(url)
+        );
+        let said = git.run_reading(&what, &["ls-remote", "--heads", url, &wanted])?;
+        Ok(said
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .find(|(_, name)| *name == wanted)
+            .and_then(|(id, _)| git2::Oid::from_str(id).ok()))
     }
 
     /// The push through the `git` command; the remote-tracking branch moves
