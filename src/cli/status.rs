@@ -1,4 +1,4 @@
-//! `hearth status [--json]`
+//! `hearth status [--json] [--check]`
 
 use std::path::Path;
 
@@ -13,17 +13,38 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// Say only how the home is, and exit 0 (healthy), 1 (something waits
+    /// for you) or 2 (the agent is not working): for monitoring.
+    #[arg(long)]
+    check: bool,
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let status = status::status(&home, env.clock.now());
+    let checked = match status.verdict.health {
+        status::Health::Healthy => Exit::Success,
+        status::Health::Attention => Exit::Error,
+        status::Health::Trouble => Exit::Panic,
+    };
     if args.json {
         outln!(
             "{}",
             serde_json::to_string_pretty(&status).expect("status serialises")
         );
-        return Ok(Exit::Success);
+        return Ok(if args.check { checked } else { Exit::Success });
+    }
+    if args.check {
+        let word = match status.verdict.health {
+            status::Health::Healthy => "healthy",
+            status::Health::Attention => "attention",
+            status::Health::Trouble => "trouble",
+        };
+        match status.verdict.reasons.as_slice() {
+            [] => outln!("{word}"),
+            reasons => outln!("{word}: {}", reasons.join("; ")),
+        }
+        return Ok(checked);
     }
     let now = env.clock.now();
     print_ticking(&status, now)?;

@@ -55,21 +55,7 @@ impl Repo {
         // libgit2 leaves the fast-forward check to the server, and a bare
         // repository accepts a push that drops commits: checked here, from
         // what the remote advertises, before anything is sent.
-        let theirs = self.advertised(&url, &branch, credentials, timeout)?;
-        if let (Some(theirs), Ok(ours)) = (theirs, git2::Oid::from_str(&pushed)) {
-            let behind =
-                theirs != ours && !self.git.graph_descendant_of(ours, theirs).unwrap_or(false);
-            if behind {
-                return Err(RepoError::PushDiverged {
-                    path: self.root.clone(),
-                    remote: remote.to_string(),
-                    message: format!(
-                        "its {branch} is at {theirs}, which this home's history does not hold: \
-                         non-fast-forward"
-                    ),
-                });
-            }
-        }
+        self.refuse_if_behind(remote, &url, &branch, &pushed, credentials, timeout)?;
         let mut rejected: Option<String> = None;
         {
             let mut callbacks = asking(credentials);
@@ -108,6 +94,36 @@ impl Repo {
             }),
             None => Ok(pushed),
         }
+    }
+
+    /// Refuses, before anything is sent, to push `ours` where the remote's
+    /// `branch` holds commits this home's history does not: libgit2 leaves
+    /// the fast-forward check to the server, and a bare repository accepts
+    /// a push that drops commits.
+    fn refuse_if_behind(
+        &self,
+        remote: &str,
+        url: &str,
+        branch: &str,
+        ours: &str,
+        credentials: &RemoteCredentials,
+        timeout: Duration,
+    ) -> Result<(), RepoError> {
+        let theirs = self.advertised(url, branch, credentials, timeout)?;
+        let (Some(theirs), Ok(ours)) = (theirs, git2::Oid::from_str(ours)) else {
+            return Ok(());
+        };
+        if theirs == ours || self.git.graph_descendant_of(ours, theirs).unwrap_or(false) {
+            return Ok(());
+        }
+        Err(RepoError::PushDiverged {
+            path: self.root.clone(),
+            remote: remote.to_string(),
+            message: format!(
+                "its {branch} is at {theirs}, which this home's history does not hold: \
+                 non-fast-forward"
+            ),
+        })
     }
 
     /// Where `url`'s `branch` is now, as the remote advertises it (`git

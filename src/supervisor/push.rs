@@ -180,31 +180,9 @@ fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<PushRequest>) {
                 retry_at = None;
             }
             Err(e) => {
-                let since = *state.failing_since.get_or_insert(now);
-                // A remote that holds commits this home does not: pushing
-                // again cannot fix it. Said at once, with the fix, and
-                // tried again only hourly (the operator's fix is seen).
-                let diverged = matches!(e, crate::repo::RepoError::PushDiverged { .. });
-                let message = if diverged {
-                    format!("{e}; {}", e.hint())
-                } else {
-                    e.to_string()
-                };
-                if state.last_error.as_deref() != Some(message.as_str()) {
-                    tracing::warn!("push to {} failed (will retry): {message}", settings.remote);
-                }
-                state.last_error = Some(message.clone());
+                delay = failed(home, settings, &mut state, &e, delay, now);
                 pending = true;
-                delay = if diverged {
-                    DIVERGED_RETRY
-                } else {
-                    (delay * 2).clamp(BACKOFF_MIN, BACKOFF_MAX)
-                };
                 retry_at = Some(Instant::now() + delay);
-                if !state.flared && (diverged || now - since >= settings.flare_after) {
-                    flare(home, settings, &message, since, now);
-                    state.flared = true;
-                }
             }
         }
         if let Err(e) = json_file::save(&home.path(rel::PUSH_STATE), &state) {
@@ -213,6 +191,41 @@ fn push_loop(home: &Home, settings: &PushSettings, rx: &Receiver<PushRequest>) {
         if finishing {
             return;
         }
+    }
+}
+
+/// Records a failed push in `state`, flares it when it is time, and says
+/// how long to wait before the next try (after `delay`). A remote that
+/// holds commits this home does not cannot be fixed by pushing again: it
+/// is said at once, with the fix, and tried again only hourly (the
+/// operator's fix is seen).
+fn failed(
+    home: &Home,
+    settings: &PushSettings,
+    state: &mut PushState,
+    e: &crate::repo::RepoError,
+    delay: Duration,
+    now: DateTime<Utc>,
+) -> Duration {
+    let since = *state.failing_since.get_or_insert(now);
+    let diverged = matches!(e, crate::repo::RepoError::PushDiverged { .. });
+    let message = if diverged {
+        format!("{e}; {}", e.hint())
+    } else {
+        e.to_string()
+    };
+    if state.last_error.as_deref() != Some(message.as_str()) {
+        tracing::warn!("push to {} failed (will retry): {message}", settings.remote);
+    }
+    state.last_error = Some(message.clone());
+    if !state.flared && (diverged || now - since >= settings.flare_after) {
+        flare(home, settings, &message, since, now);
+        state.flared = true;
+    }
+    if diverged {
+        DIVERGED_RETRY
+    } else {
+        (delay * 2).clamp(BACKOFF_MIN, BACKOFF_MAX)
     }
 }
 

@@ -66,6 +66,96 @@ pub struct Status {
     pub cache_warning: Option<String>,
     /// Proposals waiting for the operator (`hearth proposals`).
     pub proposals_waiting: usize,
+    /// All of the above in one word, with its reasons (`status --check`).
+    pub verdict: Checked,
+}
+
+/// How the home is, at a glance: what `hearth status --check` exits with
+/// (0, 1, 2) and `--json` says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Health {
+    /// Nothing needs the operator.
+    #[default]
+    Healthy,
+    /// Something waits for the operator: unread flares, proposals, a push
+    /// or a peer failing, a state file with a problem.
+    Attention,
+    /// The agent is not working: panicked, not running, its config
+    /// broken, its ticks failing, the day's budget spent, the disk full.
+    Trouble,
+}
+
+/// The health, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Checked {
+    /// The one word.
+    pub health: Health,
+    /// Each reason, worst first.
+    pub reasons: Vec<String>,
+}
+
+/// Judges `status` (everything but its verdict): a pure function, the one
+/// place that says what counts as trouble and what as attention.
+pub fn verdict(status: &Status) -> Checked {
+    let mut trouble = Vec::new();
+    if let Some(panic) = &status.panic {
+        trouble.push(format!("panicked: {}", panic.reason));
+    }
+    if !status.running {
+        trouble.push("the supervisor is not running".to_string());
+    }
+    if let Some(error) = &status.config_error {
+        trouble.push(format!("hearth.toml: {error}"));
+    } else if status.phase == Some(Phase::ConfigBroken) {
+        trouble.push("hearth.toml does not parse".to_string());
+    }
+    if status.failure_streak > 0 {
+        trouble.push(format!("{} failed ticks in a row", status.failure_streak));
+    }
+    if let Some(daily) = status.daily_usd.filter(|d| *d > 0.0) {
+        if status.spent_today_usd >= daily {
+            trouble.push(format!(
+                "the day's budget is spent (${:.2} of ${daily:.2})",
+                status.spent_today_usd
+            ));
+        }
+    }
+    if status.phase == Some(Phase::DiskFull) {
+        trouble.push("the disk holding the home is full".to_string());
+    }
+    let mut attention = Vec::new();
+    if !status.unread_flares.is_empty() {
+        attention.push(format!("{} unread flares", status.unread_flares.len()));
+    }
+    if status.proposals_waiting > 0 {
+        attention.push(format!("{} proposals waiting", status.proposals_waiting));
+    }
+    if status
+        .push
+        .as_ref()
+        .is_some_and(|p| p.failing_since.is_some())
+    {
+        attention.push("pushing fails".to_string());
+    }
+    for peer in status.peers.iter().filter(|p| p.failing_since.is_some()) {
+        attention.push(format!("peer {} cannot be fetched", peer.peer));
+    }
+    if !status.problems.is_empty() {
+        attention.push(format!("{} problems in the state", status.problems.len()));
+    }
+    let health = if !trouble.is_empty() {
+        Health::Trouble
+    } else if !attention.is_empty() {
+        Health::Attention
+    } else {
+        Health::Healthy
+    };
+    trouble.extend(attention);
+    Checked {
+        health,
+        reasons: trouble,
+    }
 }
 
 /// A running supervisor on a disk with less room than a tick starts with
@@ -110,26 +200,23 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
             (None, Some(format!("{e}{hint}")))
         }
     };
-    let budget = crate::budget::Budget::load(home).unwrap_or_else(|e| {
-        problems.push(e.to_string());
-        Default::default()
-    });
     let push = super::push::PushState::load(home);
     let price = config.as_ref().ok().and_then(|c| c.price());
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
-    let sessions = sessions(home, &mut problems);
+    let spent_today_usd = spent_today(home, now, &mut problems);
     let proposals_waiting = crate::proposals::waiting(home).unwrap_or_else(|e| {
         problems.push(format!("{e} ({})", e.hint()));
         0
     });
-    Status {
-        spent_today_usd: crate::exchange::SpentToday {
-            ticks: budget.spent(now),
-            asks: crate::conversation::sessions::asked_spend(&sessions, now),
-            calls: crate::budget::calls_spent(home, now).today,
-        }
-        .total(),
+    let unpushed = push.as_ref().and_then(|p| {
+        crate::repo::Repo::open(home.root())
+            .ok()
+            .and_then(|repo| repo.unpushed(&p.remote))
+    });
+    let mut status = Status {
+        verdict: Checked::default(),
+        spent_today_usd,
         daily_usd,
         outage: healer.outage.clone(),
         unread_flares: crate::mailbox::flares::list(home)
@@ -137,12 +224,8 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
             .filter(|f| !f.read)
             .collect(),
         config_error,
-        push: push.clone(),
-        unpushed: push.as_ref().and_then(|p| {
-            crate::repo::Repo::open(home.root())
-                .ok()
-                .and_then(|repo| repo.unpushed(&p.remote))
-        }),
+        push,
+        unpushed,
         failure_streak: healer.streak.len(),
         failure_causes: healer.causes(),
         panic: healer.panic,
@@ -164,7 +247,25 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         cache_warning,
         proposals_waiting,
         peers,
+    };
+    status.verdict = verdict(&status);
+    status
+}
+
+/// The day's spend by every door (ticks, asks, other paid calls), the
+/// records that cannot be read named in `problems`.
+fn spent_today(home: &Home, now: DateTime<Utc>, problems: &mut Vec<String>) -> f64 {
+    let budget = crate::budget::Budget::load(home).unwrap_or_else(|e| {
+        problems.push(e.to_string());
+        Default::default()
+    });
+    let sessions = sessions(home, problems);
+    crate::exchange::SpentToday {
+        ticks: budget.spent(now),
+        asks: crate::conversation::sessions::asked_spend(&sessions, now),
+        calls: crate::budget::calls_spent(home, now).today,
     }
+    .total()
 }
 
 /// What the fetches of each peer on another host have said (one not

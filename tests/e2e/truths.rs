@@ -467,3 +467,43 @@ fn a_missing_identity_file_is_drift_and_fails_a_strict_audit() {
         "{said}"
     );
 }
+
+#[test]
+fn status_check_exits_0_healthy_1_attention_2_trouble_with_the_reasons() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(20), "a first tick", || {
+        !home.ticks().is_empty()
+    });
+    let check = |expected: i32| {
+        let out = home.output(&["status", "--check"]);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(expected), "{said}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&home.output(&["status", "--json", "--check"]).stdout).unwrap();
+        (said, json["verdict"].clone())
+    };
+    let (said, verdict) = check(0);
+    assert_eq!(said.trim(), "healthy");
+    assert_eq!(verdict["health"], "healthy");
+    // A torn line in a state file: something for the operator to look at.
+    let mut sessions = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(home.file("state/sessions.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut sessions, b"{\"torn\n").unwrap();
+    let (said, verdict) = check(1);
+    assert!(
+        said.starts_with("attention: 1 problems in the state"),
+        "{said}"
+    );
+    assert_eq!(verdict["health"], "attention");
+    // Stopped: the agent is not working.
+    assert!(crate::common::finish_after_term(supervisor).success());
+    let (said, _) = check(2);
+    assert!(
+        said.starts_with("trouble: the supervisor is not running"),
+        "{said}"
+    );
+}
