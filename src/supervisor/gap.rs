@@ -14,6 +14,11 @@ use crate::mailbox::outbox::Letter;
 pub struct LastStop {
     pub at: DateTime<Utc>,
     pub reason: String,
+    /// The operator stopped it (a signal: SIGTERM, `systemctl stop`,
+    /// Ctrl-C; or `--ticks N` done): the time it then stood still is the
+    /// operator's choice, never a gap.
+    #[serde(default)]
+    pub by_operator: bool,
 }
 
 fn last_stop_path(home: &Home) -> std::path::PathBuf {

@@ -120,11 +120,13 @@ impl Supervisor<'_> {
             Ok(RunOutcome::Panic) => "stopped in panic: healing was exhausted".into(),
             Err(e) => format!("stopped on an error: {e}"),
         };
+        let by_operator = matches!(outcome, Ok(RunOutcome::Stopped(_) | RunOutcome::TicksDone));
         gap::record_stop(
             home,
             &gap::LastStop {
                 at: clock.now(),
                 reason,
+                by_operator,
             },
         );
         if let Some(textfile) = &self.metrics {

@@ -61,7 +61,15 @@ impl Supervisor<'_> {
         let Some(last) = &self.last_tick else {
             return Ok(());
         };
-        let why = match (died_in, gap::last_stop(self.home)) {
+        let now = self.options.clock.now();
+        let stop = gap::last_stop(self.home);
+        // Stopped by the operator: only what was missed before the stop
+        // counts (the time it stood still after is the operator's).
+        let until = match &stop {
+            Some(stop) if died_in.is_none() && stop.by_operator && stop.at >= last.end => stop.at,
+            _ => now,
+        };
+        let why = match (died_in, stop) {
             (Some(tick), _) => format!(
                 "the previous supervisor died during tick {} (killed, or the machine lost power)",
                 tick.map_or("?".into(), |t| t.to_string())
@@ -75,7 +83,6 @@ impl Supervisor<'_> {
                 "hearth was not running (the reason is unknown: no clean stop was recorded)".into()
             }
         };
-        let now = self.options.clock.now();
         // The interval the ticks were run at: `--interval` when given (the
         // previous run most likely had the same command line), else the
         // config's (not `--ticks`' back-to-back zero: that is no schedule).
@@ -84,7 +91,7 @@ impl Supervisor<'_> {
             .interval
             .and_then(|i| chrono::Duration::from_std(i).ok())
             .unwrap_or_else(|| chrono::Duration::seconds(self.config.tick.interval_s as i64));
-        if let Some(mut flare) = gap::at_start_up(last.end, interval, now, why) {
+        if let Some(mut flare) = gap::at_start_up(last.end, interval, until, why) {
             flare.tick = Some(last.tick);
             let rel = outbox::post(self.home, &flare, now)?;
             tracing::warn!("gap since tick {}: {rel}", last.tick);

@@ -398,3 +398,47 @@ fn a_refused_key_is_never_healed_the_inbox_waits_and_ticking_resumes_once_the_se
     assert!(crate::common::finish_after_term(supervisor).success());
     assert!(home.list("inbox").is_empty(), "answered");
 }
+
+#[test]
+fn a_stop_by_the_operator_is_not_a_gap_but_a_supervisor_that_died_is() {
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW).unwrap();
+    let later = (now + chrono::Duration::hours(3)).to_rfc3339();
+    let home = TestHome::with_config("[tick]\ninterval_s = 900\n");
+    // The operator's stop (SIGTERM, as `systemctl stop` sends it).
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(std::time::Duration::from_secs(20), "a first tick", || {
+        !home.ticks().is_empty()
+    });
+    assert!(crate::common::finish_after_term(supervisor).success());
+    // Started again three hours later: the time it stood still was the
+    // operator's choice.
+    let out = home
+        .cmd(&["run", "--ticks", "1"])
+        .env("HEARTH_NOW", &later)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        flares(&home, "gap").is_empty(),
+        "{:?}",
+        flares(&home, "gap")
+    );
+
+    // No clean stop recorded (a kill, a power cut): three hours later it
+    // is a gap, and said so.
+    std::fs::remove_file(home.file(".hearth/last-stop.json")).unwrap();
+    let much_later = (now + chrono::Duration::hours(6)).to_rfc3339();
+    let out = home
+        .cmd(&["run", "--ticks", "1"])
+        .env("HEARTH_NOW", &much_later)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let gaps = flares(&home, "gap");
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(
+        gaps[0].contains("no clean stop was recorded"),
+        "{}",
+        gaps[0]
+    );
+}
