@@ -45,46 +45,46 @@ pub struct Day {
 
 /// The ticks since `since`, idle runs folded: each tick that did
 /// something (or failed) is a line; consecutive idle ones are one.
-/// `subject` names an answered message by its archived path.
+/// `subject` names an answered message by its archived path. Ticks in a
+/// row that say the same and read nothing — idle, skipped for the same
+/// reason, failed with the same cause — fold into one line.
 pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<DayLine> {
     let mut events: Vec<DayLine> = Vec::new();
-    let mut idle: Vec<&TickRecord> = Vec::new();
-    let flush = |idle: &mut Vec<&TickRecord>, events: &mut Vec<DayLine>| {
-        if let (Some(first), Some(last)) = (idle.first(), idle.last()) {
+    let mut run: Vec<&TickRecord> = Vec::new();
+    let mut run_says = String::new();
+    let flush = |run: &mut Vec<&TickRecord>, says: &str, events: &mut Vec<DayLine>| {
+        if let (Some(first), Some(last)) = (run.first(), run.last()) {
             events.push(DayLine {
                 at: first.start,
-                who: if idle.len() == 1 {
+                who: if run.len() == 1 {
                     format!("tick {}", first.tick)
                 } else {
                     format!("ticks {}–{}", first.tick, last.tick)
                 },
-                what: if idle.len() == 1 {
-                    "idle".into()
+                what: if run.len() == 1 {
+                    says.to_string()
                 } else {
                     format!(
-                        "idle ({} ticks, until {})",
-                        idle.len(),
+                        "{says} ({} ticks, until {})",
+                        run.len(),
                         last.end.format("%H:%M")
                     )
                 },
             });
         }
-        idle.clear();
+        run.clear();
     };
     for record in records {
-        let did = record.what_it_did();
-        if did == "idle" {
-            idle.push(record);
+        let mut what = says(record);
+        if record.inbox.is_empty() && record.tainted_by.is_empty() {
+            if what != run_says {
+                flush(&mut run, &run_says, &mut events);
+                run_says = what;
+            }
+            run.push(record);
             continue;
         }
-        flush(&mut idle, &mut events);
-        let mut what = if record.class.is_failure() {
-            let why = record.note.as_deref().unwrap_or("no cause recorded");
-            let why: String = why.chars().take(160).collect();
-            format!("failed ({}): {why}", record.class.as_str())
-        } else {
-            did
-        };
+        flush(&mut run, &run_says, &mut events);
         if !record.inbox.is_empty() && !record.class.is_failure() {
             let subjects: Vec<String> = record
                 .inbox
@@ -102,8 +102,25 @@ pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Day
             what,
         });
     }
-    flush(&mut idle, &mut events);
+    flush(&mut run, &run_says, &mut events);
     events
+}
+
+/// What one tick did, or why it did not, in a few words.
+fn says(record: &TickRecord) -> String {
+    let why = || {
+        let why = record.note.as_deref().unwrap_or("no cause recorded");
+        why.chars().take(160).collect::<String>()
+    };
+    if record.class.is_failure() {
+        return format!("failed ({}): {}", record.class.as_str(), why());
+    }
+    let did = record.what_it_did();
+    if did.is_empty() {
+        // Nothing done and no failure: skipped (the budget), say why.
+        return format!("{}: {}", record.class.as_str(), why());
+    }
+    did
 }
 
 /// What happened in `home` from `since` to `now`.
@@ -208,6 +225,40 @@ mod tests {
             }))
             .unwrap()
         }
+    }
+
+    #[test]
+    fn failures_with_one_cause_and_skipped_ticks_fold_like_idle_ones() {
+        let failed = |n: u64, note: &str| TickRecord {
+            note: Some(note.into()),
+            ..tick(n, Class::ModelLimitation, &[], &[])
+        };
+        let records = [
+            failed(1, "HTTP 401: invalid x-api-key"),
+            failed(2, "HTTP 401: invalid x-api-key"),
+            failed(3, "HTTP 401: invalid x-api-key"),
+            failed(4, "HTTP 529: overloaded"),
+            TickRecord {
+                note: Some("the daily budget is spent".into()),
+                ..tick(5, Class::Skipped, &[], &[])
+            },
+            TickRecord {
+                note: Some("the daily budget is spent".into()),
+                ..tick(6, Class::Skipped, &[], &[])
+            },
+        ];
+        let lines: Vec<String> = fold(&records, &|_| String::new())
+            .iter()
+            .map(|e| format!("{}: {}", e.who, e.what))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "ticks 1–3: failed (model-limitation): HTTP 401: invalid x-api-key (3 ticks, until 14:58)",
+                "tick 4: failed (model-limitation): HTTP 529: overloaded",
+                "ticks 5–6: skipped: the daily budget is spent (2 ticks, until 15:43)",
+            ]
+        );
     }
 
     #[test]
