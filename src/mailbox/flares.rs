@@ -151,16 +151,24 @@ pub fn ack_of(home: &Home, which: Which, ids: &[String]) -> Result<Vec<String>, 
     let wanted: Vec<String> = if ids.is_empty() {
         all.iter().map(|f| f.id.clone()).collect()
     } else {
-        let unknown: Vec<&String> = ids
-            .iter()
-            .filter(|id| !all.iter().any(|f| &f.id == *id))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(AckError::Unknown(
-                unknown.iter().map(|s| s.to_string()).collect(),
-            ));
+        let mut wanted = Vec::new();
+        let mut unknown = Vec::new();
+        for id in ids {
+            match resolve(&all, id) {
+                Resolved::One(full) => wanted.push(full),
+                Resolved::None => unknown.push(id.clone()),
+                Resolved::Many(candidates) => {
+                    return Err(AckError::Ambiguous {
+                        prefix: id.clone(),
+                        candidates,
+                    })
+                }
+            }
         }
-        ids.to_vec()
+        if !unknown.is_empty() {
+            return Err(AckError::Unknown(unknown));
+        }
+        wanted
     };
     let mut marks = read_marks(home);
     let newly: Vec<String> = wanted
@@ -171,12 +179,45 @@ pub fn ack_of(home: &Home, which: Which, ids: &[String]) -> Result<Vec<String>, 
     Ok(newly)
 }
 
+/// What an id given on the command line names.
+enum Resolved {
+    One(String),
+    None,
+    Many(Vec<String>),
+}
+
+/// `id` as a whole id, or as the prefix of exactly one (as git takes a
+/// commit's): the date-stamped ids are long to type.
+fn resolve(all: &[Flare], id: &str) -> Resolved {
+    if all.iter().any(|f| f.id == id) {
+        return Resolved::One(id.to_string());
+    }
+    let matching: Vec<String> = all
+        .iter()
+        .filter(|f| !id.is_empty() && f.id.starts_with(id))
+        .map(|f| f.id.clone())
+        .collect();
+    match matching.len() {
+        0 => Resolved::None,
+        1 => Resolved::One(matching.into_iter().next().unwrap_or_default()),
+        _ => Resolved::Many(matching),
+    }
+}
+
 /// Why flares could not be marked read.
 #[derive(Debug, thiserror::Error)]
 pub enum AckError {
     /// Nothing listed has these ids.
     #[error("nothing in outbox/ has the id {}", .0.join(", "))]
     Unknown(Vec<String>),
+    /// A prefix that more than one id starts with.
+    #[error("{prefix:?} is the start of {} ids ({}); give more of one", candidates.len(), candidates.join(", "))]
+    Ambiguous {
+        /// What was given.
+        prefix: String,
+        /// The ids it starts.
+        candidates: Vec<String>,
+    },
     /// The marks could not be written.
     #[error(transparent)]
     Mailbox(#[from] MailboxError),

@@ -69,6 +69,34 @@ fn a_flare_is_unread_until_acknowledged() {
     assert_eq!(acked.len(), 1);
     assert!(flares::list(&home).iter().all(|f| f.read));
     assert!(flares::ack(&home, &["no-such-flare".into()]).is_err());
+
+    // A unique prefix is enough; one that starts two ids says which.
+    let later = now() + chrono::Duration::seconds(1);
+    let second = outbox::post(&home, &outbox::Letter::flare("gap", "b", "b\n"), later).unwrap();
+    let third = outbox::post(
+        &home,
+        &outbox::Letter::flare("push", "c", "c\n"),
+        later + chrono::Duration::seconds(1),
+    )
+    .unwrap();
+    let id = |rel: &str| {
+        rel.trim_start_matches("outbox/")
+            .trim_end_matches(".md")
+            .to_string()
+    };
+    let (second, third) = (id(&second), id(&third));
+    let common: String = second
+        .chars()
+        .zip(third.chars())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a)
+        .collect();
+    let ambiguous = flares::ack(&home, &[common.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(ambiguous.contains("is the start of 2 ids"), "{ambiguous}");
+    let unique = &third[..common.len() + 1];
+    assert_eq!(flares::ack(&home, &[unique.to_string()]).unwrap(), [third]);
 }
 
 #[test]
