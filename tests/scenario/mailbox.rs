@@ -91,7 +91,7 @@ fn a_flare_is_unread_until_acknowledged() {
         .take_while(|(a, b)| a == b)
         .map(|(a, _)| a)
         .collect();
-    let ambiguous = flares::ack(&home, &[common.clone()])
+    let ambiguous = flares::ack(&home, std::slice::from_ref(&common))
         .unwrap_err()
         .to_string();
     assert!(ambiguous.contains("is the start of 2 ids"), "{ambiguous}");
