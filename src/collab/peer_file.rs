@@ -5,10 +5,15 @@
 //! built from it: one plain path component of bounded length, or it is
 //! refused and named (quoted, so it can forge no line of the log).
 
-/// The longest name of a peer's handoff file taken (bytes). The inbox
-/// message's name adds `handoff-PEER-` (at most 73 bytes) and stays under
-/// the 255 bytes a file name can have.
-pub const MAX_NAME_BYTES: usize = 160;
+/// The longest name of a peer's handoff file taken (bytes): the longest a
+/// home writes is about 178 (its time, `handoff-`, a 64-byte slug, the
+/// round, `-to-`, a 64-byte name, `.md`). The inbox message's name adds
+/// `handoff-PEER-` (at most 73 bytes) and stays within the 255 bytes a
+/// file name can have.
+pub const MAX_NAME_BYTES: usize = 180;
+
+/// The longest name a file can have here.
+pub const MAX_FILE_NAME_BYTES: usize = 255;
 
 /// Why a name in a peer's `outbox/` is not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -24,6 +29,12 @@ pub struct BadName {
 /// `..`, no `/` or `\`, no NUL or other control character, UTF-8 (a name
 /// read lossily holds U+FFFD), at most [`MAX_NAME_BYTES`].
 pub fn check(name: &str) -> Result<&str, BadName> {
+    check_within(name, MAX_NAME_BYTES)
+}
+
+/// [`check`] with another bound on the length: what this home makes of a
+/// peer's name (its inbox message's) may be as long as a file name can be.
+pub fn check_within(name: &str, max: usize) -> Result<&str, BadName> {
     let why = if name.is_empty() {
         Some("is empty")
     } else if name == "." || name == ".." {
@@ -36,8 +47,8 @@ pub fn check(name: &str) -> Result<&str, BadName> {
         Some("is not UTF-8")
     } else if name.starts_with('.') {
         Some("is hidden (starts with a dot)")
-    } else if name.len() > MAX_NAME_BYTES {
-        Some("is longer than 160 bytes")
+    } else if name.len() > max {
+        Some("is too long for a file name here")
     } else {
         None
     };
@@ -84,6 +95,16 @@ mod tests {
         let long = "a".repeat(MAX_NAME_BYTES + 1);
         assert!(check(&long).is_err());
         assert!(check(&long[1..]).is_ok());
+        // The longest a home writes: 64-byte slug and peer, a large round.
+        let (slug, peer) = ("s".repeat(64), "p".repeat(64));
+        let longest = format!("20261124T090000.000Z-handoff-{slug}-4294967295-to-{peer}.md");
+        assert!(check(&longest).is_ok(), "{} bytes", longest.len());
+        let inbox = format!("handoff-{peer}-{longest}");
+        assert!(
+            check_within(&inbox, MAX_FILE_NAME_BYTES).is_ok(),
+            "{}",
+            inbox.len()
+        );
         assert_eq!(quoted("a\nb"), "\"a\\nb\"");
     }
 }

@@ -198,7 +198,8 @@ impl Supervisor<'_> {
     /// `inbox/` that resolves outside the home, is refused.
     fn inbox_landing(&self, r: &Ready) -> Result<String, IntakeError> {
         let name = intake::inbox_name(&r.peer, &r.file);
-        let plain = crate::collab::peer_file::check(&name).is_ok()
+        let longest = crate::collab::peer_file::MAX_FILE_NAME_BYTES;
+        let plain = crate::collab::peer_file::check_within(&name, longest).is_ok()
             && matches!(
                 std::path::Path::new(&name).components().collect::<Vec<_>>()[..],
                 [std::path::Component::Normal(_)]
