@@ -265,7 +265,10 @@ pub fn take(
                     mine.participants.push(p.clone());
                 }
             }
-            mine.learn(&theirs.rounds);
+            // What the sender knows of every round (the commits on its
+            // side of this home's own rounds too) fills in what is
+            // unknown here; it adds no round.
+            mine.learn(&h.collaboration.rounds);
             for round in &theirs.rounds {
                 if !mine.rounds.iter().any(|r| r.n == round.n) {
                     mine.rounds.push(round.clone());
