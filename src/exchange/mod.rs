@@ -10,6 +10,7 @@
 //! [`driver`] performs those decisions (model calls, tool dispatch,
 //! persistence through the door).
 
+pub mod claims;
 pub mod class;
 pub mod door;
 pub mod driver;

@@ -33,6 +33,19 @@ pub fn assess(last_answer: Option<u64>, report: &TickReport) -> (Option<u64>, Op
     if let Some(handoff_loop) = report.outcome.effects.loops.first() {
         return (fingerprint, Some(handoff_loop.clone()));
     }
+    // "Said it did it, and did nothing": a claim its tools do not back.
+    let unbacked =
+        crate::exchange::claims::unbacked(&report.outcome.reply, &report.outcome.effects);
+    if let Some(claim) = unbacked.first() {
+        return (
+            fingerprint,
+            Some(format!(
+                "claimed to have {} (\"{}\") without doing it",
+                claim.act.said(),
+                claim.words
+            )),
+        );
+    }
     if report.inbox_waiting == 0 {
         return (fingerprint, None);
     }

@@ -105,6 +105,7 @@ pub(super) fn record_for(
         sent: report
             .map(|r| r.outcome.effects.sent.clone())
             .unwrap_or_default(),
+        unbacked: report.map(unbacked).unwrap_or_default(),
         note: note
             .or(failures)
             .or_else(|| {
@@ -114,6 +115,15 @@ pub(super) fn record_for(
             })
             .or_else(|| report.and_then(|r| r.skipped.clone())),
     }
+}
+
+/// The sentences of `report`'s reply that claim an act its tools did not
+/// do (`exchange::claims`).
+fn unbacked(report: &TickReport) -> Vec<String> {
+    crate::exchange::claims::unbacked(&report.outcome.reply, &report.outcome.effects)
+        .into_iter()
+        .map(|c| c.words)
+        .collect()
 }
 
 /// A tick that crashed, ran out of time, was stopped by a signal or lost

@@ -152,6 +152,10 @@ pub struct TickRecord {
     /// and `hearth day`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wrote: Vec<String>,
+    /// What the model's reply claimed to have done that the tick's tools
+    /// did not do (`exchange::claims`): the claiming sentences.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unbacked: Vec<String>,
     /// The letters it sent to the operator (`outbox/…`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sent: Vec<String>,
@@ -393,6 +397,12 @@ impl TickRecord {
         if let Some(n) = self.proposal {
             parts.push(format!("proposed {n}"));
         }
+        if !self.unbacked.is_empty() {
+            parts.push(format!(
+                "claimed {} without doing it",
+                plural(self.unbacked.len(), "act")
+            ));
+        }
         if let Some(outcome) = &self.consolidation {
             let short: String = outcome.chars().take(48).collect();
             parts.push(format!("consolidation {short}"));
@@ -436,6 +446,7 @@ mod tests {
             consolidation: None,
             wrote: Vec::new(),
             sent: Vec::new(),
+            unbacked: Vec::new(),
             backoff_ms: None,
             note: None,
         }

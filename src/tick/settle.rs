@@ -42,6 +42,7 @@ pub(super) fn settle(
         flare_too_long(home, report, config, now)?;
     }
     deliver_a_plain_answer(home, report, now)?;
+    sign_the_letters(home, report)?;
     if !report.consumed.is_empty() || !report.outcome.effects.sent.is_empty() {
         record_exchange(home, report, &left.messages, now)?;
     }
@@ -87,6 +88,31 @@ fn deliver_a_plain_answer(
     let rel = outbox::post(home, &letter, now)?;
     tracing::info!("the agent answered in text without `send`: delivered it as {rel}");
     report.outcome.effects.sent.push(rel);
+    Ok(())
+}
+
+/// Ends each letter the tick sent the operator with what hearth saw it do,
+/// and any claim of its reply without evidence (`exchange::claims`): the
+/// operator reads the agent's words beside hearth's, never the words
+/// alone.
+fn sign_the_letters(home: &Home, report: &TickReport) -> Result<(), ExchangeError> {
+    let effects = &report.outcome.effects;
+    if effects.sent.is_empty() {
+        return Ok(());
+    }
+    let unbacked = crate::exchange::claims::unbacked(&report.outcome.reply, effects);
+    let line = crate::exchange::claims::seen_line(effects, &unbacked);
+    for rel in &effects.sent {
+        let path = home.path(rel);
+        let Ok(mut text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("\n---\n_{line}._\n"));
+        crate::atomic::write(&path, text.as_bytes())?;
+    }
     Ok(())
 }
 

@@ -507,3 +507,81 @@ fn status_check_exits_0_healthy_1_attention_2_trouble_with_the_reasons() {
         "{said}"
     );
 }
+
+#[test]
+fn a_reply_that_claims_a_write_its_tools_never_made_is_named_on_the_ledger_the_subject_and_the_letter(
+) {
+    use crate::common::model_server::{anthropic, Answer, ModelServer};
+    let config = |url: &str| {
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+             base_url = \"{url}\"\nmax_retries = 0\n"
+        )
+    };
+    // The model only says it saved the note.
+    let claims = ModelServer::start(vec![Answer::Stream {
+        events: anthropic::message("Done. I've saved that to memory.", &[], 10, 5),
+        hang: None,
+    }]);
+    let home = TestHome::with_config(&config(&claims.url));
+    home.ok(&["say", "Please note that high tide is at six."]);
+    home.ok_keyed(&["run", "--ticks", "1"], "sk-ant-test");
+    let tick = home.ticks().last().unwrap().clone();
+    assert_eq!(
+        tick["unbacked"],
+        serde_json::json!(["I've saved that to memory"])
+    );
+    assert!(
+        tick["quiet"]
+            .as_str()
+            .unwrap()
+            .contains("claimed to have written to memory"),
+        "{tick}"
+    );
+    let subject = String::from_utf8(home.git(&["log", "-1", "--format=%s"]).stdout).unwrap();
+    assert!(
+        subject.contains("claimed 1 act without doing it"),
+        "{subject}"
+    );
+    let letter = home
+        .list("outbox")
+        .into_iter()
+        .find(|n| !n.contains("flare"))
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .unwrap();
+    assert!(
+        letter.contains(
+            "_hearth saw this tick write nothing to memory; it claimed to have written to memory"
+        ),
+        "{letter}"
+    );
+
+    // The same words after a write that happened: no claim, and the letter
+    // says what was written.
+    let writes = ModelServer::start(vec![
+        Answer::Stream {
+            events: anthropic::message(
+                "",
+                &[(
+                    "w1",
+                    "write",
+                    &[r#"{"path": "memory/tides.md", "content": "High tide at six.\n"}"#],
+                )],
+                10,
+                5,
+            ),
+            hang: None,
+        },
+        Answer::Stream {
+            events: anthropic::message("Done. I've saved that to memory.", &[], 10, 5),
+            hang: None,
+        },
+    ]);
+    std::fs::write(home.file("hearth.toml"), config(&writes.url)).unwrap();
+    home.ok(&["say", "Please note that low tide is at noon."]);
+    home.ok_keyed(&["run", "--ticks", "1"], "sk-ant-test");
+    let tick = home.ticks().last().unwrap().clone();
+    assert!(tick.get("unbacked").is_none(), "{tick}");
+    let subject = String::from_utf8(home.git(&["log", "-1", "--format=%s"]).stdout).unwrap();
+    assert!(!subject.contains("claimed"), "{subject}");
+}
