@@ -86,7 +86,11 @@ impl GitCommand<'_> {
         };
         let stderr = stderr.collect();
         match status {
-            Some(status) if status.success() => Ok(stdout.collect()),
+            // What git said on stdout is the answer: one not read whole
+            // (a reader that did not finish) is no answer, never "nothing".
+            Some(status) if status.success() => stdout
+                .whole()
+                .ok_or_else(|| fail(format!("{what}: git's answer could not be read whole"))),
             Some(_) => Err(fail(failed(what, &stderr))),
             None => Err(fail(format!(
                 "{what}: no answer within {} s, so it was stopped; check that the remote \
@@ -156,9 +160,14 @@ impl Drained {
     /// What was said, once git has exited; a process git started that
     /// left its group and holds the pipe open is not waited for.
     fn collect(self) -> String {
+        self.whole().unwrap_or_default()
+    }
+
+    /// What was said, if it could be read to its end within 2 s of git's
+    /// exit.
+    fn whole(self) -> Option<String> {
         self.0
             .and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok())
-            .unwrap_or_default()
     }
 }
 

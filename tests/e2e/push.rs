@@ -161,6 +161,9 @@ fn a_second_home_pushing_to_the_same_remote_is_said_at_once_with_the_fix_and_not
         .unwrap();
     assert!(clone.status.success(), "{clone:?}");
     let restored = TestHome::at(&copy);
+    // Its own words (on the pinned clock the two homes' next commits would
+    // otherwise be the same objects, and no history would have forked).
+    std::fs::write(restored.file("memory/copy.md"), "I am the copy.\n").unwrap();
     restored.ok(&["run", "--ticks", "1"]);
     assert_eq!(
         rev(&daemon.bare, "main"),
