@@ -166,7 +166,7 @@ impl Supervisor<'_> {
     /// the commit is committed as read and looked at again next time, and
     /// a commit that fails (say, the disk is full) is tried again before
     /// the next tick; the supervisor must outlive both.
-    fn commit_hand_edits(&mut self) {
+    pub(super) fn commit_hand_edits(&mut self) {
         let Some(_asks) = crate::home::lock::hold_asks(self.home, ASKS_WAIT) else {
             // Its writes are its commit's; the hand edits wait for a full
             // look next time (nothing the watcher saw is dropped).

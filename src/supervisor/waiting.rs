@@ -129,6 +129,9 @@ impl Supervisor<'_> {
         // while no supervisor ran) reaches the index before the wait.
         self.wake.take_memory_pending();
         self.update_recall_index();
+        // Saves made while the tick ran are the operator's too: committed
+        // now, not at the next tick.
+        self.commit_hand_edits();
         // A peer handed off while the tick ran (its wake came then).
         if self.wake.take_peer_pending() && self.take_handoffs() > 0 {
             tracing::info!("a peer handed off during the tick; ticking now");
@@ -192,6 +195,10 @@ impl Supervisor<'_> {
                     }
                     if self.wake.take_memory_pending() || first == Wake::Memory {
                         self.update_recall_index();
+                        // A save by hand is committed as the operator's
+                        // within moments, not at the next tick (an hour
+                        // away, say): `git log` shows it as it happened.
+                        self.commit_hand_edits();
                     }
                     // Late events from the last tick moving messages out
                     // are not arrivals: only a waiting message is.

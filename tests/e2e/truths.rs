@@ -585,3 +585,21 @@ fn a_reply_that_claims_a_write_its_tools_never_made_is_named_on_the_ledger_the_s
     let subject = String::from_utf8(home.git(&["log", "-1", "--format=%s"]).stdout).unwrap();
     assert!(!subject.contains("claimed"), "{subject}");
 }
+
+#[test]
+fn a_hand_edit_is_committed_as_the_operators_within_seconds_not_at_the_next_tick() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(20), "a first tick", || {
+        !home.ticks().is_empty()
+    });
+    std::fs::write(home.file("memory/tides.md"), "High tide at six.\n").unwrap();
+    home.wait_for(Duration::from_secs(10), "the edit committed", || {
+        let log =
+            String::from_utf8_lossy(&home.git(&["log", "--format=%s|%an"]).stdout).into_owned();
+        log.lines()
+            .any(|l| l == "edit: memory/tides.md (by hand)|operator")
+    });
+    assert_eq!(home.ticks().len(), 1, "committed without a tick");
+    assert!(crate::common::finish_after_term(supervisor).success());
+}
