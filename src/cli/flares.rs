@@ -1,4 +1,5 @@
-//! `hearth flares [--json] [--all]` and `hearth flares --ack [ID…|--all]`.
+//! `hearth flares [--json] [--all] [--full]`, `hearth flares show ID` and
+//! `hearth flares --ack [ID…|--all]`.
 
 use std::path::Path;
 
@@ -11,15 +12,31 @@ use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// Print each one's body too.
+    #[arg(long)]
+    full: bool,
     /// List read flares too (with --ack: mark every flare read).
     #[arg(long)]
     all: bool,
     /// Mark flares read: the IDs given, or every flare with --all.
     #[arg(long, value_name = "ID", num_args = 0..)]
     ack: Option<Vec<String>>,
+}
+
+/// What to do with one.
+#[derive(clap::Subcommand)]
+pub enum Action {
+    /// Print one, whole: its subject and body (an ID, or a unique start of
+    /// one).
+    Show {
+        /// Its id, as the list shows it.
+        id: String,
+    },
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
@@ -39,6 +56,15 @@ pub fn run_for(
         flares::Which::Letters => ("outbox", "letter"),
     };
     let home = env.open_home(flag)?;
+    if let Some(Action::Show { id }) = &args.action {
+        let (f, body) = flares::show(&home, which, id).map_err(|e| {
+            CommandError::new(e, format!("`hearth {command} --all` lists every ID"))
+        })?;
+        outln!("{}  {}  ({})", f.id, f.subject, f.path);
+        outln!();
+        outln!("{body}");
+        return Ok(Exit::Success);
+    }
     if let Some(ids) = args.ack {
         if ids.is_empty() && !args.all {
             return Err(CommandError::usage(
@@ -79,7 +105,14 @@ pub fn run_for(
         let mark = if f.read { " " } else { "*" };
         match which {
             flares::Which::Flares => {
-                outln!("{mark} {}  [{}] {}  ({})", f.id, f.flare, f.subject, f.path)
+                outln!("{mark} {}  [{}] {}  ({})", f.id, f.flare, f.subject, f.path);
+                if args.full {
+                    let (_, body) = flares::show(&home, which, &f.id)
+                        .unwrap_or_else(|_| (f.clone(), String::new()));
+                    for line in body.lines() {
+                        outln!("    {line}");
+                    }
+                }
             }
             flares::Which::Letters => {
                 outln!("{mark} {}  {}  ({})", f.id, f.subject, f.path);

@@ -179,6 +179,31 @@ pub fn ack_of(home: &Home, which: Which, ids: &[String]) -> Result<Vec<String>, 
     Ok(newly)
 }
 
+/// The flare (or letter) `id` names (whole, or a unique start of one),
+/// with its body as written.
+pub fn show(home: &Home, which: Which, id: &str) -> Result<(Flare, String), AckError> {
+    let all = list_of(home, which);
+    let full = match resolve(&all, id) {
+        Resolved::One(full) => full,
+        Resolved::None => return Err(AckError::Unknown(vec![id.to_string()])),
+        Resolved::Many(candidates) => {
+            return Err(AckError::Ambiguous {
+                prefix: id.to_string(),
+                candidates,
+            })
+        }
+    };
+    let flare = all
+        .into_iter()
+        .find(|f| f.id == full)
+        .ok_or_else(|| AckError::Unknown(vec![id.to_string()]))?;
+    let text = std::fs::read_to_string(home.path(&flare.path)).unwrap_or_default();
+    let body = front_matter::split(&text)
+        .map(|s| s.body.trim().to_string())
+        .unwrap_or(text);
+    Ok((flare, body))
+}
+
 /// What an id given on the command line names.
 enum Resolved {
     One(String),

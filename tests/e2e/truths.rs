@@ -397,6 +397,15 @@ fn a_service_started_on_a_broken_config_waits_flared_and_ticks_once_it_is_fixed(
     );
     let status = home.ok(&["status"]);
     assert!(status.contains("hearth.toml does not parse"), "{status}");
+    // Read whole from the command line, by a start of its id.
+    let id = flare.trim_end_matches(".md");
+    let shown = home.ok(&["flares", "show", &id[..16]]);
+    assert!(
+        shown.starts_with(id) && shown.contains("2 | interval_s = \"30s\""),
+        "{shown}"
+    );
+    let full = home.ok(&["flares", "--full"]);
+    assert!(full.contains("    2 | interval_s"), "{full}");
     std::thread::sleep(Duration::from_millis(1500));
     assert!(home.ticks().is_empty(), "nothing ticks meanwhile");
     assert_eq!(
