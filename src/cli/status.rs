@@ -131,13 +131,30 @@ fn print_ticking(
 
 /// What the day and the last 24 hours cost, and the model API's outage.
 fn print_spend(status: &status::Status) -> Result<(), CommandError> {
+    // One figure, with its parts when there is more than one door's.
+    let parts = status.spent_today;
+    let doors = [
+        ("ticks", parts.ticks),
+        ("asks", parts.asks),
+        ("recall", parts.calls),
+    ];
+    let spending: Vec<String> = doors
+        .iter()
+        .filter(|(_, usd)| *usd > 0.0)
+        .map(|(door, usd)| format!("{door} ${usd:.2}"))
+        .collect();
+    let by_door = if spending.len() > 1 {
+        format!(" ({})", spending.join(", "))
+    } else {
+        String::new()
+    };
     match status.daily_usd {
         Some(cap) if cap > 0.0 => outln!(
-            "spend:      ${:.2} today (UTC) of [budget] daily_usd = ${cap:.2}",
+            "spend:      ${:.2} today (UTC){by_door} of [budget] daily_usd = ${cap:.2}",
             status.spent_today_usd
         ),
         Some(_) => outln!(
-            "spend:      ${:.2} today (UTC), no daily limit",
+            "spend:      ${:.2} today (UTC){by_door}, no daily limit",
             status.spent_today_usd
         ),
         // hearth.toml does not parse: a running supervisor keeps the cap
@@ -158,7 +175,7 @@ fn print_spend(status: &status::Status) -> Result<(), CommandError> {
             format!("; a month at this rate: ${m:.2}")
         });
         outln!(
-            "last 24 h:  ${:.2} over {} ticks, {ratio}{month}",
+            "last 24 h:  ticks ${:.2} over {} ticks, {ratio}{month}",
             day.usd,
             day.ticks
         );

@@ -73,7 +73,7 @@ impl ExchangeError {
 /// What the day has cost so far (UTC), by either door: the ticks' spend
 /// in `state/budget.json` and the asks' on their answer lines. The one
 /// definition the budget gate, the burn-rate warning and `status` use.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct SpentToday {
     /// Dollars the ticks spent.
     pub ticks: f64,

@@ -37,8 +37,10 @@ pub struct Status {
     pub panic: Option<crate::healer::state::Panic>,
     /// Problems met while reading state (named by file and line).
     pub problems: Vec<String>,
-    /// Dollars spent today (UTC).
+    /// Dollars spent today (UTC), every door.
     pub spent_today_usd: f64,
+    /// The same, by door: ticks, asks, other calls (recall's rerank).
+    pub spent_today: crate::exchange::SpentToday,
     /// `[budget] daily_usd` (0: no limit).
     pub daily_usd: Option<f64>,
     /// The model API outage in progress, if any.
@@ -204,7 +206,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let price = config.as_ref().ok().and_then(|c| c.price());
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
-    let spent_today_usd = spent_today(home, now, &mut problems);
+    let spent = spent_today(home, now, &mut problems);
     let proposals_waiting = crate::proposals::waiting(home).unwrap_or_else(|e| {
         problems.push(format!("{e} ({})", e.hint()));
         0
@@ -216,7 +218,8 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     });
     let mut status = Status {
         verdict: Checked::default(),
-        spent_today_usd,
+        spent_today_usd: spent.total(),
+        spent_today: spent,
         daily_usd,
         outage: healer.outage.clone(),
         unread_flares: crate::mailbox::flares::list(home)
@@ -254,7 +257,11 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
 
 /// The day's spend by every door (ticks, asks, other paid calls), the
 /// records that cannot be read named in `problems`.
-fn spent_today(home: &Home, now: DateTime<Utc>, problems: &mut Vec<String>) -> f64 {
+fn spent_today(
+    home: &Home,
+    now: DateTime<Utc>,
+    problems: &mut Vec<String>,
+) -> crate::exchange::SpentToday {
     let budget = crate::budget::Budget::load(home).unwrap_or_else(|e| {
         problems.push(e.to_string());
         Default::default()
@@ -265,7 +272,6 @@ fn spent_today(home: &Home, now: DateTime<Utc>, problems: &mut Vec<String>) -> f
         asks: crate::conversation::sessions::asked_spend(&sessions, now),
         calls: crate::budget::calls_spent(home, now).today,
     }
-    .total()
 }
 
 /// What the fetches of each peer on another host have said (one not

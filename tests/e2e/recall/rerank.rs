@@ -290,4 +290,8 @@ fn every_rerank_call_is_on_the_ledger_counts_against_the_cap_and_stops_there() {
         (status["spent_today_usd"].as_f64().unwrap() - 0.6).abs() < 0.01,
         "{status}"
     );
+    assert!(
+        (status["spent_today"]["calls"].as_f64().unwrap() - 0.6).abs() < 0.01,
+        "the part recall spent: {status}"
+    );
 }
