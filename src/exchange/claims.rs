@@ -103,9 +103,10 @@ fn object_fits(act: Act, verb: &str, rest: &[String]) -> bool {
         (Act::Scheduled, "set") => any(&["reminder", "timer", "alarm", "wake-up", "wakeup"]),
         (Act::HandedOff, "passed") => any(&["to", "on"]),
         (Act::HandedOff, "handed") => any(&["off", "over", "to"]),
-        (Act::Wrote, "added" | "updated" | "stored" | "saved") => any(&[
+        // "I've noted your request" is an acknowledgement, not a write.
+        (Act::Wrote, "added" | "updated" | "stored" | "saved" | "noted" | "remembered") => any(&[
             "memory", "memories", "note", "notes", "journal", "identity", "file", "it", "this",
-            "that",
+            "that", "down",
         ]),
         _ => true,
     }
@@ -272,6 +273,7 @@ mod tests {
         for (text, act) in [
             ("I've saved that to memory.", Act::Wrote),
             ("I have noted this in my journal.", Act::Wrote),
+            ("I've noted it down.", Act::Wrote),
             ("I wrote it down in memory/notes/tides.md.", Act::Wrote),
             (
                 "Done! I updated my identity file with the new rule.",
@@ -306,6 +308,8 @@ mod tests {
             "I remember you asked about tides last week",
             "I have not sent anything.",
             "I'm going to write it down.",
+            "I've noted your request.",
+            "I remembered to check the tides.",
         ] {
             assert_eq!(acts(text), [], "{text}");
         }
