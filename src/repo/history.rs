@@ -341,7 +341,30 @@ impl Repo {
         self.index_fresh.set(false);
         self.git
             .reset(parent.as_object(), git2::ResetType::Mixed, None)
-            .map_err(|e| self.error(e))
+            .map_err(|e| self.error(e))?;
+        // Nor remembered: the reflogs forget it, so nothing reaches it and
+        // the next pack leaves it out.
+        let taken = head.id();
+        let branch = self
+            .git
+            .head()
+            .ok()
+            .and_then(|h| h.name().map(str::to_string));
+        for name in ["HEAD".to_string()].into_iter().chain(branch) {
+            let Ok(mut log) = self.git.reflog(&name) else {
+                continue;
+            };
+            for i in (0..log.len()).rev() {
+                let names_it = log
+                    .get(i)
+                    .is_some_and(|e| e.id_new() == taken || e.id_old() == taken);
+                if names_it {
+                    log.remove(i, true).map_err(|e| self.error(e))?;
+                }
+            }
+            log.write().map_err(|e| self.error(e))?;
+        }
+        Ok(())
     }
 
     /// The files under `dir` in HEAD's tree (every depth), as paths

@@ -165,3 +165,32 @@ fn the_commit_that_introduced_a_file_is_found_past_commits_that_leave_its_direct
     );
     assert!(!all.contains_key("none.md"));
 }
+
+#[test]
+fn a_commit_taken_back_is_gone_from_head_the_index_and_the_reflogs_and_the_file_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    std::fs::write(dir.path().join("a.md"), "one").unwrap();
+    let first = repo
+        .commit(&["."], &Identity::hearth(), "one", now())
+        .unwrap()
+        .unwrap();
+    std::fs::write(dir.path().join("hearth.toml"), "x = \"https://u:pw@h/r\"\n").unwrap();
+    let second = repo
+        .commit(&["."], &Identity::hearth(), "two", now())
+        .unwrap()
+        .unwrap();
+    repo.take_back(&second).unwrap();
+    assert_eq!(repo.head().as_deref(), Some(first.as_str()));
+    assert!(dir.path().join("hearth.toml").exists(), "the file stays");
+    for name in ["HEAD", "refs/heads/main"] {
+        let log = repo.git.reflog(name).unwrap();
+        assert!(
+            log.iter()
+                .all(|e| e.id_new().to_string() != second && e.id_old().to_string() != second),
+            "{name}"
+        );
+    }
+    assert_eq!(repo.dirty_paths().unwrap(), vec!["hearth.toml".to_string()]);
+    assert!(repo.take_back(&second).is_err(), "only HEAD is taken back");
+}
