@@ -23,6 +23,7 @@ mod lifecycle;
 pub mod metrics;
 mod origins;
 mod packer;
+mod peer_source;
 mod peers;
 mod push;
 mod record;

@@ -23,18 +23,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::intake::Ready;
+use super::peer_source::{taken_blobs, Source};
 use super::Supervisor;
 use crate::collab::handoff::Handoff;
 use crate::collab::intake_error::IntakeError;
-use crate::collab::{own_name, peer_file, store};
-use crate::config::collab::PeerAt;
+use crate::collab::{own_name, store};
 use crate::home::layout::rel;
 use crate::repo::HeadFile;
 
-/// The largest handoff file taken from a peer: a message, not a payload
-/// (the sender's tool refuses a message over `[tools] max_write_bytes`,
-/// 1 MiB by default). A larger one is refused without being read.
-const MAX_HANDOFF_BYTES: u64 = 1024 * 1024;
+pub(super) use super::peer_source::mirror_dir;
 
 /// The most handoffs taken in one look (oldest first): a backlog of
 /// thousands is taken a batch at a time, ticks between, so the agent keeps
@@ -148,26 +145,6 @@ fn committed(
             })
         })
         .collect()
-}
-
-/// What this home took from each peer's files: the blob each was read
-/// from, where the ledger kept it.
-type TakenBlobs = HashMap<(String, String), Option<String>>;
-
-fn taken_blobs(home: &crate::home::Home) -> TakenBlobs {
-    store::handoffs_taken(home)
-        .into_iter()
-        .map(|t| ((t.peer, t.file), t.blob))
-        .collect()
-}
-
-/// What one look at a peer's outbox finds for this agent.
-struct OutboxLook {
-    /// The files addressed here not taken yet, oldest name first.
-    waiting: Vec<HeadFile>,
-    /// Why others are not taken: names that cannot be files here, and
-    /// handoffs rewritten after they were taken.
-    problems: Vec<IntakeError>,
 }
 
 /// How many of the peers' directories do not exist (cannot be watched).
@@ -355,150 +332,4 @@ pub(super) fn problems(home: &crate::home::Home, config: &crate::config::Config)
         }
     }
     problems
-}
-
-/// Where this supervisor reads a peer's handoffs.
-enum Source {
-    /// A home on this host, in place.
-    Home(PathBuf),
-    /// The mirror of a peer on another host, as its last fetch left it.
-    Mirror(PathBuf),
-}
-
-impl Source {
-    fn of(home: &crate::home::Home, name: &str, at: &PeerAt) -> Source {
-        match at {
-            PeerAt::Path(path) => Source::Home(path.clone()),
-            PeerAt::Url(_) => Source::Mirror(mirror_dir(home, name)),
-        }
-    }
-
-    /// The directories whose change means a handoff may have come.
-    fn watched(&self) -> Vec<PathBuf> {
-        match self {
-            Source::Home(path) => vec![path.join(rel::OUTBOX), path.join(".git/refs/heads")],
-            Source::Mirror(dir) => vec![dir.join("refs/heads")],
-        }
-    }
-
-    /// The handoffs and notices addressed to `me` in the peer's committed
-    /// `outbox/` that are not taken yet; or why the outbox cannot be read.
-    /// Every name is checked before anything is built from it, and one
-    /// taken already whose blob changed since is named.
-    fn look(
-        &self,
-        peer: &str,
-        me: &str,
-        taken: &TakenBlobs,
-        history: Option<&crate::repo::Repo>,
-    ) -> Result<OutboxLook, String> {
-        if let Source::Home(path) = self {
-            // Said first when the peer's home cannot be read at all.
-            let outbox = path.join(rel::OUTBOX);
-            std::fs::read_dir(&outbox)
-                .map_err(|e| format!("cannot read {} ({e})", outbox.display()))?;
-        }
-        // Not committed (or not fetched) yet: nothing to take, and the
-        // peer's commit (or the fetch) wakes this supervisor again.
-        let files = history.map_or_else(Vec::new, |h| h.files_at_head(rel::OUTBOX));
-        let suffix = format!("-to-{me}.md");
-        let mut look = OutboxLook {
-            waiting: Vec::new(),
-            problems: Vec::new(),
-        };
-        for file in files {
-            let name = &file.name;
-            if !(name.contains("-handoff-") || name.contains("-notice-"))
-                || !name.ends_with(&suffix)
-            {
-                continue;
-            }
-            if let Err(bad) = peer_file::check(name) {
-                look.problems.push(IntakeError::BadName {
-                    peer: peer.to_string(),
-                    name: bad,
-                });
-                continue;
-            }
-            match taken.get(&(peer.to_string(), name.clone())) {
-                None => look.waiting.push(file),
-                Some(Some(was)) if *was != file.blob => {
-                    look.problems.push(IntakeError::Rewritten {
-                        peer: peer.to_string(),
-                        path: self.shown(name),
-                        was: was.clone(),
-                        now: file.blob.clone(),
-                    })
-                }
-                Some(_) => {}
-            }
-        }
-        Ok(look)
-    }
-
-    /// `file` as the operator would look for it (quoted where it holds
-    /// what a log line must not).
-    fn shown(&self, file: &str) -> String {
-        let file = match peer_file::check(file) {
-            Ok(plain) => plain.to_string(),
-            Err(_) => peer_file::quoted(file),
-        };
-        match self {
-            Source::Home(path) => path.join(rel::OUTBOX).join(file).display().to_string(),
-            Source::Mirror(dir) => format!("{}:{}/{file}", dir.display(), rel::OUTBOX),
-        }
-    }
-
-    /// The handoff `file` as the peer committed it: a blob of bounded size
-    /// (read from the object's header first, so a huge one is refused
-    /// without being inflated), UTF-8, in the handoff's format.
-    fn read(
-        &self,
-        peer: &str,
-        history: Option<&crate::repo::Repo>,
-        file: &HeadFile,
-    ) -> Result<Handoff, IntakeError> {
-        let unreadable = |source| IntakeError::Unreadable {
-            peer: peer.to_string(),
-            source,
-        };
-        let bytes = match history.and_then(|repo| repo.read_blob(&file.blob, MAX_HANDOFF_BYTES)) {
-            Some(Ok(bytes)) => bytes,
-            Some(Err(_)) => {
-                return Err(unreadable(crate::bounded::BoundedError::TooLarge {
-                    path: self.shown(&file.name),
-                    max: MAX_HANDOFF_BYTES,
-                }))
-            }
-            None => {
-                return Err(unreadable(crate::bounded::BoundedError::NotAFile {
-                    path: self.shown(&file.name),
-                    kind: "not in the peer's committed tree",
-                }))
-            }
-        };
-        let text = String::from_utf8(bytes).map_err(|_| IntakeError::NotText {
-            peer: peer.to_string(),
-            path: self.shown(&file.name),
-        })?;
-        Handoff::parse(&text).map_err(|why| IntakeError::NotAHandoff {
-            peer: peer.to_string(),
-            path: self.shown(&file.name),
-            why,
-        })
-    }
-
-    /// The peer's history (its home's repository, or the mirror), opened
-    /// once for all the handoffs read from it.
-    fn history(&self) -> Option<crate::repo::Repo> {
-        match self {
-            Source::Home(path) => crate::repo::Repo::open(path).ok(),
-            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir),
-        }
-    }
-}
-
-/// Where the mirror of peer `name` lies in `home`.
-pub(super) fn mirror_dir(home: &crate::home::Home, name: &str) -> PathBuf {
-    home.peer_mirror(name)
 }
