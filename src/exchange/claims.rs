@@ -168,10 +168,9 @@ fn claimed(words: &[String]) -> Option<Act> {
 /// handoff posted, a wake-up set.
 pub fn backed(act: Act, effects: &Effects) -> bool {
     match act {
-        Act::Wrote => effects
-            .touched
-            .iter()
-            .any(|t| t.starts_with("memory/") || effects.proposal.is_some()),
+        Act::Wrote => {
+            effects.proposal.is_some() || effects.touched.iter().any(|t| t.starts_with("memory/"))
+        }
         Act::Sent => !effects.sent.is_empty() || effects.touched.iter().any(|t| is_handoff(t)),
         Act::HandedOff => effects.touched.iter().any(|t| is_handoff(t)),
         Act::Scheduled => effects.sleep_until.is_some(),
@@ -330,6 +329,12 @@ mod tests {
             ..Effects::default()
         };
         assert!(unbacked(said, &wrote).is_empty());
+        // An identity write that became a proposal is a write too.
+        let proposed = Effects {
+            proposal: Some(3),
+            ..Effects::default()
+        };
+        assert!(unbacked("I've saved that to memory.", &proposed).is_empty());
         let line = seen_line(&none, &found);
         assert!(
             line.starts_with("hearth saw this tick write nothing to memory"),

@@ -135,13 +135,7 @@ impl Repo {
         credentials: &RemoteCredentials,
         timeout: Duration,
     ) -> Result<Option<git2::Oid>, RepoError> {
-        let git_dir = self.git.path().to_path_buf();
-        let git = GitCommand {
-            git_dir: &git_dir,
-            credentials,
-            timeout,
-            cancel: None,
-        };
+        let git = self.git_command(credentials, timeout);
         let wanted = format!("refs/heads/{branch}");
         let what = format!(
             "asking {} where its {branch} is",
@@ -155,6 +149,21 @@ impl Repo {
             .and_then(|(id, _)| git2::Oid::from_str(id).ok()))
     }
 
+    /// The `git` command on this repository, with `credentials`, bounded
+    /// by `timeout`.
+    fn git_command<'a>(
+        &'a self,
+        credentials: &'a RemoteCredentials,
+        timeout: Duration,
+    ) -> GitCommand<'a> {
+        GitCommand {
+            git_dir: self.git.path(),
+            credentials,
+            timeout,
+            cancel: None,
+        }
+    }
+
     /// The push through the `git` command; the remote-tracking branch moves
     /// as libgit2's push moves it, so `unpushed` reads the same.
     fn push_with_git(
@@ -165,13 +174,7 @@ impl Repo {
         timeout: Duration,
         pushed: String,
     ) -> Result<String, RepoError> {
-        let git_dir = self.git.path().to_path_buf();
-        let git = GitCommand {
-            git_dir: &git_dir,
-            credentials,
-            timeout,
-            cancel: None,
-        };
+        let git = self.git_command(credentials, timeout);
         let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
         let what = format!("pushing to {remote}");
         git.run(&what, &["push", "--quiet", "--no-verify", remote, &spec])

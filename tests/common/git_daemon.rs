@@ -8,6 +8,16 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// A new bare repository at `path` whose branch is `main`.
+pub fn init_bare(path: &Path) {
+    let init = Command::new("git")
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .arg(path)
+        .status()
+        .expect("git must be installed");
+    assert!(init.success(), "git init --bare {}", path.display());
+}
+
 pub struct GitDaemon {
     child: Option<Child>,
     base: PathBuf,

@@ -352,8 +352,10 @@ fn a_refused_key_is_never_healed_the_inbox_waits_and_ticking_resumes_once_the_se
     let refusing = ModelServer::start(vec![Answer::Status {
         status: 401,
         headers: vec![],
-        body: r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
-            .into(),
+        body: crate::common::model_server::anthropic::error_body(
+            "authentication_error",
+            "invalid x-api-key",
+        ),
     }]);
     let working = ModelServer::start(vec![Answer::Stream {
         events: anthropic::message("High tide is at six.", &[], 10, 3),

@@ -345,8 +345,10 @@ fn a_tick_whose_model_refused_the_key_never_says_it_answered() {
     let server = ModelServer::start(vec![Answer::Status {
         status: 401,
         headers: vec![],
-        body: r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
-            .into(),
+        body: crate::common::model_server::anthropic::error_body(
+            "authentication_error",
+            "invalid x-api-key",
+        ),
     }]);
     let home = TestHome::with_config(&format!(
         "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\

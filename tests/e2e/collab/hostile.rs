@@ -77,6 +77,18 @@ fn publish(bare: &Path, outbox: &[(&[u8], String)], parent: Option<&str>) -> Str
     commit
 }
 
+/// A temporary root with mallory's bare repository, served by a real
+/// `git daemon`.
+fn mallory_serving() -> (tempfile::TempDir, std::path::PathBuf, GitDaemon) {
+    let root = tempfile::tempdir().unwrap();
+    let server = root.path().join("server");
+    let bare = server.join("mallory.git");
+    std::fs::create_dir_all(&server).unwrap();
+    crate::common::git_daemon::init_bare(&bare);
+    let daemon = GitDaemon::start(&server);
+    (root, bare, daemon)
+}
+
 /// A handoff file as hearth renders one: front matter of JSON values.
 fn handoff(slug: &str, round: u32, record: serde_json::Value, message: &str) -> Vec<u8> {
     let fields = serde_json::json!({
@@ -104,17 +116,7 @@ fn event(by: &str, what: &str) -> serde_json::Value {
 
 #[test]
 fn a_hostile_peers_names_are_data_and_its_handoffs_reach_only_its_own_collaborations() {
-    let root = tempfile::tempdir().unwrap();
-    let server = root.path().join("server");
-    let bare = server.join("mallory.git");
-    std::fs::create_dir_all(&server).unwrap();
-    let init = Command::new("git")
-        .args(["init", "-q", "--bare", "-b", "main"])
-        .arg(&bare)
-        .status()
-        .unwrap();
-    assert!(init.success());
-    let daemon = GitDaemon::start(&server);
+    let (root, bare, daemon) = mallory_serving();
 
     // Bob (the offline model) has a collaboration with alice that his
     // operator paused; mallory is his peer too.
@@ -279,17 +281,7 @@ fn a_hostile_peers_names_are_data_and_its_handoffs_reach_only_its_own_collaborat
 
 #[test]
 fn a_backlog_bigger_than_the_context_is_read_a_part_a_tick_and_never_stalls() {
-    let root = tempfile::tempdir().unwrap();
-    let server = root.path().join("server");
-    let bare = server.join("mallory.git");
-    std::fs::create_dir_all(&server).unwrap();
-    let init = Command::new("git")
-        .args(["init", "-q", "--bare", "-b", "main"])
-        .arg(&bare)
-        .status()
-        .unwrap();
-    assert!(init.success());
-    let daemon = GitDaemon::start(&server);
+    let (root, bare, daemon) = mallory_serving();
     let bob = TestHome::at(&root.path().join("bob"));
     bob.ok(&["init"]);
     std::fs::write(

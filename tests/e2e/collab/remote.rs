@@ -21,12 +21,7 @@ fn on_a_host(root: &Path, name: &str, peer: (&str, &str), server: &Path, model: 
     let host = root.join(format!("host-{name}"));
     std::fs::create_dir_all(&host).unwrap();
     let bare = server.join(format!("{name}.git"));
-    let init = Command::new("git")
-        .args(["init", "-q", "--bare", "-b", "main"])
-        .arg(&bare)
-        .status()
-        .unwrap();
-    assert!(init.success());
+    crate::common::git_daemon::init_bare(&bare);
     let home = agent(&host, name, &[(peer.0, &PathBuf::from(peer.1))], &[], model);
     home.git(&["remote", "add", "origin", &bare.display().to_string()]);
     std::fs::write(

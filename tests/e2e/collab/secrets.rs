@@ -49,12 +49,7 @@ fn assert_nowhere(home: &TestHome, bare: &std::path::Path, said: &[String]) {
 fn a_password_in_a_peer_url_is_refused_with_the_fix_and_never_repeated() {
     let root = tempfile::tempdir().unwrap();
     let bare = root.path().join("published.git");
-    let init = Command::new("git")
-        .args(["init", "-q", "--bare", "-b", "main"])
-        .arg(&bare)
-        .status()
-        .unwrap();
-    assert!(init.success());
+    crate::common::git_daemon::init_bare(&bare);
     let home = TestHome::at(&root.path().join("bob"));
     home.ok(&["init"]);
     home.git(&["remote", "add", "origin", &bare.display().to_string()]);

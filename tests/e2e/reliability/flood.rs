@@ -64,12 +64,7 @@ fn handoff(from: &str, slug: &str, round: usize, created: &str, participants: &[
 /// A bare repository at `bare` whose `main` holds `files` under
 /// `outbox/`, written in one `git fast-import` stream.
 fn publish(bare: &Path, files: &[(String, String)]) {
-    let init = Command::new("git")
-        .args(["init", "-q", "--bare", "-b", "main"])
-        .arg(bare)
-        .status()
-        .unwrap();
-    assert!(init.success());
+    crate::common::git_daemon::init_bare(bare);
     let mut stream = String::from(
         "commit refs/heads/main\ncommitter peer <peer@example.org> 1700000000 +0000\n\
          data 7\noutbox\n",
