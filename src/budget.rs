@@ -27,6 +27,10 @@ pub struct Budget {
     /// The last UTC day a burn-rate warning was sent for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warned: Option<String>,
+    /// The last day whose stop (`flared`) was followed by a tick that ran:
+    /// spending resumed, said once in the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<String>,
 }
 
 /// One tick's spend, when it ended.
@@ -34,6 +38,9 @@ pub struct Budget {
 pub struct Spend {
     /// When.
     pub at: DateTime<Utc>,
+    /// When the tick started (older ledgers: unknown, taken as `at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<DateTime<Utc>>,
     /// Dollars.
     pub usd: f64,
 }
@@ -112,13 +119,29 @@ fn path(home: &Home) -> std::path::PathBuf {
 }
 
 impl Budget {
-    /// Whether a budget flare (the burn-rate warning or the stop) has gone
-    /// out on `now`'s UTC day: one budget flare a day.
-    pub fn told_today(&self, now: DateTime<Utc>) -> bool {
+    /// Whether the burn-rate warning is due no more on `now`'s UTC day:
+    /// it went out already, or the stop itself did (a warning after the
+    /// stop says nothing new). The stop is flared once a day whether or
+    /// not a warning came first: it is what changes the agent's day.
+    pub fn warned_today(&self, now: DateTime<Utc>) -> bool {
         let today = day(now);
         [&self.warned, &self.flared]
             .iter()
             .any(|d| d.as_deref() == Some(today.as_str()))
+    }
+
+    /// Whether the stop has been flared on `now`'s UTC day.
+    pub fn stopped_today(&self, now: DateTime<Utc>) -> bool {
+        self.flared.as_deref() == Some(day(now).as_str())
+    }
+
+    /// The day of the last stop, when a tick that ran (it spent, or was not
+    /// skipped for the budget) has not yet been said to follow it: the
+    /// caller says spending resumed, and marks it (`resumed`).
+    pub fn resumes(&self, now: DateTime<Utc>) -> Option<String> {
+        let stopped = self.flared.clone()?;
+        let still_today = stopped == day(now);
+        (self.resumed.as_ref() != Some(&stopped) && !still_today).then_some(stopped)
     }
 
     /// The ledger (none yet: no spend).
@@ -148,39 +171,64 @@ impl Budget {
 
     /// Counts `usd` on `at`'s UTC day (and in the last hour's burn).
     pub fn add(&mut self, at: DateTime<Utc>, usd: f64) {
+        self.add_tick(at, at, usd);
+    }
+
+    /// Counts a tick's `usd` on its end's UTC day, and in the last hour's
+    /// burn with the time it ran.
+    pub fn add_tick(&mut self, from: DateTime<Utc>, at: DateTime<Utc>, usd: f64) {
         if usd > 0.0 {
             *self.days.entry(day(at)).or_default() += usd;
             self.recent.retain(|s| at - s.at < BURN_WINDOW);
-            self.recent.push(Spend { at, usd });
+            self.recent.push(Spend {
+                at,
+                from: Some(from),
+                usd,
+            });
         }
     }
 
-    /// When the spend of the last hour, kept up, would cross `daily_usd`
-    /// (0: no limit), if that is before `now`'s UTC day ends and the limit
-    /// is not reached yet: the moment to warn, before the stop. `asks` is
-    /// what `hearth ask` spent (today, and in the last hour): the day's
-    /// spend is both doors', as the gate counts it.
+    /// When the rate of the last hour's spend, kept up, would cross
+    /// `daily_usd` (0: no limit), if that is before `now`'s UTC day ends
+    /// and the limit is not reached yet: the moment to warn, before the
+    /// stop. `asks` is what `hearth ask` and paid calls spent (today, and
+    /// in the last hour): the day's spend is every door's, as the gate
+    /// counts it. `interval` is the time between ticks.
+    ///
+    /// The rate is the spend over the time it took, not over a whole hour:
+    /// ticks that began ten minutes ago spend at six times the rate their
+    /// hour's total suggests. That time runs from the first counted tick's
+    /// start, plus one interval (n ticks a interval apart are n intervals
+    /// of spending), and is at most the hour.
     pub fn runs_out_at(
         &self,
         daily_usd: f64,
         asks: AskSpend,
+        interval: chrono::Duration,
         now: DateTime<Utc>,
     ) -> Option<DateTime<Utc>> {
         let spent = self.spent(now) + asks.today;
         if daily_usd <= 0.0 || spent >= daily_usd {
             return None;
         }
-        let last_hour: f64 = asks.last_hour
-            + self
-                .recent
-                .iter()
-                .filter(|s| now - s.at < BURN_WINDOW && s.at <= now)
-                .map(|s| s.usd)
-                .sum::<f64>();
+        let in_window: Vec<&Spend> = self
+            .recent
+            .iter()
+            .filter(|s| now - s.at < BURN_WINDOW && s.at <= now)
+            .collect();
+        let last_hour: f64 = asks.last_hour + in_window.iter().map(|s| s.usd).sum::<f64>();
         if last_hour <= 0.0 {
             return None;
         }
-        let per_second = last_hour / BURN_WINDOW.num_seconds() as f64;
+        let covered = in_window
+            .iter()
+            .map(|s| s.from.unwrap_or(s.at).min(s.at))
+            .min()
+            .map_or(BURN_WINDOW, |first| {
+                (now - first + interval.max(chrono::Duration::zero())).min(BURN_WINDOW)
+            })
+            .max(chrono::Duration::seconds(1));
+        let per_second = last_hour / covered.num_seconds() as f64;
         let seconds = ((daily_usd - spent) / per_second).ceil() as i64;
         let at = now + chrono::Duration::seconds(seconds);
         let day_ends = (now.date_naive() + chrono::Days::new(1))
@@ -218,15 +266,26 @@ mod tests {
             .unwrap()
             .to_utc();
         let none = AskSpend::default();
+        let half_hour = chrono::Duration::minutes(30);
         let mut b = Budget::default();
         b.add(morning - chrono::Duration::minutes(30), 1.0);
-        let at = b.runs_out_at(10.0, none, morning).expect("warned");
+        let at = b
+            .runs_out_at(10.0, none, half_hour, morning)
+            .expect("warned");
         assert_eq!(at, morning + chrono::Duration::hours(9));
-        assert_eq!(b.runs_out_at(30.0, none, morning), None, "it fits the day");
-        assert_eq!(b.runs_out_at(0.0, none, morning), None, "no limit");
+        assert_eq!(
+            b.runs_out_at(30.0, none, half_hour, morning),
+            None,
+            "it fits the day"
+        );
+        assert_eq!(
+            b.runs_out_at(0.0, none, half_hour, morning),
+            None,
+            "no limit"
+        );
         // Two hours later the burn has stopped.
         assert_eq!(
-            b.runs_out_at(10.0, none, morning + chrono::Duration::hours(2)),
+            b.runs_out_at(10.0, none, half_hour, morning + chrono::Duration::hours(2)),
             None
         );
         // Asks count: $0.50 asked in the last hour makes it sooner, and
@@ -235,7 +294,9 @@ mod tests {
             today: 0.5,
             last_hour: 0.5,
         };
-        let sooner = b.runs_out_at(10.0, asked, morning).expect("warned");
+        let sooner = b
+            .runs_out_at(10.0, asked, half_hour, morning)
+            .expect("warned");
         assert_eq!(
             sooner,
             morning + chrono::Duration::hours(5) + chrono::Duration::minutes(40)
@@ -245,14 +306,37 @@ mod tests {
             last_hour: 0.0,
         };
         assert_eq!(
-            b.runs_out_at(10.0, spent_by_asks, morning),
+            b.runs_out_at(10.0, spent_by_asks, half_hour, morning),
             Some(morning + chrono::Duration::hours(1)),
         );
         b.add(morning, 9.0);
         assert_eq!(
-            b.runs_out_at(10.0, none, morning),
+            b.runs_out_at(10.0, none, half_hour, morning),
             None,
             "spent: the stop speaks"
         );
+    }
+
+    #[test]
+    fn the_rate_is_the_spend_over_the_time_it_took_not_over_a_whole_hour() {
+        // Ticks a minute apart since 02:00, $0.10 each: $1 by 02:10, and
+        // the $4 limit is reached at 02:40, not at 04:50 as $1 over an
+        // hour would say.
+        let two = DateTime::parse_from_rfc3339("2026-11-23T02:00:00Z")
+            .unwrap()
+            .to_utc();
+        let minute = chrono::Duration::minutes(1);
+        let mut b = Budget::default();
+        for i in 0..10 {
+            let start = two + minute * i;
+            b.add_tick(start, start + chrono::Duration::seconds(20), 0.10);
+        }
+        let now = two + minute * 9 + chrono::Duration::seconds(20);
+        let at = b
+            .runs_out_at(4.0, AskSpend::default(), minute, now)
+            .expect("warned");
+        let reached = two + minute * 40;
+        let off = (at - reached).num_seconds().abs();
+        assert!(off <= 60, "projected {at}, reached {reached}");
     }
 }

@@ -22,11 +22,20 @@ impl Supervisor<'_> {
         report: Option<&TickReport>,
     ) -> Result<(), SupervisorError> {
         let flared = report.and_then(|r| r.budget_flared.clone());
-        if record.cost_usd <= 0.0 && flared.is_none() {
+        let skipped = report.is_some_and(|r| r.skipped.is_some());
+        let mut budget = Budget::load_or_empty(self.home);
+        let resumed = budget.resumes(record.end).filter(|_| !skipped);
+        if record.cost_usd <= 0.0 && flared.is_none() && resumed.is_none() {
             return Ok(());
         }
-        let mut budget = Budget::load_or_empty(self.home);
-        budget.add(record.end, record.cost_usd);
+        if let Some(day) = resumed {
+            tracing::warn!(
+                "tick {} ran: spending resumed after the daily budget stopped ticks on {day}",
+                record.tick
+            );
+            budget.resumed = Some(day);
+        }
+        budget.add_tick(record.start, record.end, record.cost_usd);
         if flared.is_some() {
             budget.flared = flared;
         }
@@ -35,22 +44,23 @@ impl Supervisor<'_> {
         Ok(())
     }
 
-    /// One `budget` flare a day when the last hour's spend, kept up, would
-    /// reach `[budget] daily_usd` before the UTC day ends: a warning while
-    /// there is still time to act, not only the stop (and none once the
-    /// stop itself has been flared today: one budget flare a day).
+    /// One `budget` warning a day when the last hour's rate of spend, kept
+    /// up, would reach `[budget] daily_usd` before the UTC day ends: while
+    /// there is still time to act (none once the stop itself has been
+    /// flared today; the stop is flared whether or not a warning came).
     fn warn_of_burn(&self, budget: &mut Budget, now: DateTime<Utc>) -> Result<(), SupervisorError> {
         let today = budget::day(now);
         let daily = self.config.budget.daily_usd;
-        if budget.told_today(now) {
+        if budget.warned_today(now) {
             return Ok(());
         }
         let asks = crate::exchange::SpentToday::asks_of(self.home, now);
-        let Some(at) = budget.runs_out_at(daily, asks, now) else {
+        let interval = chrono::Duration::seconds(self.config.tick.interval_s as i64);
+        let Some(at) = budget.runs_out_at(daily, asks, interval, now) else {
             return Ok(());
         };
         let split = crate::tick::spend::today(self.home, self.config.price().as_ref(), now)
-            .map(|s| format!(" Of the ticks' spend today, {}.", s.breakdown()))
+            .map(|s| format!(" {}.", s.breakdown()))
             .unwrap_or_default();
         let body = format!(
             "Spent today (UTC): ${:.2} of [budget] daily_usd = ${daily:.2}. At the last hour's \

@@ -25,11 +25,11 @@ pub(super) fn skips(
         return Ok(false);
     };
     tracing::warn!("tick {} skipped: {reason}", report.tick);
-    // One budget flare a day: a warning given earlier today already said
-    // ticks would be skipped once the limit is reached.
-    if !budget.told_today(now) {
+    // One stop flare a day, whether or not a warning came earlier: the
+    // warning said when; this says it happened, and what it changes.
+    if !budget.stopped_today(now) {
         let split = spend::today(home, config.price().as_ref(), now)
-            .map(|s| format!(" Of the ticks' spend today, {}.", s.breakdown()))
+            .map(|s| format!(" {}.", s.breakdown()))
             .unwrap_or_default();
         let body = format!(
             "{reason}.{split}\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \

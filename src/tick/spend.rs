@@ -78,18 +78,38 @@ impl SpendByKind {
         (hours >= 1.0).then(|| self.usd / hours * 24.0 * 30.0)
     }
 
-    /// One sentence: how the spend divides between the cache's writes and
-    /// reads and the rest, for the budget flares.
+    /// One sentence for the budget flares: the ticks' spend as the ledger
+    /// recorded it, and how it divides between the cache's writes and reads
+    /// and the rest. The parts are shares of the ledger's total (priced at
+    /// today's price), so they add up to what was spent whatever the price
+    /// was when each tick ran; a price changed since is said.
     pub fn breakdown(&self) -> String {
+        let priced = self.write_usd + self.read_usd + self.uncached_usd + self.output_usd;
+        let total = format!(
+            "The ticks spent ${:.2} today ({} tick{})",
+            self.usd,
+            self.ticks,
+            if self.ticks == 1 { "" } else { "s" }
+        );
+        if priced <= 0.0 || self.usd <= 0.0 {
+            return total;
+        }
+        let share = |part: f64| part / priced * self.usd;
+        let repriced = (priced - self.usd).abs() > 0.01 * self.usd;
         format!(
-            "${:.2} went to cache writes ({} tokens), ${:.2} to cache reads ({} tokens, {:.0}% of the input sent), ${:.2} to input sent uncached and ${:.2} to output",
-            self.write_usd,
+            "{total}: ${:.2} on cache writes ({} tokens), ${:.2} on cache reads ({} tokens, {:.0}% of the input sent), ${:.2} on input sent uncached and ${:.2} on output{}",
+            share(self.write_usd),
             self.written_tokens,
-            self.read_usd,
+            share(self.read_usd),
             self.read_tokens,
             100.0 * self.hit_ratio().unwrap_or(0.0),
-            self.uncached_usd,
-            self.output_usd
+            share(self.uncached_usd),
+            share(self.output_usd),
+            if repriced {
+                " (split by today's price, which differs from the one the ticks were charged at)"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -149,5 +169,47 @@ mod tests {
         let month = spend.projected_month().unwrap();
         assert!((month - 0.12 / 4.0 * 24.0 * 30.0).abs() < 1e-9, "{month}");
         assert!(spend.breakdown().contains("cache writes (4000 tokens)"));
+    }
+
+    #[test]
+    fn the_breakdown_adds_up_to_what_the_ledger_recorded() {
+        // The ledger recorded $3.60; at today's price the same tokens
+        // would be thousands of dollars (a price changed, or a tick
+        // charged at another model's price): the parts are shares of the
+        // $3.60, never a figure bigger than what was spent.
+        let price = Price {
+            input_per_mtok: 3.0,
+            output_per_mtok: 15.0,
+            ..Price::default()
+        };
+        let tokens = Tokens {
+            input: 600_000_000,
+            output: 1_000,
+            cache_read: 2_000_000,
+            cache_write: 0,
+            cache_write_1h: 0,
+        };
+        let records: Vec<TickRecord> = (0..4).map(|h| tick(h, tokens, 0.90)).collect();
+        let from = records[0].start;
+        let text =
+            SpendByKind::of(&records, Some(&price), from, from + Duration::hours(4)).breakdown();
+        let dollars: Vec<f64> = text
+            .split('$')
+            .skip(1)
+            .map(|d| {
+                let n: String = d
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                n.parse().unwrap()
+            })
+            .collect();
+        assert_eq!(dollars[0], 3.60, "{text}");
+        let parts: f64 = dollars[1..].iter().sum();
+        assert!((parts - 3.60).abs() < 0.02, "{text}");
+        assert!(
+            text.contains("differs from the one the ticks were charged at"),
+            "{text}"
+        );
     }
 }

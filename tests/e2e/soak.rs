@@ -48,10 +48,12 @@ fn three_simulated_days_of_faults_lose_nothing_and_flare_as_the_policy_says() {
         "one per outage: {}",
         report.table()
     );
-    assert_eq!(
-        flares("budget"),
-        report.faults["day over budget"],
-        "one on each day over: {}",
+    // A day over budget: at most a warning while there is time, and the
+    // stop once.
+    assert!(
+        (report.faults["day over budget"]..=2 * report.faults["day over budget"])
+            .contains(&flares("budget")),
+        "a warning and a stop on each day over: {}",
         report.table()
     );
     assert_eq!(

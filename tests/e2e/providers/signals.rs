@@ -5,7 +5,7 @@
 use super::*;
 
 #[test]
-fn past_the_daily_budget_ticks_are_skipped_with_exit_3_and_one_flare() {
+fn past_the_daily_budget_ticks_are_skipped_with_exit_3_after_a_warning_and_one_stop_flare() {
     let server = ModelServer::start(vec![stream(anthropic::message("ok", &[], 1000, 0))]);
     let home = home_for(
         &server,
@@ -43,15 +43,22 @@ fn past_the_daily_budget_ticks_are_skipped_with_exit_3_and_one_flare() {
         .into_iter()
         .filter(|n| n.contains("flare-budget"))
         .collect();
-    // $1 in the last hour of a $1.50 day: warned after tick 1 (the one
-    // budget flare of the day: it says ticks stop at the limit), stopped
-    // at tick 3 without a second flare.
-    assert_eq!(flares.len(), 1, "{flares:?}");
-    let warning = home.read(&format!("outbox/{}", flares[0]));
-    assert!(
-        warning.contains("will run out today") && warning.contains("skipped until the day ends"),
-        "{warning}"
-    );
+    // $1 in the last hour of a $1.50 day: warned after tick 1, stopped at
+    // tick 3 with one flare that says so; tick 4 says nothing more.
+    assert_eq!(flares.len(), 2, "{flares:?}");
+    let bodies: Vec<String> = flares
+        .iter()
+        .map(|f| home.read(&format!("outbox/{f}")))
+        .collect();
+    let warnings = bodies
+        .iter()
+        .filter(|b| b.contains("will run out today"))
+        .count();
+    let stops = bodies
+        .iter()
+        .filter(|b| b.contains("the daily budget is spent") && b.contains("exit 3"))
+        .count();
+    assert_eq!((warnings, stops), (1, 1), "{bodies:?}");
     assert_eq!(home.history()[0].summary, "tick 4: exit 3 (skipped)");
 }
 

@@ -71,23 +71,39 @@ fn a_shipped_price_bounds_a_real_model_warns_first_and_status_shows_the_day() {
         .collect();
     assert_eq!(
         budget_flares.len(),
-        1,
-        "one budget flare a day: the warning already said ticks stop at the limit: {budget_flares:?}"
+        2,
+        "the warning, then the stop itself: {budget_flares:?}"
     );
-    let warnings = budget_flares
-        .iter()
-        .filter(|f| {
-            home.read(&format!("outbox/{f}"))
-                .contains("will run out today")
-        })
-        .count();
-    assert_eq!(warnings, 1, "{budget_flares:?}");
+    let says = |what: &str| {
+        budget_flares
+            .iter()
+            .filter(|f| home.read(&format!("outbox/{f}")).contains(what))
+            .count()
+    };
+    assert_eq!(says("will run out today"), 1, "{budget_flares:?}");
+    assert_eq!(says("the daily budget is spent"), 1, "{budget_flares:?}");
+    // Both say what was spent as the ledger has it: $6.00 by 2 ticks.
+    assert_eq!(says("The ticks spent $6.00 today (2 ticks)"), 1);
     let status = home.ok_with_env(&["status"], &[("HEARTH_NOW", "2026-11-23T07:00:00Z")]);
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(
         status.contains("$6.00 today (UTC) of [budget] daily_usd = $5.00"),
         "{status}"
     );
+
+    // The next day ticks run again, and the log says spending resumed.
+    let out = home
+        .keyed(&["run", "--ticks", "1"], KEY)
+        .env("HEARTH_NOW", "2026-11-24T06:00:00Z")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(
+        log.contains("spending resumed after the daily budget stopped ticks on 2026-11-23"),
+        "{log}"
+    );
+    assert_eq!(home.ticks().last().unwrap()["class"], "ok");
 }
 
 #[test]
