@@ -165,6 +165,12 @@ impl Clock {
     }
 }
 
+/// A time as the operator reads it: RFC 3339 to the second, in UTC
+/// (`2026-11-27T05:53:47Z`), never with nanoseconds.
+pub fn to_second(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// The filesystem's "now", to compare with modification times. Never
 /// pinned: file times are written by the kernel's clock.
 pub fn file_time_now() -> SystemTime {

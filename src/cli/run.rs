@@ -73,7 +73,7 @@ pub(super) fn refuse_if_panicked(home: &Home) -> Result<(), CommandError> {
     let (healer, _) = hearth::healer::state::HealerState::load_or_fresh(home);
     match healer.panic {
         Some(panic) => Err(supervisor::SupervisorError::Panicked {
-            since: panic.since.to_rfc3339(),
+            since: hearth::clock::to_second(panic.since),
             reason: panic.reason,
         }
         .into()),

@@ -111,14 +111,14 @@ impl DiskFull {
                 "Ticks are paused since {}. Nothing is lost: hand edits and inbox messages \
                  wait, and ticks resume by themselves within {} minutes of there being room \
                  (at least {min_free_mb} MiB free), or at the next inbox message.",
-                self.since.to_rfc3339(),
+                crate::clock::to_second(self.since),
                 RETRY.as_secs() / 60
             ),
             Some(end) => format!(
                 "Ticks were paused from {} to {}; this flare could not be written until \
                  there was room again. Nothing was lost; ticks have resumed.",
-                self.since.to_rfc3339(),
-                end.to_rfc3339()
+                crate::clock::to_second(self.since),
+                crate::clock::to_second(end)
             ),
         };
         Letter::flare(

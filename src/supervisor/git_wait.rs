@@ -87,7 +87,7 @@ impl Supervisor<'_> {
         self.git_wait = None;
         tracing::info!(
             "git let go; the commit put off since {} is made",
-            wait.since.to_rfc3339()
+            crate::clock::to_second(wait.since)
         );
         Ok(self.act(verdict)?.map(LoopTurn::Return))
     }

@@ -164,7 +164,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     }
     if let Some(panic) = &healer.panic {
         return Err(SupervisorError::Panicked {
-            since: panic.since.to_rfc3339(),
+            since: crate::clock::to_second(panic.since),
             reason: panic.reason.clone(),
         });
     }

@@ -43,7 +43,7 @@ impl Supervisor<'_> {
             DiskLook::Resume(episode) => {
                 tracing::info!(
                     "the disk has room again; ticks resume (paused since {})",
-                    episode.since.to_rfc3339()
+                    crate::clock::to_second(episode.since)
                 );
                 if !episode.flared {
                     let flare =
@@ -78,7 +78,7 @@ impl Supervisor<'_> {
         if let Some(episode) = disk::ended(&mut self.disk) {
             tracing::info!(
                 "a tick was committed again; the disk was full from {}",
-                episode.since.to_rfc3339()
+                crate::clock::to_second(episode.since)
             );
         }
     }

@@ -123,7 +123,10 @@ impl Supervisor<'_> {
     }
 
     /// Sleeps until `due`, an inbox message, or a stop signal (returned).
-    pub(super) fn wait_until(&mut self, due: DateTime<Utc>) -> Option<i32> {
+    pub(super) fn wait_until(&mut self, mut due: DateTime<Utc>) -> Option<i32> {
+        if self.wake.take_config_pending() {
+            due = self.replan(due);
+        }
         self.set_phase(Phase::Waiting, None, Some(due));
         // What the watcher saw (and, after a start, everything: edits made
         // while no supervisor ran) reaches the index before the wait.
@@ -151,8 +154,10 @@ impl Supervisor<'_> {
         }
         // A pinned clock (HEARTH_NOW) does not move, so its wait is kept
         // in real time: the interval still passes between ticks.
-        let real_deadline =
-            std::time::Instant::now() + (due - clock.now()).to_std().unwrap_or(Duration::ZERO);
+        let deadline = |due: DateTime<Utc>| {
+            std::time::Instant::now() + (due - clock.now()).to_std().unwrap_or(Duration::ZERO)
+        };
+        let mut real_deadline = deadline(due);
         loop {
             if let Some(n) = &self.options.notifier {
                 n.keep_alive();
@@ -221,9 +226,52 @@ impl Supervisor<'_> {
                         return None;
                     }
                 }
+                Some(Wake::Config) => {
+                    std::thread::sleep(MEMORY_SETTLE);
+                    let replanned = self.replan(due);
+                    if replanned != due {
+                        due = replanned;
+                        real_deadline = deadline(due);
+                        self.set_phase(Phase::Waiting, None, Some(due));
+                    }
+                }
                 Some(Wake::Child) | None => {}
             }
         }
+    }
+
+    /// `hearth.toml` was saved: read it now, and when `[tick] interval_s`
+    /// changed, the tick planned on the old interval moves to the new one
+    /// (counted from the last tick's end, never before now). A wait that
+    /// is not the interval's keeps its time: the agent's own sleep and the
+    /// budget's wait (later than the interval) and a backoff after an
+    /// outage. A shorter interval only brings a tick sooner; a longer one
+    /// postpones only the tick planned on the interval itself.
+    fn replan(&mut self, due: DateTime<Utc>) -> DateTime<Utc> {
+        let before = self.interval();
+        self.reload_config();
+        let after = self.interval();
+        let Some(last) = &self.last_tick else {
+            return due;
+        };
+        let planned = last.end + before;
+        if after == before || last.backoff_ms.is_some() || due > planned {
+            return due;
+        }
+        let replanned = if due == planned {
+            last.end + after
+        } else {
+            due.min(last.end + after)
+        };
+        let replanned = replanned.max(self.options.clock.now());
+        if replanned != due {
+            tracing::info!(
+                "[tick] interval_s is now {} s: the next tick is due at {}",
+                after.num_seconds(),
+                crate::clock::to_second(replanned)
+            );
+        }
+        replanned
     }
 
     /// Brings the recall index up to date with what the memory watcher saw

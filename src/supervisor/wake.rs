@@ -31,6 +31,8 @@ pub enum Wake {
     Child,
     /// Something changed in a peer's `outbox/`: a handoff, perhaps.
     Peer,
+    /// `hearth.toml` was saved: a changed interval re-plans the wait.
+    Config,
 }
 
 /// What wakes the supervisor: signals, and file events in the home.
@@ -39,10 +41,13 @@ pub struct Wakeups {
     signals: Handle,
     _watcher: Option<notify::RecommendedWatcher>,
     _memory_watcher: Option<notify::RecommendedWatcher>,
+    _config_watcher: Option<notify::RecommendedWatcher>,
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
     /// A peer event came while a tick ran: its handoffs wait to be taken.
     peer_pending: std::cell::Cell<bool>,
+    /// `hearth.toml` was saved while a tick ran: the wait re-plans.
+    config_pending: std::cell::Cell<bool>,
     memory_changes: Arc<Mutex<Changes>>,
     /// The same events, kept for the next hand-edit commit.
     hand_edits: Arc<Mutex<Changes>>,
@@ -109,13 +114,16 @@ impl Wakeups {
                 None
             }
         };
+        let config_watcher = watch_config(home, tx.clone());
         Ok(Wakeups {
             rx,
             signals: handle,
             _watcher: watcher,
             _memory_watcher: memory_watcher,
+            _config_watcher: config_watcher,
             memory_pending: std::cell::Cell::new(false),
             peer_pending: std::cell::Cell::new(false),
+            config_pending: std::cell::Cell::new(false),
             memory_changes,
             hand_edits,
             tx,
@@ -181,6 +189,11 @@ impl Wakeups {
         self.peer_pending.replace(false)
     }
 
+    /// Whether `hearth.toml` was saved while the last tick ran.
+    pub fn take_config_pending(&self) -> bool {
+        self.config_pending.replace(false)
+    }
+
     /// Drops queued inbox and memory events (the tick that just ran saw
     /// those files); keeps a stop request, and notes a peer event (a
     /// handoff that came during the tick is taken after it).
@@ -191,6 +204,7 @@ impl Wakeups {
                 Wake::Stop(_) => stop = Some(wake),
                 Wake::Memory => self.memory_pending.set(true),
                 Wake::Peer => self.peer_pending.set(true),
+                Wake::Config => self.config_pending.set(true),
                 Wake::Inbox | Wake::Child => {}
             }
         }
@@ -204,6 +218,34 @@ impl Wakeups {
 /// names of a rename count — and the update that follows compares each
 /// file's content with the index; what no event can name (an overflow)
 /// asks for a full reconcile.
+/// Watches the home's top level for saves of `hearth.toml` (an editor
+/// writes a new file and renames it over the old: the directory is watched,
+/// not the file). Without it, a changed interval waits for the tick already
+/// planned; that is logged, and nothing else is lost.
+fn watch_config(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::RecommendedWatcher> {
+    let config = home.config_path();
+    let name = config.file_name()?.to_owned();
+    let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        let saved = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
+        if saved && event.paths.iter().any(|p| p.file_name() == Some(&name)) {
+            let _ = tx.send(Wake::Config);
+        }
+    })
+    .and_then(|mut w| {
+        w.watch(home.root(), RecursiveMode::NonRecursive)?;
+        Ok(w)
+    });
+    watched
+        .map_err(|e| {
+            tracing::warn!(
+                "cannot watch {} ({e}); a changed interval applies after the next tick",
+                config.display()
+            )
+        })
+        .ok()
+}
+
 fn watch_memory(
     home: &Home,
     tx: std::sync::mpsc::Sender<Wake>,

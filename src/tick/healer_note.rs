@@ -74,7 +74,7 @@ impl HealerNote {
             self.failed_ticks.len(),
             classes.join(", "),
             &self.restored_from[..self.restored_from.len().min(7)],
-            self.healed_at.to_rfc3339()
+            crate::clock::to_second(self.healed_at)
         );
         if !self.requeued.is_empty() {
             text.push_str(&format!(

@@ -374,7 +374,7 @@ fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
     };
     Ok(format!(
         "next tick not before {}{capped}",
-        until.to_rfc3339()
+        crate::clock::to_second(until)
     ))
 }
 

@@ -614,3 +614,23 @@ fn a_hand_edit_is_committed_as_the_operators_within_seconds_not_at_the_next_tick
     assert_eq!(home.ticks().len(), 1, "committed without a tick");
     assert!(crate::common::finish_after_term(supervisor).success());
 }
+
+#[test]
+fn a_shorter_interval_saved_while_the_supervisor_waits_re_plans_the_next_tick_at_once() {
+    let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(20), "a first tick", || {
+        !home.ticks().is_empty()
+    });
+    // The tick planned an hour away moves to the new interval's time.
+    std::fs::write(
+        home.file("hearth.toml"),
+        home.read("hearth.toml")
+            .replace("interval_s = 3600", "interval_s = 1"),
+    )
+    .unwrap();
+    home.wait_for(Duration::from_secs(15), "a second tick", || {
+        home.ticks().len() >= 2
+    });
+    assert!(crate::common::finish_after_term(supervisor).success());
+}
