@@ -10,7 +10,9 @@
 //! (120) seconds each; TRIALS=remote runs that series alone; the flood
 //! trial publishes FLOOD_HOSTILE (10,000) handoffs from a hostile peer
 //! beside FLOOD_LEGIT (240) of a legitimate one after a FLOOD_OUTAGE_S (75)
-//! second outage; TRIALS=flood runs it alone)
+//! second outage; TRIALS=flood runs it alone; the week trial runs
+//! WEEK_DAYS (7) simulated days through a refused key, a spent budget, a
+//! broken config at a restart and a full disk; TRIALS=week runs it alone)
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -37,6 +39,11 @@ fn main() {
             .unwrap_or(default)
     };
     let started = Instant::now();
+    let week = reliability::week::week(number("WEEK_DAYS", 7) as u32);
+    println!("{}\n", week.render());
+    if std::env::var("TRIALS").as_deref() == Ok("week") {
+        std::process::exit(if week.total_failures() > 0 { 1 } else { 0 });
+    }
     let flood = reliability::flood::flood(&reliability::flood::Flood {
         hostile: number("FLOOD_HOSTILE", 10_000) as usize,
         legit: number("FLOOD_LEGIT", 240) as usize,
@@ -85,7 +92,7 @@ fn main() {
         reliability::decisions::accept_killed(accept_trials, 0xacce_2026),
     ];
     let (concurrency, lags) = reliability::concurrency(8, 100);
-    let mut failures = remote.total_failures() + flood.total_failures();
+    let mut failures = remote.total_failures() + flood.total_failures() + week.total_failures();
     for table in tables.iter().chain([&concurrency]) {
         println!("{}\n", table.render());
         failures += table.total_failures();

@@ -16,6 +16,7 @@ pub mod flood;
 pub mod remote;
 mod rng;
 pub mod sandbox;
+pub mod week;
 
 pub use rng::Rng;
 
