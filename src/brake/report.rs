@@ -43,8 +43,10 @@ pub struct Report {
     pub verdict: String,
 }
 
-/// Builds the report from the log's lines at or after `since`.
-pub fn report(lines: &[BrakeLine], since: Option<DateTime<Utc>>) -> Report {
+/// Builds the report from the log's lines at or after `since`; `missing`
+/// are the required files that do not exist now (no read can satisfy the
+/// brake for them: enforcing would refuse every write).
+pub fn report(lines: &[BrakeLine], since: Option<DateTime<Utc>>, missing: &[String]) -> Report {
     let mut r = Report {
         since,
         ..Report::default()
@@ -84,11 +86,23 @@ pub fn report(lines: &[BrakeLine], since: Option<DateTime<Utc>>) -> Report {
         }
     }
     r.ticks_refused = ticks.len();
-    r.verdict = if r.refused_allowed_tools > 0 {
+    r.verdict = if !missing.is_empty() {
+        format!(
+            "do not enforce: {} {} required and missing, so no read can satisfy the brake and \
+             every write would be refused; create {} or take {} out of [brake] must_read (or \
+             `must_read: true`)",
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+            if missing.len() == 1 { "it" } else { "them" },
+            if missing.len() == 1 { "it" } else { "them" },
+        )
+    } else if r.refused_allowed_tools > 0 {
         format!(
             "do not enforce: {} refusal(s) fell on tools the brake must allow — a bug to report",
             r.refused_allowed_tools
         )
+    } else if r.total.would_deny + r.total.denied + r.total.allowed == 0 {
+        "nothing to judge yet: no writing call is on the log".to_string()
     } else if r.total.would_deny + r.total.denied == 0 {
         format!(
             "safe to enforce: {} writing call(s), none before the required reads",
@@ -140,7 +154,7 @@ mod tests {
             line(2, "write", "allow"),
             line(3, "tool:weather-log", "would-deny"),
         ];
-        let r = report(&lines, None);
+        let r = report(&lines, None, &[]);
         assert_eq!(r.total.would_deny, 3);
         assert_eq!(r.ticks_refused, 2);
         assert_eq!(r.refused_allowed_tools, 0);
@@ -151,7 +165,25 @@ mod tests {
             r.verdict
         );
 
-        let bad = report(&[line(4, "read", "deny")], None);
+        let bad = report(&[line(4, "read", "deny")], None, &[]);
         assert!(bad.verdict.starts_with("do not enforce"));
+    }
+
+    #[test]
+    fn a_required_file_that_does_not_exist_is_never_safe_to_enforce() {
+        // Every write so far came after the reads; but the file is gone
+        // now, and no read can satisfy the brake for it.
+        let lines = vec![line(1, "write", "allow")];
+        let r = report(&lines, None, &["memory/rules.md".to_string()]);
+        assert!(r.verdict.starts_with("do not enforce"), "{}", r.verdict);
+        assert!(r
+            .verdict
+            .contains("memory/rules.md is required and missing"));
+        assert!(report(&lines, None, &[])
+            .verdict
+            .starts_with("safe to enforce"));
+        assert!(report(&[], None, &[])
+            .verdict
+            .starts_with("nothing to judge yet"));
     }
 }

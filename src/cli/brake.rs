@@ -75,7 +75,13 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         }
         Sub::Report { json, since } => {
             let since = since.map(|d| now - chrono::Duration::days(i64::from(d)));
-            print_report(&home, json, since)
+            let missing: Vec<String> = status::status(&home, &config)?
+                .required
+                .into_iter()
+                .filter(|row| row.state == "missing")
+                .map(|row| row.path)
+                .collect();
+            print_report(&home, json, since, &missing)
         }
         Sub::Override { ticks, reason } => {
             status::grant_override(&home, ticks, &reason, now).map_err(|e| {
@@ -97,6 +103,7 @@ fn print_report(
     home: &hearth::home::Home,
     json: bool,
     since: Option<chrono::DateTime<chrono::Utc>>,
+    missing: &[String],
 ) -> Result<Exit, CommandError> {
     let (lines, skipped) = log::read(home);
     if skipped > 0 {
@@ -105,7 +112,7 @@ fn print_report(
             hearth::home::layout::rel::BRAKE_LOG
         );
     }
-    let r = report::report(&lines, since);
+    let r = report::report(&lines, since, missing);
     if json {
         outln!(
             "{}",

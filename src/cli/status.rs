@@ -231,6 +231,18 @@ fn print_waiting(
             outln!("            {} {}: {}", f.created, f.flare, f.subject);
         }
     }
+    for peer in &status.local_peers {
+        outln!(
+            "peer:       peer {} ({}): on this host{}",
+            peer.peer,
+            peer.path,
+            if peer.readable {
+                ""
+            } else {
+                ", NOT READABLE (see problems)"
+            }
+        );
+    }
     for peer in &status.peers {
         outln!("peer:       {}", peer.line(now));
     }

@@ -421,8 +421,17 @@ impl Config {
                 .map(|span| line_and_column(text, span.start))
                 .unwrap_or((1, 1));
             let mut message = e.message().trim().to_string();
-            // toml says "duplicate key" and points at it: name it.
-            if message.starts_with("duplicate key") {
+            // toml says "duplicate key" and points at it: name it (a
+            // table header, `[tick]` twice, is a duplicate table).
+            let header = e
+                .span()
+                .and_then(|span| text.get(span.start.saturating_sub(1)..))
+                .and_then(|rest| rest.lines().next())
+                .map(str::trim)
+                .filter(|l| l.starts_with('[') && l.ends_with(']'));
+            if let (true, Some(header)) = (message.starts_with("duplicate key"), header) {
+                message = format!("duplicate table `{header}` (each table once; merge the two)");
+            } else if message.starts_with("duplicate key") {
                 let key = e
                     .span()
                     .and_then(|span| text.get(span.start..))

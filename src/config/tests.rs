@@ -167,6 +167,20 @@ fn a_value_hearth_cannot_use_is_named_with_its_line() {
 }
 
 #[test]
+fn a_duplicate_table_is_named_as_a_table() {
+    let err = Config::parse(
+        Path::new("hearth.toml"),
+        "[tick]\ninterval_s = 60\n[tick]\nmax_turns = 3\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("hearth.toml:3") && err.contains("duplicate table `[tick]`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_duplicate_key_is_named_with_its_line() {
     let err = Config::parse(
         Path::new("hearth.toml"),

@@ -177,7 +177,8 @@ pub fn backed(act: Act, effects: &Effects) -> bool {
     }
 }
 
-fn is_handoff(rel: &str) -> bool {
+/// Whether `rel` is a handoff the exchange posted for a peer.
+pub fn is_handoff(rel: &str) -> bool {
     rel.starts_with("outbox/") && rel.contains("-handoff-")
 }
 

@@ -333,14 +333,22 @@ async fn answer(door: &OpenDoor, request: Request<Incoming>) -> Response<Body> {
             "too many MCP sessions are open; close one (DELETE) or wait for one to go idle\n",
         );
     }
+    let closes_session = parts.method == hyper::Method::DELETE;
     let mut service = door.service.clone();
-    match service
+    let mut response = match service
         .call(Request::from_parts(parts, Full::new(bytes)))
         .await
     {
         Ok(response) => response,
         Err(never) => match never {},
+    };
+    // rmcp answers a session's DELETE with 202; the specification's
+    // clients (the Python SDK) take 200 or 204 as closed, and log
+    // "Session termination failed: 202" on every exit otherwise.
+    if closes_session && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
     }
+    response
 }
 
 fn too_large() -> Response<Body> {

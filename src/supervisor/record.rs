@@ -105,6 +105,17 @@ pub(super) fn record_for(
         sent: report
             .map(|r| r.outcome.effects.sent.clone())
             .unwrap_or_default(),
+        handed: report
+            .map(|r| {
+                r.outcome
+                    .effects
+                    .touched
+                    .iter()
+                    .filter(|p| crate::exchange::claims::is_handoff(p))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
         unbacked: report.map(unbacked).unwrap_or_default(),
         note: note
             .or(failures)

@@ -54,6 +54,10 @@ pub struct Status {
     /// The peers on other hosts: what their fetches have said.
     #[serde(default)]
     pub peers: Vec<super::fetch::PeerFetch>,
+    /// The peers on this host (`[peers] NAME = "/path"`), as `collab list`
+    /// knows them; their problems are among `problems`.
+    #[serde(default)]
+    pub local_peers: Vec<LocalPeer>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
     /// The last 24 hours' ticks, priced by kind of token.
@@ -191,10 +195,12 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     }
     let config = crate::config::Config::load(&home.config_path());
     let mut peers = Vec::new();
+    let mut local = Vec::new();
     let (daily_usd, config_error) = match &config {
         Ok(config) => {
             problems.extend(super::peers::problems(home, config));
             peers = remote_peers(home, config);
+            local = local_peers(config);
             (Some(config.budget.daily_usd), None)
         }
         Err(e) => {
@@ -208,7 +214,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
     let spent = spent_today(home, now, &mut problems);
     let proposals_waiting = crate::proposals::waiting(home).unwrap_or_else(|e| {
-        problems.push(format!("{e} ({})", e.hint()));
+        problems.push(format!("{e} (hint: {})", e.hint()));
         0
     });
     let unpushed = push.as_ref().and_then(|p| {
@@ -250,7 +256,12 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         cache_warning,
         proposals_waiting,
         peers,
+        local_peers: local,
     };
+    // One problem found two ways (the repository's owner, say, by the
+    // scan and by a count of unpushed commits) is said once.
+    let mut seen = std::collections::BTreeSet::new();
+    status.problems.retain(|p| seen.insert(p.clone()));
     status.verdict = verdict(&status);
     status
 }
@@ -272,6 +283,33 @@ fn spent_today(
         asks: crate::conversation::sessions::asked_spend(&sessions, now),
         calls: crate::budget::calls_spent(home, now).today,
     }
+}
+
+/// A peer on this host: its name and the home it is read from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LocalPeer {
+    /// The name in `[peers]`.
+    pub peer: String,
+    /// Its home.
+    pub path: String,
+    /// Whether that home has a git repository hearth can look at.
+    pub readable: bool,
+}
+
+/// The peers of `[peers]` that are homes on this host.
+fn local_peers(config: &crate::config::Config) -> Vec<LocalPeer> {
+    config
+        .peers
+        .iter()
+        .filter_map(|(peer, at)| match at {
+            crate::config::collab::PeerAt::Path(path) => Some(LocalPeer {
+                peer: peer.clone(),
+                path: path.display().to_string(),
+                readable: path.join(".git").is_dir(),
+            }),
+            crate::config::collab::PeerAt::Url(_) => None,
+        })
+        .collect()
 }
 
 /// What the fetches of each peer on another host have said (one not

@@ -159,6 +159,9 @@ pub struct TickRecord {
     /// The letters it sent to the operator (`outbox/…`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sent: Vec<String>,
+    /// The handoffs it posted for peers (`outbox/…-handoff-…`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handed: Vec<String>,
 }
 
 /// What reading the ledger found.
@@ -375,11 +378,17 @@ impl TickRecord {
         let mut parts = Vec::new();
         if !self.inbox.is_empty() {
             let messages = plural(self.inbox.len(), "message");
-            if self.sent.is_empty() {
-                parts.push(format!("read {messages}, answered none"));
-            } else {
+            if !self.sent.is_empty() {
                 parts.push(format!("answered {messages}"));
+            } else if !self.handed.is_empty() {
+                // Passed on to a peer: that is what it did with them.
+                parts.push(format!("read {messages}"));
+            } else {
+                parts.push(format!("read {messages}, answered none"));
             }
+        }
+        if !self.handed.is_empty() {
+            parts.push(format!("handed off {}", self.handed.len()));
         }
         if !self.wrote.is_empty() {
             let named: Vec<&str> = self.wrote.iter().take(2).map(String::as_str).collect();
@@ -446,10 +455,22 @@ mod tests {
             consolidation: None,
             wrote: Vec::new(),
             sent: Vec::new(),
+            handed: Vec::new(),
             unbacked: Vec::new(),
             backoff_ms: None,
             note: None,
         }
+    }
+
+    #[test]
+    fn a_tick_says_it_answered_only_with_a_letter_and_names_a_handoff() {
+        let mut r = record(1);
+        r.inbox = vec!["state/inbox-archive/a.md".into()];
+        assert_eq!(r.what_it_did(), "read 1 message, answered none");
+        r.handed = vec!["outbox/x-handoff-bob.md".into()];
+        assert_eq!(r.what_it_did(), "read 1 message, handed off 1");
+        r.sent = vec!["outbox/x-reply.md".into()];
+        assert_eq!(r.what_it_did(), "answered 1 message, handed off 1");
     }
 
     #[test]

@@ -224,10 +224,14 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
         let manifest: Manifest = match toml::from_str(&text) {
             Ok(m) => m,
             Err(e) => {
-                let line = e
-                    .span()
-                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-                problems.push(problem(line, e.message().trim().to_string()));
+                let start = e.span().map(|s| s.start.min(text.len()));
+                let line = start.map(|s| text[..s].matches('\n').count() + 1);
+                let key = start.and_then(|s| key_of_line(&text, s));
+                let mut message = e.message().trim().to_string();
+                if let Some(hint) = key.and_then(|k| list_hint(k, &message)) {
+                    message = format!("{message}: {hint}");
+                }
+                problems.push(problem(line, message));
                 continue;
             }
         };
@@ -487,4 +491,28 @@ fn drain(
         }
         (kept, cut)
     })
+}
+
+/// The key on the line holding byte `at` of a manifest (`command` in
+/// `command = "echo hi"`).
+fn key_of_line(text: &str, at: usize) -> Option<&str> {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next()?;
+    let key = line.split_once('=')?.0.trim().trim_matches(['"', '\'']);
+    (!key.is_empty()).then_some(key)
+}
+
+/// What a list-valued key wants, for toml's bare "expected a sequence".
+fn list_hint(key: &str, message: &str) -> Option<&'static str> {
+    if !message.contains("expected a sequence") {
+        return None;
+    }
+    match key {
+        "command" => {
+            Some("`command` is an argv list, run without a shell: command = [\"echo\", \"hi\"]")
+        }
+        "mcp" => Some("`mcp` is an argv list: mcp = [\"uvx\", \"mcp-server-time\"]"),
+        "env" => Some("`env` is a list of variable names to pass: env = [\"LANG\"]"),
+        _ => None,
+    }
 }

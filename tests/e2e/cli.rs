@@ -261,6 +261,11 @@ fn a_home_of_another_user_is_named_with_the_user_to_run_as_and_nothing_is_writte
             && shown.contains("hint: run hearth as the home's owner"),
         "{status:?}"
     );
+    assert_eq!(
+        shown.matches("belongs to another user").count(),
+        1,
+        "said once: {shown}"
+    );
 }
 
 /// The user id of this process, from `id -u` (no unsafe `getuid`).

@@ -268,6 +268,9 @@ fn two_agents_hand_a_collaboration_back_and_forth_and_both_keep_the_rounds() {
         status.contains("problem:    peer carol: cannot read"),
         "and listed by status for as long as it lasts: {status}"
     );
+    // Status lists the peers `collab list` works with, as they are.
+    assert!(status.contains("peer:       peer alice ("), "{status}");
+    assert!(status.contains("on this host"), "{status}");
 
     // Alice's next tick takes bob's answer first, and reads round 2.
     tick(&alice);

@@ -90,6 +90,10 @@ impl Door {
                 String::from_utf8_lossy(&out.stderr)
             )
         });
+        // A session closed with DELETE is closed for the SDK too: no
+        // "Session termination failed: 202" on the way out.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("Session termination failed"), "{stderr}");
         (out.status.success(), seen)
     }
 

@@ -197,6 +197,11 @@ fn a_broken_manifest_is_named_by_file_and_line_and_its_tool_is_absent() {
     assert_eq!(audit.status.code(), Some(1));
     let text = String::from_utf8_lossy(&audit.stdout);
     assert!(text.contains("BROKEN TOOL:    tools/bad.toml:2"), "{text}");
+    // The fix, not only toml's "expected a sequence".
+    assert!(
+        text.contains("`command` is an argv list, run without a shell"),
+        "{text}"
+    );
     home.ok(&["say", "go"]);
     let out = run(&home, "1");
     assert!(String::from_utf8_lossy(&out.stderr).contains("tools/bad.toml:2"));
