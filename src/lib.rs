@@ -30,6 +30,7 @@ pub mod mailbox;
 pub mod mcp;
 pub mod memory;
 pub mod model;
+pub mod notify;
 pub mod process;
 pub mod proposals;
 pub mod recall;

@@ -101,6 +101,23 @@ impl Env {
         }
     }
 
+    /// The secrets `[notify]`'s targets use, from the variables it names.
+    pub fn notify_secrets(
+        &self,
+        config: &hearth::config::notify::NotifyConfig,
+    ) -> hearth::notify::targets::Secrets {
+        let var = |name: &str| {
+            self.vars
+                .get(name)
+                .filter(|v| !v.trim().is_empty())
+                .cloned()
+        };
+        hearth::notify::targets::Secrets {
+            ntfy_token: var(&config.ntfy_token_env),
+            webhook_secret: var(&config.webhook_secret_env),
+        }
+    }
+
     /// The home directory the user means (it may not exist yet).
     pub fn home_dir(&self, flag: Option<&Path>) -> Result<PathBuf, CommandError> {
         Ok(home::resolve(flag, self.hearth_home.as_deref(), &self.cwd)?)

@@ -29,6 +29,7 @@ mod init;
 mod logging;
 mod mcp;
 mod metrics;
+mod notify;
 mod outbox;
 mod proposals;
 mod recall;
@@ -101,6 +102,8 @@ enum Command {
     Outbox(outbox::Args),
     /// Ask for a consolidation of the identity memory at the next idle tick (a proposal).
     Consolidate(consolidate::Args),
+    /// Reach the operator off the box: `test` sends a test notice to every [notify] target.
+    Notify(notify::Args),
     /// Changes to memory that wait for you: list, show, accept, reject.
     Proposals(proposals::Args),
     /// Search the memory: the best blocks, cited as path:lines@commit.
@@ -140,6 +143,7 @@ pub fn main() -> ExitCode {
         Command::Collab(args) => collab::run(&env, home, args),
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Consolidate(args) => consolidate::run(&env, home, args),
+        Command::Notify(args) => notify::run(&env, home, args),
         Command::Proposals(args) => proposals::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),

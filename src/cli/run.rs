@@ -34,13 +34,16 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     // Panic first: systemd's RestartPreventExitStatus=2 must hold the unit
     // whatever else is wrong (a missing key, a broken hearth.toml).
     refuse_if_panicked(&home)?;
-    match hearth::config::Config::load(&home.config_path()) {
-        Ok(config) => env.require_key(&config.model)?,
+    let notify = match hearth::config::Config::load(&home.config_path()) {
+        Ok(config) => {
+            env.require_key(&config.model)?;
+            config.notify
+        }
         // As a service, the supervisor comes up and waits for the fix,
         // flared; at a terminal (`--ticks N`) the error is the command's.
         Err(broken) if args.ticks.is_some() => return Err(broken.into()),
-        Err(_) => {}
-    }
+        Err(_) => hearth::config::notify::NotifyConfig::salvaged(&home.config_path()),
+    };
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
         Notifier::new(
             socket,
@@ -58,6 +61,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         clock: env.clock,
         remote_credentials: env.remote_credentials(),
         intake_pause: env.intake_pause(),
+        notify_secrets: env.notify_secrets(&notify),
     };
     let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");

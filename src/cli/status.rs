@@ -231,6 +231,16 @@ fn print_waiting(
             outln!("            {} {}: {}", f.created, f.flare, f.subject);
         }
     }
+    for d in &status.notify_failing {
+        outln!(
+            "NOTIFY:     {} {} at {} (try {}): {}",
+            d.target,
+            d.outcome.to_uppercase(),
+            hearth::clock::to_second(d.time),
+            d.attempt,
+            d.detail
+        );
+    }
     for peer in &status.local_peers {
         outln!(
             "peer:       peer {} ({}): on this host{}",

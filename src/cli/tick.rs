@@ -25,7 +25,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let home = env.open_home(flag)?;
     if !args.supervised {
         super::run::refuse_if_panicked(&home)?;
-        env.require_key(&Config::load(&home.config_path())?.model)?;
+        let config = Config::load(&home.config_path())?;
+        env.require_key(&config.model)?;
         let options = RunOptions {
             exe: env.exe.clone(),
             ticks: Some(1),
@@ -34,6 +35,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             clock: env.clock,
             remote_credentials: env.remote_credentials(),
             intake_pause: env.intake_pause(),
+            notify_secrets: env.notify_secrets(&config.notify),
         };
         let outcome = supervisor::run(&home, options)?;
         // The tick's own code (0, 3, 11–15, crash), as the ledger has it.

@@ -13,6 +13,7 @@ pub mod collab;
 pub mod consolidation;
 mod git;
 mod model;
+pub mod notify;
 pub mod prices;
 pub mod secret_url;
 mod validate;
@@ -130,6 +131,8 @@ pub struct Config {
     pub collaborations: collab::CollaborationsConfig,
     /// `[consolidation]`: when the agent proposes a consolidation.
     pub consolidation: consolidation::ConsolidationConfig,
+    /// `[notify]`: the operator's phone and inbox, and the dead-man ping.
+    pub notify: notify::NotifyConfig,
 }
 
 /// `[tick]`.

@@ -47,6 +47,7 @@ impl Config {
             return Err(invalid);
         }
         collab::validate(&self.peers, &self.collaborations)?;
+        self.validate_notify()?;
         if let Some(invalid) = at_least("healer", "streak", u64::from(self.healer.streak), 1) {
             return Err(invalid);
         }
@@ -71,6 +72,56 @@ impl Config {
                  or set [budget] daily_usd = 0 to run it without a limit",
                 model = self.model.model
             ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// `[notify]`'s URLs are http(s) and carry no password (the file is
+    /// committed: a token belongs in the environment).
+    fn validate_notify(&self) -> Result<(), Invalid> {
+        let n = &self.notify;
+        for (key, url) in [
+            ("ntfy", &n.ntfy),
+            ("webhook", &n.webhook),
+            ("ping", &n.ping),
+        ] {
+            if url.is_empty() {
+                continue;
+            }
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(Invalid::at(
+                    "notify",
+                    key,
+                    format!("[notify] {key} must be an http:// or https:// URL"),
+                ));
+            }
+            if super::secret_url::holds_password(url) {
+                return Err(Invalid::at(
+                    "notify",
+                    key,
+                    format!(
+                        "[notify] {key} carries a password, and hearth.toml is committed; put \
+                         the token in the environment ({})",
+                        match key {
+                            "ntfy" => format!("[notify] ntfy_token_env = {:?}", n.ntfy_token_env),
+                            "webhook" => format!(
+                                "the webhook signs with [notify] webhook_secret_env = {:?}",
+                                n.webhook_secret_env
+                            ),
+                            _ => "a ping URL's secret is its path".into(),
+                        }
+                    ),
+                ));
+            }
+        }
+        if !n.email.is_empty() && (!n.email.contains('@') || n.email.contains(['\n', '\r'])) {
+            return Err(Invalid::at(
+                "notify",
+                "email",
+                "[notify] email must be one address, like ops@example.com",
             ));
         }
         Ok(())

@@ -43,6 +43,19 @@ pub fn commit_hand_edits(
         tracing::warn!("{}: {why}", crate::home::layout::rel::PROPOSALS);
     }
     restore_deleted_state(home, repo, now);
+    // What the courier recorded between ticks (incidents, the queue, the
+    // deliveries) is hearth's, committed as such before the operator's.
+    let notices = [
+        crate::notify::incidents::FILE,
+        crate::notify::courier::QUEUE,
+        crate::notify::courier::LOG,
+    ];
+    repo.commit(
+        &notices,
+        &Identity::hearth(),
+        "notify: incidents and deliveries",
+        now,
+    )?;
     let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let who = Identity::operator(&config.git);
     let mut done = repo.commit_scoped(&scope, &who, &hand_edit_message, now)?;
@@ -196,7 +209,19 @@ pub fn commit_outbox(
     now: DateTime<Utc>,
 ) -> Result<(), SupervisorError> {
     let _lock = CommitLock::acquire(home)?;
-    repo.commit(&[rel::OUTBOX], &Identity::hearth(), message, now)?;
+    // The incidents and the notices' queue and log, written between ticks,
+    // are hearth's records too.
+    repo.commit(
+        &[
+            rel::OUTBOX,
+            crate::notify::incidents::FILE,
+            crate::notify::courier::QUEUE,
+            crate::notify::courier::LOG,
+        ],
+        &Identity::hearth(),
+        message,
+        now,
+    )?;
     Ok(())
 }
 

@@ -10,6 +10,9 @@
 
 use std::time::Duration;
 
+/// How long a save of `hearth.toml` must stand before it is taken.
+const SETTLE: Duration = Duration::from_millis(150);
+
 use super::runtime::{self, Phase, SupervisorState};
 use super::wake::{Wake, Wakeups};
 use super::RunOptions;
@@ -47,6 +50,9 @@ pub(super) fn until_it_parses(
         if let Some(n) = &options.notifier {
             n.keep_alive();
         }
+        // A receiver that was down when the notice was made gets it once
+        // it is back (the queue keeps its backoff).
+        deliver_queued(home, options);
         let mut timeout = RECHECK;
         if let Some(every) = options.notifier.as_ref().and_then(|n| n.wake_every()) {
             timeout = timeout.min(every);
@@ -54,13 +60,30 @@ pub(super) fn until_it_parses(
         if let Some(Wake::Stop(signal)) = wake.next(timeout) {
             return Waited::Stopped(signal);
         }
-        match Config::load(&home.config_path()) {
+        match settled(home) {
             Ok(config) => {
                 tracing::info!("{} parses again: starting", home.config_path().display());
                 return Waited::Parses(Box::new(config));
             }
             Err(e) => error = e,
         }
+    }
+}
+
+/// `hearth.toml` as it stands once a save has settled: a file written in
+/// place is empty for a moment (and an empty file parses: every key has a
+/// default), so the text must read the same twice, a moment apart.
+fn settled(home: &Home) -> Result<Config, ConfigError> {
+    let path = home.config_path();
+    let mut before = std::fs::read(&path).ok();
+    loop {
+        std::thread::sleep(SETTLE);
+        let config = Config::load(&path)?;
+        let now = std::fs::read(&path).ok();
+        if now == before {
+            return Ok(config);
+        }
+        before = now; // still being written: look again
     }
 }
 
@@ -93,6 +116,7 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError) {
             Err(e) => tracing::error!("could not write the config flare: {e}"),
         }
     }
+    tell_off_the_box(home, options, now);
     if let Some(n) = &options.notifier {
         n.ready(&format!("waiting: hearth.toml does not parse ({shown})"));
     }
@@ -105,6 +129,37 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError) {
     };
     if let Err(e) = runtime::write_state(home, &state) {
         tracing::warn!("{e}");
+    }
+}
+
+/// The operator hears of it where they are: with no supervisor loop yet,
+/// the notice is queued and tried here, once, by `[notify]` as far as it
+/// can be read from the broken file; what the receiver did not take waits
+/// in the queue for the supervisor's courier.
+fn tell_off_the_box(home: &Home, options: &RunOptions, now: chrono::DateTime<chrono::Utc>) {
+    use crate::notify::{courier, incidents, targets};
+    let notify = crate::config::notify::NotifyConfig::salvaged(&home.config_path());
+    let targets = targets::targets(&notify, &options.notify_secrets);
+    let queued = incidents::notice_new_flares(home, now)
+        .map_err(|e| e.to_string())
+        .and_then(|notices| {
+            courier::enqueue(home, &notices, &targets, notify.min_severity, now)
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = queued {
+        tracing::error!("the config notice could not be queued: {e}");
+    }
+    deliver_queued(home, options);
+}
+
+/// One round of the queue's due deliveries, to the salvaged targets.
+fn deliver_queued(home: &Home, options: &RunOptions) {
+    let notify = crate::config::notify::NotifyConfig::salvaged(&home.config_path());
+    let targets = crate::notify::targets::targets(&notify, &options.notify_secrets);
+    let retry = Duration::from_millis(notify.retry_ms);
+    if let Err(e) = crate::notify::courier::deliver_due(home, &targets, retry, options.clock.now())
+    {
+        tracing::debug!("notices could not be delivered: {e}");
     }
 }
 

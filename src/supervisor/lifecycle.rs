@@ -70,6 +70,11 @@ impl Supervisor<'_> {
             other => other?,
         };
         self.flare_start_up_gap(died_in)?;
+        // Flares posted while no supervisor ran (the wait for a broken
+        // hearth.toml among them) reach the operator now; the config
+        // parses, so its incident is resolved.
+        self.notify_new_flares();
+        self.resolve_incidents(&["config"], "hearth.toml parses again");
         if let Some(RunOutcome::Panic) = self.act(recovered)? {
             return Ok(Some(RunOutcome::Panic));
         }
@@ -105,6 +110,13 @@ impl Supervisor<'_> {
                     tracing::warn!("could not commit hand edits at exit: {e}");
                 }
             }
+        }
+        // What waits for a receiver is tried once more, bounded: a run of
+        // `--ticks N` ends before the courier's next round.
+        self.courier = None;
+        let route = super::notices::Route::of(config, &self.options.notify_secrets);
+        if let Err(e) = route.deliver_due(home, clock.now()) {
+            tracing::warn!("notices could not be delivered at exit: {e}");
         }
         let posted = "outbox: posted since the last tick";
         if let Err(e) = commit::commit_outbox(home, &self.repo, posted, clock.now()) {

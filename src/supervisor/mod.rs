@@ -21,6 +21,7 @@ mod git_wait;
 mod intake;
 mod lifecycle;
 pub mod metrics;
+mod notices;
 mod origins;
 mod packer;
 mod peer_source;
@@ -85,6 +86,9 @@ pub struct RunOptions {
     /// A test's pause between writing a handoff into the inbox and
     /// recording it (`HEARTH_TEST_INTAKE_DELAY`), to `kill -9` there.
     pub intake_pause: Option<Duration>,
+    /// What `[notify]`'s targets sign and authenticate with (from the
+    /// environment, read at start).
+    pub notify_secrets: crate::notify::targets::Secrets,
 }
 
 /// Why the supervisor returned.
@@ -131,6 +135,8 @@ struct Supervisor<'a> {
     git_wait: Option<git_wait::GitWait>,
     /// `[metrics] textfile`, with the totals so far.
     metrics: Option<metrics::Textfile>,
+    /// Delivers `[notify]`'s notices off the tick's path.
+    courier: Option<notices::Courier>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -175,6 +181,11 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         });
     }
     let upkeep = upkeep::Upkeep::start(home, &config, &options, wake.sender());
+    let courier = notices::Courier::start(
+        home,
+        options.clock,
+        notices::Route::of(&config, &options.notify_secrets),
+    );
     let mut sup = Supervisor {
         home,
         repo,
@@ -190,6 +201,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         disk: None,
         git_wait: None,
         metrics: None,
+        courier: Some(courier),
         options,
     };
     if let Some(RunOutcome::Panic) = sup.start_up()? {

@@ -36,8 +36,20 @@ impl Supervisor<'_> {
                             super::metrics::Textfile::open(self.home, &config.metrics.textfile);
                     }
                 }
+                if config.notify != self.config.notify {
+                    if let Some(c) = &self.courier {
+                        c.set_route(super::notices::Route::of(
+                            &config,
+                            &self.options.notify_secrets,
+                        ));
+                    }
+                }
+                let was_broken = self.said.config_was_broken();
                 self.config = config;
                 self.said.config_parses();
+                if was_broken {
+                    self.resolve_incidents(&["config"], "hearth.toml parses again");
+                }
                 // A peer added (or removed) is watched from now on.
                 self.watch_peers();
             }

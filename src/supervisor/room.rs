@@ -58,6 +58,7 @@ impl Supervisor<'_> {
                     }
                 }
                 self.wake.hand_edits_failed();
+                self.resolve_incidents(&["disk"], "the disk has room again");
                 if episode.interrupted {
                     if let Some(current) = &mut self.disk {
                         current.interrupted = false;
@@ -80,6 +81,7 @@ impl Supervisor<'_> {
                 "a tick was committed again; the disk was full from {}",
                 crate::clock::to_second(episode.since)
             );
+            self.resolve_incidents(&["disk"], "the disk has room again");
         }
     }
 

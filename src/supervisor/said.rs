@@ -43,6 +43,11 @@ impl SaidOnce {
         true
     }
 
+    /// Whether a broken `hearth.toml` was flared and has not parsed since.
+    pub(super) fn config_was_broken(&self) -> bool {
+        self.broken_config.is_some()
+    }
+
     /// `hearth.toml` parses again: its next break is news.
     pub(super) fn config_parses(&mut self) {
         self.broken_config = None;

@@ -58,6 +58,10 @@ pub struct Status {
     /// knows them; their problems are among `problems`.
     #[serde(default)]
     pub local_peers: Vec<LocalPeer>,
+    /// `[notify]` targets whose last delivery failed (retrying, or given
+    /// up): the operator is not hearing what they think.
+    #[serde(default)]
+    pub notify_failing: Vec<crate::notify::courier::Delivery>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
     /// The last 24 hours' ticks, priced by kind of token.
@@ -147,6 +151,9 @@ pub fn verdict(status: &Status) -> Checked {
     for peer in status.peers.iter().filter(|p| p.failing_since.is_some()) {
         attention.push(format!("peer {} cannot be fetched", peer.peer));
     }
+    for target in &status.notify_failing {
+        attention.push(format!("notices to {} fail", target.target));
+    }
     if !status.problems.is_empty() {
         attention.push(format!("{} problems in the state", status.problems.len()));
     }
@@ -194,20 +201,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Err(e) => problems.push(format!("{e} (hint: {})", e.hint())),
     }
     let config = crate::config::Config::load(&home.config_path());
-    let mut peers = Vec::new();
-    let mut local = Vec::new();
-    let (daily_usd, config_error) = match &config {
-        Ok(config) => {
-            problems.extend(super::peers::problems(home, config));
-            peers = remote_peers(home, config);
-            local = local_peers(config);
-            (Some(config.budget.daily_usd), None)
-        }
-        Err(e) => {
-            let hint = format!(" — {}", e.hint());
-            (None, Some(format!("{e}{hint}")))
-        }
-    };
+    let (daily_usd, config_error, peers, local) = config_facts(home, &config, &mut problems);
     let push = super::push::PushState::load(home);
     let price = config.as_ref().ok().and_then(|c| c.price());
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
@@ -257,6 +251,10 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         proposals_waiting,
         peers,
         local_peers: local,
+        notify_failing: crate::notify::courier::last_outcomes(home)
+            .into_iter()
+            .filter(|d| d.outcome != "delivered")
+            .collect(),
     };
     // One problem found two ways (the repository's owner, say, by the
     // scan and by a count of unpushed commits) is said once.
@@ -264,6 +262,38 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     status.problems.retain(|p| seen.insert(p.clone()));
     status.verdict = verdict(&status);
     status
+}
+
+/// What `hearth.toml` tells status: the daily limit, or why it does not
+/// load; the peers elsewhere and here (their problems into `problems`).
+#[allow(clippy::type_complexity)]
+fn config_facts(
+    home: &Home,
+    config: &Result<crate::config::Config, crate::config::ConfigError>,
+    problems: &mut Vec<String>,
+) -> (
+    Option<f64>,
+    Option<String>,
+    Vec<super::fetch::PeerFetch>,
+    Vec<LocalPeer>,
+) {
+    match config {
+        Ok(config) => {
+            problems.extend(super::peers::problems(home, config));
+            (
+                Some(config.budget.daily_usd),
+                None,
+                remote_peers(home, config),
+                local_peers(config),
+            )
+        }
+        Err(e) => (
+            None,
+            Some(format!("{e} — {}", e.hint())),
+            Vec::new(),
+            Vec::new(),
+        ),
+    }
 }
 
 /// The day's spend by every door (ticks, asks, other paid calls), the

@@ -11,10 +11,30 @@ use crate::exchange::class::Class;
 use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
 use crate::io_hint::IoError;
+use crate::notify::ping::Ping;
 use crate::tick::ledger;
 use crate::tick::ledger::TickRecord;
 
 impl Supervisor<'_> {
+    /// What this tick's end clears: a tick that exited 0 ends the model's
+    /// and the conversation's troubles; one that ran (was not skipped)
+    /// after a skipped one, or on a new UTC day, ends the budget's.
+    fn clear_causes(&mut self, previous: Option<&TickRecord>, record: &TickRecord) {
+        if record.class == Class::Ok {
+            let why = format!("tick {} exited 0", record.tick);
+            self.resolve_incidents(&crate::notify::CLEARED_BY_A_GOOD_TICK, &why);
+        }
+        let new_day = previous.is_some_and(|p| p.end.date_naive() != record.start.date_naive());
+        let after_skips = previous.is_some_and(|p| p.class == Class::Skipped);
+        if record.class != Class::Skipped && (new_day || after_skips) {
+            let why = format!(
+                "tick {} ran: the day's budget allows ticks again",
+                record.tick
+            );
+            self.resolve_incidents(&["budget"], &why);
+        }
+    }
+
     /// Runs one tick to its end and commits it. Returns its record, the
     /// sleep it asked for, and a stop signal received meanwhile.
     pub(super) fn run_one_tick(&mut self) -> Result<TickEnd, SupervisorError> {
@@ -33,6 +53,7 @@ impl Supervisor<'_> {
         )?;
         self.set_phase(Phase::Ticking, Some(number), None);
         tracing::info!("tick {number} starting");
+        self.ping(Ping::Start);
 
         // The tick is told the interval it runs at (`--interval` included):
         // how long its prefix should stay cached depends on it.
@@ -86,6 +107,11 @@ impl Supervisor<'_> {
             record.exit,
             record.class.as_str()
         );
+        self.ping(if record.exit == 0 {
+            Ping::Success
+        } else {
+            Ping::Fail
+        });
         let sleep_until = report.and_then(|r| r.outcome.effects.sleep_until);
         Ok(TickEnd {
             record,
@@ -113,7 +139,7 @@ impl Supervisor<'_> {
             self.options.clock.now(),
         )?;
         ledger::append(&self.home.ticks_path(), record)?;
-        self.last_tick = Some(record.clone());
+        let previous = self.last_tick.replace(record.clone());
         self.record_spend(record, report)?;
         let verdict = healer::observe(
             &mut self.healer,
@@ -126,6 +152,10 @@ impl Supervisor<'_> {
         }
         self.speak_of_the_model_api(record, report)?;
         self.healer.save(self.home)?;
+        // The incidents its flares open and its end clears are in its
+        // commit, not in one of their own after it.
+        self.notify_new_flares();
+        self.clear_causes(previous.as_ref(), record);
         commit::commit_tick(
             self.home,
             &self.repo,

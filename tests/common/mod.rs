@@ -11,6 +11,7 @@ pub mod git_daemon;
 pub mod model_server;
 pub mod ports;
 pub mod read_only;
+pub mod receiver;
 pub mod small_disk;
 pub mod soak;
 

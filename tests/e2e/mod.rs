@@ -17,6 +17,7 @@ mod injection;
 mod laundering;
 pub mod mcp;
 mod metrics;
+mod notify;
 mod providers;
 mod push;
 mod recall;

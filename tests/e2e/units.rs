@@ -40,8 +40,18 @@ fn units_verify_clean_and_expose_at_most_1_5() {
     let template = installed_copy(dir.path(), "supervisor/hearth@.service", "hearth@.service");
     let instance = dir.path().join("hearth@alice.service");
     std::fs::copy(&template, &instance).unwrap();
+    // What OnFailure= starts, beside them (verify looks for it there).
+    let notify = installed_copy(
+        dir.path(),
+        "supervisor/hearth-notify@.service",
+        "hearth-notify@.service",
+    );
+    let notify_instance = dir
+        .path()
+        .join("hearth-notify@hearth@alice.service.service");
+    std::fs::copy(&notify, &notify_instance).unwrap();
 
-    for unit in [&single, &instance] {
+    for unit in [&single, &instance, &notify_instance] {
         let out = analyze(&["verify", unit.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -52,6 +62,57 @@ fn units_verify_clean_and_expose_at_most_1_5() {
         let level = exposure(unit);
         assert!(level <= 1.5, "{} exposure {level}", unit.display());
     }
+}
+
+#[test]
+fn when_systemd_gives_up_the_on_failure_unit_tells_the_operator_through_notify() {
+    // The supervisor units name the notify template in OnFailure=, with
+    // the failed unit as its instance.
+    for source in ["supervisor/hearth.service", "supervisor/hearth@.service"] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(source)).unwrap();
+        assert!(
+            text.contains("OnFailure=hearth-notify@%n.service"),
+            "{source}"
+        );
+    }
+    // Its ExecStart, with %i as systemd fills it in for hearth@alice, run
+    // as systemd would (here --home stands for /var/lib/hearth/alice).
+    let unit = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("supervisor/hearth-notify@.service"),
+    )
+    .unwrap();
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap()
+        .replace("%i", "hearth@alice.service");
+    let argv: Vec<&str> = exec.split_whitespace().collect();
+    assert_eq!(argv[0], "/usr/local/bin/hearth");
+    let ntfy = crate::common::receiver::Receiver::start();
+    let home =
+        crate::common::TestHome::with_config(&format!("[notify]\nntfy = \"{}/ops\"\n", ntfy.url));
+    let out = home.output(&argv[1..]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = ntfy.taken();
+    assert_eq!(sent.len(), 1);
+    let body = sent[0].json();
+    assert!(
+        body["title"]
+            .as_str()
+            .unwrap()
+            .contains("systemd gave up on hearth@alice.service"),
+        "{body}"
+    );
+    assert_eq!(body["priority"], 5);
+    assert!(
+        body["message"].as_str().unwrap().contains("journal"),
+        "{body}"
+    );
 }
 
 #[test]

@@ -1,0 +1,134 @@
+//! Off the box: what hearth has to tell its operator reaches them where
+//! they are, once per cause. A flare opens an *incident* keyed by its kind
+//! and its normalised subject; more flares of the same cause count and say
+//! nothing; when the cause clears (a tick succeeds, the configuration
+//! parses, the budget's day turns, the disk has room) one notice says it is
+//! resolved. Notices go to the targets of `[notify]` (ntfy, a signed
+//! webhook, mail), queued on disk and retried until each is delivered, off
+//! the tick's path; the dead-man ping tells a monitoring service the host
+//! is alive.
+
+pub mod courier;
+pub mod incidents;
+pub mod ping;
+pub mod targets;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use crate::config::notify::Severity;
+
+/// What a notice says about its incident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoticeState {
+    /// The first flare of a cause.
+    Opened,
+    /// The cause cleared.
+    Resolved,
+    /// Still waiting for the operator (a proposal).
+    Reminder,
+    /// `hearth notify test`.
+    Test,
+    /// systemd gave up on the unit (`hearth notify --unit-failed`).
+    UnitFailed,
+}
+
+impl NoticeState {
+    /// The word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeState::Opened => "opened",
+            NoticeState::Resolved => "resolved",
+            NoticeState::Reminder => "reminder",
+            NoticeState::Test => "test",
+            NoticeState::UnitFailed => "unit-failed",
+        }
+    }
+}
+
+/// One notice, as every target gets it (the webhook's JSON body is this,
+/// signed whole: its id and time make a replay detectable).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    /// Unique per notice: the delivery id.
+    pub id: String,
+    /// When it was made.
+    pub time: DateTime<Utc>,
+    /// The home it is about (its directory's name).
+    pub home: String,
+    /// The flare kind (`model`, `budget`, `config`…).
+    pub kind: String,
+    /// How loud.
+    pub severity: Severity,
+    /// One line.
+    pub title: String,
+    /// What happened and what to do.
+    pub body: String,
+    /// The incident's cause key.
+    pub incident: String,
+    /// Opened, resolved…
+    pub state: NoticeState,
+}
+
+impl Notice {
+    /// A notice made now about `incident`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        home: &str,
+        kind: &str,
+        severity: Severity,
+        title: String,
+        body: String,
+        incident: &str,
+        state: NoticeState,
+        now: DateTime<Utc>,
+    ) -> Notice {
+        let id = format!(
+            "{}-{}-{:016x}",
+            now.format("%Y%m%dT%H%M%S%.3fZ"),
+            state.as_str(),
+            crate::stamp::fnv1a(format!("{incident}\n{title}\n{now}").as_bytes())
+        );
+        Notice {
+            id,
+            time: now,
+            home: home.to_string(),
+            kind: kind.to_string(),
+            severity,
+            title,
+            body,
+            incident: incident.to_string(),
+            state,
+        }
+    }
+}
+
+/// How loud a flare of `kind` is. The title tells a budget's warning
+/// (before the limit) from its stop.
+pub fn severity_of(kind: &str, title: &str) -> Severity {
+    match kind {
+        "panic" | "model" | "config" => Severity::Critical,
+        "budget" if title.contains("is spent") => Severity::Critical,
+        "gap" | "proposal" | "consolidation" => Severity::Info,
+        _ => Severity::Warning,
+    }
+}
+
+/// The kinds whose cause a tick that exits 0 clears: the model answers,
+/// the conversation is whole, the tools and the brake let it work.
+pub const CLEARED_BY_A_GOOD_TICK: [&str; 13] = [
+    "outage",
+    "model",
+    "healer",
+    "panic",
+    "quiet-failure",
+    "context",
+    "layer1",
+    "state",
+    "gap",
+    "tools",
+    "brake",
+    "collab",
+    "consolidation",
+];

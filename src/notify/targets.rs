@@ -1,0 +1,277 @@
+//! Where notices go: ntfy (JSON publishing, so any title survives), a
+//! webhook (the notice as JSON, signed with HMAC-SHA256 under a key from
+//! the environment, redirects not followed), and mail through the host's
+//! `sendmail`. Each send is bounded in time and says what the receiver
+//! answered; nothing here retries (the courier does).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+use super::{Notice, Severity};
+use crate::config::notify::NotifyConfig;
+
+/// How long one send may take.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The header that carries the webhook's signature: `sha256=<hex>` of the
+/// body under the key.
+pub const SIGNATURE_HEADER: &str = "X-Hearth-Signature";
+
+/// The secrets the targets need, read from the environment by the binary
+/// (the library never reads it).
+#[derive(Clone, Default)]
+pub struct Secrets {
+    /// ntfy's access token.
+    pub ntfy_token: Option<String>,
+    /// The webhook's signing key.
+    pub webhook_secret: Option<String>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never printed, whatever prints this.
+        f.debug_struct("Secrets")
+            .field("ntfy_token", &self.ntfy_token.as_ref().map(|_| "…"))
+            .field("webhook_secret", &self.webhook_secret.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
+/// One place notices go.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    /// An ntfy topic.
+    Ntfy {
+        /// The topic's URL.
+        url: String,
+        /// Its token, if any.
+        token: Option<String>,
+    },
+    /// A URL that gets the notice as signed JSON.
+    Webhook {
+        /// Where.
+        url: String,
+        /// The signing key (none: nothing is sent unsigned).
+        secret: Option<String>,
+        /// The variable it should come from, to say so.
+        secret_env: String,
+    },
+    /// An address, through `sendmail`.
+    Email {
+        /// To whom.
+        to: String,
+        /// The program.
+        sendmail: String,
+    },
+}
+
+impl Destination {
+    /// Its name in `state/notify.jsonl`, status and `hearth notify test`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Destination::Ntfy { .. } => "ntfy",
+            Destination::Webhook { .. } => "webhook",
+            Destination::Email { .. } => "email",
+        }
+    }
+
+    /// Sends `notice`; what the receiver answered, or why it failed.
+    pub fn send(&self, notice: &Notice) -> Result<String, String> {
+        match self {
+            Destination::Ntfy { url, token } => ntfy(url, token.as_deref(), notice),
+            Destination::Webhook {
+                url,
+                secret,
+                secret_env,
+            } => match secret {
+                Some(secret) => webhook(url, secret.as_bytes(), notice),
+                None => Err(format!(
+                    "{secret_env} is not set: the webhook gets nothing unsigned (set it in the \
+                     service's environment, e.g. /etc/hearth/env)"
+                )),
+            },
+            Destination::Email { to, sendmail } => email(sendmail, to, notice),
+        }
+    }
+}
+
+/// The targets `[notify]` names, with their secrets.
+pub fn targets(config: &NotifyConfig, secrets: &Secrets) -> Vec<Destination> {
+    let mut out = Vec::new();
+    if !config.ntfy.is_empty() {
+        out.push(Destination::Ntfy {
+            url: config.ntfy.clone(),
+            token: secrets.ntfy_token.clone(),
+        });
+    }
+    if !config.webhook.is_empty() {
+        out.push(Destination::Webhook {
+            url: config.webhook.clone(),
+            secret: secrets.webhook_secret.clone(),
+            secret_env: config.webhook_secret_env.clone(),
+        });
+    }
+    if !config.email.is_empty() {
+        out.push(Destination::Email {
+            to: config.email.clone(),
+            sendmail: config.sendmail.clone(),
+        });
+    }
+    out
+}
+
+fn client() -> Result<reqwest::blocking::Client, String> {
+    reqwest::blocking::Client::builder()
+        .timeout(SEND_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// What an HTTP answer means: 2xx is delivered, anything else is not
+/// (a redirect too: it is not followed).
+fn answered(response: reqwest::blocking::Response) -> Result<String, String> {
+    let status = response.status();
+    if status.is_success() {
+        Ok(status.to_string())
+    } else {
+        let body: String = response
+            .text()
+            .unwrap_or_default()
+            .chars()
+            .take(200)
+            .collect();
+        Err(format!("{status}: {}", body.trim()))
+    }
+}
+
+/// An error without the URL in it (a topic or a ping's path is a secret
+/// of sorts): what kind of failure it was.
+fn failed(e: reqwest::Error) -> String {
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    format!("{what}: {}", e.without_url())
+}
+
+/// ntfy's JSON publishing: POST to the server's root with the topic in the
+/// body, so a title in any script arrives whole (headers are ASCII).
+fn ntfy(url: &str, token: Option<&str>, notice: &Notice) -> Result<String, String> {
+    let (root, topic) = url
+        .trim_end_matches('/')
+        .rsplit_once('/')
+        .ok_or_else(|| format!("[notify] ntfy = {url:?} names no topic"))?;
+    let priority = match notice.severity {
+        Severity::Critical => 5,
+        Severity::Warning => 4,
+        Severity::Info => 3,
+    };
+    let message: String = notice.body.chars().take(4000).collect();
+    let body = serde_json::json!({
+        "topic": topic,
+        "title": format!("{}: {}", notice.home, notice.title),
+        "message": message,
+        "priority": priority,
+        "tags": ["hearth", notice.kind, notice.state.as_str()],
+    });
+    let mut request = client()?.post(format!("{root}/")).json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().map_err(failed).and_then(answered)
+}
+
+/// The signature of `body` under `secret`: `sha256=<hex>`.
+pub fn signature(secret: &[u8], body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
+    mac.update(body);
+    let digest = mac.finalize().into_bytes();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256={hex}")
+}
+
+fn webhook(url: &str, secret: &[u8], notice: &Notice) -> Result<String, String> {
+    let body = serde_json::to_vec(notice).expect("a notice serialises");
+    client()?
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header(SIGNATURE_HEADER, signature(secret, &body))
+        .body(body)
+        .send()
+        .map_err(failed)
+        .and_then(answered)
+}
+
+/// Mail through `sendmail -t -i`: the headers name the recipient, the
+/// message is on stdin; its exit status says whether it was taken.
+fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, String> {
+    let subject: String = format!("[hearth {}] {}", notice.home, notice.title)
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect();
+    let message = format!(
+        "To: {to}\nSubject: {subject}\nContent-Type: text/plain; charset=utf-8\n\
+         X-Hearth-Notice: {}\n\n{}\n\n-- \nhearth, {} ({}, {})\n",
+        notice.id,
+        notice.body,
+        notice.home,
+        notice.severity.as_str(),
+        notice.state.as_str()
+    );
+    let mut child = Command::new(sendmail)
+        .args(["-t", "-i"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {sendmail} ({e}); set [notify] sendmail"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(message.as_bytes())
+            .map_err(|e| format!("{sendmail}: {e}"))?;
+    }
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(format!("{sendmail} took it")),
+            Ok(Some(status)) => {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                return Err(format!("{sendmail} exited {status}: {}", err.trim()));
+            }
+            Ok(None) if start.elapsed() > SEND_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{sendmail} took longer than {SEND_TIMEOUT:?}"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("{sendmail}: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_is_hmac_sha256_of_the_body_in_hex() {
+        // RFC 4231, test case 2.
+        assert_eq!(
+            signature(b"Jefe", b"what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+}

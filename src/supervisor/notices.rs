@@ -1,0 +1,176 @@
+//! The supervisor's side of `notify`: new flares open incidents (or count
+//! in open ones), causes that clear resolve them, and the notices go to
+//! the targets of `[notify]` through a courier thread, so a slow or dead
+//! receiver never delays a tick. The dead-man ping goes out around each
+//! tick the same way.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::Supervisor;
+use crate::clock::Clock;
+use crate::home::Home;
+use crate::notify::ping::{self, Ping};
+use crate::notify::targets::{self, Destination, Secrets};
+use crate::notify::{courier, incidents, Notice};
+
+/// The longest the courier sleeps with nothing due: it also looks at
+/// what was queued while no supervisor ran.
+const COURIER_IDLE: Duration = Duration::from_secs(30);
+
+/// Where notices go, and how soon a failed one is tried again.
+#[derive(Clone, Default)]
+pub(super) struct Route {
+    targets: Vec<Destination>,
+    retry: Duration,
+}
+
+impl Route {
+    /// The current `[notify]`'s, with the secrets read at start.
+    pub(super) fn of(config: &crate::config::Config, secrets: &Secrets) -> Route {
+        Route {
+            targets: targets::targets(&config.notify, secrets),
+            retry: Duration::from_millis(config.notify.retry_ms),
+        }
+    }
+
+    /// One round of the queue's due deliveries.
+    pub(super) fn deliver_due(
+        &self,
+        home: &Home,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<courier::DeliveryRound, incidents::NotifyStateError> {
+        courier::deliver_due(home, &self.targets, self.retry, now)
+    }
+}
+
+/// The thread that delivers queued notices.
+pub(super) struct Courier {
+    poke: mpsc::Sender<()>,
+    route: Arc<Mutex<Route>>,
+}
+
+impl Courier {
+    /// Starts delivering to `targets`: what is queued already goes first.
+    pub(super) fn start(home: &Home, clock: Clock, route: Route) -> Courier {
+        let (poke, woken) = mpsc::channel::<()>();
+        let route = Arc::new(Mutex::new(route));
+        let shared = route.clone();
+        let home = home.clone();
+        let spawned = std::thread::Builder::new()
+            .name("hearth-courier".into())
+            .spawn(move || {
+                let mut said_failing = false;
+                // A pinned clock (HEARTH_NOW) stands still; retries still
+                // come after their wait in real time.
+                let started = std::time::Instant::now();
+                let now = move || {
+                    let real = chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
+                    if clock.is_pinned() {
+                        clock.now() + real
+                    } else {
+                        clock.now()
+                    }
+                };
+                loop {
+                    let now_route = shared.lock().map(|r| r.clone()).unwrap_or_default();
+                    let mut wait = COURIER_IDLE;
+                    match now_route.deliver_due(&home, now()) {
+                        Ok(round) => {
+                            said_failing = false;
+                            if let Some(next) = round.next_try {
+                                let until = (next - now()).to_std().unwrap_or_default();
+                                wait = wait.min(until.max(Duration::from_millis(50)));
+                            }
+                        }
+                        // Said once, not once a round.
+                        Err(e) if !said_failing => {
+                            tracing::error!("notices cannot be delivered: {e}");
+                            said_failing = true;
+                        }
+                        Err(_) => {}
+                    }
+                    match woken.recv_timeout(wait) {
+                        Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start the notice courier ({e}); notices wait queued");
+        }
+        Courier { poke, route }
+    }
+
+    /// Something was queued: deliver now.
+    pub(super) fn poke(&self) {
+        let _ = self.poke.send(());
+    }
+
+    /// `[notify]` changed.
+    pub(super) fn set_route(&self, route: Route) {
+        if let Ok(mut r) = self.route.lock() {
+            *r = route;
+        }
+    }
+}
+
+impl Supervisor<'_> {
+    /// Looks at flares not seen before: each opens an incident (a notice
+    /// queued for every target) or counts in its open one.
+    pub(super) fn notify_new_flares(&mut self) {
+        let now = self.options.clock.now();
+        match incidents::notice_new_flares(self.home, now) {
+            Ok(notices) => self.send_notices(notices),
+            Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
+        }
+    }
+
+    /// The causes of `kinds` cleared (`why`): their open incidents close,
+    /// one notice each.
+    pub(super) fn resolve_incidents(&mut self, kinds: &[&str], why: &str) {
+        let now = self.options.clock.now();
+        match incidents::resolve(self.home, kinds, why, now) {
+            Ok(notices) => self.send_notices(notices),
+            Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
+        }
+    }
+
+    fn send_notices(&mut self, notices: Vec<Notice>) {
+        if notices.is_empty() {
+            return;
+        }
+        for n in &notices {
+            tracing::info!("notice: {} {} ({})", n.state.as_str(), n.title, n.incident);
+        }
+        let route = Route::of(&self.config, &self.options.notify_secrets);
+        let queued = courier::enqueue(
+            self.home,
+            &notices,
+            &route.targets,
+            self.config.notify.min_severity,
+            self.options.clock.now(),
+        );
+        match queued {
+            Ok(n) if n > 0 => {
+                if let Some(c) = &self.courier {
+                    c.poke();
+                }
+            }
+            Ok(_) => {}
+            Err(e) => self.say_notify_problem(format!("{}: {e}", courier::QUEUE)),
+        }
+    }
+
+    fn say_notify_problem(&mut self, problem: String) {
+        if self.said.problem(&problem) {
+            tracing::error!("{problem}; notices are not sent until it is fixed");
+        }
+    }
+
+    /// The dead-man ping, if `[notify] ping` is set (in the background).
+    pub(super) fn ping(&self, what: Ping) {
+        ping::send(&self.config.notify.ping, what);
+    }
+}

@@ -1,0 +1,241 @@
+//! Off the box (issue 50): incidents reach real HTTP receivers once per
+//! cause and once more when it clears, a receiver that is down gets the
+//! notice when it is back, signatures verify with openssl as a receiver's
+//! script would, the dead-man ping follows every tick, and no secret lands
+//! in the home or the log.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::receiver::{Receiver, Request};
+use crate::common::{finish_after_term, TestHome};
+
+const KEY: &str = "sk-ant-notify-DO-NOT-LEAK";
+const SECRET: &str = "whsec-notify-DO-NOT-LEAK-4242";
+
+/// Whether openssl, as a receiver's own script would, finds the body
+/// signed with `SECRET`.
+fn verifies(request: &Request) -> bool {
+    let Some(signature) = request.header("X-Hearth-Signature") else {
+        return false;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, &request.body).unwrap();
+    let out = std::process::Command::new("openssl")
+        .args(["dgst", "-sha256", "-hmac", SECRET, "-r"])
+        .arg(&body)
+        .output()
+        .expect("openssl is installed (apt-get install openssl)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hex = text.split_whitespace().next().unwrap_or("");
+    signature == format!("sha256={hex}")
+}
+
+fn states(requests: &[Request], field: impl Fn(&Value) -> String) -> Vec<String> {
+    requests.iter().map(|r| field(&r.json())).collect()
+}
+
+#[test]
+fn a_refused_key_reaches_each_receiver_once_and_its_end_once_and_a_receiver_that_was_down_gets_both(
+) {
+    let refusing = Arc::new(AtomicBool::new(true));
+    let r = refusing.clone();
+    let server = ModelServer::start(vec![Answer::Computed(Arc::new(move |_| {
+        if r.load(Ordering::SeqCst) {
+            Answer::Status {
+                status: 401,
+                headers: vec![],
+                body: anthropic::error_body("authentication_error", "invalid x-api-key"),
+            }
+        } else {
+            Answer::Stream {
+                events: anthropic::message("All well.", &[], 100, 5),
+                hang: None,
+            }
+        }
+    }))]);
+    let ntfy = Receiver::start();
+    let hook = Receiver::start();
+    let ping = Receiver::start();
+    hook.answer(500); // down at first
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
+         timeout_s = 2\nmax_retries = 0\n[tick]\ninterval_s = 1\n\
+         [healer]\noutage_backoff_ms = 100\noutage_backoff_max_ms = 300\n\
+         [notify]\nntfy = \"{}/hearth-alerts\"\nwebhook = \"{}/hook\"\nping = \"{}/uuid-1\"\n\
+         retry_ms = 200\n",
+        server.url, ntfy.url, hook.url, ping.url
+    ));
+    let mut cmd = home.keyed(&["run"], KEY);
+    cmd.env("HEARTH_WEBHOOK_SECRET", SECRET);
+    let supervisor = home.spawn_with(cmd);
+
+    home.wait_for(Duration::from_secs(30), "the ntfy notice", || {
+        !ntfy.taken().is_empty()
+    });
+    home.wait_for(Duration::from_secs(30), "the webhook tried again", || {
+        hook.received().len() >= 2
+    });
+    let status = home.ok(&["status"]);
+    assert!(status.contains("NOTIFY:     webhook RETRYING"), "{status}");
+    hook.answer(200); // back
+    home.wait_for(Duration::from_secs(30), "the webhook's notice", || {
+        !hook.taken().is_empty()
+    });
+    refusing.store(false, Ordering::SeqCst); // the key works again
+    let resolved = |rx: &Receiver, key: &str| {
+        rx.taken()
+            .iter()
+            .any(|r| r.json()[key].to_string().contains("resolved"))
+    };
+    home.wait_for(Duration::from_secs(30), "the resolution at both", || {
+        resolved(&ntfy, "tags") && resolved(&hook, "state")
+    });
+    // A few more good ticks: nothing more is sent.
+    let ticks = home.ticks().len();
+    home.wait_for(Duration::from_secs(30), "more ticks", || {
+        home.ticks().len() >= ticks + 3
+    });
+    assert!(finish_after_term(supervisor).success());
+
+    // ntfy: one notice opened (the key), one resolved, each once.
+    let tags = states(&ntfy.taken(), |j| j["tags"].to_string());
+    assert_eq!(tags.len(), 2, "{tags:?}");
+    assert!(
+        tags[0].contains("opened") && tags[0].contains("model"),
+        "{tags:?}"
+    );
+    assert!(tags[1].contains("resolved"), "{tags:?}");
+    let first = ntfy.taken()[0].json();
+    assert_eq!(first["topic"], "hearth-alerts");
+    assert_eq!(first["priority"], 5, "a refused key is critical: {first}");
+    assert!(
+        ntfy.taken().iter().all(|r| r.path == "/"),
+        "ntfy's JSON publishing"
+    );
+
+    // The webhook: the same two, after its outage; signed; whole.
+    let taken = hook.taken();
+    let hook_states = states(&taken, |j| j["state"].as_str().unwrap_or("").to_string());
+    assert_eq!(hook_states, ["opened", "resolved"], "once each");
+    for request in &taken {
+        assert!(
+            verifies(request),
+            "signature: {:?}",
+            request.header("X-Hearth-Signature")
+        );
+        let body = request.json();
+        for field in [
+            "id", "time", "home", "kind", "severity", "title", "body", "incident", "state",
+        ] {
+            assert!(!body[field].is_null(), "{field} in {body}");
+        }
+    }
+    assert_ne!(taken[0].json()["id"], taken[1].json()["id"]);
+    assert!(hook.received().iter().any(|r| r.answered == 500));
+    // While it was down, status named it; once it took the notices, no more.
+    assert!(!home.ok(&["status"]).contains("NOTIFY:"));
+    let log = home.read("state/notify.jsonl");
+    assert!(
+        log.contains("\"outcome\":\"retrying\"") && log.contains("\"outcome\":\"delivered\""),
+        "{log}"
+    );
+
+    // The deliveries are hearth's records, never the operator's edits.
+    let authors = home.git(&[
+        "log",
+        "--format=%an",
+        "--",
+        "state/notify.jsonl",
+        "state/incidents.json",
+    ]);
+    let authors = String::from_utf8_lossy(&authors.stdout).into_owned();
+    assert!(
+        !authors.is_empty() && authors.lines().all(|a| a == "hearth"),
+        "{authors}"
+    );
+
+    // The ping saw ticks start, fail and succeed.
+    let paths: Vec<String> = ping.received().into_iter().map(|r| r.path).collect();
+    for want in ["/uuid-1/start", "/uuid-1/fail", "/uuid-1"] {
+        assert!(paths.iter().any(|p| p == want), "{want} in {paths:?}");
+    }
+
+    // No secret anywhere in the home (or its git objects' plain text) or
+    // the log.
+    for entry in walkdir::WalkDir::new(&home.path).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                !text.contains(SECRET) && !text.contains(KEY),
+                "a secret in {}",
+                entry.path().display()
+            );
+        }
+    }
+    assert!(!home.log().contains(SECRET));
+}
+
+#[test]
+fn notify_test_says_what_each_target_answered() {
+    let ntfy = Receiver::start();
+    let hook = Receiver::start();
+    hook.answer(503);
+    let home = TestHome::with_config(&format!(
+        "[notify]\nntfy = \"{}/t\"\nwebhook = \"{}/hook\"\n",
+        ntfy.url, hook.url
+    ));
+    let out = home
+        .cmd(&["notify", "test"])
+        .env("HEARTH_WEBHOOK_SECRET", SECRET)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("ntfy     delivered: 200 OK"), "{text}");
+    // A test is not queued: status says nothing of it.
+    assert!(text.contains("webhook  FAILED: 503"), "{text}");
+    assert_eq!(ntfy.taken().len(), 1);
+    assert_eq!(ntfy.taken()[0].json()["tags"][2], "test");
+
+    // Without its key, the webhook gets nothing unsigned.
+    hook.answer(200);
+    let out = home.output(&["notify", "test"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HEARTH_WEBHOOK_SECRET is not set"), "{text}");
+    assert_eq!(hook.taken().len(), 0);
+}
+
+#[test]
+fn a_config_broken_at_a_restart_is_sent_at_once_and_its_fix_resolves_it() {
+    let ntfy = Receiver::start();
+    let config = format!(
+        "[tick]\ninterval_s = 3600\n[notify]\nntfy = \"{}/t\"\n",
+        ntfy.url
+    );
+    let home = TestHome::with_config(&config.replace("3600", "\"1h\""));
+    let supervisor = home.spawn(&["run"]);
+    home.wait_for(Duration::from_secs(20), "the config notice", || {
+        !ntfy.taken().is_empty()
+    });
+    let first = ntfy.taken()[0].json();
+    assert!(
+        first["title"].as_str().unwrap().contains("does not parse"),
+        "{first}"
+    );
+    std::fs::write(home.file("hearth.toml"), &config).unwrap();
+    home.wait_for(Duration::from_secs(20), "the resolution", || {
+        ntfy.taken().len() >= 2
+    });
+    assert!(ntfy.taken()[1].json()["tags"]
+        .to_string()
+        .contains("resolved"));
+    assert!(finish_after_term(supervisor).success());
+    assert_eq!(ntfy.taken().len(), 2, "nothing twice");
+}
