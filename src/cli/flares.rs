@@ -66,26 +66,7 @@ pub fn run_for(
         return Ok(Exit::Success);
     }
     if let Some(ids) = args.ack {
-        if ids.is_empty() && !args.all {
-            return Err(CommandError::usage(
-                &format!("--ack needs {noun} IDs, or --all"),
-                &format!("`hearth {command}` lists the IDs"),
-            ));
-        }
-        let newly = flares::ack_of(&home, which, &ids).map_err(|e| {
-            CommandError::new(e, format!("`hearth {command} --all` lists every ID"))
-        })?;
-        let config = Config::load(&home.config_path()).unwrap_or_default();
-        let _lock = CommitLock::acquire(&home)?;
-        let repo = Repo::open(home.root())?;
-        repo.commit(
-            &[hearth::home::layout::rel::FLARES_READ],
-            &Identity::operator(&config.git),
-            &format!("{command}: {} marked read", newly.len()),
-            env.clock.now(),
-        )?;
-        outln!("marked {} {noun}(s) read", newly.len());
-        return Ok(Exit::Success);
+        return ack(env, &home, ids, args.all, which, (command, noun));
     }
     let listed: Vec<flares::Flare> = flares::list_of(&home, which)
         .into_iter()
@@ -97,6 +78,9 @@ pub fn run_for(
             serde_json::to_string_pretty(&listed).expect("flares serialise")
         );
         return Ok(Exit::Success);
+    }
+    if which == flares::Which::Flares {
+        print_incidents(&home)?;
     }
     if listed.is_empty() {
         outln!("no unread {noun}s");
@@ -122,5 +106,104 @@ pub fn run_for(
             }
         }
     }
+    Ok(Exit::Success)
+}
+
+/// The open incidents, one line each: a cause, how often it flared, since
+/// when, and whether it was acknowledged.
+fn print_incidents(home: &hearth::home::Home) -> Result<(), CommandError> {
+    let record = hearth::notify::incidents::Incidents::load(home).unwrap_or_default();
+    if record.open.is_empty() {
+        return Ok(());
+    }
+    outln!("open incidents (`--ack KEY` acknowledges one):");
+    for i in record.open.values() {
+        outln!(
+            "  {}  — {} flare{}, first {}, last {}{}",
+            i.key,
+            i.count,
+            if i.count == 1 { "" } else { "s" },
+            hearth::clock::to_second(i.opened),
+            hearth::clock::to_second(i.last),
+            if i.acked { " (acknowledged)" } else { "" }
+        );
+    }
+    outln!();
+    Ok(())
+}
+
+/// Acknowledges the incidents `ids` name (a key's start, or a flare of
+/// theirs): the ids left for the flares' read marks, with the flares of
+/// each incident acknowledged, and the keys acknowledged.
+fn ack_incidents(
+    home: &hearth::home::Home,
+    ids: Vec<String>,
+) -> Result<(Vec<String>, Vec<String>), CommandError> {
+    use hearth::notify::incidents::Incidents;
+    let mut record = Incidents::load(home).unwrap_or_default();
+    let mut flare_ids = Vec::new();
+    let mut acked = Vec::new();
+    for id in ids {
+        let keys = record.ack(&id);
+        if keys.iter().any(|k| k.starts_with(&id)) {
+            // A key: its flares are what is marked read.
+            for key in &keys {
+                flare_ids.extend(record.open[key].flares.iter().cloned());
+            }
+        } else {
+            flare_ids.push(id);
+        }
+        acked.extend(keys);
+    }
+    if !acked.is_empty() {
+        record.save(home)?;
+    }
+    Ok((flare_ids, acked))
+}
+
+/// `--ack`: marks flares (or letters) read, and acknowledges the incidents
+/// named; committed as the operator's.
+fn ack(
+    env: &Env,
+    home: &hearth::home::Home,
+    ids: Vec<String>,
+    all: bool,
+    which: flares::Which,
+    (command, noun): (&str, &str),
+) -> Result<Exit, CommandError> {
+    if ids.is_empty() && !all {
+        return Err(CommandError::usage(
+            &format!("--ack needs {noun} IDs, or --all"),
+            &format!("`hearth {command}` lists the IDs"),
+        ));
+    }
+    let config = Config::load(&home.config_path()).unwrap_or_default();
+    let _lock = CommitLock::acquire(home)?;
+    // An incident's key (or a flare of it) acknowledges its cause: its
+    // flares are marked read, and it reminds no more.
+    let (ids, acked) = match which {
+        flares::Which::Flares => ack_incidents(home, ids)?,
+        flares::Which::Letters => (ids, Vec::new()),
+    };
+    let newly = if ids.is_empty() && !all {
+        Vec::new()
+    } else {
+        flares::ack_of(home, which, &ids)
+            .map_err(|e| CommandError::new(e, format!("`hearth {command} --all` lists every ID")))?
+    };
+    let repo = Repo::open(home.root())?;
+    repo.commit(
+        &[
+            hearth::home::layout::rel::FLARES_READ,
+            hearth::notify::incidents::FILE,
+        ],
+        &Identity::operator(&config.git),
+        &format!("{command}: {} marked read", newly.len()),
+        env.clock.now(),
+    )?;
+    for key in &acked {
+        outln!("acknowledged the incident {key}");
+    }
+    outln!("marked {} {noun}(s) read", newly.len());
     Ok(Exit::Success)
 }

@@ -60,6 +60,9 @@ pub struct Incidents {
     /// When the record was first kept: older flares are history.
     #[serde(default)]
     pub since: Option<DateTime<Utc>>,
+    /// When the last proposal reminder was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminded: Option<DateTime<Utc>>,
 }
 
 impl JsonFile for Incidents {
@@ -287,6 +290,38 @@ pub fn resolve(
     let notices = record.resolve(&home_name(home), kinds, why, now);
     record.save(home)?;
     Ok(notices)
+}
+
+/// A proposal reminder, if one is due (`reminder::due`); when it is, the
+/// time is recorded. With none waiting, the proposals' incident resolves.
+pub fn remind(
+    home: &Home,
+    waiting: &[super::reminder::WaitingProposal],
+    every: Duration,
+    now: DateTime<Utc>,
+) -> Result<Vec<Notice>, NotifyStateError> {
+    let mut record = Incidents::load(home)?;
+    if waiting.is_empty() {
+        if !record.open.values().any(|i| i.kind == "proposal") {
+            return Ok(Vec::new());
+        }
+        let notices = record.resolve(&home_name(home), &["proposal"], "no proposal waits", now);
+        record.reminded = None;
+        record.save(home)?;
+        return Ok(notices);
+    }
+    let acked = record
+        .open
+        .values()
+        .any(|i| i.kind == "proposal" && i.acked);
+    match super::reminder::due(&home_name(home), waiting, record.reminded, every, now) {
+        Some(notice) if !acked => {
+            record.reminded = Some(now);
+            record.save(home)?;
+            Ok(vec![notice])
+        }
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// Why the incidents could not be read or written.

@@ -11,6 +11,7 @@
 pub mod courier;
 pub mod incidents;
 pub mod ping;
+pub mod reminder;
 pub mod targets;
 
 use chrono::{DateTime, Utc};

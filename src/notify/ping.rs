@@ -20,6 +20,17 @@ pub enum Ping {
     Fail,
 }
 
+impl Ping {
+    /// What a tick that ended with `exit` says.
+    pub fn after(exit: i32) -> Ping {
+        if exit == 0 {
+            Ping::Success
+        } else {
+            Ping::Fail
+        }
+    }
+}
+
 /// The URL for `what`.
 pub fn url(base: &str, what: Ping) -> String {
     let base = base.trim_end_matches('/');

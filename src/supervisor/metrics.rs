@@ -296,6 +296,18 @@ fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Fam
             one((now - outage.since).num_seconds().max(0)),
         ));
     }
+    families.push(gauge(
+        "hearth_proposals_waiting",
+        "Proposals waiting for the operator's decision.",
+        one(status.proposals_waiting),
+    ));
+    if let Some(oldest) = status.oldest_proposal {
+        families.push(gauge(
+            "hearth_proposal_oldest_age_seconds",
+            "How long the oldest proposal still waiting has waited.",
+            one((now - oldest).num_seconds().max(0)),
+        ));
+    }
     families.extend(peer_families(status));
     if let Some(unpushed) = status.unpushed {
         families.push(gauge(

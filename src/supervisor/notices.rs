@@ -12,6 +12,7 @@ use super::Supervisor;
 use crate::clock::Clock;
 use crate::home::Home;
 use crate::notify::ping::{self, Ping};
+use crate::notify::reminder::WaitingProposal;
 use crate::notify::targets::{self, Destination, Secrets};
 use crate::notify::{courier, incidents, Notice};
 
@@ -132,6 +133,30 @@ impl Supervisor<'_> {
     pub(super) fn resolve_incidents(&mut self, kinds: &[&str], why: &str) {
         let now = self.options.clock.now();
         match incidents::resolve(self.home, kinds, why, now) {
+            Ok(notices) => self.send_notices(notices),
+            Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
+        }
+    }
+
+    /// A reminder of the proposals that have waited `[notify]
+    /// proposal_reminder_h` (once per such period), or, with none
+    /// waiting, the proposals' incident resolved.
+    pub(super) fn remind_of_proposals(&mut self) {
+        let Ok(proposals) = crate::proposals::list(self.home) else {
+            return; // status names a book that cannot be read
+        };
+        let waiting: Vec<WaitingProposal> = proposals
+            .into_iter()
+            .filter(|p| p.status.waiting())
+            .map(|p| WaitingProposal {
+                n: p.n,
+                title: p.title,
+                created: p.created,
+            })
+            .collect();
+        let every = chrono::Duration::hours(self.config.notify.proposal_reminder_h as i64);
+        let now = self.options.clock.now();
+        match incidents::remind(self.home, &waiting, every, now) {
             Ok(notices) => self.send_notices(notices),
             Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
         }

@@ -51,6 +51,9 @@ pub struct Status {
     pub config_error: Option<String>,
     /// What the pushes did, when `[git] push` was ever on.
     pub push: Option<super::push::PushState>,
+    /// When the oldest proposal still waiting was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oldest_proposal: Option<DateTime<Utc>>,
     /// The peers on other hosts: what their fetches have said.
     #[serde(default)]
     pub peers: Vec<super::fetch::PeerFetch>,
@@ -207,10 +210,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
     let spent = spent_today(home, now, &mut problems);
-    let proposals_waiting = crate::proposals::waiting(home).unwrap_or_else(|e| {
-        problems.push(format!("{e} (hint: {})", e.hint()));
-        0
-    });
+    let (proposals_waiting, oldest_proposal) = waiting_proposals(home, &mut problems);
     let unpushed = push.as_ref().and_then(|p| {
         crate::repo::Repo::open(home.root())
             .ok()
@@ -249,6 +249,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         last_24h,
         cache_warning,
         proposals_waiting,
+        oldest_proposal,
         peers,
         local_peers: local,
         notify_failing: crate::notify::courier::last_outcomes(home)
@@ -262,6 +263,20 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     status.problems.retain(|p| seen.insert(p.clone()));
     status.verdict = verdict(&status);
     status
+}
+
+/// How many proposals wait, and when the oldest was made.
+fn waiting_proposals(home: &Home, problems: &mut Vec<String>) -> (usize, Option<DateTime<Utc>>) {
+    let waiting: Vec<DateTime<Utc>> = crate::proposals::list(home)
+        .unwrap_or_else(|e| {
+            problems.push(format!("{e} (hint: {})", e.hint()));
+            Vec::new()
+        })
+        .into_iter()
+        .filter(|p| p.status.waiting())
+        .map(|p| p.created)
+        .collect();
+    (waiting.len(), waiting.iter().min().copied())
 }
 
 /// What `hearth.toml` tells status: the daily limit, or why it does not

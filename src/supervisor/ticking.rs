@@ -107,11 +107,7 @@ impl Supervisor<'_> {
             record.exit,
             record.class.as_str()
         );
-        self.ping(if record.exit == 0 {
-            Ping::Success
-        } else {
-            Ping::Fail
-        });
+        self.ping(Ping::after(record.exit));
         let sleep_until = report.and_then(|r| r.outcome.effects.sleep_until);
         Ok(TickEnd {
             record,
@@ -156,6 +152,7 @@ impl Supervisor<'_> {
         // commit, not in one of their own after it.
         self.notify_new_flares();
         self.clear_causes(previous.as_ref(), record);
+        self.remind_of_proposals();
         commit::commit_tick(
             self.home,
             &self.repo,

@@ -75,6 +75,7 @@ fn the_supervisor_keeps_a_textfile_promtool_accepts_and_hearth_metrics_agrees() 
     );
     assert!(sample(&written, "hearth_tokens_total{kind=\"input\"}").unwrap() > 0.0);
     assert_eq!(sample(&written, "hearth_inbox_messages"), Some(0.0));
+    assert_eq!(sample(&written, "hearth_proposals_waiting"), Some(0.0));
     assert_eq!(sample(&written, "hearth_panic"), Some(0.0));
     let ended = home.ticks().last().unwrap()["end"]
         .as_str()

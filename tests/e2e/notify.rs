@@ -83,6 +83,19 @@ fn a_refused_key_reaches_each_receiver_once_and_its_end_once_and_a_receiver_that
     });
     let status = home.ok(&["status"]);
     assert!(status.contains("NOTIFY:     webhook RETRYING"), "{status}");
+    // The operator sees one incident, however many ticks flared it, and
+    // acknowledges its cause by its key.
+    let listed = home.ok(&["flares"]);
+    assert!(
+        listed.contains("open incidents") && listed.contains("model: the model api refuses"),
+        "{listed}"
+    );
+    let acked = home.ok(&["flares", "--ack", "model:"]);
+    assert!(
+        acked.contains("acknowledged the incident model:"),
+        "{acked}"
+    );
+    assert!(home.ok(&["flares"]).contains("(acknowledged)"));
     hook.answer(200); // back
     home.wait_for(Duration::from_secs(30), "the webhook's notice", || {
         !hook.taken().is_empty()
@@ -146,18 +159,14 @@ fn a_refused_key_reaches_each_receiver_once_and_its_end_once_and_a_receiver_that
         "{log}"
     );
 
-    // The deliveries are hearth's records, never the operator's edits.
-    let authors = home.git(&[
-        "log",
-        "--format=%an",
-        "--",
-        "state/notify.jsonl",
-        "state/incidents.json",
-    ]);
-    let authors = String::from_utf8_lossy(&authors.stdout).into_owned();
+    // The deliveries are hearth's records, never the operator's edits
+    // (the incidents are too, but for the operator's acknowledgement).
+    let paths = ["state/notify.jsonl", "state/notify-queue.json"];
+    let log = home.git(&[&["log", "--format=%an: %s", "--"][..], &paths[..]].concat());
+    let log = String::from_utf8_lossy(&log.stdout).into_owned();
     assert!(
-        !authors.is_empty() && authors.lines().all(|a| a == "hearth"),
-        "{authors}"
+        !log.is_empty() && log.lines().all(|a| a.starts_with("hearth: ")),
+        "{log}"
     );
 
     // The ping saw ticks start, fail and succeed.
