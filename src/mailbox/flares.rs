@@ -248,10 +248,11 @@ pub enum AckError {
     Mailbox(#[from] MailboxError),
 }
 
-/// Runs `[flares] exec` with the flare's path, in the background: it never
+/// Runs `[flares] exec` with the flare's path, and `stdin` (the flare's
+/// notice as JSON) on its standard input, in the background: it never
 /// blocks the supervisor, is killed past [`EXEC_TIMEOUT`], and a failure is
 /// logged.
-pub fn announce(exec: &str, flare_path: &Path) {
+pub fn announce(exec: &str, flare_path: &Path, stdin: &str) {
     if exec.trim().is_empty() {
         return;
     }
@@ -261,7 +262,7 @@ pub fn announce(exec: &str, flare_path: &Path) {
         .arg(&command)
         .arg("hearth-flare")
         .arg(flare_path)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn();
@@ -274,7 +275,14 @@ pub fn announce(exec: &str, flare_path: &Path) {
     };
     let shown = flare_path.display().to_string();
     let exec = exec.to_string();
+    let input = stdin.to_string();
+    let feeder = child.stdin.take();
     std::thread::spawn(move || {
+        // A command that does not read its input is no failure.
+        if let Some(mut pipe) = feeder {
+            use std::io::Write as _;
+            let _ = pipe.write_all(input.as_bytes());
+        }
         let start = Instant::now();
         loop {
             match child.try_wait() {

@@ -207,6 +207,30 @@ impl Incidents {
         marked
     }
 
+    /// What `[flares] exec` gets on stdin for the flare `name`: its
+    /// incident's key and state (`opened` for the cause's first flare,
+    /// `repeated` after), as one JSON object.
+    pub fn about_flare(&self, name: &str) -> String {
+        let id = name.trim_end_matches(".md");
+        let incident = self
+            .open
+            .values()
+            .find(|i| i.flares.iter().any(|f| f == id));
+        serde_json::json!({
+            "flare": id,
+            "incident": incident.map(|i| i.key.as_str()),
+            "kind": incident.map(|i| i.kind.as_str()),
+            "severity": incident.map(|i| i.severity.as_str()),
+            "state": match incident {
+                Some(i) if i.flares.first().map(String::as_str) == Some(id) => "opened",
+                Some(_) => "repeated",
+                None => "unknown",
+            },
+            "count": incident.map(|i| i.count),
+        })
+        .to_string()
+    }
+
     fn forget_old_names(&mut self) {
         while self.seen.len() > SEEN_KEPT {
             let first = self.seen.iter().next().cloned();

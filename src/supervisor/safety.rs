@@ -120,9 +120,11 @@ impl Supervisor<'_> {
                 }
             }
         }
+        let incidents = crate::notify::incidents::Incidents::load(self.home).unwrap_or_default();
         for name in flares::names(self.home) {
             if self.said.flare(&name) && trusted {
-                flares::announce(&exec, &self.home.outbox_dir().join(name));
+                let notice = incidents.about_flare(&name);
+                flares::announce(&exec, &self.home.outbox_dir().join(name), &notice);
             }
         }
     }

@@ -248,3 +248,60 @@ fn a_config_broken_at_a_restart_is_sent_at_once_and_its_fix_resolves_it() {
     assert!(finish_after_term(supervisor).success());
     assert_eq!(ntfy.taken().len(), 2, "nothing twice");
 }
+
+#[test]
+fn mail_goes_through_the_hosts_sendmail_with_the_notice_as_a_plain_message() {
+    let home = TestHome::with_config("");
+    let dir = tempfile::tempdir().unwrap();
+    let mailbox = dir.path().join("mailbox");
+    // A sendmail stand-in: what an MTA's sendmail is given, kept whole.
+    let sendmail = dir.path().join("sendmail");
+    std::fs::write(
+        &sendmail,
+        format!(
+            "#!/bin/sh\necho \"$@\" > {0}.args\ncat > {0}\n",
+            mailbox.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", sendmail.to_str().unwrap()])
+        .status()
+        .unwrap();
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[notify]\nemail = \"ops@example.com\"\nsendmail = \"{}\"\n",
+            sendmail.display()
+        ),
+    )
+    .unwrap();
+    let text = home.ok(&["notify", "test"]);
+    assert!(text.contains("email    delivered"), "{text}");
+    let mail = std::fs::read_to_string(&mailbox).unwrap();
+    assert!(mail.starts_with("To: ops@example.com\n"), "{mail}");
+    assert!(
+        mail.contains("Subject: [hearth agent] a test notice"),
+        "{mail}"
+    );
+    assert!(
+        mail.contains("if you read this, notices reach you here"),
+        "{mail}"
+    );
+    let args = std::fs::read_to_string(mailbox.with_extension("args")).unwrap();
+    assert_eq!(args.trim(), "-t -i");
+
+    // One that refuses it is said so.
+    std::fs::write(
+        &sendmail,
+        "#!/bin/sh\necho 'no route to host' >&2\nexit 75\n",
+    )
+    .unwrap();
+    let out = home.output(&["notify", "test"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text.contains("email    FAILED") && text.contains("no route to host"),
+        "{text}"
+    );
+}

@@ -252,19 +252,29 @@ fn an_untrusted_flares_exec_does_not_run_and_says_so() {
         .iter()
         .any(|n| n.contains("-flare-tools")));
 
-    home.ok(&["trust"]);
+    // Trusted, it runs, with the flare's notice as JSON on its stdin.
     std::fs::write(home.file("memory/other.md"), "x").unwrap();
     std::fs::write(
         home.file("hearth.toml"),
         format!(
-            "[brake]\nmust_read = [\"memory/missing.md\", \"memory/gone.md\"]\n[flares]\nexec = \"touch {}\"\n",
+            "[brake]\nmust_read = [\"memory/missing.md\", \"memory/gone.md\"]\n[flares]\nexec = \"sh -c 'cat > {}' --\"\n",
             mark.display()
         ),
     )
     .unwrap();
+    home.ok(&["trust"]);
     home.ok(&["flares", "--ack", "--all"]);
     home.ok(&["run", "--ticks", "1"]);
-    home.wait_for(Duration::from_secs(5), "the trusted exec", || mark.exists());
+    home.wait_for(Duration::from_secs(5), "the trusted exec", || {
+        std::fs::read_to_string(&mark).is_ok_and(|t| t.ends_with('}'))
+    });
+    let notice: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mark).unwrap()).unwrap();
+    assert!(
+        notice["flare"].as_str().unwrap().contains("-flare-"),
+        "{notice}"
+    );
+    assert!(notice["state"].is_string(), "{notice}");
 }
 
 #[test]
