@@ -31,6 +31,11 @@ const GIVE_UP_AFTER: Duration = Duration::days(7);
 /// loop queues, its courier thread sends).
 static QUEUE_LOCK: Mutex<()> = Mutex::new(());
 
+/// One round of deliveries at a time: two rounds (the courier's, and the
+/// last one at exit) would each take the same due notice and send it
+/// twice.
+static ROUND_LOCK: Mutex<()> = Mutex::new(());
+
 /// A notice waiting for one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pending {
@@ -149,6 +154,7 @@ pub fn deliver_due(
     now: DateTime<Utc>,
 ) -> Result<DeliveryRound, NotifyStateError> {
     let first_backoff = Duration::from_std(retry).unwrap_or(MAX_BACKOFF);
+    let _round = ROUND_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let due: Vec<Pending> = {
         let _guard = QUEUE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         load(home)?

@@ -163,10 +163,23 @@ impl Incidents {
         why: &str,
         now: DateTime<Utc>,
     ) -> Vec<Notice> {
+        self.resolve_opened_before(home_name, kinds, now, why, now)
+    }
+
+    /// [`Incidents::resolve`], for the incidents opened before `before`
+    /// only (a day's budget warning is not cleared by that day's ticks).
+    pub fn resolve_opened_before(
+        &mut self,
+        home_name: &str,
+        kinds: &[&str],
+        before: DateTime<Utc>,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Vec<Notice> {
         let closing: Vec<String> = self
             .open
             .values()
-            .filter(|i| kinds.contains(&i.kind.as_str()))
+            .filter(|i| kinds.contains(&i.kind.as_str()) && i.opened <= before)
             .map(|i| i.key.clone())
             .collect();
         closing
@@ -303,15 +316,23 @@ pub fn resolve(
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<Vec<Notice>, NotifyStateError> {
+    resolve_opened_before(home, kinds, now, why, now)
+}
+
+/// [`resolve`], for the incidents opened before `before` only.
+pub fn resolve_opened_before(
+    home: &Home,
+    kinds: &[&str],
+    before: DateTime<Utc>,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<Notice>, NotifyStateError> {
     let mut record = Incidents::load(home)?;
-    if !record
-        .open
-        .values()
-        .any(|i| kinds.contains(&i.kind.as_str()))
-    {
+    let closing = |i: &Incident| kinds.contains(&i.kind.as_str()) && i.opened <= before;
+    if !record.open.values().any(closing) {
         return Ok(Vec::new());
     }
-    let notices = record.resolve(&home_name(home), kinds, why, now);
+    let notices = record.resolve_opened_before(&home_name(home), kinds, before, why, now);
     record.save(home)?;
     Ok(notices)
 }

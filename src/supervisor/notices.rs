@@ -132,7 +132,18 @@ impl Supervisor<'_> {
     /// one notice each.
     pub(super) fn resolve_incidents(&mut self, kinds: &[&str], why: &str) {
         let now = self.options.clock.now();
-        match incidents::resolve(self.home, kinds, why, now) {
+        self.resolve_incidents_before(kinds, now, why);
+    }
+
+    /// [`Self::resolve_incidents`], for those opened before `before` only.
+    pub(super) fn resolve_incidents_before(
+        &mut self,
+        kinds: &[&str],
+        before: chrono::DateTime<chrono::Utc>,
+        why: &str,
+    ) {
+        let now = self.options.clock.now();
+        match incidents::resolve_opened_before(self.home, kinds, before, why, now) {
             Ok(notices) => self.send_notices(notices),
             Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
         }

@@ -22,10 +22,12 @@ use serde_json::Value;
 
 use super::Table;
 use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::receiver::{Receiver, Request};
 use crate::common::small_disk::SmallDisk;
 use crate::common::{finish, signal, TestHome};
 
 const KEY: &str = "sk-ant-week-DO-NOT-LEAK";
+const WEBHOOK_SECRET: &str = "whsec-week-DO-NOT-LEAK";
 const START: &str = "2026-03-02T00:00:00Z";
 /// Sonnet 4.5's shipped price, dollars per million tokens.
 const INPUT_PER_MTOK: f64 = 3.0;
@@ -94,6 +96,7 @@ fn spawn(home: &TestHome, clock: &Path) -> Child {
     let mut cmd = home.keyed(&["run"], KEY);
     cmd.env("HEARTH_SIM_CLOCK", clock)
         .env("HEARTH_NOW", START)
+        .env("HEARTH_WEBHOOK_SECRET", WEBHOOK_SECRET)
         .env("RUST_LOG", "warn");
     home.spawn_with(cmd)
 }
@@ -111,14 +114,23 @@ pub fn week(days: u32) -> Table {
     let home = TestHome::new();
     let disk = SmallDisk::mount_or_why(&home, 160);
     home.ok(&["init"]);
+    // The operator's phone (ntfy), a webhook that is down for a day, and
+    // a dead-man ping receiver.
+    let ntfy = Receiver::start();
+    let hook = Receiver::start();
+    let ping = Receiver::start();
     let config = format!(
         "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
-         base_url = \"{}\"\ntimeout_s = 5\nmax_retries = 0\nretry_base_ms = 10\n{CONFIG}",
-        server.url
+         base_url = \"{}\"\ntimeout_s = 5\nmax_retries = 0\nretry_base_ms = 10\n{CONFIG}\
+         [notify]\nntfy = \"{}/phone\"\nwebhook = \"{}/hook\"\nping = \"{}/dead-man\"\n\
+         retry_ms = 60000\n",
+        server.url, ntfy.url, hook.url, ping.url
     );
     std::fs::write(home.file("hearth.toml"), &config).unwrap();
 
     let mut schedule: Vec<(DateTime<Utc>, &'static str)> = vec![
+        (at(0, 1, 0), "webhook down"),
+        (at(1, 12, 0), "webhook back"),
         (at(0, 3, 0), "messages while the key is refused"),
         (at(1, 10, 0), "messages while the budget is spent"),
         (at(2, 13, 0), "broken config at a restart"),
@@ -204,6 +216,8 @@ pub fn week(days: u32) -> Table {
                     }
                     std::fs::write(home.file("hearth.toml"), &config).unwrap();
                 }
+                "webhook down" => hook.answer(500),
+                "webhook back" => hook.answer(200),
                 "full disk (1 h)" => disk.as_ref().unwrap().fill(),
                 "room again" => disk.as_ref().unwrap().free(),
                 _ => {}
@@ -218,6 +232,7 @@ pub fn week(days: u32) -> Table {
     }
     table.trials = days as usize;
     check(&home, &bill.lock().unwrap(), sent, &mut table);
+    check_notices(&home, &ntfy, &hook, &ping, &mut table);
     table.count("wall seconds", wall.elapsed().as_secs() as usize);
     drop(disk);
     table
@@ -262,6 +277,106 @@ fn ledger(home: &TestHome) -> BTreeMap<u64, Value> {
         }
     }
     ticks
+}
+
+/// What reached the operator: at the phone and at the webhook (after its
+/// day down), one notice per incident opened and one per incident
+/// resolved, nothing twice, every webhook body signed; the dead-man ping
+/// for every tick.
+fn check_notices(
+    home: &TestHome,
+    ntfy: &Receiver,
+    hook: &Receiver,
+    ping: &Receiver,
+    table: &mut Table,
+) {
+    let of = |requests: Vec<Request>, state: &dyn Fn(&Value) -> String| {
+        let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for r in &requests {
+            let body = r.json();
+            let key = (
+                body["incident"].as_str().unwrap_or("").to_string(),
+                state(&body),
+            );
+            *seen.entry(key).or_default() += 1;
+        }
+        seen
+    };
+    // ntfy's body names the state in its tags, the incident in its text.
+    let phone = ntfy.taken();
+    let hooked = hook.taken();
+    let by_hook = of(hooked.clone(), &|b| {
+        b["state"].as_str().unwrap_or("").to_string()
+    });
+    table.count("notices at the phone", phone.len());
+    table.count("notices at the webhook", hooked.len());
+    table.count(
+        "webhook answers of 500 (down)",
+        hook.received().iter().filter(|r| r.answered == 500).count(),
+    );
+    // Nothing twice: each notice (its id) arrives once; a cause that
+    // comes back after it cleared is a new incident, counted apart.
+    let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &hooked {
+        *ids.entry(r.json()["id"].as_str().unwrap_or("").to_string())
+            .or_default() += 1;
+    }
+    for (id, n) in ids.iter().filter(|(_, n)| **n > 1) {
+        table.fail("a notice twice", format!("{id}: {n} times"));
+    }
+    let again: usize = by_hook.values().map(|n| n.saturating_sub(1)).sum();
+    table.count("incidents opened again after they cleared", again);
+    let opened = by_hook.keys().filter(|(_, s)| s == "opened").count();
+    let resolved = by_hook.keys().filter(|(_, s)| s == "resolved").count();
+    table.count("incidents opened", opened);
+    table.count("incidents resolved", resolved);
+    for kind in ["model:", "config:", "budget:"] {
+        let open = by_hook
+            .keys()
+            .any(|(i, s)| i.starts_with(kind) && s == "opened");
+        let closed = by_hook
+            .keys()
+            .any(|(i, s)| i.starts_with(kind) && s == "resolved");
+        if !(open && closed) {
+            table.fail(
+                "an incident not opened and resolved",
+                format!("{kind} {by_hook:?}"),
+            );
+        }
+    }
+    if phone.len() != hooked.len() {
+        table.fail(
+            "the phone and the webhook differ",
+            format!("{} vs {}", phone.len(), hooked.len()),
+        );
+    }
+    let secret_header = hooked
+        .iter()
+        .filter(|r| r.header("X-Hearth-Signature").is_none())
+        .count();
+    if secret_header > 0 || hooked.is_empty() {
+        table.fail(
+            "unsigned webhook bodies",
+            format!("{secret_header} of {}", hooked.len()),
+        );
+    }
+    // The ping: a start for every tick, and its end.
+    let paths: Vec<String> = ping.received().into_iter().map(|r| r.path).collect();
+    let starts = paths.iter().filter(|p| p.ends_with("/start")).count();
+    let fails = paths.iter().filter(|p| p.ends_with("/fail")).count();
+    let oks = paths.iter().filter(|p| p.as_str() == "/dead-man").count();
+    let ticks = ledger(home).len();
+    table.count("pings: start", starts);
+    table.count("pings: success", oks);
+    table.count("pings: fail", fails);
+    // A ping in flight when a supervisor is stopped may be cut: at most
+    // one a restart.
+    if starts + 2 < ticks || oks + fails + 2 < ticks {
+        table.fail(
+            "ticks without their ping",
+            format!("{ticks} ticks, {starts} starts, {oks}+{fails} ends"),
+        );
+    }
 }
 
 fn check(home: &TestHome, bill: &Bill, sent: usize, table: &mut Table) {
