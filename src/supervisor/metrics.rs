@@ -308,6 +308,20 @@ fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Fam
             one((now - oldest).num_seconds().max(0)),
         ));
     }
+    families.push(gauge(
+        "hearth_notify_failing",
+        "Whether the last delivery to a [notify] target failed (1), by target.",
+        status
+            .notify_failing
+            .iter()
+            .map(|d| {
+                (
+                    format!("{{target=\"{}\"}}", escape(&d.target)),
+                    "1".to_string(),
+                )
+            })
+            .collect(),
+    ));
     families.extend(peer_families(status));
     if let Some(unpushed) = status.unpushed {
         families.push(gauge(

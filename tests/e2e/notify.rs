@@ -83,6 +83,11 @@ fn a_refused_key_reaches_each_receiver_once_and_its_end_once_and_a_receiver_that
     });
     let status = home.ok(&["status"]);
     assert!(status.contains("NOTIFY:     webhook RETRYING"), "{status}");
+    let metrics = home.ok(&["metrics"]);
+    assert!(
+        metrics.contains("hearth_notify_failing{target=\"webhook\"} 1"),
+        "{metrics}"
+    );
     // The operator sees one incident, however many ticks flared it, and
     // acknowledges its cause by its key.
     let listed = home.ok(&["flares"]);
@@ -303,5 +308,66 @@ fn mail_goes_through_the_hosts_sendmail_with_the_notice_as_a_plain_message() {
     assert!(
         text.contains("email    FAILED") && text.contains("no route to host"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_proposal_that_has_waited_a_day_is_named_in_a_reminder_once_a_day_with_its_command() {
+    let ntfy = Receiver::start();
+    let home = TestHome::with_config(&format!("[notify]\nntfy = \"{}/t\"\n", ntfy.url));
+    // A proposal made two days before the pinned now, waiting since.
+    let pinned = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
+        .unwrap()
+        .to_utc();
+    let h = hearth::home::Home::open(&home.path).unwrap();
+    let draft = hearth::proposals::Draft {
+        title: "change memory/identity.md after reading outside content".into(),
+        why: "a stranger's message asked for it".into(),
+        by: "tick 7".into(),
+        kind: String::new(),
+        tainted_by: vec!["inbox/x.md (from news@example.com)".into()],
+        files: [(
+            "memory/identity.md".to_string(),
+            Some(b"# Who I am\n\nA rule from outside.\n".to_vec()),
+        )]
+        .into(),
+    };
+    hearth::proposals::propose(&h, None, &draft, pinned - chrono::Duration::days(2)).unwrap();
+
+    let reminders = || {
+        ntfy.taken()
+            .into_iter()
+            .filter(|r| r.json()["tags"].to_string().contains("reminder"))
+            .count()
+    };
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(reminders(), 1, "{:?}", ntfy.taken());
+    let body = ntfy.taken().last().unwrap().json();
+    assert!(
+        body["title"]
+            .as_str()
+            .unwrap()
+            .contains("1 proposal waits for you"),
+        "{body}"
+    );
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("hearth proposals show 1")
+            && message.contains("change memory/identity.md"),
+        "{message}"
+    );
+    // The same day: nothing more.
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(reminders(), 1);
+    // A day later, again.
+    let later = (pinned + chrono::Duration::hours(25)).to_rfc3339();
+    home.ok_with_env(&["run", "--ticks", "1"], &[("HEARTH_NOW", later.as_str())]);
+    assert_eq!(reminders(), 2);
+    // The metrics say how long it has waited.
+    let metrics = home.ok(&["metrics"]);
+    assert!(metrics.contains("hearth_proposals_waiting 1"), "{metrics}");
+    assert!(
+        metrics.contains("hearth_proposal_oldest_age_seconds"),
+        "{metrics}"
     );
 }
