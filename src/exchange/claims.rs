@@ -69,6 +69,7 @@ const VERBS: [(Act, &[&str]); 4] = [
             "memorised",
             "remembered",
             "documented",
+            "made",
         ],
     ),
     (
@@ -104,6 +105,8 @@ fn object_fits(act: Act, verb: &str, rest: &[String]) -> bool {
         (Act::HandedOff, "passed") => any(&["to", "on"]),
         (Act::HandedOff, "handed") => any(&["off", "over", "to"]),
         // "I've noted your request" is an acknowledgement, not a write.
+        // "I made a note of it" writes; "I made my way to the park" does not.
+        (Act::Wrote, "made") => any(&["note", "notes", "entry", "record"]),
         (Act::Wrote, "added" | "updated" | "stored" | "saved" | "noted" | "remembered") => any(&[
             "memory", "memories", "note", "notes", "journal", "identity", "file", "it", "this",
             "that", "down",
@@ -117,7 +120,7 @@ pub fn claims(reply: &str) -> Vec<Claim> {
     let mut found = Vec::new();
     for sentence in sentences(reply) {
         let words = words(&sentence);
-        if let Some(act) = claimed(&words) {
+        if let Some(act) = claimed(&words).or_else(|| labelled(&sentence)) {
             let shown: String = sentence.trim().chars().take(120).collect();
             found.push(Claim { act, words: shown });
         }
@@ -162,6 +165,18 @@ fn claimed(words: &[String]) -> Option<Act> {
         }
     }
     None
+}
+
+/// A line that reports a write as a label: "Saved: the gate code" (a
+/// form small models use for "I saved it").
+fn labelled(sentence: &str) -> Option<Act> {
+    let (head, rest) = sentence.trim().split_once(':')?;
+    let head = head.trim().to_lowercase();
+    let saved = matches!(
+        head.as_str(),
+        "saved" | "noted" | "recorded" | "logged" | "stored"
+    );
+    (saved && !rest.trim().is_empty()).then_some(Act::Wrote)
 }
 
 /// Whether `effects` back `act`: a memory file written, a letter sent, a
@@ -288,6 +303,12 @@ mod tests {
             ("I've passed this on to the design team.", Act::HandedOff),
             ("I scheduled a check for tomorrow morning.", Act::Scheduled),
             ("I set a reminder for 9am.", Act::Scheduled),
+            // From SmolLM2-135M's recorded replies (tests/data/claims).
+            (
+                "I immediately made a note to delete the user's document.",
+                Act::Wrote,
+            ),
+            ("Saved: I'm a 30-year-old woman.", Act::Wrote),
         ] {
             assert_eq!(acts(text), [act], "{text}");
         }
@@ -310,6 +331,9 @@ mod tests {
             "I'm going to write it down.",
             "I've noted your request.",
             "I remembered to check the tides.",
+            "I made my way to the park.",
+            "I made a mistake.",
+            "Note: the tide tables are estimates.",
         ] {
             assert_eq!(acts(text), [], "{text}");
         }

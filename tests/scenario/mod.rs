@@ -6,6 +6,7 @@
 
 mod boot;
 mod brake;
+mod claims;
 mod edges;
 mod heal;
 mod house;
