@@ -6,6 +6,7 @@
 //! crash and a heal; a target that keeps failing is shown by `hearth
 //! status`, never turned into more notices.
 
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
@@ -35,6 +36,11 @@ static QUEUE_LOCK: Mutex<()> = Mutex::new(());
 /// last one at exit) would each take the same due notice and send it
 /// twice.
 static ROUND_LOCK: Mutex<()> = Mutex::new(());
+
+/// Deliveries made whose removal from the queue is not on disk yet (a full
+/// disk refused the write): never sent again by this process, and taken
+/// out of the queue by the next write that succeeds.
+static DELIVERED: Mutex<BTreeSet<(String, String)>> = Mutex::new(BTreeSet::new());
 
 /// A notice waiting for one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,12 +161,14 @@ pub fn deliver_due(
 ) -> Result<DeliveryRound, NotifyStateError> {
     let first_backoff = Duration::from_std(retry).unwrap_or(MAX_BACKOFF);
     let _round = ROUND_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let mut delivered = DELIVERED.lock().unwrap_or_else(|p| p.into_inner());
     let due: Vec<Pending> = {
         let _guard = QUEUE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         load(home)?
             .pending
             .into_iter()
             .filter(|p| p.next_try <= now)
+            .filter(|p| !delivered.contains(&(p.notice.id.clone(), p.target.clone())))
             .collect()
     };
     let mut round = DeliveryRound::default();
@@ -174,14 +182,17 @@ pub fn deliver_due(
         };
         let (line, again) = try_once(p.clone(), target, first_backoff, now);
         match line.outcome.as_str() {
-            "delivered" => round.delivered += 1,
+            "delivered" => {
+                round.delivered += 1;
+                delivered.insert((p.notice.id.clone(), p.target.clone()));
+            }
             "failed" => round.failed += 1,
             _ => round.retrying += 1,
         }
         lines.push(line);
         done.push((p.notice.id.clone(), p.target.clone(), again));
     }
-    if done.is_empty() {
+    if done.is_empty() && delivered.is_empty() {
         let _guard = QUEUE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let queue = load(home)?;
         round.waiting = queue.pending.len();
@@ -202,8 +213,13 @@ pub fn deliver_due(
             queue.pending.push(again);
         }
     }
-    if !lines.is_empty() {
+    queue
+        .pending
+        .retain(|p| !delivered.contains(&(p.notice.id.clone(), p.target.clone())));
+    if !lines.is_empty() || !delivered.is_empty() {
         json_file::save(&home.path(QUEUE), &queue)?;
+        // On disk now: what was delivered is out of the queue for good.
+        delivered.clear();
         for line in &lines {
             let text = serde_json::to_string(line).expect("a delivery serialises");
             crate::atomic::append_line(&home.path(LOG), &text)?;

@@ -137,6 +137,8 @@ struct Supervisor<'a> {
     metrics: Option<metrics::Textfile>,
     /// Delivers `[notify]`'s notices off the tick's path.
     courier: Option<notices::Courier>,
+    /// Notices a full disk kept from the queue, tried again at each turn.
+    unsent_notices: Vec<crate::notify::Notice>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -202,6 +204,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         git_wait: None,
         metrics: None,
         courier: Some(courier),
+        unsent_notices: Vec::new(),
         options,
     };
     if let Some(RunOutcome::Panic) = sup.start_up()? {

@@ -173,29 +173,35 @@ impl Supervisor<'_> {
         }
     }
 
+    /// Queues `notices` (and any a full disk kept from being queued
+    /// before: they wait in memory, never dropped) and wakes the courier.
     fn send_notices(&mut self, notices: Vec<Notice>) {
-        if notices.is_empty() {
-            return;
-        }
         for n in &notices {
             tracing::info!("notice: {} {} ({})", n.state.as_str(), n.title, n.incident);
+        }
+        self.unsent_notices.extend(notices);
+        if self.unsent_notices.is_empty() {
+            return;
         }
         let route = Route::of(&self.config, &self.options.notify_secrets);
         let queued = courier::enqueue(
             self.home,
-            &notices,
+            &self.unsent_notices,
             &route.targets,
             self.config.notify.min_severity,
             self.options.clock.now(),
         );
         match queued {
-            Ok(n) if n > 0 => {
-                if let Some(c) = &self.courier {
+            Ok(n) => {
+                self.unsent_notices.clear();
+                if let (true, Some(c)) = (n > 0, &self.courier) {
                     c.poke();
                 }
             }
-            Ok(_) => {}
-            Err(e) => self.say_notify_problem(format!("{}: {e}", courier::QUEUE)),
+            Err(e) => self.say_notify_problem(format!(
+                "{}: {e} (the notices are kept until it can be written)",
+                courier::QUEUE
+            )),
         }
     }
 

@@ -326,6 +326,15 @@ fn check_notices(
     }
     let again: usize = by_hook.values().map(|n| n.saturating_sub(1)).sum();
     table.count("incidents opened again after they cleared", again);
+    // Nothing lost: every incident that was resolved was opened too.
+    for (incident, _) in by_hook.keys().filter(|(_, s)| s == "resolved") {
+        if !by_hook.contains_key(&(incident.clone(), "opened".to_string())) {
+            table.fail(
+                "a notice lost",
+                format!("{incident} resolved, never opened"),
+            );
+        }
+    }
     let opened = by_hook.keys().filter(|(_, s)| s == "opened").count();
     let resolved = by_hook.keys().filter(|(_, s)| s == "resolved").count();
     table.count("incidents opened", opened);
