@@ -24,14 +24,33 @@ impl Supervisor<'_> {
             let why = format!("tick {} exited 0", record.tick);
             self.resolve_incidents(&crate::notify::CLEARED_BY_A_GOOD_TICK, &why);
         }
-        let new_day = previous.is_some_and(|p| p.end.date_naive() != record.start.date_naive());
+        // The budget's: what was said on an earlier UTC day, once a tick
+        // runs (a warning said today stands until the stop or midnight).
+        let midnight = record
+            .start
+            .date_naive()
+            .and_time(chrono::NaiveTime::MIN)
+            .and_utc();
+        let new_day = previous.is_some_and(|p| p.end < midnight);
         let after_skips = previous.is_some_and(|p| p.class == Class::Skipped);
         if record.class != Class::Skipped && (new_day || after_skips) {
             let why = format!(
                 "tick {} ran: the day's budget allows ticks again",
                 record.tick
             );
-            self.resolve_incidents(&["budget"], &why);
+            // After skipped ticks (the cap raised, or a new day) the stop
+            // is over whenever it was said.
+            let before = if after_skips { record.end } else { midnight };
+            self.resolve_incidents_before(&["budget"], before, &why);
+        }
+        // Pushing and fetching run on threads of their own; what they last
+        // said is on disk.
+        if super::push::PushState::load(self.home).is_some_and(|p| p.failing_since.is_none()) {
+            self.resolve_incidents(&["push"], "pushing works again");
+        }
+        let peers = super::status::remote_peers(self.home, &self.config);
+        if peers.iter().all(|p| p.failing_since.is_none()) {
+            self.resolve_incidents(&["peer"], "every peer can be fetched again");
         }
     }
 

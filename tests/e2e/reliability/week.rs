@@ -326,6 +326,25 @@ fn check_notices(
     }
     let again: usize = by_hook.values().map(|n| n.saturating_sub(1)).sum();
     table.count("incidents opened again after they cleared", again);
+    // A day's budget warning stands until the next day's first tick, not
+    // resolved by the tick that said it.
+    let day_of = |state: &str| {
+        hooked
+            .iter()
+            .map(|r| r.json())
+            .find(|b| {
+                b["incident"]
+                    .as_str()
+                    .is_some_and(|i| i.contains("will run out"))
+                    && b["state"] == state
+            })
+            .and_then(|b| b["time"].as_str().map(|t| t[..10].to_string()))
+    };
+    if let (Some(opened), Some(resolved)) = (day_of("opened"), day_of("resolved")) {
+        if opened == resolved {
+            table.fail("a budget warning resolved the day it was said", opened);
+        }
+    }
     // Nothing lost: every incident that was resolved was opened too.
     for (incident, _) in by_hook.keys().filter(|(_, s)| s == "resolved") {
         if !by_hook.contains_key(&(incident.clone(), "opened".to_string())) {
