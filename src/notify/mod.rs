@@ -117,13 +117,13 @@ pub fn severity_of(kind: &str, title: &str) -> Severity {
 }
 
 /// The kinds whose cause a tick that exits 0 clears: the model answers,
-/// the conversation is whole, the tools and the brake let it work.
-pub const CLEARED_BY_A_GOOD_TICK: [&str; 13] = [
+/// the conversation is whole, the tools and the brake let it work. (A
+/// quiet failure is cleared only by a tick that was not quiet.)
+pub const CLEARED_BY_A_GOOD_TICK: [&str; 12] = [
     "outage",
     "model",
     "healer",
     "panic",
-    "quiet-failure",
     "context",
     "layer1",
     "state",

@@ -23,6 +23,10 @@ impl Supervisor<'_> {
         if record.class == Class::Ok {
             let why = format!("tick {} exited 0", record.tick);
             self.resolve_incidents(&crate::notify::CLEARED_BY_A_GOOD_TICK, &why);
+            if record.quiet.is_none() {
+                let why = format!("tick {} did what it was asked", record.tick);
+                self.resolve_incidents(&["quiet-failure"], &why);
+            }
         }
         // The budget's: what was said on an earlier UTC day, once a tick
         // runs (a warning said today stands until the stop or midnight).
