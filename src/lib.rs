@@ -25,6 +25,7 @@ pub mod exchange;
 pub mod healer;
 pub mod home;
 pub mod io_hint;
+pub mod jobs;
 pub mod json_file;
 pub mod mailbox;
 pub mod mcp;

@@ -75,6 +75,12 @@ pub mod rel {
     pub const BRAKE_OVERRIDE: &str = ".hearth/brake-override.json";
     /// Operator-defined tools, one manifest each.
     pub const TOOLS: &str = "tools";
+    /// Operator-defined jobs, one manifest each (DESIGN 19).
+    pub const JOBS: &str = "jobs";
+    /// The jobs' execution ledger.
+    pub const JOB_RUNS: &str = "state/jobs.jsonl";
+    /// When a supervisor first saw each job.
+    pub const JOBS_SEEN: &str = "state/jobs-seen.json";
     /// What the operator trusted to run (digests), never committed.
     pub const TRUST: &str = ".hearth/trust.json";
     /// One record per collaboration this agent takes part in (DESIGN 14).

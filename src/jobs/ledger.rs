@@ -1,0 +1,281 @@
+//! `state/jobs.jsonl`: the execution ledger of the jobs, one JSON line per
+//! step, append-only, written by the supervisor. A run is claimed before
+//! it starts (`running`, with its tick) and closed by a line of its
+//! outcome; a `running` line with no outcome after it is a run a crash
+//! cut, closed `unknown` at the next start (and never re-run blindly).
+//!
+//! Reading is forgiving as the tick ledger's is: a line that does not
+//! parse is named and skipped.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic;
+
+/// The ledger, relative to the home.
+pub const FILE: &str = crate::home::layout::rel::JOB_RUNS;
+
+/// How a run ended (or that it is under way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Claimed: its tick is starting or running.
+    Running,
+    /// The tick exited 0 and the expected evidence is in its commit.
+    Done,
+    /// The tick exited 0 and the expected evidence is missing.
+    Unmet,
+    /// Its check said there is nothing to do: no model call.
+    Skipped,
+    /// The check or the tick failed; `cause` says how.
+    Failed,
+    /// A crash cut it: whether it acted is not known.
+    Unknown,
+    /// Due while no supervisor ran, and not caught up.
+    Missed,
+}
+
+impl Outcome {
+    /// As the ledger and `hearth jobs` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Running => "running",
+            Outcome::Done => "done",
+            Outcome::Unmet => "unmet",
+            Outcome::Skipped => "skipped",
+            Outcome::Failed => "failed",
+            Outcome::Unknown => "unknown",
+            Outcome::Missed => "missed",
+        }
+    }
+}
+
+/// One line of the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// The job's name.
+    pub job: String,
+    /// The scheduled time this run is for.
+    pub planned: DateTime<Utc>,
+    /// When the step began.
+    pub start: DateTime<Utc>,
+    /// When it ended (not for `running`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<DateTime<Utc>>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The tick that ran it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<u64>,
+    /// What showed it done (`memory/digests/2026-11-27.md written`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    /// What was expected and not found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// Why it failed, was cut, or was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// Model requests answered (0: nothing was paid, a retry is safe).
+    #[serde(default)]
+    pub model_calls: u32,
+    /// Tokens the run's requests sent and received.
+    #[serde(default)]
+    pub tokens: u64,
+    /// What the run cost.
+    #[serde(default)]
+    pub cost_usd: f64,
+    /// It made no model call and will be tried again then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<DateTime<Utc>>,
+    /// For `missed`: how many scheduled times it stands for.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub times: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Run {
+    /// A step of `job` for `planned`, begun at `start`.
+    pub fn new(job: &str, planned: DateTime<Utc>, start: DateTime<Utc>, outcome: Outcome) -> Run {
+        Run {
+            job: job.to_string(),
+            planned,
+            start,
+            end: None,
+            outcome,
+            tick: None,
+            evidence: Vec::new(),
+            missing: Vec::new(),
+            cause: None,
+            model_calls: 0,
+            tokens: 0,
+            cost_usd: 0.0,
+            retry_at: None,
+            times: 0,
+        }
+    }
+}
+
+/// The ledger as read: its lines in order, and those that did not parse.
+#[derive(Debug, Default)]
+pub struct JobLedger {
+    /// Every line that parsed, oldest first.
+    pub runs: Vec<Run>,
+    /// (line number, problem) for each that did not.
+    pub skipped: Vec<(usize, String)>,
+}
+
+impl JobLedger {
+    /// Reads `path`; a missing file is an empty ledger.
+    pub fn read(path: &Path) -> std::io::Result<JobLedger> {
+        let text = match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JobLedger::default()),
+            Err(e) => return Err(e),
+        };
+        let mut ledger = JobLedger::default();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(line) {
+                Ok(run) => ledger.runs.push(run),
+                Err(e) => ledger.skipped.push((i + 1, e.to_string())),
+            }
+        }
+        Ok(ledger)
+    }
+
+    /// `job`'s lines, oldest first.
+    pub fn of<'a>(&'a self, job: &'a str) -> impl DoubleEndedIterator<Item = &'a Run> + 'a {
+        self.runs.iter().filter(move |r| r.job == job)
+    }
+
+    /// The newest line of `job` that is an outcome (not `running`).
+    pub fn last_outcome<'a>(&'a self, job: &'a str) -> Option<&'a Run> {
+        self.of(job).rev().find(|r| r.outcome != Outcome::Running)
+    }
+
+    /// Runs claimed and never closed: a crash cut them.
+    pub fn unclosed(&self) -> Vec<&Run> {
+        let mut open: Vec<&Run> = Vec::new();
+        for run in &self.runs {
+            open.retain(|o| !(o.job == run.job && o.planned == run.planned));
+            if run.outcome == Outcome::Running {
+                open.push(run);
+            }
+        }
+        open
+    }
+
+    /// The scheduled time `job`'s schedule counts on from: its newest run
+    /// or miss, unless that run is to be tried again.
+    pub fn last_planned(&self, job: &str) -> Option<DateTime<Utc>> {
+        self.of(job)
+            .filter(|r| r.outcome != Outcome::Running && r.retry_at.is_none())
+            .map(|r| r.planned)
+            .max()
+    }
+
+    /// A run to try again (it failed before any model call): its
+    /// scheduled time, when to try, and how many times it was tried.
+    pub fn retry(&self, job: &str) -> Option<(DateTime<Utc>, DateTime<Utc>, usize)> {
+        let last = self.last_outcome(job)?;
+        let at = last.retry_at?;
+        let tries = self
+            .of(job)
+            .filter(|r| r.planned == last.planned && r.outcome != Outcome::Running)
+            .count();
+        Some((last.planned, at, tries))
+    }
+
+    /// How many of `job`'s newest runs in a row were `unmet` (runs its
+    /// check skipped and misses do not break the streak, nor count).
+    pub fn unmet_streak(&self, job: &str) -> usize {
+        self.of(job)
+            .rev()
+            .filter(|r| {
+                !matches!(
+                    r.outcome,
+                    Outcome::Running | Outcome::Skipped | Outcome::Missed
+                )
+            })
+            .take_while(|r| r.outcome == Outcome::Unmet)
+            .count()
+    }
+
+    /// How many scheduled times of `job` were missed, in all.
+    pub fn misses(&self, job: &str) -> u32 {
+        self.of(job)
+            .filter(|r| r.outcome == Outcome::Missed)
+            .map(|r| r.times.max(1))
+            .sum()
+    }
+}
+
+/// Appends `run` (one line, fsynced).
+pub fn append(path: &Path, run: &Run) -> Result<(), atomic::WriteError> {
+    let line = serde_json::to_string(run).expect("a job run serialises");
+    atomic::append_line(path, &line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(h: u32) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_795_000_000 + i64::from(h) * 3600, 0).unwrap()
+    }
+
+    fn run(job: &str, h: u32, outcome: Outcome) -> Run {
+        Run::new(job, at(h), at(h), outcome)
+    }
+
+    #[test]
+    fn a_claim_without_an_outcome_is_unclosed() {
+        let mut ledger = JobLedger::default();
+        ledger.runs = vec![
+            run("a", 1, Outcome::Running),
+            run("a", 1, Outcome::Done),
+            run("b", 2, Outcome::Running),
+            run("a", 3, Outcome::Running),
+        ];
+        let open: Vec<_> = ledger
+            .unclosed()
+            .iter()
+            .map(|r| (r.job.clone(), r.planned))
+            .collect();
+        assert_eq!(open, [("b".to_string(), at(2)), ("a".to_string(), at(3))]);
+        assert_eq!(ledger.last_planned("a"), Some(at(1)));
+    }
+
+    #[test]
+    fn the_unmet_streak_skips_what_its_check_skipped() {
+        let mut ledger = JobLedger::default();
+        ledger.runs = vec![
+            run("a", 1, Outcome::Unmet),
+            run("a", 2, Outcome::Done),
+            run("a", 3, Outcome::Unmet),
+            run("a", 4, Outcome::Skipped),
+            run("a", 5, Outcome::Unmet),
+        ];
+        assert_eq!(ledger.unmet_streak("a"), 2);
+        assert_eq!(ledger.unmet_streak("b"), 0);
+    }
+
+    #[test]
+    fn a_failure_before_any_model_call_is_retried_and_counted() {
+        let mut ledger = JobLedger::default();
+        let mut failed = run("a", 1, Outcome::Failed);
+        failed.retry_at = Some(at(2));
+        ledger.runs = vec![run("a", 0, Outcome::Done), failed.clone(), failed];
+        assert_eq!(ledger.retry("a"), Some((at(1), at(2), 2)));
+        // The schedule counts on from the last run that is not retried.
+        assert_eq!(ledger.last_planned("a"), Some(at(0)));
+    }
+}
