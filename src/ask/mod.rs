@@ -264,6 +264,7 @@ fn exchange(
         // own tool rounds read what it caches.
         next_exchange_in: None,
         cache_key: Some(&home.cache_key()),
+        spend_cap_usd: None,
     };
     let outcome = exchange.run(&mut door, Outcome::default())?;
     // What the agent told the operator with `send` reaches the shell too,

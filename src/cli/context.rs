@@ -24,7 +24,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         .map(|l| l.last_number())
         .unwrap_or(0)
         + 1;
-    let prepared = tick::prepare(&home, &config, number, env.clock.now(), env.vars())?;
+    let prepared = tick::prepare(&home, &config, number, env.clock.now(), env.vars(), None)?;
     let user_turn = prepared.conversation.messages.last().cloned();
     if args.json {
         let value = json!({

@@ -26,6 +26,7 @@ mod flares;
 mod heal;
 mod index;
 mod init;
+mod jobs;
 mod logging;
 mod mcp;
 mod metrics;
@@ -92,7 +93,7 @@ enum Command {
     Brake(brake::Args),
     /// Collaborations with other agents on this host: list, show, and change their status.
     Collab(collab::Args),
-    /// Approve the commands this home holds (tools/*.toml, [flares] exec) as they are now.
+    /// Approve the commands this home holds (tools/*.toml, jobs/*.toml, [flares] exec) as they are now.
     Trust(trust::Args),
     /// What the agent did today (or --since): messages answered, files written, proposals, flares, spend.
     Day(day::Args),
@@ -102,6 +103,8 @@ enum Command {
     Outbox(outbox::Args),
     /// Ask for a consolidation of the identity memory at the next idle tick (a proposal).
     Consolidate(consolidate::Args),
+    /// Work at set times (jobs/NAME.toml): list them, run one now, show one's runs.
+    Jobs(jobs::Args),
     /// Reach the operator off the box: `test` sends a test notice to every [notify] target.
     Notify(notify::Args),
     /// Changes to memory that wait for you: list, show, accept, reject.
@@ -144,6 +147,7 @@ pub fn main() -> ExitCode {
         Command::Outbox(args) => outbox::run(&env, home, args),
         Command::Consolidate(args) => consolidate::run(&env, home, args),
         Command::Notify(args) => notify::run(&env, home, args),
+        Command::Jobs(args) => jobs::run(&env, home, args),
         Command::Proposals(args) => proposals::run(&env, home, args),
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),

@@ -62,6 +62,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         remote_credentials: env.remote_credentials(),
         intake_pause: env.intake_pause(),
         notify_secrets: env.notify_secrets(&notify),
+        run_job: None,
     };
     let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");

@@ -231,6 +231,9 @@ fn print_waiting(
             outln!("            {} {}: {}", f.created, f.flare, f.subject);
         }
     }
+    for late in &status.jobs_late {
+        outln!("JOB:        {late} (see `hearth jobs`)");
+    }
     for d in &status.notify_failing {
         outln!(
             "NOTIFY:     {} {} at {} (try {}): {}",

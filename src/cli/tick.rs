@@ -13,7 +13,7 @@ use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Run as the supervisor's tick child (config JSON on stdin).
+    /// Run as the supervisor's tick child (config and job as JSON on stdin).
     #[arg(long, hide = true)]
     supervised: bool,
     /// The tick number (with --supervised).
@@ -36,6 +36,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             remote_credentials: env.remote_credentials(),
             intake_pause: env.intake_pause(),
             notify_secrets: env.notify_secrets(&config.notify),
+            run_job: None,
         };
         let outcome = supervisor::run(&home, options)?;
         // The tick's own code (0, 3, 11–15, crash), as the ledger has it.
@@ -51,18 +52,20 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
 
     let mut json = Vec::new();
     std::io::stdin().read_to_end(&mut json)?;
-    let config: Config = serde_json::from_slice(&json).map_err(|e| {
+    let input: tick::ChildInput = serde_json::from_slice(&json).map_err(|e| {
         CommandError::new(
             anyhow::anyhow!("the supervisor passed no usable config on stdin: {e}"),
             "`hearth tick --supervised` is started by `hearth run`; run `hearth tick` instead",
         )
     })?;
+    let config = input.config;
     let number = args.number.unwrap_or(0);
     let options = TickOptions {
         number,
         api_key: env.api_key(&config.model),
         hooks: env.hooks.clone(),
         environment: env.vars().clone(),
+        job: input.job,
     };
     let report = match tick::run(&home, &config, &options, env.clock.now()) {
         Ok(report) => report,

@@ -1,5 +1,6 @@
 //! `hearth trust`: the operator approves the commands the home holds —
-//! every `tools/*.toml` and `[flares] exec` as they are now. Run it after
+//! every `tools/*.toml`, every `jobs/*.toml` (a job's `check`) and
+//! `[flares] exec` as they are now. Run it after
 //! reading them; until then, a home you did not write runs none of them.
 
 use std::path::Path;
@@ -17,7 +18,7 @@ pub fn run(env: &Env, flag: Option<&Path>, _args: Args) -> Result<Exit, CommandE
     let config = Config::load(&home.config_path())?;
     let trusted = trust::trust_now(&home, &config.flares.exec)?;
     if trusted.files.is_empty() {
-        outln!("nothing to trust: no tools/*.toml and no [flares] exec");
+        outln!("nothing to trust: no tools/*.toml, no jobs/*.toml and no [flares] exec");
     }
     for file in trusted.files.keys() {
         outln!("trusted {file}");

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 pub mod collab;
 pub mod consolidation;
 mod git;
+pub mod jobs;
 mod model;
 pub mod notify;
 pub mod prices;
@@ -133,6 +134,8 @@ pub struct Config {
     pub consolidation: consolidation::ConsolidationConfig,
     /// `[notify]`: the operator's phone and inbox, and the dead-man ping.
     pub notify: notify::NotifyConfig,
+    /// `[jobs]`: when a job that does not do its work is flared.
+    pub jobs: jobs::JobsConfig,
 }
 
 /// `[tick]`.

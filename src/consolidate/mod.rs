@@ -196,6 +196,7 @@ pub fn run(
         on_text: &mut |text| tracing::debug!("consolidation: {text}"),
         next_exchange_in: None,
         cache_key: None,
+        spend_cap_usd: None,
     };
     let so_far = std::mem::take(&mut report.outcome);
     report.outcome = exchange.run(&mut door, so_far)?;

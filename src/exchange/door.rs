@@ -136,6 +136,9 @@ pub struct Door<'a> {
     pub next_exchange_in: Option<Duration>,
     /// The home's key for the provider's cache routing.
     pub cache_key: Option<&'a str>,
+    /// The most the exchange may spend: once its calls cost this much, it
+    /// stops before the next (a job's `max_usd`).
+    pub spend_cap_usd: Option<f64>,
 }
 
 impl Door<'_> {

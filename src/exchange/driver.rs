@@ -194,6 +194,17 @@ pub fn tool_loop(
         if decision.then == Then::Stop {
             break;
         }
+        if let Some(cap) = door.spend_cap_usd.filter(|cap| outcome.cost_usd >= *cap) {
+            outcome.failures.push(Failure::new(
+                FailureKind::TooManyRounds,
+                format!(
+                    "stopped at its spending cap: ${:.4} spent of max_usd = {cap} \
+                     (raise it in the job's file if the work needs more)",
+                    outcome.cost_usd
+                ),
+            ));
+            break;
+        }
     }
     state.tries.settle(&state.step, outcome);
     Ok(())
@@ -243,6 +254,7 @@ impl Exchanging {
             Ok(reply) => reply,
         };
         outcome.usage.add(reply.usage);
+        outcome.calls += 1;
         // Paid now: on disk now, so a tick killed at its time limit later
         // still records (and budgets) what it spent.
         outcome.cost_usd = super::cost_usd(&outcome.usage, given.config.price().as_ref());

@@ -19,6 +19,10 @@ pub struct Outcome {
     /// Tokens used by every model call.
     #[serde(default)]
     pub usage: Usage,
+    /// Model calls answered (and paid): 0 means the exchange did nothing
+    /// a retry could repeat.
+    #[serde(default)]
+    pub calls: u32,
     /// What they cost.
     #[serde(default)]
     pub cost_usd: f64,

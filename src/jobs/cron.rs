@@ -68,9 +68,11 @@ impl Schedule {
             "@weekly" => "0 0 * * 0",
             "@monthly" => "0 0 1 * *",
             "@yearly" | "@annually" => "0 0 1 1 *",
-            other if other.starts_with('@') => return Err(error(format!(
+            other if other.starts_with('@') => {
+                return Err(error(format!(
                 "{other} is not a macro hearth knows (@hourly, @daily, @weekly, @monthly, @yearly)"
-            ))),
+            )))
+            }
             other => other,
         };
         let fields: Vec<&str> = expanded.split_whitespace().collect();

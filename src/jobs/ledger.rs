@@ -238,13 +238,15 @@ mod tests {
 
     #[test]
     fn a_claim_without_an_outcome_is_unclosed() {
-        let mut ledger = JobLedger::default();
-        ledger.runs = vec![
-            run("a", 1, Outcome::Running),
-            run("a", 1, Outcome::Done),
-            run("b", 2, Outcome::Running),
-            run("a", 3, Outcome::Running),
-        ];
+        let ledger = JobLedger {
+            skipped: Vec::new(),
+            runs: vec![
+                run("a", 1, Outcome::Running),
+                run("a", 1, Outcome::Done),
+                run("b", 2, Outcome::Running),
+                run("a", 3, Outcome::Running),
+            ],
+        };
         let open: Vec<_> = ledger
             .unclosed()
             .iter()
@@ -256,24 +258,28 @@ mod tests {
 
     #[test]
     fn the_unmet_streak_skips_what_its_check_skipped() {
-        let mut ledger = JobLedger::default();
-        ledger.runs = vec![
-            run("a", 1, Outcome::Unmet),
-            run("a", 2, Outcome::Done),
-            run("a", 3, Outcome::Unmet),
-            run("a", 4, Outcome::Skipped),
-            run("a", 5, Outcome::Unmet),
-        ];
+        let ledger = JobLedger {
+            skipped: Vec::new(),
+            runs: vec![
+                run("a", 1, Outcome::Unmet),
+                run("a", 2, Outcome::Done),
+                run("a", 3, Outcome::Unmet),
+                run("a", 4, Outcome::Skipped),
+                run("a", 5, Outcome::Unmet),
+            ],
+        };
         assert_eq!(ledger.unmet_streak("a"), 2);
         assert_eq!(ledger.unmet_streak("b"), 0);
     }
 
     #[test]
     fn a_failure_before_any_model_call_is_retried_and_counted() {
-        let mut ledger = JobLedger::default();
         let mut failed = run("a", 1, Outcome::Failed);
         failed.retry_at = Some(at(2));
-        ledger.runs = vec![run("a", 0, Outcome::Done), failed.clone(), failed];
+        let ledger = JobLedger {
+            runs: vec![run("a", 0, Outcome::Done), failed.clone(), failed],
+            skipped: Vec::new(),
+        };
         assert_eq!(ledger.retry("a"), Some((at(1), at(2), 2)));
         // The schedule counts on from the last run that is not retried.
         assert_eq!(ledger.last_planned("a"), Some(at(0)));

@@ -7,9 +7,11 @@
 //! to `state/jobs.jsonl` ([`ledger`]); [`evidence`] judges done from what
 //! the run's commit and calls show, never from the model's words.
 
+pub mod check;
 pub mod cron;
 pub mod evidence;
 pub mod ledger;
+pub mod overview;
 pub mod plan;
 pub mod seen;
 pub mod spec;

@@ -100,11 +100,30 @@ pub fn next(
     }
 }
 
+/// A daily job at 07:00 UTC, for tests.
+#[cfg(test)]
+pub(crate) fn tests_job() -> Job {
+    use super::spec::{CheckOutput, Expect, Zone};
+    Job {
+        name: "digest".into(),
+        file: "jobs/digest.toml".into(),
+        schedule: super::cron::Schedule::parse("0 7 * * *").unwrap(),
+        zone: Zone::Named(chrono_tz::UTC),
+        prompt: "p".into(),
+        check: Vec::new(),
+        check_timeout_s: 60,
+        check_output: CheckOutput::Outside,
+        max_usd: None,
+        catch_up: CatchUp::Once,
+        expect: Expect::default(),
+        digest: String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::jobs::ledger::{Outcome, Run};
-    use crate::jobs::spec::{CheckOutput, Expect, Zone};
 
     fn at(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text)
@@ -114,18 +133,8 @@ mod tests {
 
     fn daily(catch_up: CatchUp) -> Job {
         Job {
-            name: "digest".into(),
-            file: "jobs/digest.toml".into(),
-            schedule: crate::jobs::cron::Schedule::parse("0 7 * * *").unwrap(),
-            zone: Zone::Named(chrono_tz::UTC),
-            prompt: "p".into(),
-            check: Vec::new(),
-            check_timeout_s: 60,
-            check_output: CheckOutput::Outside,
-            max_usd: None,
             catch_up,
-            expect: Expect::default(),
-            digest: String::new(),
+            ..tests_job()
         }
     }
 

@@ -272,7 +272,10 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
             "give it seconds, e.g. check_timeout_s = 60",
         ));
     }
-    if manifest.max_usd.is_some_and(|usd| !(usd > 0.0)) {
+    if manifest
+        .max_usd
+        .is_some_and(|usd| usd.is_nan() || usd <= 0.0)
+    {
         return Err(problem(
             "max_usd must be more than 0".into(),
             "give the most one run may spend, e.g. max_usd = 0.50, or leave it out",
@@ -310,6 +313,7 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 

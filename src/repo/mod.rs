@@ -400,6 +400,28 @@ impl Repo {
             .map(|c| c.id().to_string())
     }
 
+    /// The paths commit `id` added or modified against its first parent
+    /// (all of them, for a root commit): what a job's run wrote.
+    pub fn changed_in(&self, id: &str) -> Result<Vec<String>, RepoError> {
+        let oid = git2::Oid::from_str(id).map_err(|e| self.error(e))?;
+        let commit = self.git.find_commit(oid).map_err(|e| self.error(e))?;
+        let parent_tree = commit.parent(0).ok().and_then(|p| p.tree().ok());
+        let tree = commit.tree().map_err(|e| self.error(e))?;
+        let diff = self
+            .git
+            .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)
+            .map_err(|e| self.error(e))?;
+        Ok(diff
+            .deltas()
+            .filter(|d| matches!(d.status(), git2::Delta::Added | git2::Delta::Modified))
+            .filter_map(|d| {
+                d.new_file()
+                    .path()
+                    .map(|p| p.to_string_lossy().into_owned())
+            })
+            .collect())
+    }
+
     fn head_commit(&self) -> Result<Option<git2::Commit<'_>>, RepoError> {
         match self.git.head() {
             Ok(head) => head.peel_to_commit().map(Some).map_err(|e| self.error(e)),

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::home::Home;
+use crate::jobs::turn::JobTurn;
 
 use super::systemd::Notifier;
 use super::wake::{Wake, Wakeups};
@@ -77,6 +78,7 @@ impl TickChild {
         home: &Home,
         number: u64,
         config: &Config,
+        job: Option<&JobTurn>,
     ) -> std::io::Result<TickChild> {
         let parent = std::process::id();
         let mut command = Command::new(exe);
@@ -104,7 +106,11 @@ impl TickChild {
         let mut child = command.spawn()?;
         let pgid = child.id() as i32;
         if let Some(mut stdin) = child.stdin.take() {
-            let json = serde_json::to_vec(config).expect("a config serialises");
+            let input = crate::tick::ChildInput {
+                config: config.clone(),
+                job: job.cloned(),
+            };
+            let json = serde_json::to_vec(&input).expect("a config serialises");
             // A child that died at once closed its stdin; its exit says why.
             let _ = stdin.write_all(&json);
         }

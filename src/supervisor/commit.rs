@@ -56,6 +56,13 @@ pub fn commit_hand_edits(
         "notify: incidents and deliveries",
         now,
     )?;
+    // So is what the jobs' planner noted (a job first seen).
+    repo.commit(
+        &[rel::JOBS_SEEN, rel::JOB_RUNS],
+        &Identity::hearth(),
+        "jobs: first seen",
+        now,
+    )?;
     let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let who = Identity::operator(&config.git);
     let mut done = repo.commit_scoped(&scope, &who, &hand_edit_message, now)?;
@@ -287,10 +294,11 @@ fn tick_message(record: &TickRecord) -> String {
     // The subject says what the tick did, after the part every reader of
     // the history relies on (`tick N: exit E (class)`).
     let did = record.what_it_did();
-    let did = if did.is_empty() {
-        did
-    } else {
-        format!(": {did}")
+    let did = match (&record.job, did.is_empty()) {
+        (Some(job), true) => format!(": job {job}"),
+        (Some(job), false) => format!(": job {job}: {did}"),
+        (None, true) => did,
+        (None, false) => format!(": {did}"),
     };
     let mut message = format!(
         "tick {}: exit {} ({}){did}\n\n",

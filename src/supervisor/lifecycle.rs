@@ -61,6 +61,9 @@ impl Supervisor<'_> {
         self.watch_peers();
         self.set_phase(Phase::Starting, None, None);
         let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
+        // A job's run the dead supervisor left is judged while its tick's
+        // report is still on disk.
+        self.close_cut_job_runs()?;
         let recovered = match self.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
             Err(e) if git_wait::is_git_locked(&e) => {
                 // Finished before the first tick, once git lets go.

@@ -19,6 +19,7 @@ pub mod fetch;
 mod gap;
 mod git_wait;
 mod intake;
+pub mod jobs;
 mod lifecycle;
 pub mod metrics;
 mod notices;
@@ -89,6 +90,9 @@ pub struct RunOptions {
     /// What `[notify]`'s targets sign and authenticate with (from the
     /// environment, read at start).
     pub notify_secrets: crate::notify::targets::Secrets,
+    /// A job to run first, whatever its schedule (`hearth jobs run NAME`
+    /// with no supervisor running).
+    pub run_job: Option<String>,
 }
 
 /// Why the supervisor returned.
@@ -139,6 +143,8 @@ struct Supervisor<'a> {
     courier: Option<notices::Courier>,
     /// Notices a full disk kept from the queue, tried again at each turn.
     unsent_notices: Vec<crate::notify::Notice>,
+    /// When each job was first seen (`state/jobs-seen.json`).
+    jobs_seen: crate::jobs::seen::Seen,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -205,6 +211,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         metrics: None,
         courier: Some(courier),
         unsent_notices: Vec::new(),
+        jobs_seen: crate::jobs::seen::Seen::load(home),
         options,
     };
     if let Some(RunOutcome::Panic) = sup.start_up()? {

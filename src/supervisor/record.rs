@@ -91,6 +91,7 @@ pub(super) fn record_for(
             .unwrap_or_default(),
         proposal: report.and_then(|r| r.outcome.effects.proposal),
         consolidation: report.and_then(|r| r.consolidation.clone()),
+        job: None,
         wrote: report
             .map(|r| {
                 r.outcome

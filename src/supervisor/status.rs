@@ -65,6 +65,9 @@ pub struct Status {
     /// up): the operator is not hearing what they think.
     #[serde(default)]
     pub notify_failing: Vec<crate::notify::courier::Delivery>,
+    /// Jobs that have not fired when due, or never will (DESIGN 19).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs_late: Vec<String>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
     /// The last 24 hours' ticks, priced by kind of token.
@@ -137,6 +140,7 @@ pub fn verdict(status: &Status) -> Checked {
     if status.phase == Some(Phase::DiskFull) {
         trouble.push("the disk holding the home is full".to_string());
     }
+    trouble.extend(status.jobs_late.iter().cloned());
     let mut attention = Vec::new();
     if !status.unread_flares.is_empty() {
         attention.push(format!("{} unread flares", status.unread_flares.len()));
@@ -211,6 +215,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
     let spent = spent_today(home, now, &mut problems);
     let (proposals_waiting, oldest_proposal) = waiting_proposals(home, &mut problems);
+    let jobs_late = jobs_late(home, config.as_ref().ok(), now, &mut problems);
     let unpushed = push.as_ref().and_then(|p| {
         crate::repo::Repo::open(home.root())
             .ok()
@@ -252,6 +257,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         oldest_proposal,
         peers,
         local_peers: local,
+        jobs_late,
         notify_failing: crate::notify::courier::last_outcomes(home)
             .into_iter()
             .filter(|d| d.outcome != "delivered")
@@ -263,6 +269,22 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     status.problems.retain(|p| seen.insert(p.clone()));
     status.verdict = verdict(&status);
     status
+}
+
+/// The jobs that should have run and have not, or never will; the job
+/// files that cannot be used go among the problems.
+fn jobs_late(
+    home: &Home,
+    config: Option<&crate::config::Config>,
+    now: DateTime<Utc>,
+    problems: &mut Vec<String>,
+) -> Vec<String> {
+    let timeout = config.map_or(600, |c| c.tick.timeout_s);
+    let grace = chrono::Duration::seconds(i64::try_from(timeout).unwrap_or(i64::MAX / 2) + 60);
+    let (views, unusable, notes) = crate::jobs::overview::overview(home, now, grace);
+    problems.extend(unusable.iter().map(ToString::to_string));
+    problems.extend(notes);
+    views.iter().filter_map(|v| v.trouble()).collect()
 }
 
 /// How many proposals wait, and when the oldest was made.

@@ -11,6 +11,7 @@ use crate::exchange::class::Class;
 use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
 use crate::io_hint::IoError;
+use crate::jobs::turn::JobTurn;
 use crate::notify::ping::Ping;
 use crate::tick::ledger;
 use crate::tick::ledger::TickRecord;
@@ -60,7 +61,10 @@ impl Supervisor<'_> {
 
     /// Runs one tick to its end and commits it. Returns its record, the
     /// sleep it asked for, and a stop signal received meanwhile.
-    pub(super) fn run_one_tick(&mut self) -> Result<TickEnd, SupervisorError> {
+    pub(super) fn run_one_tick(
+        &mut self,
+        job: Option<&JobTurn>,
+    ) -> Result<TickEnd, SupervisorError> {
         let clock = self.options.clock;
         let now = || clock.now();
         let previous = self.last_tick.clone();
@@ -82,12 +86,10 @@ impl Supervisor<'_> {
         // how long its prefix should stay cached depends on it.
         let mut config = self.config.clone();
         config.tick.interval_s = u64::try_from(self.interval().num_seconds()).unwrap_or(u64::MAX);
-        let mut child =
-            TickChild::spawn(&self.options.exe, self.home, number, &config).map_err(|source| {
-                SupervisorError::Spawn {
-                    exe: self.options.exe.clone(),
-                    source,
-                }
+        let mut child = TickChild::spawn(&self.options.exe, self.home, number, &config, job)
+            .map_err(|source| SupervisorError::Spawn {
+                exe: self.options.exe.clone(),
+                source,
             })?;
         let limit = Duration::from_secs(self.config.tick.timeout_s);
         let ChildEnd { ending, note, stop } = child
@@ -111,6 +113,7 @@ impl Supervisor<'_> {
             note,
         );
         let mut record = record;
+        record.job = job.map(|j| j.name.clone());
         record.interrupted = stop.is_some() && record.class.is_failure();
         record.disk_full = record.class.is_failure()
             && !record.outage
@@ -131,8 +134,10 @@ impl Supervisor<'_> {
             record.class.as_str()
         );
         self.ping(Ping::after(record.exit));
+        let calls = report.as_ref().map_or(0, |r| r.outcome.calls);
         let sleep_until = report.and_then(|r| r.outcome.effects.sleep_until);
         Ok(TickEnd {
+            calls,
             record,
             sleep_until,
             stop,

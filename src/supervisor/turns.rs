@@ -19,6 +19,10 @@ use crate::tick::ledger::TickRecord;
 pub(super) enum LoopTurn {
     /// A tick ran; the next is due then.
     Ticked(DateTime<Utc>),
+    /// No tick ran (a job's check found nothing to do, or a job the wait
+    /// ended for was not due after all): the interval's tick is still due
+    /// then.
+    Between(DateTime<Utc>),
     /// The disk has no room for a tick.
     NoRoom,
     /// The run is over.
@@ -34,6 +38,8 @@ pub(super) struct TickEnd {
     pub(super) stop: Option<i32>,
     /// What the healer made of it.
     pub(super) verdict: Verdict,
+    /// Model calls it made that were answered (and paid).
+    pub(super) calls: u32,
 }
 
 impl Supervisor<'_> {
@@ -59,6 +65,14 @@ impl Supervisor<'_> {
                 Ok(LoopTurn::Ticked(due)) => {
                     self.disk_episode_over();
                     done += 1;
+                    next_due = due;
+                }
+                Ok(LoopTurn::Between(due)) => {
+                    // `--ticks N` (and `hearth jobs run`) count a job run
+                    // its check skipped as one of theirs.
+                    if self.options.ticks.is_some() {
+                        done += 1;
+                    }
                     next_due = due;
                 }
                 Ok(LoopTurn::Return(outcome)) => {
@@ -116,12 +130,22 @@ impl Supervisor<'_> {
             }
         }
         self.reload_config();
-        let TickEnd {
+        let Some(TickEnd {
             record,
             sleep_until,
             stop,
             verdict,
-        } = self.run_one_tick()?;
+            ..
+        }) = self.job_or_tick(due)?
+        else {
+            if let Some(signal) = self.stop_requested() {
+                return Ok(LoopTurn::Return(RunOutcome::Stopped(signal)));
+            }
+            if self.options.ticks.is_some_and(|n| done + 1 >= n) {
+                return Ok(LoopTurn::Return(RunOutcome::TicksDone));
+            }
+            return Ok(LoopTurn::Between(due));
+        };
         let acted = self.act(verdict)?;
         if let Some(textfile) = &mut self.metrics {
             textfile.add(&record);
@@ -148,6 +172,25 @@ impl Supervisor<'_> {
             return Ok(LoopTurn::Return(RunOutcome::TicksDone));
         }
         Ok(LoopTurn::Ticked(self.next_due(&record, sleep_until)))
+    }
+
+    /// This turn's tick: a job's run when one is due (an inbox message
+    /// goes first), else the interval's tick — unless the wait ended
+    /// early for a job that was not due after all. `None`: no tick ran.
+    fn job_or_tick(&mut self, due: DateTime<Utc>) -> Result<Option<TickEnd>, SupervisorError> {
+        let waiting = crate::mailbox::inbox::pending(self.home).is_ok_and(|p| !p.is_empty());
+        // `hearth jobs run` with no supervisor: the job, whatever waits.
+        if !waiting || self.options.run_job.is_some() {
+            if let Some(run) = self.due_job()? {
+                return self.run_job(run);
+            }
+        }
+        let clock = self.options.clock;
+        let early = self.options.ticks.is_none() && !clock.is_pinned() && clock.now() < due;
+        if early && !waiting {
+            return Ok(None);
+        }
+        self.run_one_tick(None).map(Some)
     }
 
     /// When to look for room again: [`disk::retry_after`] the interval.

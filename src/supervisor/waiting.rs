@@ -122,12 +122,25 @@ impl Supervisor<'_> {
             .then(|| record.start + chrono::Duration::from_std(pull).unwrap_or_default())
     }
 
-    /// Sleeps until `due`, an inbox message, or a stop signal (returned).
-    pub(super) fn wait_until(&mut self, mut due: DateTime<Utc>) -> Option<i32> {
-        if self.wake.take_config_pending() {
-            due = self.replan(due);
+    /// The wait's end: the interval's `due`, or a job's run before it (a
+    /// pinned clock, which never reaches a scheduled time, waits only for
+    /// the runs `hearth jobs run` asks for).
+    fn with_jobs(&mut self, due: DateTime<Utc>) -> DateTime<Utc> {
+        let job = self.next_job_due();
+        let now = self.options.clock.now();
+        match job {
+            Some(at) if self.options.clock.is_pinned() && at > now => due,
+            Some(at) => due.min(at.max(now)),
+            None => due,
         }
-        self.set_phase(Phase::Waiting, None, Some(due));
+    }
+
+    /// Sleeps until `due` (or a job's run before it), an inbox message, or
+    /// a stop signal (returned).
+    pub(super) fn wait_until(&mut self, mut interval_due: DateTime<Utc>) -> Option<i32> {
+        if self.wake.take_config_pending() {
+            interval_due = self.replan(interval_due);
+        }
         // What the watcher saw (and, after a start, everything: edits made
         // while no supervisor ran) reaches the index before the wait.
         self.wake.take_memory_pending();
@@ -135,6 +148,8 @@ impl Supervisor<'_> {
         // Saves made while the tick ran are the operator's too: committed
         // now, not at the next tick.
         self.commit_hand_edits();
+        let mut due = self.with_jobs(interval_due);
+        self.set_phase(Phase::Waiting, None, Some(due));
         // A peer handed off while the tick ran (its wake came then).
         if self.wake.take_peer_pending() && self.take_handoffs() > 0 {
             tracing::info!("a peer handed off during the tick; ticking now");
@@ -228,7 +243,20 @@ impl Supervisor<'_> {
                 }
                 Some(Wake::Config) => {
                     std::thread::sleep(MEMORY_SETTLE);
-                    let replanned = self.replan(due);
+                    interval_due = self.replan(interval_due);
+                    let replanned = self.with_jobs(interval_due);
+                    if replanned != due {
+                        due = replanned;
+                        real_deadline = deadline(due);
+                        self.set_phase(Phase::Waiting, None, Some(due));
+                    }
+                }
+                Some(Wake::Jobs) => {
+                    // A job saved (committed as the operator's first) or a
+                    // run asked for: the wait ends at the new time.
+                    std::thread::sleep(MEMORY_SETTLE);
+                    self.commit_hand_edits();
+                    let replanned = self.with_jobs(interval_due);
                     if replanned != due {
                         due = replanned;
                         real_deadline = deadline(due);

@@ -33,6 +33,9 @@ pub enum Wake {
     Peer,
     /// `hearth.toml` was saved: a changed interval re-plans the wait.
     Config,
+    /// A job's file changed, or `hearth jobs run` asked for a run: the
+    /// wait re-plans.
+    Jobs,
 }
 
 /// What wakes the supervisor: signals, and file events in the home.
@@ -42,6 +45,7 @@ pub struct Wakeups {
     _watcher: Option<notify::RecommendedWatcher>,
     _memory_watcher: Option<notify::RecommendedWatcher>,
     _config_watcher: Option<notify::RecommendedWatcher>,
+    _jobs_watcher: Option<notify::RecommendedWatcher>,
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
     /// A peer event came while a tick ran: its handoffs wait to be taken.
@@ -115,12 +119,14 @@ impl Wakeups {
             }
         };
         let config_watcher = watch_config(home, tx.clone());
+        let jobs_watcher = watch_jobs(home, tx.clone());
         Ok(Wakeups {
             rx,
             signals: handle,
             _watcher: watcher,
             _memory_watcher: memory_watcher,
             _config_watcher: config_watcher,
+            _jobs_watcher: jobs_watcher,
             memory_pending: std::cell::Cell::new(false),
             peer_pending: std::cell::Cell::new(false),
             config_pending: std::cell::Cell::new(false),
@@ -205,7 +211,9 @@ impl Wakeups {
                 Wake::Memory => self.memory_pending.set(true),
                 Wake::Peer => self.peer_pending.set(true),
                 Wake::Config => self.config_pending.set(true),
-                Wake::Inbox | Wake::Child => {}
+                // A job's due time is read from its file and the
+                // requests on disk at each wait: nothing to keep.
+                Wake::Inbox | Wake::Child | Wake::Jobs => {}
             }
         }
         stop
@@ -242,6 +250,33 @@ fn watch_config(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::Recommend
                 "cannot watch {} ({e}); a changed interval applies after the next tick",
                 config.display()
             )
+        })
+        .ok()
+}
+
+/// Watches `jobs/` and the requests of `hearth jobs run` (both made here
+/// when missing, so a job written later is seen at once). Without it a
+/// new or changed job waits for the wait planned before it.
+fn watch_jobs(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::RecommendedWatcher> {
+    let dirs = [
+        home.path(crate::home::layout::rel::JOBS),
+        home.path(super::jobs::REQUESTS),
+    ];
+    let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_))) {
+            let _ = tx.send(Wake::Jobs);
+        }
+    })
+    .and_then(|mut w| {
+        for dir in &dirs {
+            let _ = std::fs::create_dir_all(dir);
+            w.watch(dir, RecursiveMode::NonRecursive)?;
+        }
+        Ok(w)
+    });
+    watched
+        .map_err(|e| {
+            tracing::warn!("cannot watch jobs/ ({e}); a changed job applies after the next tick")
         })
         .ok()
 }

@@ -38,6 +38,9 @@ pub struct TurnInput<'a> {
     pub healer_note: Option<&'a HealerNote>,
     /// What recall found for each inbox message.
     pub recall: &'a [Vec<Hit>],
+    /// The job this tick runs, if any: its prompt stands where the inbox
+    /// would.
+    pub job: Option<&'a crate::jobs::turn::JobTurn>,
 }
 
 /// The user turn, its estimated tokens by part, and its tier.
@@ -72,7 +75,11 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
         classify(&all_inbox)
     };
 
-    if input.inbox.is_empty() {
+    if let Some(job) = input.job {
+        let section = job.section();
+        parts.insert("job".to_string(), estimate_tokens(&section));
+        text.push_str(&section);
+    } else if input.inbox.is_empty() {
         text.push_str("\n\nNo new inbox messages.");
     } else {
         let mut section = format!("\n\nNew inbox messages ({}):", input.inbox.len());
@@ -184,6 +191,7 @@ mod tests {
             directive: Some("Ship it."),
             healer_note: None,
             recall: &[],
+            job: None,
         };
         let (turn, parts, tier) = user_turn(&input);
         assert_eq!(tier, Tier::Continuation);

@@ -162,6 +162,10 @@ pub struct TickRecord {
     /// The handoffs it posted for peers (`outbox/…-handoff-…`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handed: Vec<String>,
+    /// The job it ran, when it was a job's run (`state/jobs.jsonl` has
+    /// the run's outcome).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// What reading the ledger found.
@@ -456,6 +460,7 @@ mod tests {
             wrote: Vec::new(),
             sent: Vec::new(),
             handed: Vec::new(),
+            job: None,
             unbacked: Vec::new(),
             backoff_ms: None,
             note: None,

@@ -50,6 +50,21 @@ pub struct TickOptions {
     /// The supervisor's environment, read by the caller: operator tools get
     /// the variables their manifests name from it.
     pub environment: std::collections::BTreeMap<String, String>,
+    /// The job this tick runs, when it is one (DESIGN 19): its prompt is
+    /// the turn, and no inbox message is taken.
+    pub job: Option<crate::jobs::turn::JobTurn>,
+}
+
+/// What the supervisor hands its tick child on stdin: its last good
+/// config (a hand-broken `hearth.toml` cannot reach the tick) and the job
+/// the tick runs, if any.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ChildInput {
+    /// The config to run with.
+    pub config: Config,
+    /// The job's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<crate::jobs::turn::JobTurn>,
 }
 
 /// Runs one tick and returns its final report (also saved for the
@@ -66,7 +81,14 @@ pub fn run(
         return Ok(report);
     }
     preflight::own_files_are_files(home)?;
-    let mut prepared = prepare(home, config, options.number, now, &options.environment)?;
+    let mut prepared = prepare(
+        home,
+        config,
+        options.number,
+        now,
+        &options.environment,
+        options.job.as_ref(),
+    )?;
     tidy::before_the_turn(home, &prepared, now)?;
     let gate = preflight::brake_gate(home, config, &prepared, &mut report, now)?;
     report.inbox_waiting = prepared.inbox.len();
@@ -76,7 +98,7 @@ pub fn run(
     }
     // An idle tick consolidates the identity memory when that is due: a
     // side exchange whose writes become a proposal, never `main`'s.
-    if prepared.inbox.is_empty() {
+    if prepared.inbox.is_empty() && options.job.is_none() {
         if let Some(why) = crate::consolidate::due_now(home, config, now) {
             tracing::info!("tick {}: consolidating: {why}", options.number);
             let key = options.api_key.as_deref();
@@ -156,6 +178,7 @@ fn converse(
         on_text: &mut |text| tracing::debug!("model: {text}"),
         next_exchange_in: Some(plan.pull_to.unwrap_or(interval)),
         cache_key: Some(&cache_key),
+        spend_cap_usd: options.job.as_ref().and_then(|j| j.max_usd),
     };
     let mut outcome = exchange.run(&mut door, so_far)?;
     if let Some(kind) = options.hooks.failure(options.number) {

@@ -18,6 +18,7 @@ use crate::conversation::{estimate_tokens, Message};
 use crate::exchange::tier::Tier;
 use crate::exchange::ExchangeError;
 use crate::home::Home;
+use crate::jobs::turn::JobTurn;
 use crate::mailbox::inbox::{self, InboxMessage};
 use crate::memory::MemoryProblem;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
@@ -84,6 +85,7 @@ pub fn prepare(
     number: u64,
     now: DateTime<Utc>,
     environment: &BTreeMap<String, String>,
+    job: Option<&JobTurn>,
 ) -> Result<Prepared, ExchangeError> {
     let repo = Repo::open(home.root()).ok();
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
@@ -94,7 +96,16 @@ pub fn prepare(
         collaboration,
         deferred,
         mut outside,
-    } = intake(home, handoff_budget(config))?;
+    } = match job {
+        // A job's run takes no message: they wait for the next tick.
+        Some(job) => TickInbox {
+            messages: Vec::new(),
+            collaboration: None,
+            deferred: Vec::new(),
+            outside: job.outside_source().into_iter().collect(),
+        },
+        None => intake(home, handoff_budget(config))?,
+    };
     let quarantine = quarantine_or_carry(home, &mut conversation, &mut outside, now);
     // The operator's word on outside lines, read once for the tick's turn.
     let vouched = tools::taint::vouch::Vouched::load_or_none(home);
@@ -124,6 +135,7 @@ pub fn prepare(
         directive: directive.as_deref(),
         healer_note: healer_note.as_ref(),
         recall: &recall,
+        job,
     });
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission && directive.is_some() {

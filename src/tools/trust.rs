@@ -57,12 +57,15 @@ impl Trust {
     }
 }
 
-/// Trusts every `tools/*.toml` as it is now and `[flares] exec = exec`,
-/// and returns what is trusted. Only the operator's command calls this.
+/// Trusts every `tools/*.toml` and `jobs/*.toml` (whose `check` is a
+/// command) as they are now and `[flares] exec = exec`, and returns what
+/// is trusted. Only the operator's command calls this.
 pub fn trust_now(home: &Home, exec: &str) -> Result<Trust, atomic::WriteError> {
     let mut trust = Trust::default();
-    for entry in std::fs::read_dir(home.path(rel::TOOLS))
-        .into_iter()
+    let dirs = [rel::TOOLS, rel::JOBS];
+    for entry in dirs
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(home.path(dir)))
         .flatten()
         .flatten()
     {

@@ -14,6 +14,7 @@ mod endurance;
 mod faults;
 mod healer;
 mod injection;
+mod jobs;
 mod laundering;
 pub mod mcp;
 mod metrics;

@@ -348,7 +348,7 @@ fn a_tick_never_mixes_the_operators_words_with_a_strangers_and_a_clean_one_sets_
     )
     .unwrap();
     let env = std::collections::BTreeMap::new();
-    let prepared = hearth::tick::prepare(&home, &config, 1, now(), &env).unwrap();
+    let prepared = hearth::tick::prepare(&home, &config, 1, now(), &env, None).unwrap();
     assert_eq!(prepared.inbox.len(), 1, "the operator's message goes alone");
     assert!(prepared.outside.is_empty());
     assert_eq!(prepared.deferred, ["inbox/zz-mail.md"]);
@@ -372,7 +372,7 @@ fn a_tick_never_mixes_the_operators_words_with_a_strangers_and_a_clean_one_sets_
         turn(Assistant, "obeyed", &["inbox/m.md (from news@example.com)"]),
     ];
     conversation.save(&home).unwrap();
-    let prepared = hearth::tick::prepare(&home, &config, 3, now(), &env).unwrap();
+    let prepared = hearth::tick::prepare(&home, &config, 3, now(), &env, None).unwrap();
     let (moved, turns) = prepared.quarantine.expect("set aside");
     assert_eq!(turns.len(), 2);
     assert!(moved.archive.starts_with("state/archive/outside-"));
@@ -388,7 +388,7 @@ fn a_tick_never_mixes_the_operators_words_with_a_strangers_and_a_clean_one_sets_
         "---\nfrom: news@example.com\n---\nmore\n",
     )
     .unwrap();
-    let prepared = hearth::tick::prepare(&home, &config, 3, now(), &env).unwrap();
+    let prepared = hearth::tick::prepare(&home, &config, 3, now(), &env, None).unwrap();
     assert!(prepared.quarantine.is_none());
     assert_eq!(
         prepared.outside,

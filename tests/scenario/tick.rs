@@ -53,6 +53,7 @@ fn an_injected_failure_classes_the_tick_without_touching_the_model() {
         api_key: None,
         hooks: TestHooks::parse(None, Some("coverage-gap@4")),
         environment: Default::default(),
+        job: None,
     };
     let report = tick::run(&home, &Config::default(), &options, now()).unwrap();
     assert_eq!(report.class(), Class::CoverageGap);

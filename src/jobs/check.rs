@@ -1,0 +1,159 @@
+//! A job's `check`: an argv the operator wrote, run before the model is
+//! asked anything. Exit 0: there is work (its stdout goes into the run's
+//! turn); exit 1: nothing to do, the run is `skipped` and costs nothing;
+//! anything else, a timeout, or a command that cannot start: the check
+//! failed, said with its stderr.
+//!
+//! It runs in the home, in its own process group (killed whole at its
+//! timeout), with the supervisor's environment as `[flares] exec` does
+//! (the operator's own command, trusted by digest as a tool's is), and
+//! stdin closed.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::spec::Job;
+use crate::home::Home;
+
+/// The most of a check's stdout a run's turn carries.
+pub const MAX_OUTPUT: usize = 16 * 1024;
+/// How much of stderr a failure quotes.
+const STDERR_TAIL: usize = 1000;
+
+/// What a check said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    /// Work to do, with what it printed (bounded).
+    Work(String),
+    /// Nothing to do.
+    Nothing,
+    /// It failed: how.
+    Failed(String),
+}
+
+/// Runs `job`'s check in `home`.
+pub fn run(home: &Home, job: &Job) -> Said {
+    let Some(program) = job.check.first() else {
+        return Said::Work(String::new());
+    };
+    let mut command = Command::new(program);
+    command
+        .args(&job.check[1..])
+        .current_dir(home.root())
+        .env("HEARTH_HOME", home.root())
+        .env("HEARTH_JOB", &job.name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Said::Failed(format!(
+                "its check {program:?} could not start: {e} (fix `check` in {})",
+                job.file
+            ))
+        }
+    };
+    let pgid = child.id() as i32;
+    let drain = |source: Option<Box<dyn Read + Send>>, cap: usize| {
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut source) = source {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = source.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+            kept
+        })
+    };
+    let out = drain(child.stdout.take().map(|s| Box::new(s) as _), MAX_OUTPUT);
+    let err = drain(
+        child.stderr.take().map(|s| Box::new(s) as _),
+        STDERR_TAIL * 4,
+    );
+    let deadline = Instant::now() + Duration::from_secs(job.check_timeout_s);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break None,
+        }
+    };
+    crate::process::signal_group(pgid, libc::SIGKILL);
+    let _ = child.wait();
+    let out = out.join().unwrap_or_default();
+    let err = err.join().unwrap_or_default();
+    let tail = {
+        let text = String::from_utf8_lossy(&err);
+        let text = text.trim();
+        let start = text.len().saturating_sub(STDERR_TAIL);
+        let start = (start..=text.len())
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
+        text[start..].to_string()
+    };
+    match status.map(|s| s.code()) {
+        None => Said::Failed(format!(
+            "its check was killed after check_timeout_s = {} (stderr: {tail})",
+            job.check_timeout_s
+        )),
+        Some(Some(0)) => Said::Work(String::from_utf8_lossy(&out).into_owned()),
+        Some(Some(1)) => Said::Nothing,
+        Some(code) => Said::Failed(format!(
+            "its check exited with {} (0 means work, 1 nothing to do; stderr: {tail})",
+            code.map_or_else(|| "a signal".to_string(), |c| format!("code {c}"))
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
+mod tests {
+    use super::*;
+
+    fn job(check: &[&str], timeout: u64) -> (tempfile::TempDir, Home, Job) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        let mut job = crate::jobs::plan::tests_job();
+        job.check = check.iter().map(|s| s.to_string()).collect();
+        job.check_timeout_s = timeout;
+        (dir, home, job)
+    }
+
+    #[test]
+    fn exit_codes_say_work_nothing_or_failed() {
+        let (_d, home, j) = job(&["sh", "-c", "echo new: 2 items"], 5);
+        assert_eq!(run(&home, &j), Said::Work("new: 2 items\n".into()));
+        let (_d, home, j) = job(&["sh", "-c", "exit 1"], 5);
+        assert_eq!(run(&home, &j), Said::Nothing);
+        let (_d, home, j) = job(&["sh", "-c", "echo broke >&2; exit 3"], 5);
+        let said = run(&home, &j);
+        assert!(
+            matches!(&said, Said::Failed(w) if w.contains("code 3") && w.contains("broke")),
+            "{said:?}"
+        );
+        let (_d, home, j) = job(&["/no/such/check"], 5);
+        assert!(matches!(run(&home, &j), Said::Failed(w) if w.contains("could not start")));
+    }
+
+    #[test]
+    fn a_check_that_hangs_is_killed_with_its_children_at_its_timeout() {
+        let (_d, home, j) = job(&["sh", "-c", "sleep 30 & sleep 30"], 1);
+        let started = Instant::now();
+        let said = run(&home, &j);
+        assert!(
+            matches!(&said, Said::Failed(w) if w.contains("check_timeout_s = 1")),
+            "{said:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,492 @@
+//! Jobs in the loop (DESIGN 19): which job is due, its check, its run as
+//! a tick of its own door, and the ledger line that says how it ended —
+//! judged from the run's commit and calls, never from its words.
+//!
+//! A run is claimed in `state/jobs.jsonl` before its tick starts, so a
+//! run a crash cuts is found at the next start: `unknown` (flared, never
+//! re-run) when it had made a model call, else tried again.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::turns::TickEnd;
+use super::{Supervisor, SupervisorError};
+use crate::exchange::class::Class;
+use crate::home::layout::rel;
+use crate::home::lock::CommitLock;
+use crate::jobs::check::{self, Said};
+use crate::jobs::evidence::{self, Observed, Verdict};
+use crate::jobs::ledger::{self, JobLedger, Outcome, Run};
+use crate::jobs::plan::{self, Next, MAX_TRIES};
+use crate::jobs::turn::{CheckFound, JobTurn};
+use crate::jobs::{spec::CheckOutput, Job};
+use crate::mailbox::outbox::{self, Letter};
+use crate::repo::Identity;
+use crate::tick::ledger::TickRecord;
+
+/// Where `hearth jobs run NAME` asks a running supervisor for a run: an
+/// empty file per job, taken at the next turn.
+pub const REQUESTS: &str = ".hearth/job-requests";
+
+/// The least wait before a run that failed without a model call is tried
+/// again (an outage's backoff, when longer).
+const RETRY_WAIT: Duration = Duration::seconds(60);
+
+/// The flare kind of a job's trouble: one incident per job.
+pub fn flare_kind(job: &str) -> String {
+    format!("job-{job}")
+}
+
+/// A run to start now.
+pub(super) struct DueRun {
+    job: Job,
+    planned: DateTime<Utc>,
+    /// How many times this scheduled run was tried before.
+    tried: usize,
+    /// Asked for by `hearth jobs run` (not by the schedule).
+    requested: bool,
+}
+
+impl Supervisor<'_> {
+    /// The jobs as their files say now, each noted as seen; files that
+    /// cannot be used are said once.
+    fn jobs_now(&mut self) -> Vec<Job> {
+        let (jobs, problems) = crate::jobs::load_all(self.home);
+        for problem in problems {
+            let said = problem.to_string();
+            if self.said.problem(&said) {
+                tracing::warn!("{said}");
+            }
+        }
+        let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+        let now = self.options.clock.now();
+        if let Err(e) = self.jobs_seen.note(self.home, &names, now) {
+            tracing::warn!("{e}");
+        }
+        jobs
+    }
+
+    fn job_ledger(&mut self) -> JobLedger {
+        let path = self.home.path(ledger::FILE);
+        match JobLedger::read(&path) {
+            Ok(ledger) => {
+                for (line, problem) in &ledger.skipped {
+                    let said = format!(
+                        "{}:{line}: skipped a line that does not parse: {problem}",
+                        path.display()
+                    );
+                    if self.said.problem(&said) {
+                        tracing::warn!("{said}");
+                    }
+                }
+                ledger
+            }
+            Err(e) => {
+                let said = format!("{} cannot be read: {e}", path.display());
+                if self.said.problem(&said) {
+                    tracing::warn!("{said}");
+                }
+                JobLedger::default()
+            }
+        }
+    }
+
+    /// Each job's next run as of now.
+    fn job_plans(&mut self) -> Vec<(Job, Next)> {
+        let jobs = self.jobs_now();
+        let ledger = self.job_ledger();
+        let now = self.options.clock.now();
+        jobs.into_iter()
+            .filter_map(|job| {
+                let since = self.jobs_seen.of(&job.name, now);
+                plan::next(&job, &ledger, since, self.started, now).map(|n| (job, n))
+            })
+            .collect()
+    }
+
+    /// When the wait should end for a job: the earliest next run, or now
+    /// for a run `hearth jobs run` asked for.
+    pub(super) fn next_job_due(&mut self) -> Option<DateTime<Utc>> {
+        if !requested_jobs(self.home).is_empty() {
+            return Some(self.options.clock.now());
+        }
+        self.job_plans().iter().map(|(_, next)| next.at).min()
+    }
+
+    /// The run to start now, if one is due (a requested one first), with
+    /// the times passed on the way recorded as `missed`.
+    pub(super) fn due_job(&mut self) -> Result<Option<DueRun>, SupervisorError> {
+        let now = self.options.clock.now();
+        let plans = self.job_plans();
+        let mut requested = requested_jobs(self.home);
+        if let Some(name) = self.options.run_job.take() {
+            requested.insert(0, name);
+        }
+        for name in requested {
+            let _ = std::fs::remove_file(self.home.path(REQUESTS).join(&name));
+            match plans.iter().find(|(job, _)| job.name == name) {
+                Some((job, _)) => {
+                    return Ok(Some(DueRun {
+                        job: job.clone(),
+                        planned: now,
+                        tried: 0,
+                        requested: true,
+                    }))
+                }
+                None => tracing::warn!(
+                    "`hearth jobs run {name}`: there is no usable jobs/{name}.toml (see `hearth jobs`)"
+                ),
+            }
+        }
+        for (job, next) in &plans {
+            if next.missed.is_empty() {
+                continue;
+            }
+            let mut missed = Run::new(
+                &job.name,
+                *next.missed.last().unwrap_or(&now),
+                now,
+                Outcome::Missed,
+            );
+            missed.end = Some(now);
+            missed.times = u32::try_from(next.missed.len()).unwrap_or(u32::MAX);
+            missed.cause = Some(if next.missed.last().is_some_and(|t| *t <= self.started) {
+                "due while no supervisor ran".to_string()
+            } else {
+                "due while another run or tick held the turn".to_string()
+            });
+            self.record_job(
+                &missed,
+                &format!("job {}: missed {} scheduled run(s)", job.name, missed.times),
+            )?;
+        }
+        let ledger = self.job_ledger();
+        let due = plans
+            .into_iter()
+            .filter(|(_, next)| next.at <= now)
+            .min_by_key(|(_, next)| next.planned);
+        Ok(due.map(|(job, next)| DueRun {
+            tried: if next.retry {
+                ledger.retry(&job.name).map_or(0, |(_, _, tries)| tries)
+            } else {
+                0
+            },
+            job,
+            planned: next.planned,
+            requested: false,
+        }))
+    }
+
+    /// Runs `due`: its check, then (when there is work) its tick, and
+    /// records how it ended. The tick's end, when a tick ran.
+    pub(super) fn run_job(&mut self, due: DueRun) -> Result<Option<TickEnd>, SupervisorError> {
+        let DueRun {
+            job,
+            planned,
+            tried,
+            requested,
+        } = due;
+        let start = self.options.clock.now();
+        let found = match self.check_job(&job, planned, start, tried)? {
+            Some(found) => found,
+            None => return Ok(None),
+        };
+        let number = self.last_tick.as_ref().map_or(0, |t| t.tick) + 1;
+        let mut claim = Run::new(&job.name, planned, start, Outcome::Running);
+        claim.tick = Some(number);
+        ledger::append(&self.home.path(ledger::FILE), &claim)?;
+        tracing::info!(
+            "job {}: running{} as tick {number} (planned for {})",
+            job.name,
+            if requested { " by request" } else { "" },
+            crate::clock::to_second(planned)
+        );
+        let turn = JobTurn::of(&job, planned, found);
+        let end = self.run_one_tick(Some(&turn))?;
+        let run = self.judge_run(&job, claim, &end, tried);
+        let subject = match run.outcome {
+            Outcome::Done => format!("job {}: done", job.name),
+            Outcome::Unmet => format!("job {}: unmet: {}", job.name, run.missing.join(", ")),
+            _ => format!("job {}: {}", job.name, run.outcome.as_str()),
+        };
+        self.record_job(&run, &subject)?;
+        self.after_run(&job, &run)?;
+        Ok(Some(end))
+    }
+
+    /// The check, when the job has one: `Some(what it printed)` when there
+    /// is work; `None` when the run ends here (skipped, or failed, and
+    /// recorded).
+    fn check_job(
+        &mut self,
+        job: &Job,
+        planned: DateTime<Utc>,
+        start: DateTime<Utc>,
+        tried: usize,
+    ) -> Result<Option<Option<CheckFound>>, SupervisorError> {
+        if job.check.is_empty() {
+            return Ok(Some(None));
+        }
+        let trust = crate::tools::trust::Trust::load(self.home);
+        let said = if trust.trusts(&job.file, &job.digest) {
+            check::run(self.home, job)
+        } else {
+            Said::Failed(format!(
+                "its check does not run: {} changed since you trusted it (or never was); read \
+                 it, then run `hearth trust`",
+                job.file
+            ))
+        };
+        let now = self.options.clock.now();
+        let mut run = Run::new(&job.name, planned, start, Outcome::Skipped);
+        run.end = Some(now);
+        match said {
+            Said::Work(text) => {
+                return Ok(Some(Some(CheckFound {
+                    text,
+                    outside: job.check_output == CheckOutput::Outside,
+                })))
+            }
+            Said::Nothing => {
+                run.cause = Some("its check found nothing to do".into());
+            }
+            Said::Failed(why) => {
+                run.outcome = Outcome::Failed;
+                let trusted = !why.starts_with("its check does not run");
+                if trusted && tried + 1 < MAX_TRIES {
+                    run.retry_at = Some(now + RETRY_WAIT);
+                }
+                tracing::warn!("job {}: {why}", job.name);
+                run.cause = Some(why);
+            }
+        }
+        let subject = match run.outcome {
+            Outcome::Skipped => format!("job {}: skipped by its check", job.name),
+            _ => format!("job {}: its check failed", job.name),
+        };
+        self.record_job(&run, &subject)?;
+        self.after_run(job, &run)?;
+        Ok(None)
+    }
+
+    /// The run's outcome from its tick: done or unmet from the evidence
+    /// when it exited 0, failed otherwise (tried again when it made no
+    /// model call).
+    fn judge_run(&self, job: &Job, claim: Run, end: &TickEnd, tried: usize) -> Run {
+        let record = &end.record;
+        let mut run = claim;
+        run.end = Some(record.end);
+        run.model_calls = end.calls;
+        run.tokens = record.tokens.sent() + record.tokens.output;
+        run.cost_usd = record.cost_usd;
+        if record.class != Class::Ok {
+            run.outcome = Outcome::Failed;
+            run.cause = Some(record.note.clone().unwrap_or_else(|| {
+                format!(
+                    "its tick exited {} ({})",
+                    record.exit,
+                    record.class.as_str()
+                )
+            }));
+            if end.calls == 0 && tried + 1 < MAX_TRIES {
+                let backoff = record
+                    .backoff_ms
+                    .map_or(RETRY_WAIT, |ms| Duration::milliseconds(ms as i64));
+                run.retry_at = Some(record.end + backoff.max(RETRY_WAIT));
+            }
+            return run;
+        }
+        let observed = Observed {
+            changed: self.changed_by_tick(record),
+            sent: record.sent.clone(),
+            proposal: record.proposal,
+        };
+        match evidence::judge(&job.expect, &observed) {
+            Verdict::Done(found) => {
+                run.outcome = Outcome::Done;
+                run.evidence = found;
+            }
+            Verdict::Unmet { missing, found } => {
+                run.outcome = Outcome::Unmet;
+                run.missing = missing;
+                run.evidence = found;
+            }
+        }
+        run
+    }
+
+    /// What tick `record`'s commit added or changed (none when HEAD is not
+    /// its commit: a commit put off, say).
+    fn changed_by_tick(&self, record: &TickRecord) -> Vec<String> {
+        let Some(head) = self.repo.head() else {
+            return Vec::new();
+        };
+        let ours = self
+            .repo
+            .message(&head)
+            .is_some_and(|m| m.starts_with(&format!("tick {}: ", record.tick)));
+        if !ours {
+            return Vec::new();
+        }
+        self.repo.changed_in(&head).unwrap_or_else(|e| {
+            tracing::warn!("the changes of tick {} cannot be read: {e}", record.tick);
+            Vec::new()
+        })
+    }
+
+    /// After a run is recorded: its incident opened after `[jobs]
+    /// unmet_flare` unmet runs in a row, resolved by a done one.
+    fn after_run(&mut self, job: &Job, run: &Run) -> Result<(), SupervisorError> {
+        let kind = flare_kind(&job.name);
+        match run.outcome {
+            Outcome::Done => {
+                let why = format!("job {}'s run was done", job.name);
+                self.resolve_incidents(&[kind.as_str()], &why);
+            }
+            Outcome::Unmet => {
+                let streak = self.job_ledger().unmet_streak(&job.name);
+                let threshold = self.config.jobs.unmet_flare as usize;
+                if threshold > 0 && streak >= threshold {
+                    let body = format!(
+                        "The job `{}` ({}) ran {streak} time(s) in a row, exited 0, and did \
+                         not do what its [expect] says: missing {}.\n\n\
+                         What the runs did is in `hearth jobs show {}` and in their ticks' \
+                         commits; the model's own account does not count. Look at the prompt \
+                         in {} (is the work possible with the agent's tools?), then run \
+                         `hearth jobs run {}` to try it now.\n",
+                        job.name,
+                        job.when(),
+                        run.missing.join(", "),
+                        job.name,
+                        job.file,
+                        job.name
+                    );
+                    let subject = format!("job {} runs but does not do its work", job.name);
+                    self.post_job_flare(&kind, &subject, &body, run.tick)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn post_job_flare(
+        &mut self,
+        kind: &str,
+        subject: &str,
+        body: &str,
+        tick: Option<u64>,
+    ) -> Result<(), SupervisorError> {
+        let mut flare = Letter::flare(kind, subject, body);
+        flare.tick = tick;
+        outbox::post(self.home, &flare, self.options.clock.now())?;
+        self.notify_new_flares();
+        let now = self.options.clock.now();
+        let _lock = CommitLock::acquire(self.home)?;
+        self.repo.commit(
+            &[rel::STATE, rel::OUTBOX],
+            &Identity::hearth(),
+            &format!("flare: {subject}"),
+            now,
+        )?;
+        Ok(())
+    }
+
+    /// Appends `run` to the ledger and commits it.
+    fn record_job(&mut self, run: &Run, subject: &str) -> Result<(), SupervisorError> {
+        ledger::append(&self.home.path(ledger::FILE), run)?;
+        let _lock = CommitLock::acquire(self.home)?;
+        let mut message = format!("{subject}\n\n");
+        message.push_str(&format!(
+            "Hearth-Job: {}\nHearth-Job-Outcome: {}\n",
+            run.job,
+            run.outcome.as_str()
+        ));
+        self.repo.commit(
+            &[rel::JOB_RUNS, rel::JOBS_SEEN],
+            &Identity::hearth(),
+            &message,
+            self.options.clock.now(),
+        )?;
+        Ok(())
+    }
+
+    /// At start-up, before the tick a dead supervisor left is recovered
+    /// (its report is still on disk): each run a crash cut is closed —
+    /// tried again when it had made no model call, else `unknown`, flared,
+    /// and never re-run by hearth.
+    pub(super) fn close_cut_job_runs(&mut self) -> Result<(), SupervisorError> {
+        let ledger = self.job_ledger();
+        let cut: Vec<Run> = ledger.unclosed().into_iter().cloned().collect();
+        let now = self.options.clock.now();
+        for claim in cut {
+            let calls = claim.tick.map_or(0, |n| self.calls_of_cut_tick(n));
+            let mut run = claim.clone();
+            run.end = Some(now);
+            run.model_calls = calls;
+            let tick = claim
+                .tick
+                .map_or("its tick".to_string(), |n| format!("tick {n}"));
+            if calls == 0 {
+                run.outcome = Outcome::Failed;
+                run.cause = Some(format!(
+                    "cut before any model call (the supervisor stopped during {tick}): tried again"
+                ));
+                run.retry_at = Some(now);
+                self.record_job(&run, &format!("job {}: cut before any model call", run.job))?;
+                continue;
+            }
+            run.outcome = Outcome::Unknown;
+            run.cause = Some(format!(
+                "the supervisor stopped during {tick}, after {calls} model call(s): whether the run did its work is not known"
+            ));
+            self.record_job(&run, &format!("job {}: unknown (cut by a crash)", run.job))?;
+            let body = format!(
+                "A run of the job `{}` (planned for {}) was cut when the supervisor stopped \
+                 during {tick}, after {calls} model call(s). hearth does not run it again by \
+                 itself: it may have acted already (sent, posted, written).\n\n\
+                 Look at what {tick} did (`git log`, `hearth jobs show {}`); if the work is \
+                 not done, run `hearth jobs run {}`.\n",
+                run.job,
+                crate::clock::to_second(run.planned),
+                run.job,
+                run.job
+            );
+            let subject = format!("a run of job {} was cut by a crash", run.job);
+            self.post_job_flare(&flare_kind(&run.job), &subject, &body, claim.tick)?;
+        }
+        Ok(())
+    }
+
+    /// How many model calls the cut tick `number` made: its report's count,
+    /// or its ledger line's tokens when it was recorded.
+    fn calls_of_cut_tick(&self, number: u64) -> u32 {
+        if let Some(report) = crate::exchange::report::TickReport::load(self.home, number) {
+            let usage = &report.outcome.usage;
+            let paid = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens > 0;
+            return report.outcome.calls.max(u32::from(paid));
+        }
+        match &self.last_tick {
+            Some(last) if last.tick == number => {
+                u32::from(last.tokens.sent() + last.tokens.output > 0)
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// The jobs `hearth jobs run` asked a running supervisor for, oldest first.
+fn requested_jobs(home: &crate::home::Home) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(home.path(REQUESTS)) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(std::time::SystemTime, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let at = e.metadata().and_then(|m| m.modified()).ok()?;
+            Some((at, name))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, name)| name).collect()
+}
