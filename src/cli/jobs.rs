@@ -7,7 +7,7 @@ use std::path::Path;
 use chrono::Duration;
 use hearth::config::Config;
 use hearth::home::Home;
-use hearth::jobs::ledger::{Outcome, Run};
+use hearth::jobs::ledger::{JobOutcome, Run};
 use hearth::jobs::overview::{overview, JobView};
 use hearth::supervisor::{self, RunOptions};
 
@@ -16,14 +16,14 @@ use super::{CommandError, Env, Exit};
 #[derive(clap::Args)]
 pub struct Args {
     #[command(subcommand)]
-    action: Option<Action>,
+    action: Option<JobAction>,
     /// Print JSON.
     #[arg(long, global = true)]
     json: bool,
 }
 
 #[derive(clap::Subcommand)]
-enum Action {
+enum JobAction {
     /// Run a job now, whatever its schedule (its check first, if it has
     /// one); a running supervisor runs it at once, between ticks.
     Run {
@@ -45,8 +45,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let (views, problems, notes) = overview(&home, now, grace);
     match args.action {
         None => list(&views, &problems, &notes, args.json),
-        Some(Action::Show { name }) => show(&views, &name, args.json),
-        Some(Action::Run { name }) => run_now(env, &home, &views, &problems, &name),
+        Some(JobAction::Show { name }) => show(&views, &name, args.json),
+        Some(JobAction::Run { name }) => run_now(env, &home, &views, &problems, &name),
     }
 }
 
@@ -118,8 +118,8 @@ fn show(views: &[JobView], name: &str, json: bool) -> Result<Exit, CommandError>
         // A claim is shown only while it is open (its outcome follows it).
         let closed = view.history[i + 1..]
             .iter()
-            .any(|later| later.planned == run.planned && later.outcome != Outcome::Running);
-        if run.outcome == Outcome::Running && closed {
+            .any(|later| later.planned == run.planned && later.outcome != JobOutcome::Running);
+        if run.outcome == JobOutcome::Running && closed {
             continue;
         }
         outln!("{}", describe(run));
@@ -247,13 +247,13 @@ fn run_now(
         .history
         .iter()
         .skip(before)
-        .filter(|r| r.outcome != Outcome::Running)
+        .filter(|r| r.outcome != JobOutcome::Running)
         .collect();
     for run in &runs {
         outln!("{}", describe(run));
     }
     Ok(match runs.last().map(|r| r.outcome) {
-        Some(Outcome::Done | Outcome::Skipped) => Exit::Success,
+        Some(JobOutcome::Done | JobOutcome::Skipped) => Exit::Success,
         _ => Exit::Error,
     })
 }

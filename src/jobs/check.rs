@@ -23,7 +23,7 @@ const STDERR_TAIL: usize = 1000;
 
 /// What a check said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Said {
+pub enum CheckSaid {
     /// Work to do, with what it printed (bounded).
     Work(String),
     /// Nothing to do.
@@ -33,9 +33,9 @@ pub enum Said {
 }
 
 /// Runs `job`'s check in `home`.
-pub fn run(home: &Home, job: &Job) -> Said {
+pub fn run(home: &Home, job: &Job) -> CheckSaid {
     let Some(program) = job.check.first() else {
-        return Said::Work(String::new());
+        return CheckSaid::Work(String::new());
     };
     let mut command = Command::new(program);
     command
@@ -50,7 +50,7 @@ pub fn run(home: &Home, job: &Job) -> Said {
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            return Said::Failed(format!(
+            return CheckSaid::Failed(format!(
                 "its check {program:?} could not start: {e} (fix `check` in {})",
                 job.file
             ))
@@ -101,13 +101,13 @@ pub fn run(home: &Home, job: &Job) -> Said {
         text[start..].to_string()
     };
     match status.map(|s| s.code()) {
-        None => Said::Failed(format!(
+        None => CheckSaid::Failed(format!(
             "its check was killed after check_timeout_s = {} (stderr: {tail})",
             job.check_timeout_s
         )),
-        Some(Some(0)) => Said::Work(String::from_utf8_lossy(&out).into_owned()),
-        Some(Some(1)) => Said::Nothing,
-        Some(code) => Said::Failed(format!(
+        Some(Some(0)) => CheckSaid::Work(String::from_utf8_lossy(&out).into_owned()),
+        Some(Some(1)) => CheckSaid::Nothing,
+        Some(code) => CheckSaid::Failed(format!(
             "its check exited with {} (0 means work, 1 nothing to do; stderr: {tail})",
             code.map_or_else(|| "a signal".to_string(), |c| format!("code {c}"))
         )),
@@ -132,17 +132,17 @@ mod tests {
     #[test]
     fn exit_codes_say_work_nothing_or_failed() {
         let (_d, home, j) = job(&["sh", "-c", "echo new: 2 items"], 5);
-        assert_eq!(run(&home, &j), Said::Work("new: 2 items\n".into()));
+        assert_eq!(run(&home, &j), CheckSaid::Work("new: 2 items\n".into()));
         let (_d, home, j) = job(&["sh", "-c", "exit 1"], 5);
-        assert_eq!(run(&home, &j), Said::Nothing);
+        assert_eq!(run(&home, &j), CheckSaid::Nothing);
         let (_d, home, j) = job(&["sh", "-c", "echo broke >&2; exit 3"], 5);
         let said = run(&home, &j);
         assert!(
-            matches!(&said, Said::Failed(w) if w.contains("code 3") && w.contains("broke")),
+            matches!(&said, CheckSaid::Failed(w) if w.contains("code 3") && w.contains("broke")),
             "{said:?}"
         );
         let (_d, home, j) = job(&["/no/such/check"], 5);
-        assert!(matches!(run(&home, &j), Said::Failed(w) if w.contains("could not start")));
+        assert!(matches!(run(&home, &j), CheckSaid::Failed(w) if w.contains("could not start")));
     }
 
     #[test]
@@ -151,7 +151,7 @@ mod tests {
         let started = Instant::now();
         let said = run(&home, &j);
         assert!(
-            matches!(&said, Said::Failed(w) if w.contains("check_timeout_s = 1")),
+            matches!(&said, CheckSaid::Failed(w) if w.contains("check_timeout_s = 1")),
             "{said:?}"
         );
         assert!(started.elapsed() < Duration::from_secs(10));

@@ -19,7 +19,7 @@ pub struct Observed {
 
 /// The verdict on a run that exited 0.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Judgment {
     /// Each expectation met, with what showed it.
     Done(Vec<String>),
     /// What was expected and not found (and what was found, if any).
@@ -33,7 +33,7 @@ pub enum Verdict {
 
 /// Judges `expect` against what was observed. Nothing expected: done,
 /// with what the commit changed as the record.
-pub fn judge(expect: &Expect, observed: &Observed) -> Verdict {
+pub fn judge(expect: &Expect, observed: &Observed) -> Judgment {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     if let Some(wrote) = &expect.wrote {
@@ -69,9 +69,9 @@ pub fn judge(expect: &Expect, observed: &Observed) -> Verdict {
         found.extend(observed.changed.iter().map(|p| format!("changed {p}")));
     }
     if missing.is_empty() {
-        Verdict::Done(found)
+        Judgment::Done(found)
     } else {
-        Verdict::Unmet { missing, found }
+        Judgment::Unmet { missing, found }
     }
 }
 
@@ -99,13 +99,13 @@ mod tests {
         };
         assert_eq!(
             judge(&e, &wrote),
-            Verdict::Done(vec!["wrote memory/digests/2026-11-27.md".into()])
+            Judgment::Done(vec!["wrote memory/digests/2026-11-27.md".into()])
         );
         let sibling = Observed {
             changed: vec!["memory/digests-old.md".into(), "memory/journal/x.md".into()],
             ..Observed::default()
         };
-        assert!(matches!(judge(&e, &sibling), Verdict::Unmet { .. }));
+        assert!(matches!(judge(&e, &sibling), Judgment::Unmet { .. }));
     }
 
     #[test]
@@ -118,7 +118,7 @@ mod tests {
         };
         assert_eq!(
             judge(&e, &o),
-            Verdict::Unmet {
+            Judgment::Unmet {
                 missing: vec![
                     "a letter to the operator (send)".into(),
                     "a proposal".into()
@@ -136,7 +136,7 @@ mod tests {
         };
         assert_eq!(
             judge(&Expect::default(), &o),
-            Verdict::Done(vec!["changed memory/notes/x.md".into()])
+            Judgment::Done(vec!["changed memory/notes/x.md".into()])
         );
     }
 }

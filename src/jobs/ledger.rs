@@ -20,7 +20,7 @@ pub const FILE: &str = crate::home::layout::rel::JOB_RUNS;
 /// How a run ended (or that it is under way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum JobOutcome {
     /// Claimed: its tick is starting or running.
     Running,
     /// The tick exited 0 and the expected evidence is in its commit.
@@ -37,17 +37,17 @@ pub enum Outcome {
     Missed,
 }
 
-impl Outcome {
+impl JobOutcome {
     /// As the ledger and `hearth jobs` spell it.
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Running => "running",
-            Outcome::Done => "done",
-            Outcome::Unmet => "unmet",
-            Outcome::Skipped => "skipped",
-            Outcome::Failed => "failed",
-            Outcome::Unknown => "unknown",
-            Outcome::Missed => "missed",
+            JobOutcome::Running => "running",
+            JobOutcome::Done => "done",
+            JobOutcome::Unmet => "unmet",
+            JobOutcome::Skipped => "skipped",
+            JobOutcome::Failed => "failed",
+            JobOutcome::Unknown => "unknown",
+            JobOutcome::Missed => "missed",
         }
     }
 }
@@ -65,7 +65,7 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<DateTime<Utc>>,
     /// How it ended.
-    pub outcome: Outcome,
+    pub outcome: JobOutcome,
     /// The tick that ran it, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick: Option<u64>,
@@ -101,7 +101,12 @@ fn is_zero(n: &u32) -> bool {
 
 impl Run {
     /// A step of `job` for `planned`, begun at `start`.
-    pub fn new(job: &str, planned: DateTime<Utc>, start: DateTime<Utc>, outcome: Outcome) -> Run {
+    pub fn new(
+        job: &str,
+        planned: DateTime<Utc>,
+        start: DateTime<Utc>,
+        outcome: JobOutcome,
+    ) -> Run {
         Run {
             job: job.to_string(),
             planned,
@@ -158,7 +163,9 @@ impl JobLedger {
 
     /// The newest line of `job` that is an outcome (not `running`).
     pub fn last_outcome<'a>(&'a self, job: &'a str) -> Option<&'a Run> {
-        self.of(job).rev().find(|r| r.outcome != Outcome::Running)
+        self.of(job)
+            .rev()
+            .find(|r| r.outcome != JobOutcome::Running)
     }
 
     /// Runs claimed and never closed: a crash cut them.
@@ -166,7 +173,7 @@ impl JobLedger {
         let mut open: Vec<&Run> = Vec::new();
         for run in &self.runs {
             open.retain(|o| !(o.job == run.job && o.planned == run.planned));
-            if run.outcome == Outcome::Running {
+            if run.outcome == JobOutcome::Running {
                 open.push(run);
             }
         }
@@ -177,7 +184,7 @@ impl JobLedger {
     /// or miss, unless that run is to be tried again.
     pub fn last_planned(&self, job: &str) -> Option<DateTime<Utc>> {
         self.of(job)
-            .filter(|r| r.outcome != Outcome::Running && r.retry_at.is_none())
+            .filter(|r| r.outcome != JobOutcome::Running && r.retry_at.is_none())
             .map(|r| r.planned)
             .max()
     }
@@ -189,7 +196,7 @@ impl JobLedger {
         let at = last.retry_at?;
         let tries = self
             .of(job)
-            .filter(|r| r.planned == last.planned && r.outcome != Outcome::Running)
+            .filter(|r| r.planned == last.planned && r.outcome != JobOutcome::Running)
             .count();
         Some((last.planned, at, tries))
     }
@@ -202,17 +209,17 @@ impl JobLedger {
             .filter(|r| {
                 !matches!(
                     r.outcome,
-                    Outcome::Running | Outcome::Skipped | Outcome::Missed
+                    JobOutcome::Running | JobOutcome::Skipped | JobOutcome::Missed
                 )
             })
-            .take_while(|r| r.outcome == Outcome::Unmet)
+            .take_while(|r| r.outcome == JobOutcome::Unmet)
             .count()
     }
 
     /// How many scheduled times of `job` were missed, in all.
     pub fn misses(&self, job: &str) -> u32 {
         self.of(job)
-            .filter(|r| r.outcome == Outcome::Missed)
+            .filter(|r| r.outcome == JobOutcome::Missed)
             .map(|r| r.times.max(1))
             .sum()
     }
@@ -232,7 +239,7 @@ mod tests {
         DateTime::from_timestamp(1_795_000_000 + i64::from(h) * 3600, 0).unwrap()
     }
 
-    fn run(job: &str, h: u32, outcome: Outcome) -> Run {
+    fn run(job: &str, h: u32, outcome: JobOutcome) -> Run {
         Run::new(job, at(h), at(h), outcome)
     }
 
@@ -241,10 +248,10 @@ mod tests {
         let ledger = JobLedger {
             skipped: Vec::new(),
             runs: vec![
-                run("a", 1, Outcome::Running),
-                run("a", 1, Outcome::Done),
-                run("b", 2, Outcome::Running),
-                run("a", 3, Outcome::Running),
+                run("a", 1, JobOutcome::Running),
+                run("a", 1, JobOutcome::Done),
+                run("b", 2, JobOutcome::Running),
+                run("a", 3, JobOutcome::Running),
             ],
         };
         let open: Vec<_> = ledger
@@ -261,11 +268,11 @@ mod tests {
         let ledger = JobLedger {
             skipped: Vec::new(),
             runs: vec![
-                run("a", 1, Outcome::Unmet),
-                run("a", 2, Outcome::Done),
-                run("a", 3, Outcome::Unmet),
-                run("a", 4, Outcome::Skipped),
-                run("a", 5, Outcome::Unmet),
+                run("a", 1, JobOutcome::Unmet),
+                run("a", 2, JobOutcome::Done),
+                run("a", 3, JobOutcome::Unmet),
+                run("a", 4, JobOutcome::Skipped),
+                run("a", 5, JobOutcome::Unmet),
             ],
         };
         assert_eq!(ledger.unmet_streak("a"), 2);
@@ -274,10 +281,10 @@ mod tests {
 
     #[test]
     fn a_failure_before_any_model_call_is_retried_and_counted() {
-        let mut failed = run("a", 1, Outcome::Failed);
+        let mut failed = run("a", 1, JobOutcome::Failed);
         failed.retry_at = Some(at(2));
         let ledger = JobLedger {
-            runs: vec![run("a", 0, Outcome::Done), failed.clone(), failed],
+            runs: vec![run("a", 0, JobOutcome::Done), failed.clone(), failed],
             skipped: Vec::new(),
         };
         assert_eq!(ledger.retry("a"), Some((at(1), at(2), 2)));

@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::ledger::{JobLedger, Run};
 use super::plan;
-use super::seen::Seen;
+use super::seen::JobsSeen;
 use super::spec::{load_all, Job, JobProblem};
 use crate::home::layout::rel;
 use crate::home::Home;
@@ -72,7 +72,7 @@ pub fn overview(
             path.display()
         ));
     }
-    let seen = Seen::load(home);
+    let seen = JobsSeen::load(home);
     let views = jobs
         .into_iter()
         .map(|job| {

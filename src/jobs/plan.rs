@@ -123,7 +123,7 @@ pub(crate) fn tests_job() -> Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobs::ledger::{Outcome, Run};
+    use crate::jobs::ledger::{JobOutcome, Run};
 
     fn at(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text)
@@ -161,7 +161,7 @@ mod tests {
             "digest",
             at("2026-11-24T07:00:00Z"),
             at("2026-11-24T07:00:00Z"),
-            Outcome::Done,
+            JobOutcome::Done,
         );
         let started = at("2026-11-27T09:00:00Z");
         let next = next(
@@ -180,7 +180,7 @@ mod tests {
         );
 
         // Caught up: the schedule goes on from it.
-        let caught = Run::new("digest", next.planned, started, Outcome::Done);
+        let caught = Run::new("digest", next.planned, started, JobOutcome::Done);
         let after = super::next(
             &job,
             &ledger(vec![done, caught]),
@@ -200,7 +200,7 @@ mod tests {
             "digest",
             at("2026-11-25T07:00:00Z"),
             at("2026-11-25T07:00:00Z"),
-            Outcome::Done,
+            JobOutcome::Done,
         );
         let since = at("2026-11-01T00:00:00Z");
         let started = at("2026-11-27T09:00:00Z");
@@ -219,7 +219,7 @@ mod tests {
     fn a_failure_before_any_model_call_is_tried_again_until_the_next_time() {
         let job = daily(CatchUp::Once);
         let planned = at("2026-11-27T07:00:00Z");
-        let mut failed = Run::new("digest", planned, planned, Outcome::Failed);
+        let mut failed = Run::new("digest", planned, planned, JobOutcome::Failed);
         failed.retry_at = Some(at("2026-11-27T07:05:00Z"));
         let since = at("2026-11-01T00:00:00Z");
         let now = at("2026-11-27T07:01:00Z");

@@ -13,25 +13,25 @@ use crate::json_file::{self, JsonFile};
 
 /// Job name → when it was first seen.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Seen {
+pub struct JobsSeen {
     /// The times.
     pub since: BTreeMap<String, DateTime<Utc>>,
 }
 
-impl JsonFile for Seen {
+impl JsonFile for JobsSeen {
     const VERSION: u32 = 1;
 }
 
-impl Seen {
+impl JobsSeen {
     /// What is on disk; a broken file is said and read as empty (every
     /// job then counts from now: nothing is run twice, at worst a missed
     /// run goes uncaught).
-    pub fn load(home: &Home) -> Seen {
+    pub fn load(home: &Home) -> JobsSeen {
         match json_file::load(&home.path(rel::JOBS_SEEN)) {
             Ok(seen) => seen.unwrap_or_default(),
             Err(e) => {
                 tracing::warn!("{e}; each job's schedule counts from now");
-                Seen::default()
+                JobsSeen::default()
             }
         }
     }

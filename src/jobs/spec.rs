@@ -37,7 +37,7 @@ const MAX_BYTES: u64 = 64 * 1024;
 /// The manifest's fields, as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Manifest {
+struct JobManifest {
     schedule: String,
     #[serde(default)]
     timezone: Option<String>,
@@ -233,7 +233,7 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
             "save it as UTF-8",
         )
     })?;
-    let manifest: Manifest = toml::from_str(&text).map_err(|e| {
+    let manifest: JobManifest = toml::from_str(&text).map_err(|e| {
         problem(
             e.message().to_string(),
             "see docs/guide.md \"Jobs\" for the keys (schedule, prompt, check, [expect]…)",
@@ -254,41 +254,8 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
             )
         })?),
     };
-    if manifest.prompt.trim().is_empty() {
-        return Err(problem(
-            "its prompt is empty".into(),
-            "say what the run is to do: prompt = \"…\"",
-        ));
-    }
-    if manifest.check.first().is_some_and(|c| c.trim().is_empty()) {
-        return Err(problem(
-            "check names no command".into(),
-            "write an argv list, e.g. check = [\"./bin/changed\"], or leave it out",
-        ));
-    }
-    if manifest.check_timeout_s == 0 {
-        return Err(problem(
-            "check_timeout_s = 0 leaves the check no time".into(),
-            "give it seconds, e.g. check_timeout_s = 60",
-        ));
-    }
-    if manifest
-        .max_usd
-        .is_some_and(|usd| usd.is_nan() || usd <= 0.0)
-    {
-        return Err(problem(
-            "max_usd must be more than 0".into(),
-            "give the most one run may spend, e.g. max_usd = 0.50, or leave it out",
-        ));
-    }
-    if let Some(wrote) = &manifest.expect.wrote {
-        let wrote = wrote.trim_start_matches("./");
-        if !(wrote.starts_with("memory/") || wrote.starts_with("outbox/")) || wrote.contains("..") {
-            return Err(problem(
-                format!("[expect] wrote = {wrote:?} is not where the agent writes"),
-                "name a path under memory/ (or outbox/), e.g. wrote = \"memory/digests/\"",
-            ));
-        }
+    if let Some((why, fix)) = unusable(&manifest) {
+        return Err(problem(why, fix));
     }
     Ok(Job {
         name,
@@ -310,6 +277,44 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
         },
         digest: crate::tools::trust::digest(&bytes),
     })
+}
+
+/// What makes a manifest that parsed unusable, and the fix.
+fn unusable(m: &JobManifest) -> Option<(String, &'static str)> {
+    if m.prompt.trim().is_empty() {
+        return Some((
+            "its prompt is empty".into(),
+            "say what the run is to do: prompt = \"…\"",
+        ));
+    }
+    if m.check.first().is_some_and(|c| c.trim().is_empty()) {
+        return Some((
+            "check names no command".into(),
+            "write an argv list, e.g. check = [\"./bin/changed\"], or leave it out",
+        ));
+    }
+    if m.check_timeout_s == 0 {
+        return Some((
+            "check_timeout_s = 0 leaves the check no time".into(),
+            "give it seconds, e.g. check_timeout_s = 60",
+        ));
+    }
+    if m.max_usd.is_some_and(|usd| usd.is_nan() || usd <= 0.0) {
+        return Some((
+            "max_usd must be more than 0".into(),
+            "give the most one run may spend, e.g. max_usd = 0.50, or leave it out",
+        ));
+    }
+    if let Some(wrote) = &m.expect.wrote {
+        let wrote = wrote.trim_start_matches("./");
+        if !(wrote.starts_with("memory/") || wrote.starts_with("outbox/")) || wrote.contains("..") {
+            return Some((
+                format!("[expect] wrote = {wrote:?} is not where the agent writes"),
+                "name a path under memory/ (or outbox/), e.g. wrote = \"memory/digests/\"",
+            ));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

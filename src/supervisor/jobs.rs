@@ -13,9 +13,9 @@ use super::{Supervisor, SupervisorError};
 use crate::exchange::class::Class;
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
-use crate::jobs::check::{self, Said};
-use crate::jobs::evidence::{self, Observed, Verdict};
-use crate::jobs::ledger::{self, JobLedger, Outcome, Run};
+use crate::jobs::check::{self, CheckSaid};
+use crate::jobs::evidence::{self, Judgment, Observed};
+use crate::jobs::ledger::{self, JobLedger, JobOutcome, Run};
 use crate::jobs::plan::{self, Next, MAX_TRIES};
 use crate::jobs::turn::{CheckFound, JobTurn};
 use crate::jobs::{spec::CheckOutput, Job};
@@ -145,7 +145,7 @@ impl Supervisor<'_> {
                 &job.name,
                 *next.missed.last().unwrap_or(&now),
                 now,
-                Outcome::Missed,
+                JobOutcome::Missed,
             );
             missed.end = Some(now);
             missed.times = u32::try_from(next.missed.len()).unwrap_or(u32::MAX);
@@ -191,7 +191,7 @@ impl Supervisor<'_> {
             None => return Ok(None),
         };
         let number = self.last_tick.as_ref().map_or(0, |t| t.tick) + 1;
-        let mut claim = Run::new(&job.name, planned, start, Outcome::Running);
+        let mut claim = Run::new(&job.name, planned, start, JobOutcome::Running);
         claim.tick = Some(number);
         ledger::append(&self.home.path(ledger::FILE), &claim)?;
         tracing::info!(
@@ -204,8 +204,8 @@ impl Supervisor<'_> {
         let end = self.run_one_tick(Some(&turn))?;
         let run = self.judge_run(&job, claim, &end, tried);
         let subject = match run.outcome {
-            Outcome::Done => format!("job {}: done", job.name),
-            Outcome::Unmet => format!("job {}: unmet: {}", job.name, run.missing.join(", ")),
+            JobOutcome::Done => format!("job {}: done", job.name),
+            JobOutcome::Unmet => format!("job {}: unmet: {}", job.name, run.missing.join(", ")),
             _ => format!("job {}: {}", job.name, run.outcome.as_str()),
         };
         self.record_job(&run, &subject)?;
@@ -230,27 +230,27 @@ impl Supervisor<'_> {
         let said = if trust.trusts(&job.file, &job.digest) {
             check::run(self.home, job)
         } else {
-            Said::Failed(format!(
+            CheckSaid::Failed(format!(
                 "its check does not run: {} changed since you trusted it (or never was); read \
                  it, then run `hearth trust`",
                 job.file
             ))
         };
         let now = self.options.clock.now();
-        let mut run = Run::new(&job.name, planned, start, Outcome::Skipped);
+        let mut run = Run::new(&job.name, planned, start, JobOutcome::Skipped);
         run.end = Some(now);
         match said {
-            Said::Work(text) => {
+            CheckSaid::Work(text) => {
                 return Ok(Some(Some(CheckFound {
                     text,
                     outside: job.check_output == CheckOutput::Outside,
                 })))
             }
-            Said::Nothing => {
+            CheckSaid::Nothing => {
                 run.cause = Some("its check found nothing to do".into());
             }
-            Said::Failed(why) => {
-                run.outcome = Outcome::Failed;
+            CheckSaid::Failed(why) => {
+                run.outcome = JobOutcome::Failed;
                 let trusted = !why.starts_with("its check does not run");
                 if trusted && tried + 1 < MAX_TRIES {
                     run.retry_at = Some(now + RETRY_WAIT);
@@ -260,7 +260,7 @@ impl Supervisor<'_> {
             }
         }
         let subject = match run.outcome {
-            Outcome::Skipped => format!("job {}: skipped by its check", job.name),
+            JobOutcome::Skipped => format!("job {}: skipped by its check", job.name),
             _ => format!("job {}: its check failed", job.name),
         };
         self.record_job(&run, &subject)?;
@@ -279,7 +279,7 @@ impl Supervisor<'_> {
         run.tokens = record.tokens.sent() + record.tokens.output;
         run.cost_usd = record.cost_usd;
         if record.class != Class::Ok {
-            run.outcome = Outcome::Failed;
+            run.outcome = JobOutcome::Failed;
             run.cause = Some(record.note.clone().unwrap_or_else(|| {
                 format!(
                     "its tick exited {} ({})",
@@ -301,12 +301,12 @@ impl Supervisor<'_> {
             proposal: record.proposal,
         };
         match evidence::judge(&job.expect, &observed) {
-            Verdict::Done(found) => {
-                run.outcome = Outcome::Done;
+            Judgment::Done(found) => {
+                run.outcome = JobOutcome::Done;
                 run.evidence = found;
             }
-            Verdict::Unmet { missing, found } => {
-                run.outcome = Outcome::Unmet;
+            Judgment::Unmet { missing, found } => {
+                run.outcome = JobOutcome::Unmet;
                 run.missing = missing;
                 run.evidence = found;
             }
@@ -338,11 +338,11 @@ impl Supervisor<'_> {
     fn after_run(&mut self, job: &Job, run: &Run) -> Result<(), SupervisorError> {
         let kind = flare_kind(&job.name);
         match run.outcome {
-            Outcome::Done => {
+            JobOutcome::Done => {
                 let why = format!("job {}'s run was done", job.name);
                 self.resolve_incidents(&[kind.as_str()], &why);
             }
-            Outcome::Unmet => {
+            JobOutcome::Unmet => {
                 let streak = self.job_ledger().unmet_streak(&job.name);
                 let threshold = self.config.jobs.unmet_flare as usize;
                 if threshold > 0 && streak >= threshold {
@@ -397,7 +397,7 @@ impl Supervisor<'_> {
         let _lock = CommitLock::acquire(self.home)?;
         let mut message = format!("{subject}\n\n");
         message.push_str(&format!(
-            "Hearth-Job: {}\nHearth-Job-Outcome: {}\n",
+            "Hearth-Job: {}\nHearth-Job-JobOutcome: {}\n",
             run.job,
             run.outcome.as_str()
         ));
@@ -427,7 +427,7 @@ impl Supervisor<'_> {
                 .tick
                 .map_or("its tick".to_string(), |n| format!("tick {n}"));
             if calls == 0 {
-                run.outcome = Outcome::Failed;
+                run.outcome = JobOutcome::Failed;
                 run.cause = Some(format!(
                     "cut before any model call (the supervisor stopped during {tick}): tried again"
                 ));
@@ -435,7 +435,7 @@ impl Supervisor<'_> {
                 self.record_job(&run, &format!("job {}: cut before any model call", run.job))?;
                 continue;
             }
-            run.outcome = Outcome::Unknown;
+            run.outcome = JobOutcome::Unknown;
             run.cause = Some(format!(
                 "the supervisor stopped during {tick}, after {calls} model call(s): whether the run did its work is not known"
             ));

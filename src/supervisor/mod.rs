@@ -144,7 +144,7 @@ struct Supervisor<'a> {
     /// Notices a full disk kept from the queue, tried again at each turn.
     unsent_notices: Vec<crate::notify::Notice>,
     /// When each job was first seen (`state/jobs-seen.json`).
-    jobs_seen: crate::jobs::seen::Seen,
+    jobs_seen: crate::jobs::seen::JobsSeen,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -211,7 +211,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         metrics: None,
         courier: Some(courier),
         unsent_notices: Vec::new(),
-        jobs_seen: crate::jobs::seen::Seen::load(home),
+        jobs_seen: crate::jobs::seen::JobsSeen::load(home),
         options,
     };
     if let Some(RunOutcome::Panic) = sup.start_up()? {

@@ -82,15 +82,7 @@ impl Supervisor<'_> {
         tracing::info!("tick {number} starting");
         self.ping(Ping::Start);
 
-        // The tick is told the interval it runs at (`--interval` included):
-        // how long its prefix should stay cached depends on it.
-        let mut config = self.config.clone();
-        config.tick.interval_s = u64::try_from(self.interval().num_seconds()).unwrap_or(u64::MAX);
-        let mut child = TickChild::spawn(&self.options.exe, self.home, number, &config, job)
-            .map_err(|source| SupervisorError::Spawn {
-                exe: self.options.exe.clone(),
-                source,
-            })?;
+        let mut child = self.spawn_tick(number, job)?;
         let limit = Duration::from_secs(self.config.tick.timeout_s);
         let ChildEnd { ending, note, stop } = child
             .supervise(number, limit, &self.wake, self.options.notifier.as_ref())
@@ -142,6 +134,20 @@ impl Supervisor<'_> {
             sleep_until,
             stop,
             verdict,
+        })
+    }
+
+    /// Starts tick `number` (running `job`, if one), told the interval it
+    /// runs at (`--interval` included): how long its prefix should stay
+    /// cached depends on it.
+    fn spawn_tick(&self, number: u64, job: Option<&JobTurn>) -> Result<TickChild, SupervisorError> {
+        let mut config = self.config.clone();
+        config.tick.interval_s = u64::try_from(self.interval().num_seconds()).unwrap_or(u64::MAX);
+        TickChild::spawn(&self.options.exe, self.home, number, &config, job).map_err(|source| {
+            SupervisorError::Spawn {
+                exe: self.options.exe.clone(),
+                source,
+            }
         })
     }
 

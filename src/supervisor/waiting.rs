@@ -135,9 +135,10 @@ impl Supervisor<'_> {
         }
     }
 
-    /// Sleeps until `due` (or a job's run before it), an inbox message, or
-    /// a stop signal (returned).
-    pub(super) fn wait_until(&mut self, mut interval_due: DateTime<Utc>) -> Option<i32> {
+    /// What the tick left to do before the wait: a `hearth.toml` saved
+    /// meanwhile re-plans `interval_due` (returned), the index catches up
+    /// and hand edits are committed.
+    fn before_the_wait(&mut self, mut interval_due: DateTime<Utc>) -> DateTime<Utc> {
         if self.wake.take_config_pending() {
             interval_due = self.replan(interval_due);
         }
@@ -148,6 +149,13 @@ impl Supervisor<'_> {
         // Saves made while the tick ran are the operator's too: committed
         // now, not at the next tick.
         self.commit_hand_edits();
+        interval_due
+    }
+
+    /// Sleeps until `due` (or a job's run before it), an inbox message, or
+    /// a stop signal (returned).
+    pub(super) fn wait_until(&mut self, interval_due: DateTime<Utc>) -> Option<i32> {
+        let mut interval_due = self.before_the_wait(interval_due);
         let mut due = self.with_jobs(interval_due);
         self.set_phase(Phase::Waiting, None, Some(due));
         // A peer handed off while the tick ran (its wake came then).
@@ -241,21 +249,15 @@ impl Supervisor<'_> {
                         return None;
                     }
                 }
-                Some(Wake::Config) => {
+                Some(wake @ (Wake::Config | Wake::Jobs)) => {
                     std::thread::sleep(MEMORY_SETTLE);
-                    interval_due = self.replan(interval_due);
-                    let replanned = self.with_jobs(interval_due);
-                    if replanned != due {
-                        due = replanned;
-                        real_deadline = deadline(due);
-                        self.set_phase(Phase::Waiting, None, Some(due));
+                    if wake == Wake::Config {
+                        interval_due = self.replan(interval_due);
+                    } else {
+                        // A job saved (committed as the operator's first)
+                        // or a run asked for: the wait ends at the new time.
+                        self.commit_hand_edits();
                     }
-                }
-                Some(Wake::Jobs) => {
-                    // A job saved (committed as the operator's first) or a
-                    // run asked for: the wait ends at the new time.
-                    std::thread::sleep(MEMORY_SETTLE);
-                    self.commit_hand_edits();
                     let replanned = self.with_jobs(interval_due);
                     if replanned != due {
                         due = replanned;

@@ -90,22 +90,12 @@ pub fn prepare(
     let repo = Repo::open(home.root()).ok();
     let (mut conversation, broken) = Conversation::read(home, repo.as_ref())?;
     let offered = tools::Offered::load(home, environment);
-
     let TickInbox {
         messages,
         collaboration,
         deferred,
         mut outside,
-    } = match job {
-        // A job's run takes no message: they wait for the next tick.
-        Some(job) => TickInbox {
-            messages: Vec::new(),
-            collaboration: None,
-            deferred: Vec::new(),
-            outside: job.outside_source().into_iter().collect(),
-        },
-        None => intake(home, handoff_budget(config))?,
-    };
+    } = tick_inbox(home, config, job)?;
     let quarantine = quarantine_or_carry(home, &mut conversation, &mut outside, now);
     // The operator's word on outside lines, read once for the tick's turn.
     let vouched = tools::taint::vouch::Vouched::load_or_none(home);
@@ -187,6 +177,25 @@ struct TickInbox {
     deferred: Vec<String>,
     /// A source per third-party message taken.
     outside: Vec<String>,
+}
+
+/// The inbox a tick takes ([`intake`]); a job's run takes no message
+/// (they wait for the next tick), and what it carries from outside is its
+/// check's output, when that is.
+fn tick_inbox(
+    home: &Home,
+    config: &Config,
+    job: Option<&JobTurn>,
+) -> Result<TickInbox, ExchangeError> {
+    let Some(job) = job else {
+        return intake(home, handoff_budget(config));
+    };
+    Ok(TickInbox {
+        messages: Vec::new(),
+        collaboration: None,
+        deferred: Vec::new(),
+        outside: job.outside_source().into_iter().collect(),
+    })
 }
 
 /// The tokens a tick's handoffs may take: half of what the window leaves
