@@ -135,13 +135,14 @@ impl Supervisor<'_> {
         }
     }
 
-    /// What the tick left to do before the wait: a `hearth.toml` saved
-    /// meanwhile re-plans `interval_due` (returned), the index catches up
-    /// and hand edits are committed.
+    /// The wait begins: a `hearth.toml` saved meanwhile re-plans
+    /// `interval_due` (returned), `status` says it waits (a put-off commit
+    /// among it), the index catches up and hand edits are committed.
     fn before_the_wait(&mut self, mut interval_due: DateTime<Utc>) -> DateTime<Utc> {
         if self.wake.take_config_pending() {
             interval_due = self.replan(interval_due);
         }
+        self.set_phase(Phase::Waiting, None, Some(interval_due));
         // What the watcher saw (and, after a start, everything: edits made
         // while no supervisor ran) reaches the index before the wait.
         self.wake.take_memory_pending();
@@ -157,7 +158,9 @@ impl Supervisor<'_> {
     pub(super) fn wait_until(&mut self, interval_due: DateTime<Utc>) -> Option<i32> {
         let mut interval_due = self.before_the_wait(interval_due);
         let mut due = self.with_jobs(interval_due);
-        self.set_phase(Phase::Waiting, None, Some(due));
+        if due != interval_due {
+            self.set_phase(Phase::Waiting, None, Some(due));
+        }
         // A peer handed off while the tick ran (its wake came then).
         if self.wake.take_peer_pending() && self.take_handoffs() > 0 {
             tracing::info!("a peer handed off during the tick; ticking now");
