@@ -289,6 +289,9 @@ mod tests {
         let (_d, home) = home();
         assert!(refused(&home, "state/messages.json", WRITE).contains("memory/"));
         assert!(refused(&home, "tools/evil.toml", WRITE).contains("memory/"));
+        // A job is the operator's: the agent cannot schedule itself.
+        assert!(refused(&home, "jobs/evil.toml", WRITE).contains("memory/"));
+        assert!(refused(&home, "memory/../jobs/evil.toml", WRITE).contains("memory/"));
         resolve(&home, "state/messages.json", READ).unwrap();
     }
 

@@ -624,3 +624,42 @@ fn a_failed_run_is_tried_again_only_when_it_made_no_model_call() {
         .iter()
         .any(|r| r["planned"] == "2026-11-24T07:00:00Z" && r["outcome"] == "done"));
 }
+
+#[test]
+fn jobs_run_asks_a_running_supervisor_which_runs_it_between_ticks_at_once() {
+    let server = ModelServer::start(vec![Answer::Respond(worker)]);
+    let home = TestHome::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+         base_url = \"{}\"\ntimeout_s = 5\nmax_retries = 0\n[tick]\ninterval_s = 3600\n",
+        server.url
+    ));
+    std::fs::create_dir_all(home.file("jobs")).unwrap();
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\nprompt = \"WRITE-DIGEST: the morning digest.\"\n\
+         [expect]\nwrote = \"memory/digests/\"\n",
+    )
+    .unwrap();
+    let mut cmd = home.unpinned(&["run"]);
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let supervisor = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(30), "the first tick", || {
+        home.ticks().len() == 1 && home.log().contains("tick 1: exit 0")
+    });
+    let said = home.ok(&["jobs", "run", "digest"]);
+    assert!(said.contains("asked the running supervisor"), "{said}");
+    home.wait_for(Duration::from_secs(20), "the requested run", || {
+        std::fs::read_to_string(home.file("state/jobs.jsonl"))
+            .is_ok_and(|l| l.contains("\"outcome\":\"done\""))
+    });
+    // One run, by request, with the evidence; the interval tick still
+    // waits for its hour.
+    let show = home.ok(&["jobs", "show", "digest"]);
+    assert!(
+        show.contains(": done (tick 2) — wrote memory/digests/digest-"),
+        "{show}"
+    );
+    assert_eq!(home.ticks().len(), 2);
+    assert_eq!(home.ticks()[1]["job"], "digest");
+    crate::common::finish_after_term(supervisor);
+}
