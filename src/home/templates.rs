@@ -1,5 +1,5 @@
 //! The files of a new home, embedded in the binary from the project's
-//! top-level `memory/`, `state/`, `tools/` and `supervisor/hearth.toml`, so
+//! top-level `memory/`, `state/`, `tools/`, `jobs/` and `supervisor/hearth.toml`, so
 //! `hearth init` needs nothing but the executable.
 
 /// (path inside the home, contents)
@@ -19,6 +19,7 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("state/README.md", include_str!("../../state/README.md")),
     ("tools/README.md", include_str!("../../tools/README.md")),
+    ("jobs/README.md", include_str!("../../jobs/README.md")),
 ];
 
 /// The reference configuration, every value at its default.

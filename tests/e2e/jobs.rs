@@ -663,3 +663,39 @@ fn jobs_run_asks_a_running_supervisor_which_runs_it_between_ticks_at_once() {
     assert_eq!(home.ticks()[1]["job"], "digest");
     crate::common::finish_after_term(supervisor);
 }
+
+#[test]
+fn the_guides_three_jobs_load_and_say_when_they_run() {
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/guide.md")).unwrap();
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::create_dir_all(home.file("jobs")).unwrap();
+    let mut names = Vec::new();
+    for block in guide.split("```toml\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        let Some(name) = block
+            .strip_prefix("# jobs/")
+            .and_then(|r| r.split('\n').next())
+        else {
+            continue;
+        };
+        std::fs::write(home.file(&format!("jobs/{name}")), block).unwrap();
+        names.push(name.trim_end_matches(".toml").to_string());
+    }
+    assert_eq!(names, ["morning-digest", "app-watch", "week"]);
+    let list: Value = serde_json::from_str(&home.ok(&["jobs", "--json"])).unwrap();
+    assert_eq!(list["unusable"], serde_json::json!([]), "{list}");
+    let when: Vec<&str> = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["when"].as_str().unwrap())
+        .collect();
+    assert!(
+        when.contains(&"every day at 07:00 (Europe/Berlin)"),
+        "{when:?}"
+    );
+    assert!(when.contains(&"every hour at :05 (host time)"), "{when:?}");
+    assert!(when.contains(&"Sundays at 18:00 (host time)"), "{when:?}");
+}
