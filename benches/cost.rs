@@ -6,8 +6,12 @@
 //! the floor an informed client reaches under the same rules (everything
 //! sent in the last hour read from the cache, the rest at the input price).
 //!
+//! Then the news work of a month: an hourly job whose check finds news
+//! twice a day, beside the same work done by hourly interval ticks.
+//!
 //! `cargo bench --bench cost` (COST_DAYS=N for a shorter run, scaled to 30
-//! days; COST_INTERVALS=4,15 to pick intervals in minutes).
+//! days; COST_INTERVALS=4,15 to pick intervals in minutes; COST_NEWS=0 to
+//! leave the news work out).
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -139,7 +143,50 @@ fn main() {
             priced(5.0, 25.0)
         );
     }
+    if std::env::var("COST_NEWS").map_or(true, |v| v != "0") {
+        news(days);
+    }
     if failed {
         std::process::exit(1);
+    }
+}
+
+/// An hourly job whose check finds news twice a day, beside the same work
+/// done by hourly interval ticks: what the check saves, in dollars.
+fn news(days: u32) {
+    use common::cost::{news_month, NewsBy};
+    let runs: Vec<_> = [NewsBy::JobWithCheck, NewsBy::IntervalTicks]
+        .into_iter()
+        .map(|by| std::thread::spawn(move || news_month(by, days)))
+        .collect();
+    let months: Vec<_> = runs.into_iter().map(|h| h.join().unwrap()).collect();
+    println!(
+        "\nHourly news work for a month ({days} simulated day(s), scaled to 30), news twice a \
+         day, Claude Sonnet 4.5:\n"
+    );
+    println!("| done by | ticks | job runs done | skipped by the check | model requests | hearth recorded | server billed | wall |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for m in &months {
+        let by = match m.by {
+            NewsBy::JobWithCheck => "a job at :00 with a check (interval 24 h)",
+            NewsBy::IntervalTicks => "interval ticks every hour",
+        };
+        println!(
+            "| {by} | {} | {} | {} | {} | ${:.2} | ${:.2} | {:.0} s |",
+            m.ticks,
+            m.done,
+            m.skipped,
+            m.requests,
+            m.per_month(m.recorded_usd),
+            m.per_month(m.billed_usd),
+            m.wall.as_secs_f64()
+        );
+    }
+    if let [job, ticks] = &months[..] {
+        println!(
+            "\nThe job costs {:.2}× what the interval ticks cost ({:.1}× fewer requests).",
+            job.billed_usd / ticks.billed_usd.max(1e-9),
+            ticks.requests as f64 / job.requests.max(1) as f64
+        );
     }
 }

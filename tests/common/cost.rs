@@ -201,3 +201,170 @@ pub fn month(interval: Duration, days: u32, cache_aware: bool) -> Month {
         wall: wall.elapsed(),
     }
 }
+
+/// How the hourly news work is done in [`news_month`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewsBy {
+    /// A job at every hour whose check asks the model only when news came.
+    JobWithCheck,
+    /// Hourly interval ticks, the news in the inbox when some came.
+    IntervalTicks,
+}
+
+/// What a month of the news work cost.
+#[derive(Debug)]
+pub struct NewsMonth {
+    pub by: NewsBy,
+    pub days: u32,
+    pub ticks: usize,
+    /// Model requests the billing server answered.
+    pub requests: usize,
+    /// Job runs its check skipped (no request).
+    pub skipped: usize,
+    /// Job runs that were done.
+    pub done: usize,
+    pub recorded_usd: f64,
+    pub billed_usd: f64,
+    pub wall: Duration,
+}
+
+impl NewsMonth {
+    pub fn per_month(&self, usd: f64) -> f64 {
+        usd * 30.0 / self.days.max(1) as f64
+    }
+}
+
+/// The agent of the news work: news in its turn (a check's output or an
+/// inbox message) is digested into `memory/news/` with `write`; a turn
+/// without news is looked over and left.
+pub fn news_agent(body: &serde_json::Value) -> billing::Reply {
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    let blocks = last["content"].as_array().cloned().unwrap_or_default();
+    if blocks.iter().any(|b| b["type"] == "tool_result") {
+        return ("Digested; nothing else needs me now.".into(), vec![]);
+    }
+    let text: String = blocks
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let header = text.lines().next().unwrap_or("").to_string();
+    if let Some(at) = text.find("NEWS ") {
+        let item: String = text[at..].lines().next().unwrap_or("").to_string();
+        let stamp: String = header.chars().filter(char::is_ascii_digit).collect();
+        return (
+            format!("{header} News came in; I am writing it down."),
+            vec![(
+                "write".to_string(),
+                serde_json::json!({
+                    "path": format!("memory/news/{stamp}.md"),
+                    "content": format!("# {header}\n\n{item}\n\nWhat it means for the harbour: little, yet.\n"),
+                }),
+            )],
+        );
+    }
+    (
+        format!("{header} No news since the last look; nothing needs my operator."),
+        vec![],
+    )
+}
+
+/// `days` simulated days of news that comes twice a day (08:10 and 17:40),
+/// handled `by` a job with a check or by hourly interval ticks, priced by
+/// the billing server (Sonnet 4.5, Anthropic's cache rules).
+pub fn news_month(by: NewsBy, days: u32) -> NewsMonth {
+    let wall = Instant::now();
+    let clock_dir = tempfile::tempdir().unwrap();
+    let clock = clock_dir.path().join("now");
+    let (server, biller) = billing::serve(clock.clone(), news_agent);
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    let feed = clock_dir.path().join("feed.txt");
+    let interval = match by {
+        NewsBy::JobWithCheck => 86_400,
+        NewsBy::IntervalTicks => 3_600,
+    };
+    std::fs::write(
+        home.file("hearth.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n\
+             base_url = \"{}\"\ntimeout_s = 10\nmax_retries = 0\n\
+             [tick]\ninterval_s = {interval}\n[budget]\ndaily_usd = 0\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    std::fs::write(home.file("memory/core/projects.md"), core_memory(0)).unwrap();
+    if by == NewsBy::JobWithCheck {
+        std::fs::create_dir_all(home.file("jobs")).unwrap();
+        std::fs::write(
+            home.file("jobs/news.toml"),
+            format!(
+                "schedule = \"0 * * * *\"\ntimezone = \"UTC\"\n\
+                 prompt = \"Digest the news below into memory/news/.\"\n\
+                 check = [\"sh\", \"-c\", \"[ -e {0} ] || exit 1; cat {0}; rm {0}\"]\n\
+                 [expect]\nwrote = \"memory/news/\"\n",
+                feed.display()
+            ),
+        )
+        .unwrap();
+        home.ok(&["trust"]);
+    }
+    let binary = std::env::var("HEARTH_BIN").unwrap_or_else(|_| super::HEARTH.to_string());
+    let mut cmd = home.cmd_of(&binary, &["run"]);
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-cost")
+        .env("HEARTH_SIM_CLOCK", &clock)
+        .env("HEARTH_NOW", START)
+        .env("RUST_LOG", "warn");
+    let supervisor = home.spawn_with(cmd);
+    let mut schedule: Vec<i64> = Vec::new();
+    for d in 0..days as i64 {
+        schedule.push(d * 24 * 60 + 8 * 60 + 10);
+        schedule.push(d * 24 * 60 + 17 * 60 + 40);
+    }
+    let end = start() + chrono::Duration::days(days as i64);
+    let mut next = 0;
+    while now(&clock) < end {
+        let minutes = (now(&clock) - start()).num_minutes();
+        while next < schedule.len() && schedule[next] <= minutes {
+            let at = schedule[next];
+            next += 1;
+            let item = format!("NEWS {at}: the ferry to the island runs late today.\n");
+            match by {
+                NewsBy::JobWithCheck => std::fs::write(&feed, item).unwrap(),
+                NewsBy::IntervalTicks => {
+                    std::fs::write(home.file(&format!("inbox/news{at:07}.md")), item).unwrap()
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    super::signal(&supervisor, libc::SIGTERM);
+    super::finish(supervisor, Duration::from_secs(60));
+    let bills = biller.lock().unwrap().bills.clone();
+    let ticks = home.ticks();
+    let runs: Vec<serde_json::Value> = std::fs::read_to_string(home.file("state/jobs.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let count = |outcome: &str| runs.iter().filter(|r| r["outcome"] == outcome).count();
+    NewsMonth {
+        by,
+        days,
+        ticks: ticks.len(),
+        requests: bills.len(),
+        skipped: count("skipped"),
+        done: count("done"),
+        recorded_usd: ticks
+            .iter()
+            .map(|t| t["cost_usd"].as_f64().unwrap_or(0.0))
+            .sum(),
+        billed_usd: bills.iter().map(|b| b.usd).sum(),
+        wall: wall.elapsed(),
+    }
+}

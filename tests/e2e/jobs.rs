@@ -106,7 +106,8 @@ impl JobHome {
 
     fn cmd(&self, args: &[&str]) -> std::process::Command {
         let mut cmd = self.home.keyed(args, KEY);
-        cmd.env("HEARTH_SIM_CLOCK", &self.clock);
+        // The host's zone, for jobs that name none: pinned, as the clock is.
+        cmd.env("HEARTH_SIM_CLOCK", &self.clock).env("TZ", "UTC");
         cmd
     }
 
@@ -698,4 +699,135 @@ fn the_guides_three_jobs_load_and_say_when_they_run() {
     );
     assert!(when.contains(&"every hour at :05 (host time)"), "{when:?}");
     assert!(when.contains(&"Sundays at 18:00 (host time)"), "{when:?}");
+}
+
+/// The model of the guide's jobs: the digest and the week are written
+/// where their prompts say, and new commits that touch the payment code
+/// are told in a letter.
+fn guide_worker(body: &Value) -> Answer {
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    if last.contains("tool_result") || !last.contains("<job-prompt") {
+        return stream("Nothing else needs doing.", &[]);
+    }
+    let day = planned_day(&last);
+    let (tool, args) = if last.contains("morning's digest") {
+        ("write", format!("{{\"path\": \"memory/digests/{day}.md\", \"content\": \"# {day}\\n\\nQuiet seas.\\n\"}}"))
+    } else if last.contains("week's journal") {
+        ("write", format!("{{\"path\": \"memory/weeks/{day}.md\", \"content\": \"# The week to {day}\\n\\nThe ferry ran late twice.\\n\"}}"))
+    } else if last.contains("payment") {
+        ("send", format!("{{\"subject\": \"payment code changed {day}\", \"body\": \"A commit touched payments/ today.\"}}"))
+    } else {
+        return stream("Nothing to do.", &[]);
+    };
+    stream("On it.", &[("toolu_1", tool, &[args.as_str()])])
+}
+
+#[test]
+fn a_week_of_the_guides_three_jobs() {
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/guide.md")).unwrap();
+    let server = ModelServer::start(vec![Answer::Respond(guide_worker)]);
+    let app = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(app.path())
+            .args(["-c", "user.name=dev", "-c", "user.email=dev@localhost"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    let mut jobs = Vec::new();
+    for block in guide.split("```toml\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        if let Some(name) = block
+            .strip_prefix("# jobs/")
+            .and_then(|r| r.split('\n').next())
+        {
+            let text = block
+                .replace("/srv/src/app", &app.path().display().to_string())
+                .replace("origin/main", "main");
+            jobs.push((name.trim_end_matches(".toml").to_string(), text));
+        }
+    }
+    let named: Vec<(&str, &str)> = jobs.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    // Monday 23 November 2026, 00:00 UTC; a week to the next Monday.
+    let h = JobHome::new(&server, &named, "2026-11-23T00:00:00Z");
+    h.home.ok(&["trust"]);
+    let mut supervisor = h.home.spawn_with(h.cmd(&["run"]));
+    let now = || {
+        chrono::DateTime::parse_from_rfc3339(std::fs::read_to_string(&h.clock).unwrap().trim())
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    // A commit to the payment code on Tuesday and on Thursday afternoon.
+    let mut commits = vec!["2026-11-26T14:20:00Z", "2026-11-24T14:20:00Z"];
+    let end = chrono::DateTime::parse_from_rfc3339("2026-11-30T00:00:00Z").unwrap();
+    let started = std::time::Instant::now();
+    while now() < end {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the week took too long:\n{}",
+            h.home.log()
+        );
+        if let Some(at) = commits.last() {
+            if now() >= chrono::DateTime::parse_from_rfc3339(at).unwrap() {
+                std::fs::create_dir_all(app.path().join("payments")).unwrap();
+                std::fs::write(app.path().join("payments/fee.rs"), at).unwrap();
+                git(&["add", "-A"]);
+                git(&["commit", "-q", "-m", "payments: the fee changes"]);
+                commits.pop();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    crate::common::signal(&supervisor, libc::SIGTERM);
+    crate::common::finish(supervisor, Duration::from_secs(30));
+    let list = h.stdout(&["jobs"]);
+    println!("$ hearth jobs\n{list}");
+    for name in ["morning-digest", "app-watch", "week"] {
+        println!(
+            "$ hearth jobs show {name}\n{}",
+            h.stdout(&["jobs", "show", name])
+        );
+    }
+    // The digest every morning (07:00 Berlin is 06:00 UTC), done by its file.
+    let digests = h.outcomes("morning-digest");
+    assert_eq!(digests.len(), 7, "{digests:?}");
+    assert!(digests.iter().all(|o| o.ends_with(" done")), "{digests:?}");
+    assert!(digests[0].starts_with("2026-11-23T06:00"), "{digests:?}");
+    // The week on Sunday at 18:00.
+    assert_eq!(h.outcomes("week"), ["2026-11-29T18:00 done"]);
+    // The watch: the first look sees the branch (news), each commit is
+    // news at a :05 after it (the test sees the simulated clock pass
+    // 14:20 a moment late, so which hour is not asserted), and every other
+    // hour is skipped for nothing.
+    let watch = h.outcomes("app-watch");
+    let done: Vec<&str> = watch
+        .iter()
+        .filter(|o| o.ends_with(" done"))
+        .map(|o| &o[..10])
+        .collect();
+    assert_eq!(
+        done,
+        ["2026-11-23", "2026-11-24", "2026-11-26"],
+        "{watch:?}"
+    );
+    assert!(watch.contains(&"2026-11-23T00:05 done".to_string()));
+    let skipped = watch
+        .iter()
+        .filter(|o| o.ends_with(" skipped") && o.as_str() < "2026-11-30")
+        .count();
+    assert_eq!(skipped, 7 * 24 - 3, "{watch:?}");
+    assert!(list.contains("misses:  0"), "{list}");
 }
