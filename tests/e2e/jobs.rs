@@ -764,7 +764,7 @@ fn a_week_of_the_guides_three_jobs() {
     // Monday 23 November 2026, 00:00 UTC; a week to the next Monday.
     let h = JobHome::new(&server, &named, "2026-11-23T00:00:00Z");
     h.home.ok(&["trust"]);
-    let mut supervisor = h.home.spawn_with(h.cmd(&["run"]));
+    let supervisor = h.home.spawn_with(h.cmd(&["run"]));
     let now = || {
         chrono::DateTime::parse_from_rfc3339(std::fs::read_to_string(&h.clock).unwrap().trim())
             .unwrap()
