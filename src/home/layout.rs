@@ -79,6 +79,8 @@ pub mod rel {
     pub const JOBS: &str = "jobs";
     /// The jobs' execution ledger.
     pub const JOB_RUNS: &str = "state/jobs.jsonl";
+    /// Its full segments, rotated out whole.
+    pub const JOB_SEGMENTS: &str = "state/jobs";
     /// When a supervisor first saw each job.
     pub const JOBS_SEEN: &str = "state/jobs-seen.json";
     /// What the operator trusted to run (digests), never committed.

@@ -5,7 +5,11 @@
 //! cut, closed `unknown` at the next start (and never re-run blindly).
 //!
 //! Reading is forgiving as the tick ledger's is: a line that does not
-//! parse is named and skipped.
+//! parse is named and skipped. It rotates as that one does: once the live
+//! file holds [`SEGMENT_BYTES`], it is renamed whole into `state/jobs/`
+//! (numbered, so the names sort), and every commit stops carrying an
+//! ever-growing copy. Readers read the segments and the live file: the
+//! schedule of a weekly job counts from a run many segments back.
 
 use std::path::Path;
 
@@ -16,6 +20,27 @@ use crate::atomic;
 
 /// The ledger, relative to the home.
 pub const FILE: &str = crate::home::layout::rel::JOB_RUNS;
+
+/// The live file's size at which it is rotated out.
+pub const SEGMENT_BYTES: u64 = 256 * 1024;
+
+/// Where its segments go: `state/jobs/` beside `state/jobs.jsonl`.
+fn segments_dir(path: &Path) -> std::path::PathBuf {
+    path.with_extension("")
+}
+
+/// The segments, oldest first.
+fn segments(path: &Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(segments_dir(path))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    found.sort();
+    found
+}
 
 /// How a run ended (or that it is under way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,8 +161,20 @@ pub struct JobLedger {
 }
 
 impl JobLedger {
-    /// Reads `path`; a missing file is an empty ledger.
+    /// Reads the segments of `path` and `path` itself, oldest first; a
+    /// missing file is an empty ledger.
     pub fn read(path: &Path) -> std::io::Result<JobLedger> {
+        let mut all = JobLedger::default();
+        for file in segments(path).iter().map(|p| p.as_path()).chain([path]) {
+            let part = JobLedger::read_file(file)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+            all.runs.extend(part.runs);
+            all.skipped.extend(part.skipped);
+        }
+        Ok(all)
+    }
+
+    fn read_file(path: &Path) -> std::io::Result<JobLedger> {
         let text = match std::fs::read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JobLedger::default()),
@@ -225,13 +262,37 @@ impl JobLedger {
     }
 }
 
-/// Appends `run` (one line, fsynced).
+/// Appends `run` (one line, fsynced), rotating a full live file out
+/// first.
 pub fn append(path: &Path, run: &Run) -> Result<(), atomic::WriteError> {
+    rotate_if_full(path, SEGMENT_BYTES)?;
     let line = serde_json::to_string(run).expect("a job run serialises");
     atomic::append_line(path, &line)
 }
 
+/// Renames the live file to the next numbered segment once it holds
+/// `limit` bytes. One rename: a crash leaves it live or rotated.
+fn rotate_if_full(path: &Path, limit: u64) -> Result<(), atomic::WriteError> {
+    if std::fs::metadata(path).map_or(true, |m| m.len() < limit) {
+        return Ok(());
+    }
+    let err = |source| atomic::WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = segments_dir(path);
+    std::fs::create_dir_all(&dir).map_err(err)?;
+    let mut n = segments(path).len() + 1;
+    let mut target = dir.join(format!("{n:06}.jsonl"));
+    while target.exists() {
+        n += 1;
+        target = dir.join(format!("{n:06}.jsonl"));
+    }
+    std::fs::rename(path, &target).map_err(err)
+}
+
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 
@@ -277,6 +338,29 @@ mod tests {
         };
         assert_eq!(ledger.unmet_streak("a"), 2);
         assert_eq!(ledger.unmet_streak("b"), 0);
+    }
+
+    #[test]
+    fn a_full_ledger_rotates_and_is_still_read_whole_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jobs.jsonl");
+        let weekly = run("week", 0, JobOutcome::Done);
+        append(&path, &weekly).unwrap();
+        for h in 1..=40 {
+            rotate_if_full(&path, 600).unwrap();
+            let line = serde_json::to_string(&run("hourly", h, JobOutcome::Skipped)).unwrap();
+            atomic::append_line(&path, &line).unwrap();
+        }
+        rotate_if_full(&path, 600).unwrap();
+        let claim = run("hourly", 41, JobOutcome::Running);
+        append(&path, &claim).unwrap();
+        assert!(segments(&path).len() > 5, "{:?}", segments(&path));
+        let ledger = JobLedger::read(&path).unwrap();
+        assert_eq!(ledger.runs.len(), 42);
+        // The weekly job's run, many segments back, still sets its base.
+        assert_eq!(ledger.last_planned("week"), Some(at(0)));
+        assert_eq!(ledger.last_planned("hourly"), Some(at(40)));
+        assert_eq!(ledger.unclosed().len(), 1);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn commit_hand_edits(
     )?;
     // So is what the jobs' planner noted (a job first seen).
     repo.commit(
-        &[rel::JOBS_SEEN, rel::JOB_RUNS],
+        &[rel::JOBS_SEEN, rel::JOB_RUNS, rel::JOB_SEGMENTS],
         &Identity::hearth(),
         "jobs: first seen",
         now,

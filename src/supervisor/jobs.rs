@@ -402,7 +402,7 @@ impl Supervisor<'_> {
             run.outcome.as_str()
         ));
         self.repo.commit(
-            &[rel::JOB_RUNS, rel::JOBS_SEEN],
+            &[rel::JOB_RUNS, rel::JOB_SEGMENTS, rel::JOBS_SEEN],
             &Identity::hearth(),
             &message,
             self.options.clock.now(),

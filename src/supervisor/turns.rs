@@ -50,7 +50,7 @@ impl Supervisor<'_> {
         // (late because of it, and flared as such already).
         let mut paused = false;
         loop {
-            if let Some(signal) = self.wait_until(next_due) {
+            if let Some(signal) = self.wait_until(&mut next_due) {
                 return Ok(RunOutcome::Stopped(signal));
             }
             let recorded = self.last_tick.as_ref().map(|t| t.tick);

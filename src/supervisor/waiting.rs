@@ -153,12 +153,13 @@ impl Supervisor<'_> {
         interval_due
     }
 
-    /// Sleeps until `due` (or a job's run before it), an inbox message, or
-    /// a stop signal (returned).
-    pub(super) fn wait_until(&mut self, interval_due: DateTime<Utc>) -> Option<i32> {
-        let mut interval_due = self.before_the_wait(interval_due);
-        let mut due = self.with_jobs(interval_due);
-        if due != interval_due {
+    /// Sleeps until `interval_due` (re-planned in place when a saved
+    /// `hearth.toml` changes the interval) or a job's run before it, an
+    /// inbox message, or a stop signal (returned).
+    pub(super) fn wait_until(&mut self, interval_due: &mut DateTime<Utc>) -> Option<i32> {
+        *interval_due = self.before_the_wait(*interval_due);
+        let mut due = self.with_jobs(*interval_due);
+        if due != *interval_due {
             self.set_phase(Phase::Waiting, None, Some(due));
         }
         // A peer handed off while the tick ran (its wake came then).
@@ -255,13 +256,13 @@ impl Supervisor<'_> {
                 Some(wake @ (Wake::Config | Wake::Jobs)) => {
                     std::thread::sleep(MEMORY_SETTLE);
                     if wake == Wake::Config {
-                        interval_due = self.replan(interval_due);
+                        *interval_due = self.replan(*interval_due);
                     } else {
                         // A job saved (committed as the operator's first)
                         // or a run asked for: the wait ends at the new time.
                         self.commit_hand_edits();
                     }
-                    let replanned = self.with_jobs(interval_due);
+                    let replanned = self.with_jobs(*interval_due);
                     if replanned != due {
                         due = replanned;
                         real_deadline = deadline(due);
