@@ -627,8 +627,23 @@ fn a_hand_edit_is_committed_as_the_operators_within_seconds_not_at_the_next_tick
 
 #[test]
 fn a_shorter_interval_saved_while_the_supervisor_waits_re_plans_the_next_tick_at_once() {
+    shorter_interval_re_plans(false);
+}
+
+/// The same on the system clock, where a wait that ends before the tick
+/// it was planned for is told from one that ends for the new interval.
+#[test]
+fn a_shorter_interval_re_plans_the_next_tick_on_the_system_clock_too() {
+    shorter_interval_re_plans(true);
+}
+
+fn shorter_interval_re_plans(system_clock: bool) {
     let home = TestHome::with_config("[tick]\ninterval_s = 3600\n");
-    let supervisor = home.spawn(&["run"]);
+    let supervisor = if system_clock {
+        home.spawn_with(home.unpinned(&["run"]))
+    } else {
+        home.spawn(&["run"])
+    };
     home.wait_for(Duration::from_secs(20), "a first tick", || {
         !home.ticks().is_empty()
     });
