@@ -309,6 +309,11 @@ fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Fam
         ));
     }
     families.push(gauge(
+        "hearth_jobs_late",
+        "Jobs that have not run when they were due, or whose schedule never fires.",
+        one(status.jobs_late.len()),
+    ));
+    families.push(gauge(
         "hearth_notify_failing",
         "Whether the last delivery to a [notify] target failed (1), by target.",
         status
