@@ -218,10 +218,11 @@ impl JobLedger {
     }
 
     /// The scheduled time `job`'s schedule counts on from: its newest run
-    /// or miss, unless that run is to be tried again.
+    /// or miss — a claim with no outcome too (a run cut short is never
+    /// taken for one not yet run) — unless that run is to be tried again.
     pub fn last_planned(&self, job: &str) -> Option<DateTime<Utc>> {
         self.of(job)
-            .filter(|r| r.outcome != JobOutcome::Running && r.retry_at.is_none())
+            .filter(|r| r.retry_at.is_none())
             .map(|r| r.planned)
             .max()
     }
@@ -321,7 +322,8 @@ mod tests {
             .map(|r| (r.job.clone(), r.planned))
             .collect();
         assert_eq!(open, [("b".to_string(), at(2)), ("a".to_string(), at(3))]);
-        assert_eq!(ledger.last_planned("a"), Some(at(1)));
+        // The open claim counts: a run cut short is never run again blindly.
+        assert_eq!(ledger.last_planned("a"), Some(at(3)));
     }
 
     #[test]
@@ -359,7 +361,7 @@ mod tests {
         assert_eq!(ledger.runs.len(), 42);
         // The weekly job's run, many segments back, still sets its base.
         assert_eq!(ledger.last_planned("week"), Some(at(0)));
-        assert_eq!(ledger.last_planned("hourly"), Some(at(40)));
+        assert_eq!(ledger.last_planned("hourly"), Some(at(41)));
         assert_eq!(ledger.unclosed().len(), 1);
     }
 

@@ -115,6 +115,9 @@ impl Supervisor<'_> {
     /// The run to start now, if one is due (a requested one first), with
     /// the times passed on the way recorded as `missed`.
     pub(super) fn due_job(&mut self) -> Result<Option<DueRun>, SupervisorError> {
+        // A run is claimed and closed within one turn: a claim still open
+        // now was cut (its commit failed on a full disk, say).
+        self.close_cut_job_runs()?;
         let now = self.options.clock.now();
         let plans = self.job_plans();
         let mut requested = requested_jobs(self.home);
@@ -204,7 +207,10 @@ impl Supervisor<'_> {
         let end = self.run_one_tick(Some(&turn))?;
         let run = self.judge_run(&job, claim, &end, tried);
         let subject = match run.outcome {
-            JobOutcome::Done => format!("job {}: done", job.name),
+            JobOutcome::Done => match run.evidence.first() {
+                Some(first) => format!("job {}: done: {first}", job.name),
+                None => format!("job {}: done", job.name),
+            },
             JobOutcome::Unmet => format!("job {}: unmet: {}", job.name, run.missing.join(", ")),
             _ => format!("job {}: {}", job.name, run.outcome.as_str()),
         };
