@@ -831,3 +831,39 @@ fn a_week_of_the_guides_three_jobs() {
     assert_eq!(skipped, 7 * 24 - 3, "{watch:?}");
     assert!(list.contains("misses:  0"), "{list}");
 }
+
+#[test]
+fn a_run_stops_at_its_max_usd_and_says_so() {
+    let server = ModelServer::start(vec![Answer::Respond(worker)]);
+    // One call costs $0.0015 at Sonnet 4.5's prices (400 in, 20 out).
+    let h = JobHome::new(
+        &server,
+        &[(
+            "digest",
+            "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\nmax_usd = 0.001\n\
+             prompt = \"WRITE-DIGEST: the morning digest.\"\n[expect]\nwrote = \"memory/digests/\"\n",
+        )],
+        "2026-11-24T06:00:00Z",
+    );
+    let before = server.received().len();
+    let out = h.cmd(&["jobs", "run", "digest"]).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("failed") && said.contains("stopped at its spending cap"),
+        "{said}"
+    );
+    // The call that passed the cap was the last: its write was answered,
+    // and no model call followed it.
+    assert_eq!(server.received().len() - before, 1);
+    let failed = h
+        .runs()
+        .into_iter()
+        .find(|r| r["outcome"] == "failed")
+        .unwrap();
+    assert_eq!(failed["model_calls"], 1);
+    assert!(
+        failed["retry_at"].is_null(),
+        "a run that made a call is not retried"
+    );
+}
