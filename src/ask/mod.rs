@@ -343,6 +343,7 @@ fn opening<'a>(
         facts: TurnFacts {
             tick: 0,
             inbox: Vec::new(),
+            job: None,
             ask: Some(InboxFact {
                 rel: "ask".into(),
                 text: question.text.clone(),

@@ -55,6 +55,16 @@ impl JobTurn {
         }
     }
 
+    /// The run as a provider's facts see it: its file, its prompt (the
+    /// offline provider answers a job from these).
+    pub fn fact(&self) -> crate::model::InboxFact {
+        crate::model::InboxFact {
+            rel: self.file.clone(),
+            text: self.prompt.clone(),
+            ..crate::model::InboxFact::default()
+        }
+    }
+
     /// Where the check's words come from, for the exchange's outside list
     /// (`None`: they are the operator's, or there are none).
     pub fn outside_source(&self) -> Option<String> {

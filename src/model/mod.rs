@@ -107,6 +107,8 @@ pub struct TurnFacts {
     /// A question asked through `hearth ask` (its `rel` is `ask`), with
     /// what recall found for it.
     pub ask: Option<InboxFact>,
+    /// The job this tick runs: its file as `rel`, its prompt as `text`.
+    pub job: Option<InboxFact>,
 }
 
 /// One inbox message as a provider may see it.

@@ -49,8 +49,13 @@ impl Provider for Offline {
                 ..Reply::default()
             });
         }
+        if let Some(job) = facts.job.as_ref().filter(|_| !answering_tools) {
+            return Ok(job_letter(request, job, facts.tick, on_text));
+        }
         let mut content = Vec::new();
-        let text = if answering_tools {
+        let text = if answering_tools && facts.job.is_some() {
+            "Sent the job's letter. No model is configured, so nothing else was done.".to_string()
+        } else if answering_tools {
             format!(
                 "Replied to {} inbox message(s). No model is configured, so nothing else was done this tick.",
                 facts.inbox.len()
@@ -94,6 +99,47 @@ impl Provider for Offline {
             },
             ..Reply::default()
         })
+    }
+}
+
+/// A job's run: a letter saying the job ran and that no model carried
+/// out its prompt (so a job that expects `sent` is done, and one that
+/// expects a file is honestly unmet).
+fn job_letter(
+    request: &Request<'_>,
+    job: &InboxFact,
+    tick: u64,
+    on_text: &mut dyn FnMut(&str),
+) -> Reply {
+    let text = format!("Running {}.", job.rel);
+    on_text(&text);
+    let prompt: String = job.text.chars().take(QUOTE_CHARS).collect();
+    let quoted: String = prompt.lines().map(|l| format!("> {l}\n")).collect();
+    let content = vec![
+        Block::Text { text },
+        Block::ToolUse {
+            id: format!("offline-{tick}-job"),
+            name: "send".into(),
+            input: json!({
+                "subject": format!("{} ran", job.rel),
+                "body": format!(
+                    "The job {} ran at tick {tick}. No model is configured (the offline \
+                     provider), so its prompt was not carried out:\n\n{quoted}",
+                    job.rel
+                ),
+            }),
+        },
+    ];
+    let output = serde_json::to_string(&content).unwrap_or_default();
+    Reply {
+        stop_reason: Some("tool_use".into()),
+        content,
+        usage: Usage {
+            input_tokens: estimate_tokens(&request_text(request)),
+            output_tokens: estimate_tokens(&output),
+            ..Usage::default()
+        },
+        ..Reply::default()
     }
 }
 
@@ -203,6 +249,7 @@ mod tests {
                 }],
             }],
             ask: None,
+            job: None,
         }
     }
 

@@ -74,6 +74,9 @@ pub struct Prepared {
     /// Messages from outside left in the inbox for a tick of their own,
     /// because the operator's came with them.
     pub deferred: Vec<String>,
+    /// The job this tick runs, as a provider may see it (its file, its
+    /// prompt).
+    pub job: Option<InboxFact>,
 }
 
 /// Assembles tick `number` as it would run now. Reads only, but for
@@ -129,10 +132,7 @@ pub fn prepare(
     });
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission && directive.is_some() {
-        let directive = crate::home::layout::rel::DIRECTIVE;
-        outside.extend(tools::taint::origin::of_file(
-            home, directive, None, &vouched,
-        ));
+        outside.extend(directive_origins(home, &vouched));
     }
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
@@ -157,7 +157,14 @@ pub fn prepare(
         quarantine,
         outside,
         deferred,
+        job: job.map(JobTurn::fact),
     })
+}
+
+/// Where the lines of `memory/directive.md` came from, when a turn quotes it.
+fn directive_origins(home: &Home, vouched: &tools::taint::vouch::Vouched) -> Option<String> {
+    let directive = crate::home::layout::rel::DIRECTIVE;
+    tools::taint::origin::of_file(home, directive, None, vouched)
 }
 
 /// The asks of the sessions, for the tick's context: those that carried
@@ -356,6 +363,7 @@ impl Prepared {
             tick: self.number,
             inbox,
             ask: None,
+            job: self.job.clone(),
         }
     }
 }

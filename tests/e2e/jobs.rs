@@ -867,3 +867,38 @@ fn a_run_stops_at_its_max_usd_and_says_so() {
         "a run that made a call is not retried"
     );
 }
+
+#[test]
+fn with_no_model_configured_a_job_runs_and_says_its_prompt_was_not_carried_out() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::create_dir_all(home.file("jobs")).unwrap();
+    std::fs::write(
+        home.file("jobs/hello.toml"),
+        "schedule = \"@daily\"\nprompt = \"Say good morning.\"\n[expect]\nsent = true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"@daily\"\nprompt = \"Write the digest.\"\n[expect]\nwrote = \"memory/digests/\"\n",
+    )
+    .unwrap();
+    let said = home.ok(&["jobs", "run", "hello"]);
+    assert!(said.contains(": done (tick 1) — sent outbox/"), "{said}");
+    let letters: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|f| f.contains("jobs-hello-toml-ran"))
+        .collect();
+    assert_eq!(letters.len(), 1, "{:?}", home.list("outbox"));
+    let letter = home.read(&format!("outbox/{}", letters[0]));
+    assert!(letter.contains("> Say good morning."), "{letter}");
+    // A file it cannot write is honestly missing.
+    let out = home.output(&["jobs", "run", "digest"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("unmet") && said.contains("missing: a file written under memory/digests/"),
+        "{said}"
+    );
+}
