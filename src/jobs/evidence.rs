@@ -32,7 +32,7 @@ pub enum Judgment {
 }
 
 /// Judges `expect` against what was observed. Nothing expected: done,
-/// with what the commit changed as the record.
+/// with what the run wrote (memory, outbox) as the record.
 pub fn judge(expect: &Expect, observed: &Observed) -> Judgment {
     let mut found = Vec::new();
     let mut missing = Vec::new();
@@ -66,7 +66,12 @@ pub fn judge(expect: &Expect, observed: &Observed) -> Judgment {
         }
     }
     if expect.is_empty() {
-        found.extend(observed.changed.iter().map(|p| format!("changed {p}")));
+        // What the agent wrote, not hearth's own records of the tick.
+        let written = observed
+            .changed
+            .iter()
+            .filter(|p| p.starts_with("memory/") || p.starts_with("outbox/"));
+        found.extend(written.map(|p| format!("changed {p}")));
     }
     if missing.is_empty() {
         Judgment::Done(found)
@@ -131,7 +136,7 @@ mod tests {
     #[test]
     fn nothing_expected_is_done_with_what_changed() {
         let o = Observed {
-            changed: vec!["memory/notes/x.md".into()],
+            changed: vec!["state/ticks.jsonl".into(), "memory/notes/x.md".into()],
             ..Observed::default()
         };
         assert_eq!(
