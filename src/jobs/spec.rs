@@ -183,8 +183,18 @@ pub struct JobProblem {
 pub fn load_all(home: &Home) -> (Vec<Job>, Vec<JobProblem>) {
     let mut jobs = Vec::new();
     let mut problems = Vec::new();
-    let Ok(entries) = std::fs::read_dir(home.path(DIR)) else {
-        return (jobs, problems);
+    let entries = match std::fs::read_dir(home.path(DIR)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (jobs, problems),
+        // Jobs that cannot be listed are not "no jobs": said, with the fix.
+        Err(e) => {
+            problems.push(JobProblem {
+                file: format!("{DIR}/"),
+                why: format!("cannot be listed ({e})"),
+                fix: "make it readable by the account hearth runs as".into(),
+            });
+            return (jobs, problems);
+        }
     };
     let mut paths: Vec<_> = entries
         .flatten()

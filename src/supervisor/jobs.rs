@@ -489,6 +489,10 @@ fn requested_jobs(home: &crate::home::Home) -> Vec<String> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_str()?.to_string();
+            // A request being written (its hidden temp file) is not one yet.
+            if name.starts_with('.') {
+                return None;
+            }
             let at = e.metadata().and_then(|m| m.modified()).ok()?;
             Some((at, name))
         })
