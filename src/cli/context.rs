@@ -1,6 +1,8 @@
-//! `hearth context [--json]`: exactly what the next tick would send the
-//! model (system blocks in order, the conversation with the new user turn,
-//! the tool list), without calling it or changing anything.
+//! `hearth context [--json] [--job NAME]`: exactly what the next tick (or
+//! a run of job NAME) would send the model (system blocks in order, the
+//! conversation with the new user turn, the tool list), without calling it
+//! or changing anything — a job's check is not run, so its output is not
+//! in the turn.
 
 use std::path::Path;
 
@@ -15,6 +17,9 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// What a run of this job (jobs/NAME.toml) would send, planned now.
+    #[arg(long, value_name = "NAME")]
+    job: Option<String>,
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
@@ -24,7 +29,23 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         .map(|l| l.last_number())
         .unwrap_or(0)
         + 1;
-    let prepared = tick::prepare(&home, &config, number, env.clock.now(), env.vars(), None)?;
+    let now = env.clock.now();
+    let job = match &args.job {
+        None => None,
+        Some(name) => {
+            let path = home.path(&format!("jobs/{name}.toml"));
+            if !path.is_file() {
+                return Err(CommandError::new(
+                    anyhow::anyhow!("there is no jobs/{name}.toml"),
+                    "`hearth jobs` lists the jobs",
+                ));
+            }
+            let job = hearth::jobs::spec::load(&home, &path)
+                .map_err(|p| CommandError::new(anyhow::anyhow!("{}: {}", p.file, p.why), p.fix))?;
+            Some(hearth::jobs::turn::JobTurn::of(&job, now, None))
+        }
+    };
+    let prepared = tick::prepare(&home, &config, number, now, env.vars(), job.as_ref())?;
     let user_turn = prepared.conversation.messages.last().cloned();
     if args.json {
         let value = json!({

@@ -902,3 +902,33 @@ fn with_no_model_configured_a_job_runs_and_says_its_prompt_was_not_carried_out()
         "{said}"
     );
 }
+
+#[test]
+fn context_shows_what_a_jobs_run_would_send_and_names_a_job_that_is_not_there() {
+    let home = TestHome::new();
+    home.ok(&["init"]);
+    std::fs::create_dir_all(home.file("jobs")).unwrap();
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\nprompt = \"Write the digest.\"\n\
+         [expect]\nwrote = \"memory/digests/\"\n",
+    )
+    .unwrap();
+    let shown = home.ok(&["context", "--job", "digest"]);
+    assert!(
+        shown.contains("<job-prompt file=\"jobs/digest.toml\">\nWrite the digest.\n</job-prompt>")
+            && shown.contains("hearth checks its commit for: a file written under memory/digests/"),
+        "{shown}"
+    );
+    assert!(
+        home.list("state").iter().all(|f| f != "jobs.jsonl"),
+        "nothing is run or recorded"
+    );
+    let out = home.output(&["context", "--job", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("there is no jobs/nope.toml") && said.contains("hearth jobs"),
+        "{said}"
+    );
+}
