@@ -43,6 +43,44 @@ pub struct Day {
     pub events: Vec<DayLine>,
 }
 
+/// The jobs' outcomes since `since`: a line each, but for the runs their
+/// checks skipped, which are one line per job (an hourly watch is 24 a day).
+fn job_lines(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Vec<DayLine> {
+    use crate::jobs::ledger::{JobLedger, JobOutcome};
+    let ledger = JobLedger::read(&home.path(crate::jobs::ledger::FILE)).unwrap_or_default();
+    let mut lines = Vec::new();
+    let mut skipped: std::collections::BTreeMap<&str, (DateTime<Utc>, usize)> = Default::default();
+    for run in &ledger.runs {
+        let at = run.end.unwrap_or(run.start);
+        if at < since || at > now || run.outcome == JobOutcome::Running {
+            continue;
+        }
+        if run.outcome == JobOutcome::Skipped {
+            skipped.entry(&run.job).or_insert((run.start, 0)).1 += 1;
+            continue;
+        }
+        let mut said = run.evidence.clone();
+        said.extend(run.missing.iter().map(|m| format!("missing {m}")));
+        said.extend(run.cause.clone());
+        lines.push(DayLine {
+            at: run.start,
+            who: format!("job {}", run.job),
+            what: match said.is_empty() {
+                true => run.outcome.as_str().to_string(),
+                false => format!("{}: {}", run.outcome.as_str(), said.join("; ")),
+            },
+        });
+    }
+    for (job, (at, n)) in skipped {
+        lines.push(DayLine {
+            at,
+            who: format!("job {job}"),
+            what: format!("skipped {n} time(s): its check found nothing to do"),
+        });
+    }
+    lines
+}
+
 /// The ticks since `since`, idle runs folded: each tick that did
 /// something (or failed) is a line; consecutive idle ones are one.
 /// `subject` names an answered message by its archived path. Ticks in a
@@ -187,6 +225,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
             });
         }
     }
+    events.extend(job_lines(home, since, now));
     events.sort_by_key(|e| e.at);
     let spend_usd = records.iter().map(|r| r.cost_usd).sum::<f64>()
         + crate::conversation::sessions::asked_spend_since(&lines, since);

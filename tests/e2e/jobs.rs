@@ -830,6 +830,24 @@ fn a_week_of_the_guides_three_jobs() {
         .count();
     assert_eq!(skipped, 7 * 24 - 3, "{watch:?}");
     assert!(list.contains("misses:  0"), "{list}");
+    // The day at a glance: each run, and the watch's skipped hours in one line.
+    let day = h.stdout(&["day", "--since", "2026-11-29T00:00:00Z"]);
+    println!("$ hearth day --since 2026-11-29T00:00:00Z\n{day}");
+    assert!(
+        day.contains("job morning-digest")
+            && day.contains("done: wrote memory/digests/2026-11-29.md"),
+        "{day}"
+    );
+    assert!(
+        day.contains("job week") && day.contains("done: wrote memory/weeks/2026-11-29.md"),
+        "{day}"
+    );
+    // 24 hours of the 29th, and the 30th's first when the test stopped late.
+    assert!(
+        day.contains("skipped 24 time(s): its check found nothing to do")
+            || day.contains("skipped 25 time(s): its check found nothing to do"),
+        "{day}"
+    );
 }
 
 #[test]
