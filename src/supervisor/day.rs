@@ -43,6 +43,30 @@ pub struct Day {
     pub events: Vec<DayLine>,
 }
 
+/// The flares posted since `since`, each marked when it is unread.
+fn flare_lines(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Vec<DayLine> {
+    let mut lines = Vec::new();
+    for flare in crate::mailbox::flares::list(home) {
+        let Ok(at) = DateTime::parse_from_rfc3339(&flare.created) else {
+            continue;
+        };
+        let at = at.with_timezone(&Utc);
+        if at >= since && at <= now {
+            lines.push(DayLine {
+                at,
+                who: "flare".into(),
+                what: format!(
+                    "{}: {}{}",
+                    flare.flare,
+                    flare.subject,
+                    if flare.read { "" } else { " (unread)" }
+                ),
+            });
+        }
+    }
+    lines
+}
+
 /// The jobs' outcomes since `since`: a line each, but for the runs their
 /// checks skipped, which are one line per job (an hourly watch is 24 a day).
 fn job_lines(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Vec<DayLine> {
@@ -207,24 +231,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
             });
         }
     }
-    for flare in crate::mailbox::flares::list(home) {
-        let Ok(at) = DateTime::parse_from_rfc3339(&flare.created) else {
-            continue;
-        };
-        let at = at.with_timezone(&Utc);
-        if at >= since && at <= now {
-            events.push(DayLine {
-                at,
-                who: "flare".into(),
-                what: format!(
-                    "{}: {}{}",
-                    flare.flare,
-                    flare.subject,
-                    if flare.read { "" } else { " (unread)" }
-                ),
-            });
-        }
-    }
+    events.extend(flare_lines(home, since, now));
     events.extend(job_lines(home, since, now));
     events.sort_by_key(|e| e.at);
     let spend_usd = records.iter().map(|r| r.cost_usd).sum::<f64>()
