@@ -19,6 +19,7 @@ pub mod fetch;
 mod gap;
 mod git_wait;
 mod intake;
+mod job_record;
 pub mod jobs;
 mod lifecycle;
 pub mod metrics;
@@ -111,7 +112,8 @@ pub enum RunOutcome {
 /// (the main loop, one turn at a time, and the hand edits between ticks),
 /// `ticking.rs` (one tick as a child process), `waiting.rs` (until the
 /// next is due), `recovery.rs` (a tick a dead supervisor left), `safety.rs`
-/// (the healer's verdicts: heals and panic), `git_wait.rs` and `room.rs`
+/// (the healer's verdicts: heals and panic), `jobs.rs` and `job_record.rs`
+/// (work at set times, and its record), `git_wait.rs` and `room.rs`
 /// (a git lock held, a full disk), `signals.rs`, `reload.rs` (a changed
 /// `hearth.toml`), `peers.rs` (handoffs from peers).
 struct Supervisor<'a> {
