@@ -9,7 +9,7 @@ use hearth::config::Config;
 use hearth::home::Home;
 use hearth::jobs::ledger::{JobOutcome, Run};
 use hearth::jobs::overview::{overview, JobView};
-use hearth::supervisor::{self, RunOptions};
+use hearth::supervisor;
 
 use super::{CommandError, Env, Exit};
 
@@ -220,24 +220,11 @@ fn run_now(
         );
         return Ok(Exit::Success);
     }
-    super::run::refuse_if_panicked(home)?;
-    let config = Config::load(&home.config_path())?;
-    env.require_key(&config.model)?;
+    let options = super::run::one_turn(env, home, Some(name.to_string()))?;
     let before = views
         .iter()
         .find(|v| v.job.name == name)
         .map_or(0, |v| v.history.len());
-    let options = RunOptions {
-        exe: env.exe.clone(),
-        ticks: Some(1),
-        interval: None,
-        notifier: None,
-        clock: env.clock,
-        remote_credentials: env.remote_credentials(),
-        intake_pause: env.intake_pause(),
-        notify_secrets: env.notify_secrets(&config.notify),
-        run_job: Some(name.to_string()),
-    };
     if supervisor::run(home, options)? == supervisor::RunOutcome::Panic {
         return Ok(Exit::Panic);
     }

@@ -72,6 +72,30 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     })
 }
 
+/// The supervisor run of one turn that `hearth tick` is (and `hearth jobs
+/// run`, with the job it runs): refused while healing is exhausted, and
+/// without the key the model needs.
+pub(super) fn one_turn(
+    env: &Env,
+    home: &Home,
+    run_job: Option<String>,
+) -> Result<RunOptions, CommandError> {
+    refuse_if_panicked(home)?;
+    let config = hearth::config::Config::load(&home.config_path())?;
+    env.require_key(&config.model)?;
+    Ok(RunOptions {
+        exe: env.exe.clone(),
+        ticks: Some(1),
+        interval: None,
+        notifier: None,
+        clock: env.clock,
+        remote_credentials: env.remote_credentials(),
+        intake_pause: env.intake_pause(),
+        notify_secrets: env.notify_secrets(&config.notify),
+        run_job,
+    })
+}
+
 /// Healing is exhausted and no human has said `hearth heal --resume` yet:
 /// exit 2 before any other check.
 pub(super) fn refuse_if_panicked(home: &Home) -> Result<(), CommandError> {

@@ -4,8 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use hearth::config::Config;
-use hearth::supervisor::{self, RunOptions};
+use hearth::supervisor;
 use hearth::tick::ledger::Ledger;
 use hearth::tick::{self, TickOptions};
 
@@ -24,20 +23,7 @@ pub struct Args {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     if !args.supervised {
-        super::run::refuse_if_panicked(&home)?;
-        let config = Config::load(&home.config_path())?;
-        env.require_key(&config.model)?;
-        let options = RunOptions {
-            exe: env.exe.clone(),
-            ticks: Some(1),
-            interval: None,
-            notifier: None,
-            clock: env.clock,
-            remote_credentials: env.remote_credentials(),
-            intake_pause: env.intake_pause(),
-            notify_secrets: env.notify_secrets(&config.notify),
-            run_job: None,
-        };
+        let options = super::run::one_turn(env, &home, None)?;
         let outcome = supervisor::run(&home, options)?;
         // The tick's own code (0, 3, 11–15, crash), as the ledger has it.
         let last = Ledger::read(&home.ticks_path())

@@ -374,10 +374,9 @@ pub fn serve(clock: PathBuf, agent: fn(&Value) -> Reply) -> (ModelServer, Arc<Mu
     (server, biller)
 }
 
-/// An agent like a real one: it answers each inbox message with `send`,
-/// then says it did; on a quiet tick it writes a short note of what it
-/// looked at (no two alike: it names the tick's time).
-pub fn agent(body: &Value) -> Reply {
+/// The text of the request's last turn; `None` when that turn answers
+/// tool calls (an agent then says it is done).
+pub fn last_turn_text(body: &Value) -> Option<String> {
     let last = body["messages"]
         .as_array()
         .and_then(|m| m.last())
@@ -385,13 +384,24 @@ pub fn agent(body: &Value) -> Reply {
         .unwrap_or_default();
     let blocks = last["content"].as_array().cloned().unwrap_or_default();
     if blocks.iter().any(|b| b["type"] == "tool_result") {
-        return ("Answered; nothing else needs me now.".into(), vec![]);
+        return None;
     }
-    let text: String = blocks
-        .iter()
-        .filter_map(|b| b["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+    Some(
+        blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// An agent like a real one: it answers each inbox message with `send`,
+/// then says it did; on a quiet tick it writes a short note of what it
+/// looked at (no two alike: it names the tick's time).
+pub fn agent(body: &Value) -> Reply {
+    let Some(text) = last_turn_text(body) else {
+        return ("Answered; nothing else needs me now.".into(), vec![]);
+    };
     let header = text.lines().next().unwrap_or("").to_string();
     let paths: Vec<String> = text
         .match_indices("<inbox-message path=\"")

@@ -88,6 +88,18 @@ fn core_memory(edition: u32) -> String {
     text
 }
 
+/// `hearth run` on `home` (or the build `HEARTH_BIN` names, for a "before"
+/// run) on the simulated clock in `clock`, with the billing server's key.
+fn supervise(home: &TestHome, clock: &std::path::Path) -> std::process::Child {
+    let binary = std::env::var("HEARTH_BIN").unwrap_or_else(|_| super::HEARTH.to_string());
+    let mut cmd = home.cmd_of(&binary, &["run"]);
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-cost")
+        .env("HEARTH_SIM_CLOCK", clock)
+        .env("HEARTH_NOW", START)
+        .env("RUST_LOG", "warn");
+    home.spawn_with(cmd)
+}
+
 /// Runs `days` simulated days at `interval`, priced.
 pub fn month(interval: Duration, days: u32, cache_aware: bool) -> Month {
     let wall = Instant::now();
@@ -116,13 +128,7 @@ pub fn month(interval: Duration, days: u32, cache_aware: bool) -> Month {
     )
     .unwrap();
     std::fs::write(home.file("memory/core/projects.md"), core_memory(0)).unwrap();
-    let binary = std::env::var("HEARTH_BIN").unwrap_or_else(|_| super::HEARTH.to_string());
-    let mut cmd = home.cmd_of(&binary, &["run"]);
-    cmd.env("ANTHROPIC_API_KEY", "sk-ant-cost")
-        .env("HEARTH_SIM_CLOCK", &clock)
-        .env("HEARTH_NOW", START)
-        .env("RUST_LOG", "warn");
-    let supervisor = home.spawn_with(cmd);
+    let supervisor = supervise(&home, &clock);
 
     // (minute of the run, what): 3–6 messages a day at spread-out times,
     // and the core memory edited at 12:34.
@@ -238,20 +244,9 @@ impl NewsMonth {
 /// inbox message) is digested into `memory/news/` with `write`; a turn
 /// without news is looked over and left.
 pub fn news_agent(body: &serde_json::Value) -> billing::Reply {
-    let last = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .cloned()
-        .unwrap_or_default();
-    let blocks = last["content"].as_array().cloned().unwrap_or_default();
-    if blocks.iter().any(|b| b["type"] == "tool_result") {
+    let Some(text) = billing::last_turn_text(body) else {
         return ("Digested; nothing else needs me now.".into(), vec![]);
-    }
-    let text: String = blocks
-        .iter()
-        .filter_map(|b| b["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+    };
     let header = text.lines().next().unwrap_or("").to_string();
     if let Some(at) = text.find("NEWS ") {
         let item: String = text[at..].lines().next().unwrap_or("").to_string();
@@ -314,13 +309,7 @@ pub fn news_month(by: NewsBy, days: u32) -> NewsMonth {
         .unwrap();
         home.ok(&["trust"]);
     }
-    let binary = std::env::var("HEARTH_BIN").unwrap_or_else(|_| super::HEARTH.to_string());
-    let mut cmd = home.cmd_of(&binary, &["run"]);
-    cmd.env("ANTHROPIC_API_KEY", "sk-ant-cost")
-        .env("HEARTH_SIM_CLOCK", &clock)
-        .env("HEARTH_NOW", START)
-        .env("RUST_LOG", "warn");
-    let supervisor = home.spawn_with(cmd);
+    let supervisor = supervise(&home, &clock);
     let mut schedule: Vec<i64> = Vec::new();
     for d in 0..days as i64 {
         schedule.push(d * 24 * 60 + 8 * 60 + 10);

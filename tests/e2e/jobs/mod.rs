@@ -22,6 +22,20 @@ use crate::common::TestHome;
 
 pub(super) const KEY: &str = "sk-ant-jobs";
 
+/// A daily digest at 07:00 UTC, done when a file under `memory/digests/`
+/// is in its run's commit.
+pub(super) const DIGEST: &str = "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\n\
+     prompt = \"WRITE-DIGEST: the morning digest.\"\n[expect]\nwrote = \"memory/digests/\"\n";
+
+/// The request's last message, as JSON text: what a scripted model reads.
+pub(super) fn last_message(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
 pub(super) fn stream(text: &str, tools: &[(&str, &str, &[&str])]) -> Answer {
     Answer::Stream {
         events: anthropic::message(text, tools, 400, 20),
@@ -53,11 +67,7 @@ fn job_name(turn: &str) -> String {
 /// job's digest of the day with `write`; `CLAIM-ONLY` says it wrote it and calls
 /// nothing; anything else (an interval tick) has nothing to do.
 pub(super) fn worker(body: &Value) -> Answer {
-    let last = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(Value::to_string)
-        .unwrap_or_default();
+    let last = last_message(body);
     if last.contains("tool_result") {
         return stream("Done.", &[]);
     }
@@ -166,11 +176,7 @@ pub(super) fn job_prompts(server: &ModelServer) -> usize {
         .received()
         .iter()
         .filter(|r| {
-            let last = r.body["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .map(Value::to_string)
-                .unwrap_or_default();
+            let last = last_message(&r.body);
             last.contains("<job-prompt") && !last.contains("tool_result")
         })
         .count()

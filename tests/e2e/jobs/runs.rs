@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{worker, JobHome};
+use super::{last_message, worker, JobHome, DIGEST};
 use crate::common::model_server::{anthropic, Answer, ModelServer};
 
 /// A model that answers the first call of a job's run with a `write`, and
@@ -17,11 +17,7 @@ use crate::common::model_server::{anthropic, Answer, ModelServer};
 fn holding(held: PathBuf, hold_first: bool) -> Answer {
     let calls = Arc::new(AtomicUsize::new(0));
     Answer::Computed(Arc::new(move |body: &Value| {
-        let last = body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .map(Value::to_string)
-            .unwrap_or_default();
+        let last = last_message(body);
         let in_job = last.contains("<job-prompt") || last.contains("tool_result");
         if in_job {
             let n = calls.fetch_add(1, Ordering::SeqCst);
@@ -38,15 +34,7 @@ fn cut_a_run(hold_first: bool) -> (JobHome, ModelServer) {
     let dir = tempfile::tempdir().unwrap();
     let held = dir.path().join("held");
     let server = ModelServer::start(vec![holding(held.clone(), hold_first)]);
-    let h = JobHome::new(
-        &server,
-        &[(
-            "digest",
-            "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\n\
-             prompt = \"WRITE-DIGEST: the morning digest.\"\n[expect]\nwrote = \"memory/digests/\"\n",
-        )],
-        "2026-11-24T06:00:00Z",
-    );
+    let h = JobHome::new(&server, &[("digest", DIGEST)], "2026-11-24T06:00:00Z");
     let mut supervisor = h.home.spawn_with(h.cmd(&["run"]));
     h.home
         .wait_for(Duration::from_secs(30), "the run's held call", || {
@@ -117,11 +105,7 @@ fn a_failed_run_is_tried_again_only_when_it_made_no_model_call() {
     let job_calls = Arc::new(AtomicUsize::new(0));
     let calls = job_calls.clone();
     let server = ModelServer::start(vec![Answer::Computed(Arc::new(move |body: &Value| {
-        let last = body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .map(Value::to_string)
-            .unwrap_or_default();
+        let last = last_message(body);
         if last.contains("<job-prompt") || last.contains("tool_result") {
             let n = calls.fetch_add(1, Ordering::SeqCst);
             if n == 0 || n == 2 {
@@ -134,15 +118,7 @@ fn a_failed_run_is_tried_again_only_when_it_made_no_model_call() {
         }
         worker(body)
     }))]);
-    let h = JobHome::new(
-        &server,
-        &[(
-            "digest",
-            "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\n\
-             prompt = \"WRITE-DIGEST: the morning digest.\"\n[expect]\nwrote = \"memory/digests/\"\n",
-        )],
-        "2026-11-24T06:00:00Z",
-    );
+    let h = JobHome::new(&server, &[("digest", DIGEST)], "2026-11-24T06:00:00Z");
     h.run_ticks(6);
     let first_day: Vec<Value> = h
         .runs()

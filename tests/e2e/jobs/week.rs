@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{planned_day, stream, JobHome};
+use super::{last_message, planned_day, stream, JobHome};
 use crate::common::model_server::{Answer, ModelServer};
 use crate::common::TestHome;
 
@@ -49,11 +49,7 @@ fn the_guides_three_jobs_load_and_say_when_they_run() {
 /// where their prompts say, and new commits that touch the payment code
 /// are told in a letter.
 fn guide_worker(body: &Value) -> Answer {
-    let last = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(Value::to_string)
-        .unwrap_or_default();
+    let last = last_message(body);
     if last.contains("tool_result") || !last.contains("<job-prompt") {
         return stream("Nothing else needs doing.", &[]);
     }
