@@ -194,29 +194,12 @@ pub fn tool_loop(
         if decision.then == Then::Stop {
             break;
         }
-        if spent_the_cap(door.spend_cap_usd, outcome) {
+        if outcome.spent_the_cap(door.spend_cap_usd) {
             break;
         }
     }
     state.tries.settle(&state.step, outcome);
     Ok(())
-}
-
-/// Whether the exchange has spent its cap (a job's `max_usd`): said as
-/// the failure that stops it.
-fn spent_the_cap(cap: Option<f64>, outcome: &mut Outcome) -> bool {
-    let Some(cap) = cap.filter(|cap| outcome.cost_usd >= *cap) else {
-        return false;
-    };
-    outcome.failures.push(Failure::new(
-        FailureKind::TooManyRounds,
-        format!(
-            "stopped at its spending cap: ${:.4} spent of max_usd = {cap} (raise it in the \
-             job's file if the work needs more)",
-            outcome.cost_usd
-        ),
-    ));
-    true
 }
 
 impl Exchanging {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::class::{classify, Class, Failure, Recovery};
+use super::class::{classify, Class, Failure, FailureKind, Recovery};
 use crate::model::Usage;
 use crate::tools::Effects;
 
@@ -50,6 +50,23 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Whether the exchange has spent its cap (a job's `max_usd`): said as
+    /// the failure that stops it.
+    pub fn spent_the_cap(&mut self, cap: Option<f64>) -> bool {
+        let Some(cap) = cap.filter(|cap| self.cost_usd >= *cap) else {
+            return false;
+        };
+        self.failures.push(Failure::new(
+            FailureKind::TooManyRounds,
+            format!(
+                "stopped at its spending cap: ${:.4} spent of max_usd = {cap} (raise it in the \
+                 job's file if the work needs more)",
+                self.cost_usd
+            ),
+        ));
+        true
+    }
+
     /// How the exchange ended, from its failures.
     pub fn class(&self) -> Class {
         classify(&self.failures)
