@@ -41,6 +41,16 @@ fn ns_since_epoch(t: SystemTime) -> i128 {
         .unwrap_or(0)
 }
 
+/// The digest a line of text is known by where a stranger could profit
+/// from a collision (the operator's vouched words, the words outside
+/// exchanges added): SHA-256 of its trimmed text, in hex. FNV-1a is for
+/// caches and fingerprints, where a collision costs a rebuild, not trust.
+pub fn line_key(line: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(line.trim().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// FNV-1a over `bytes`.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf29ce484222325, |h, b| {

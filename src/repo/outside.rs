@@ -20,19 +20,20 @@ use git2::{DiffOptions, Oid};
 use serde::{Deserialize, Serialize};
 
 use super::{Repo, RepoError};
-use crate::stamp::fnv1a;
 
-/// The digest a line is known by here.
-pub fn line_digest(line: &str) -> u64 {
-    fnv1a(line.trim().as_bytes())
+/// The digest a line is known by here ([`crate::stamp::line_key`]).
+pub fn line_digest(line: &str) -> String {
+    crate::stamp::line_key(line)
 }
 
+/// What the cache file holds. A cache of another format (the 64-bit
+/// digests before) does not parse, and is rebuilt.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Cache {
     /// The commit the set is complete up to (first-parent), full id.
     head: String,
     /// Digests of the lines outside commits added.
-    digests: Vec<u64>,
+    digests: Vec<String>,
 }
 
 impl Repo {
@@ -42,7 +43,7 @@ impl Repo {
 
     /// The digests of every line an outside exchange's commit added on the
     /// first-parent history of HEAD.
-    pub fn outside_line_digests(&self) -> Result<HashSet<u64>, RepoError> {
+    pub fn outside_line_digests(&self) -> Result<HashSet<String>, RepoError> {
         let Some(head) = self.head_commit()? else {
             return Ok(HashSet::new());
         };
@@ -50,7 +51,7 @@ impl Repo {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
-        let mut digests: HashSet<u64> = cache.digests.iter().copied().collect();
+        let mut digests: HashSet<String> = cache.digests.into_iter().collect();
         let known = Oid::from_str(&cache.head).ok();
         if known == Some(head.id()) {
             return Ok(digests);
@@ -92,7 +93,7 @@ impl Repo {
             )
             .map_err(|e| self.error(e))?;
         }
-        let mut sorted: Vec<u64> = digests.iter().copied().collect();
+        let mut sorted: Vec<String> = digests.iter().cloned().collect();
         sorted.sort_unstable();
         let fresh = Cache {
             head: head.id().to_string(),

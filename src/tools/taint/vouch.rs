@@ -7,7 +7,12 @@
 //!
 //! A line is known by a digest of its trimmed text, so the book says
 //! nothing a reader of the home could not already see, and a line changed
-//! after it was vouched for is outside again.
+//! after it was vouched for is outside again. The digest is SHA-256
+//! ([`crate::stamp::line_key`]): a stranger must not be able to write a
+//! line of their own that counts as one the operator vouched for. Books
+//! written with the 64-bit digest of before are read by upgrading each
+//! entry whose place still holds the words it was vouched for; the others
+//! vouch for nothing until the operator vouches again (said).
 
 use std::collections::BTreeSet;
 
@@ -16,7 +21,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
-use crate::stamp::fnv1a;
 
 /// `state/vouched.json`, inside the home.
 pub use crate::home::layout::rel::VOUCHED;
@@ -50,14 +54,51 @@ impl JsonFile for Vouched {
 
 /// The digest a line is known by.
 pub fn digest(line: &str) -> String {
-    format!("{:016x}", fnv1a(line.trim().as_bytes()))
+    crate::stamp::line_key(line)
+}
+
+/// The 64-bit digest books were written with before (16 hex digits).
+fn legacy_digest(line: &str) -> String {
+    format!("{:016x}", crate::stamp::fnv1a(line.trim().as_bytes()))
+}
+
+/// The line `place` (`memory/notes/x.md:3`) names in `home`, if any.
+fn line_at(home: &Home, place: &str) -> Option<String> {
+    let (path, n) = place.rsplit_once(':')?;
+    let n: usize = n.parse().ok()?;
+    let text = std::fs::read_to_string(home.path(path)).ok()?;
+    text.lines().nth(n.checked_sub(1)?).map(str::to_string)
 }
 
 impl Vouched {
     /// The book, or an error naming the file; no file is an empty book.
     pub fn load(home: &Home) -> Result<Vouched, JsonFileError> {
         let mut book: Vouched = json_file::load(&home.path(VOUCHED))?.unwrap_or_default();
-        book.digests = book.lines.iter().map(|e| e.digest.clone()).collect();
+        let mut stale = 0;
+        for entry in &mut book.lines {
+            if entry.digest.len() != 16 {
+                continue;
+            }
+            // Vouched under the old digest: upgraded when its place still
+            // holds those words (what the operator read there), else inert.
+            match line_at(home, &entry.place).filter(|l| legacy_digest(l) == entry.digest) {
+                Some(line) => entry.digest = digest(&line),
+                None => stale += 1,
+            }
+        }
+        if stale > 0 {
+            tracing::warn!(
+                "{VOUCHED}: {stale} line(s) vouched for under hearth's older digest no longer \
+                 read the same at their place: they count as outside until you vouch for them \
+                 again (`hearth vouch PATH:N`)"
+            );
+        }
+        book.digests = book
+            .lines
+            .iter()
+            .filter(|e| e.digest.len() != 16)
+            .map(|e| e.digest.clone())
+            .collect();
         Ok(book)
     }
 
@@ -108,6 +149,39 @@ impl Vouched {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // fixtures, not state
+    fn a_book_of_the_older_digest_is_upgraded_where_its_words_still_stand() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hearth.toml"), "").unwrap();
+        std::fs::create_dir_all(dir.path().join("memory/notes")).unwrap();
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        std::fs::write(
+            dir.path().join("memory/notes/x.md"),
+            "# Notes\nStanding order 7.\nchanged since\n",
+        )
+        .unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        let old = |line: &str, place: &str| serde_json::json!({"digest": legacy_digest(line), "place": place, "at": "2026-01-01T00:00:00Z"});
+        let book = serde_json::json!({"version": 1, "lines": [
+            old("Standing order 7.", "memory/notes/x.md:2"),
+            old("Standing order 8.", "memory/notes/x.md:3"),
+        ]});
+        std::fs::write(home.path(VOUCHED), book.to_string()).unwrap();
+        let book = Vouched::load(&home).unwrap();
+        assert!(
+            book.covers("Standing order 7."),
+            "upgraded: its place still reads so"
+        );
+        assert!(
+            !book.covers("Standing order 8."),
+            "its place changed: inert"
+        );
+        assert!(!book.covers("changed since"));
+        assert_eq!(book.lines[0].digest, digest("Standing order 7."));
+        assert_eq!(book.lines[0].digest.len(), 64);
+    }
 
     #[test]
     fn a_vouched_line_is_known_by_its_words_wherever_it_is() {
