@@ -46,8 +46,13 @@ fn ns_since_epoch(t: SystemTime) -> i128 {
 /// exchanges added): SHA-256 of its trimmed text, in hex. FNV-1a is for
 /// caches and fingerprints, where a collision costs a rebuild, not trust.
 pub fn line_key(line: &str) -> String {
+    sha256_hex(line.trim().as_bytes())
+}
+
+/// SHA-256 of `bytes`, in hex: what trust and the line keys compare.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    let digest = sha2::Sha256::digest(line.trim().as_bytes());
+    let digest = sha2::Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -56,4 +61,18 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf29ce484222325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_key_is_sha256_of_the_trimmed_words() {
+        // FIPS 180-2's test vector for "abc".
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(sha256_hex(b"abc"), abc);
+        assert_eq!(line_key("  abc\t"), abc);
+        assert_ne!(line_key("abd"), abc);
+    }
 }

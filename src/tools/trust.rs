@@ -18,11 +18,7 @@ use crate::json_file::{self, JsonFile};
 /// home pulled from elsewhere must not carry a manifest made to match the
 /// digest of the one the operator read, as a 64-bit FNV would allow.
 pub fn digest(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::stamp::sha256_hex(bytes)
 }
 
 /// The digest trust kept before (16 hex digits of FNV-1a).
