@@ -16,6 +16,42 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// Reads `source` (a child's pipe) to its end on a thread, keeping the
+/// first `cap` bytes: (what was kept, whether more came). Read whole, so
+/// the child never blocks on a full pipe however much it says.
+pub fn drain(
+    mut source: impl std::io::Read + Send + 'static,
+    cap: usize,
+) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut cut = false;
+        let mut buf = [0u8; 8192];
+        loop {
+            match source.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    cut |= n > room;
+                }
+            }
+        }
+        (kept, cut)
+    })
+}
+
+/// The last `max` bytes of what a command said (its stderr), as text,
+/// trimmed, cut on a character boundary: what a failure quotes.
+pub fn tail(bytes: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let start = text.len().saturating_sub(max);
+    let start = (start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    text[start..].trim().to_string()
+}
+
 /// Whether process `pid` is running: it exists and is not a zombie (a
 /// process killed whose parent died with it may stay a zombie for as long
 /// as the machine's init leaves it unreaped; it writes nothing more).

@@ -9,7 +9,6 @@
 //! (the operator's own command, trusted by digest as a tool's is), and
 //! stdin closed.
 
-use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -57,57 +56,47 @@ pub fn run(home: &Home, job: &Job) -> CheckSaid {
         }
     };
     let pgid = child.id() as i32;
-    let drain = |source: Option<Box<dyn Read + Send>>, cap: usize| {
-        std::thread::spawn(move || {
-            let mut kept = Vec::new();
-            if let Some(mut source) = source {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = source.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
-            }
-            kept
-        })
-    };
-    let out = drain(child.stdout.take().map(|s| Box::new(s) as _), MAX_OUTPUT);
-    let err = drain(
-        child.stderr.take().map(|s| Box::new(s) as _),
-        STDERR_TAIL * 4,
-    );
+    let out = child
+        .stdout
+        .take()
+        .map(|s| crate::process::drain(s, MAX_OUTPUT));
+    let err = child
+        .stderr
+        .take()
+        .map(|s| crate::process::drain(s, STDERR_TAIL * 4));
     let deadline = Instant::now() + Duration::from_secs(job.check_timeout_s);
     let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if Instant::now() >= deadline => break Err(None),
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
+            Err(e) => break Err(Some(e)),
         }
     };
     crate::process::signal_group(pgid, libc::SIGKILL);
     let _ = child.wait();
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    let tail = {
-        let text = String::from_utf8_lossy(&err);
-        let text = text.trim();
-        let start = text.len().saturating_sub(STDERR_TAIL);
-        let start = (start..=text.len())
-            .find(|i| text.is_char_boundary(*i))
-            .unwrap_or(0);
-        text[start..].to_string()
+    let join = |h: Option<std::thread::JoinHandle<(Vec<u8>, bool)>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
     };
+    let (out, cut) = join(out);
+    let tail = crate::process::tail(&join(err).0, STDERR_TAIL);
     match status.map(|s| s.code()) {
-        None => CheckSaid::Failed(format!(
+        Err(None) => CheckSaid::Failed(format!(
             "its check was killed after check_timeout_s = {} (stderr: {tail})",
             job.check_timeout_s
         )),
-        Some(Some(0)) => CheckSaid::Work(String::from_utf8_lossy(&out).into_owned()),
-        Some(Some(1)) => CheckSaid::Nothing,
-        Some(code) => CheckSaid::Failed(format!(
+        Err(Some(e)) => CheckSaid::Failed(format!("its check could not be waited for: {e}")),
+        Ok(Some(0)) => {
+            let mut text = String::from_utf8_lossy(&out).into_owned();
+            if cut {
+                text.push_str(&format!(
+                    "\n[… the check's output cut at {MAX_OUTPUT} bytes]"
+                ));
+            }
+            CheckSaid::Work(text)
+        }
+        Ok(Some(1)) => CheckSaid::Nothing,
+        Ok(code) => CheckSaid::Failed(format!(
             "its check exited with {} (0 means work, 1 nothing to do; stderr: {tail})",
             code.map_or_else(|| "a signal".to_string(), |c| format!("code {c}"))
         )),

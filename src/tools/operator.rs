@@ -38,7 +38,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -415,8 +415,11 @@ impl OperatorTool {
             let _ = stdin.write_all(input.to_string().as_bytes());
         }
         let cap = self.max_output_bytes;
-        let stdout = child.stdout.take().map(|s| drain(s, cap));
-        let stderr = child.stderr.take().map(|s| drain(s, STDERR_TAIL * 4));
+        let stdout = child.stdout.take().map(|s| crate::process::drain(s, cap));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|s| crate::process::drain(s, STDERR_TAIL * 4));
         let deadline = Instant::now() + self.timeout;
         let status = loop {
             match child.try_wait() {
@@ -461,36 +464,7 @@ impl OperatorTool {
 /// The last [`STDERR_TAIL`] bytes of what a tool said on stderr, trimmed
 /// (on a character boundary): what a failure quotes.
 pub(super) fn tail(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let start = text.len().saturating_sub(STDERR_TAIL);
-    let start = (start..=text.len())
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    text[start..].trim().to_string()
-}
-
-/// Reads `source` to its end on a thread, keeping the first `cap` bytes:
-/// (what was kept, whether more came).
-fn drain(
-    mut source: impl Read + Send + 'static,
-    cap: usize,
-) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut cut = false;
-        let mut buf = [0u8; 8192];
-        loop {
-            match source.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    cut |= n > room;
-                }
-            }
-        }
-        (kept, cut)
-    })
+    crate::process::tail(bytes, STDERR_TAIL)
 }
 
 /// The key on the line holding byte `at` of a manifest (`command` in
