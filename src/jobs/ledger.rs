@@ -56,7 +56,8 @@ pub enum JobOutcome {
     Skipped,
     /// The check or the tick failed; `cause` says how.
     Failed,
-    /// A crash cut it: whether it acted is not known.
+    /// A crash cut it, or its commit could not be read: whether it did
+    /// its work is not known.
     Unknown,
     /// Due while no supervisor ran, and not caught up.
     Missed,

@@ -24,7 +24,9 @@ impl Supervisor<'_> {
                 self.resolve_incidents(&[kind.as_str()], &why);
             }
             JobOutcome::Unmet => {
-                let streak = self.job_ledger().unmet_streak(&job.name);
+                let streak = self
+                    .job_ledger()
+                    .map_or(0, |ledger| ledger.unmet_streak(&job.name));
                 let threshold = self.config.jobs.unmet_flare as usize;
                 if threshold > 0 && streak >= threshold {
                     let body = format!(
@@ -44,6 +46,19 @@ impl Supervisor<'_> {
                     let subject = format!("job {} runs but does not do its work", job.name);
                     self.post_job_flare(&kind, &subject, &body, run.tick)?;
                 }
+            }
+            JobOutcome::Unknown => {
+                let body = format!(
+                    "A run of the job `{}` ended, but whether it did its work could not be \
+                     told: {}.\n\nLook at its tick's commit (`hearth jobs show {}`, `git log`); \
+                     if the work is not done, run `hearth jobs run {}`.\n",
+                    job.name,
+                    run.cause.as_deref().unwrap_or("no cause was recorded"),
+                    job.name,
+                    job.name
+                );
+                let subject = format!("a run of job {} could not be judged", job.name);
+                self.post_job_flare(&kind, &subject, &body, run.tick)?;
             }
             _ => {}
         }
@@ -96,7 +111,9 @@ impl Supervisor<'_> {
     /// tried again when it had made no model call, else `unknown`, flared,
     /// and never re-run by hearth.
     pub(super) fn close_cut_job_runs(&mut self) -> Result<(), SupervisorError> {
-        let ledger = self.job_ledger();
+        let Some(ledger) = self.job_ledger() else {
+            return Ok(());
+        };
         let cut: Vec<Run> = ledger.unclosed().into_iter().cloned().collect();
         let now = self.options.clock.now();
         for claim in cut {

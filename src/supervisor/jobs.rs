@@ -62,7 +62,10 @@ impl Supervisor<'_> {
         jobs
     }
 
-    pub(super) fn job_ledger(&mut self) -> JobLedger {
+    /// The ledger, or `None` when it cannot be read: then which runs were
+    /// claimed and closed is unknown, and no job runs until it can be
+    /// (said once) — a run is never started blind to one that was cut.
+    pub(super) fn job_ledger(&mut self) -> Option<JobLedger> {
         let path = self.home.path(ledger::FILE);
         match JobLedger::read(&path) {
             Ok(ledger) => {
@@ -75,38 +78,46 @@ impl Supervisor<'_> {
                         tracing::warn!("{said}");
                     }
                 }
-                ledger
+                Some(ledger)
             }
             Err(e) => {
-                let said = format!("{} cannot be read: {e}", path.display());
+                let said = format!(
+                    "{} cannot be read ({e}): no job runs until it can (fix its permissions \
+                     or the disk; the runs it records are not known meanwhile)",
+                    path.display()
+                );
                 if self.said.problem(&said) {
                     tracing::warn!("{said}");
                 }
-                JobLedger::default()
+                None
             }
         }
     }
 
-    /// Each job's next run as of now.
-    fn job_plans(&mut self) -> Vec<(Job, Next)> {
+    /// Each job's next run as of now, with the ledger they were planned
+    /// from; `None` when the ledger cannot be read.
+    fn job_plans(&mut self) -> Option<(Vec<(Job, Next)>, JobLedger)> {
         let jobs = self.jobs_now();
-        let ledger = self.job_ledger();
+        let ledger = self.job_ledger()?;
         let now = self.options.clock.now();
-        jobs.into_iter()
+        let plans = jobs
+            .into_iter()
             .filter_map(|job| {
                 let since = self.jobs_seen.of(&job.name, now);
                 plan::next(&job, &ledger, since, self.started, now).map(|n| (job, n))
             })
-            .collect()
+            .collect();
+        Some((plans, ledger))
     }
 
     /// When the wait should end for a job: the earliest next run, or now
     /// for a run `hearth jobs run` asked for.
     pub(super) fn next_job_due(&mut self) -> Option<DateTime<Utc>> {
+        let (plans, _) = self.job_plans()?;
         if !requested_jobs(self.home).is_empty() {
             return Some(self.options.clock.now());
         }
-        self.job_plans().iter().map(|(_, next)| next.at).min()
+        plans.iter().map(|(_, next)| next.at).min()
     }
 
     /// The run to start now, if one is due (a requested one first), with
@@ -116,7 +127,9 @@ impl Supervisor<'_> {
         // now was cut (its commit failed on a full disk, say).
         self.close_cut_job_runs()?;
         let now = self.options.clock.now();
-        let plans = self.job_plans();
+        let Some((plans, ledger)) = self.job_plans() else {
+            return Ok(None);
+        };
         let mut requested = requested_jobs(self.home);
         if let Some(name) = self.options.run_job.take() {
             requested.insert(0, name);
@@ -159,7 +172,6 @@ impl Supervisor<'_> {
                 &format!("job {}: missed {} scheduled run(s)", job.name, missed.times),
             )?;
         }
-        let ledger = self.job_ledger();
         let due = plans
             .into_iter()
             .filter(|(_, next)| next.at <= now)
@@ -298,8 +310,17 @@ impl Supervisor<'_> {
             }
             return run;
         }
+        let changed = match self.changed_by_tick(record) {
+            Ok(changed) => changed,
+            Err(why) => {
+                // Not "unmet": what is missing was never looked at.
+                run.outcome = JobOutcome::Unknown;
+                run.cause = Some(format!("its commit could not be read to judge it: {why}"));
+                return run;
+            }
+        };
         let observed = Observed {
-            changed: self.changed_by_tick(record),
+            changed,
             sent: record.sent.clone(),
             proposal: record.proposal,
         };
@@ -317,23 +338,18 @@ impl Supervisor<'_> {
         run
     }
 
-    /// What tick `record`'s commit added or changed (none when HEAD is not
-    /// its commit: a commit put off, say).
-    fn changed_by_tick(&self, record: &TickRecord) -> Vec<String> {
-        let Some(head) = self.repo.head() else {
-            return Vec::new();
-        };
+    /// What tick `record`'s commit added or changed, or why that cannot
+    /// be told (HEAD is not its commit, or git could not say).
+    fn changed_by_tick(&self, record: &TickRecord) -> Result<Vec<String>, String> {
+        let head = self.repo.head().ok_or("the home has no commit")?;
         let ours = self
             .repo
             .message(&head)
             .is_some_and(|m| m.starts_with(&format!("tick {}: ", record.tick)));
         if !ours {
-            return Vec::new();
+            return Err(format!("HEAD is not tick {}'s commit", record.tick));
         }
-        self.repo.changed_in(&head).unwrap_or_else(|e| {
-            tracing::warn!("the changes of tick {} cannot be read: {e}", record.tick);
-            Vec::new()
-        })
+        self.repo.changed_in(&head).map_err(|e| e.to_string())
     }
 }
 
