@@ -34,6 +34,7 @@ pub mod model;
 pub mod notify;
 pub mod process;
 pub mod proposals;
+pub mod provenance;
 pub mod recall;
 pub mod repo;
 pub mod stamp;

@@ -46,7 +46,7 @@ pub struct Journal {
     /// The provider asked (`offline`, `anthropic`…).
     #[serde(default)]
     pub provider: String,
-    /// What the ask carried from outside so far (`tools::taint`): its
+    /// What the ask carried from outside so far (`provenance`): its
     /// commit says so, even when the ask was cut short.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside: Vec<String>,

@@ -195,8 +195,8 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {
-        let vouched = tools::taint::vouch::Vouched::load_or_none(home);
-        outside.extend(tools::taint::origin::of_file(
+        let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
+        outside.extend(crate::provenance::origin::of_file(
             home,
             rel::DIRECTIVE,
             None,

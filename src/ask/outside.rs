@@ -1,11 +1,10 @@
-//! What an ask carries from outside (`tools::taint`): piped stdin unless
+//! What an ask carries from outside (`provenance`): piped stdin unless
 //! the operator vouched for it on the command line, and never the hot
 //! memory of exchanges that carried outside words; and how its commit says
 //! what it carried.
 
 use super::Question;
 use crate::conversation::sessions;
-use crate::tools;
 
 /// Exchanges with no outside words in them.
 pub(super) fn clean(exchanges: Vec<sessions::SessionExchange>) -> Vec<sessions::SessionExchange> {
@@ -26,7 +25,7 @@ pub(super) fn at_start(question: &Question) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let source = match tools::taint::inbox_sender(&attachment.text) {
+    let source = match crate::provenance::inbox_sender(&attachment.text) {
         Some(who) => format!("piped stdin of `hearth ask` (from {who})"),
         None => "piped stdin of `hearth ask` (not vouched for: --stdin-is-mine)".into(),
     };
@@ -47,7 +46,7 @@ pub(super) fn trailers(message: &mut String, sources: &[String]) {
     }
     for source in sources {
         message.push_str(crate::repo::OUTSIDE_TRAILER);
-        message.push_str(&tools::taint::origin::bounded(source));
+        message.push_str(&crate::provenance::origin::bounded(source));
         message.push('\n');
     }
 }

@@ -11,16 +11,16 @@ use crate::conversation::sessions::{self, SessionExchange};
 use crate::exchange::tier::{Tier, CONTINUATION_TURNS, HOT_TURNS, MISSION_TURNS};
 use crate::home::layout::rel;
 use crate::home::Home;
-use crate::tools::taint;
+use crate::provenance;
 
 /// What recall finds for the question: (citation place, text).
 pub(super) fn recall_for(home: &Home, config: &Config, question: &str) -> Vec<(String, String)> {
     // Outside words stay out of the turn, as for a tick's inbox.
     let k = config.recall.results;
-    let vouched = taint::vouch::Vouched::load_or_none(home);
+    let vouched = provenance::vouch::Vouched::load_or_none(home);
     crate::recall::fresh_index(home)
-        .and_then(|index| index.search(question, k + taint::OUTSIDE_SLACK))
-        .map(|hits| taint::without_outside(home, hits, k, &vouched))
+        .and_then(|index| index.search(question, k + provenance::OUTSIDE_SLACK))
+        .map(|hits| provenance::without_outside(home, hits, k, &vouched))
         .map(|hits| hits.into_iter().map(|h| (h.place(), h.text)).collect())
         .unwrap_or_else(|e| {
             tracing::warn!("recall for the question failed: {e}");

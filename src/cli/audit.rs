@@ -4,8 +4,8 @@ use std::path::Path;
 
 use hearth::boot::drift;
 use hearth::config::Config;
+use hearth::provenance;
 use hearth::supervisor::status::cache_warning;
-use hearth::tools::taint;
 
 use super::{CommandError, Env, Exit};
 
@@ -74,7 +74,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     }
     Ok(
         if args.strict
-            && (!audit.drift.is_empty() || outside.iter().any(taint::Finding::fails_strict))
+            && (!audit.drift.is_empty() || outside.iter().any(provenance::Finding::fails_strict))
         {
             Exit::Error
         } else {
@@ -138,18 +138,18 @@ fn print_tools(
 
 /// Identity lines that came from outside, accepted from it, or that read
 /// like planted instructions.
-fn print_outside(outside: &[taint::Finding]) -> Result<(), CommandError> {
+fn print_outside(outside: &[provenance::Finding]) -> Result<(), CommandError> {
     for f in outside {
         let label = match f.kind {
-            taint::audit::FindingKind::Ancestry => "OUTSIDE:       ",
-            taint::audit::FindingKind::Accepted => "accepted:      ",
-            taint::audit::FindingKind::Phrase => "READS PLANTED: ",
+            provenance::audit::FindingKind::Ancestry => "OUTSIDE:       ",
+            provenance::audit::FindingKind::Accepted => "accepted:      ",
+            provenance::audit::FindingKind::Phrase => "READS PLANTED: ",
         };
         outln!("{label} {}  ({})", f.why, f.text.trim());
     }
     if outside
         .iter()
-        .any(|f| f.kind == taint::audit::FindingKind::Ancestry)
+        .any(|f| f.kind == provenance::audit::FindingKind::Ancestry)
     {
         outln!(
             "                outside lines: accept them through a proposal, rewrite them \

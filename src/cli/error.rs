@@ -120,7 +120,7 @@ with_hint!(
     hearth::clock::ClockError,
     hearth::ask::AskError,
     hearth::collab::store::RecordError,
-    hearth::tools::taint::vouching::VouchError,
+    hearth::provenance::vouching::VouchError,
 );
 
 /// An I/O error that reached a command without a path: its kind's hint.

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use hearth::config::Config;
+use hearth::provenance::{vouch, vouching};
 use hearth::repo::Identity;
-use hearth::tools::taint::{vouch, vouching};
 
 use super::{CommandError, Env, Exit};
 

@@ -32,8 +32,8 @@ use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::{self, Letter};
 use crate::model::{self, TurnFacts};
 use crate::proposals::{self, Draft, State};
+use crate::provenance;
 use crate::repo::{Identity, Repo};
-use crate::tools::taint;
 
 /// What the consolidations so far have left: `state/consolidation.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -141,7 +141,7 @@ fn identity_files(home: &Home, must_read: &[String]) -> BTreeMap<String, String>
             continue;
         };
         if rel_path != rel::PROMPT
-            && taint::identity_class(&rel_path, Some(&text), &text, must_read)
+            && provenance::identity_class(&rel_path, Some(&text), &text, must_read)
         {
             files.insert(rel_path, text);
         }
@@ -165,7 +165,7 @@ pub fn run(
     let operator_lines = operator_lines(repo.as_ref(), &before);
     let since = diff_since_last(home, repo.as_ref());
     let (system, user) = turn::render(&before, &operator_lines, &since, why, config);
-    let vouched = taint::vouch::Vouched::load_or_none(home);
+    let vouched = provenance::vouch::Vouched::load_or_none(home);
     let opening = Opening {
         number,
         now,
@@ -266,7 +266,7 @@ fn diff_since_last(home: &Home, repo: Option<&Repo>) -> String {
 struct Judged<'a> {
     before: &'a BTreeMap<String, String>,
     operator_lines: &'a BTreeMap<String, Vec<String>>,
-    taint: &'a taint::Taint,
+    taint: &'a provenance::Taint,
     reply: &'a str,
 }
 
@@ -276,7 +276,7 @@ fn input_taint(
     home: &Home,
     identity: &BTreeMap<String, String>,
     diff: &str,
-    vouched: &taint::vouch::Vouched,
+    vouched: &provenance::vouch::Vouched,
 ) -> Vec<String> {
     let in_diff = diff
         .lines()
@@ -287,7 +287,7 @@ fn input_taint(
     files.dedup();
     files
         .iter()
-        .filter_map(|path| taint::origin::of_file(home, path, None, vouched))
+        .filter_map(|path| provenance::origin::of_file(home, path, None, vouched))
         .collect()
 }
 
@@ -395,7 +395,7 @@ fn offer(
     home: &Home,
     config: &Config,
     number: u64,
-    taint: &taint::Taint,
+    taint: &provenance::Taint,
     mut why: String,
     after: &BTreeMap<String, Option<String>>,
     additions_only: bool,

@@ -100,7 +100,7 @@ pub fn apply(conversation: &mut Conversation, compaction: &Compaction) -> Vec<Me
 /// Takes out of the conversation every exchange (a tick's turn and what
 /// followed it, up to the next) that holds a turn marked outside, and
 /// plans their archive: a clean exchange must not carry a stranger's
-/// words (`tools::taint`). The cut is at tick turns, as compaction's, so
+/// words (`provenance`). The cut is at tick turns, as compaction's, so
 /// what stays is a valid conversation. `None` when nothing is marked.
 pub fn quarantine(
     home: &Home,

@@ -75,7 +75,7 @@ pub struct Message {
     /// What was said, in order.
     pub content: Vec<Block>,
     /// Where the outside words this turn carries came from (chains, as
-    /// `tools::taint` writes them): a third party's message in the turn,
+    /// `provenance` writes them): a third party's message in the turn,
     /// or anything the model said or was given after its exchange read
     /// outside content. Kept with the turn wherever it goes (the running
     /// conversation, an archive), never sent to a provider; an exchange

@@ -58,7 +58,7 @@ pub struct Line {
     /// did; its writes are in a commit `ask (interrupted): …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
-    /// Where the outside words in it came from (`tools::taint` chains): a
+    /// Where the outside words in it came from (`provenance` chains): a
     /// question asked with piped mail, an answer or a tick given outside
     /// content. A door that shows this line as hot memory is tainted by
     /// it, so doors assembling a clean turn leave marked lines out.

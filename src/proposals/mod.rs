@@ -8,7 +8,7 @@
 //! became of it; it is committed with every change.
 //!
 //! Two things make proposals: a write to identity-class memory in an
-//! exchange that carried outside content (`tools::taint`), and a
+//! exchange that carried outside content (`provenance`), and a
 //! consolidation. Here: what a proposal is and how one is made; `decide`,
 //! accepting and rejecting; `journal`, a decision a kill cut short; `book`,
 //! the record and its rebuilding from the refs.

@@ -2,7 +2,7 @@
 //! accepted proposal that made it, and what outside content the exchange
 //! behind it carried (its `Hearth-Outside` trailers), by `git blame` — of
 //! the file at HEAD, or as it is on disk (lines no commit holds have no
-//! origin yet). The audit and `tools::taint` read these.
+//! origin yet). The audit and `provenance` read these.
 
 use std::path::Path;
 
@@ -37,7 +37,7 @@ pub fn outside_trailers(message: &str) -> Vec<String> {
 }
 
 /// The trailer a commit carries once per source of outside content its
-/// exchange carried (`tools::taint`).
+/// exchange carried (`provenance`).
 pub const OUTSIDE_TRAILER: &str = "Hearth-Outside: ";
 
 pub(super) fn origin_of_commit(commit: &git2::Commit<'_>) -> LineOrigin {

@@ -319,10 +319,10 @@ fn tick_message(record: &TickRecord) -> String {
         record.cost_usd
     ));
     // What the tick carried from outside: its lines are outside in turn
-    // (`tools::taint::origin` reads these back).
+    // (`provenance::origin` reads these back).
     for source in &record.tainted_by {
         message.push_str(crate::repo::OUTSIDE_TRAILER);
-        message.push_str(&crate::tools::taint::origin::bounded(source));
+        message.push_str(&crate::provenance::origin::bounded(source));
         message.push('\n');
     }
     message

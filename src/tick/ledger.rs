@@ -139,7 +139,7 @@ pub struct TickRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recoveries: Vec<crate::exchange::class::Recovery>,
     /// Where the outside content the tick read came from: its memory
-    /// writes carry this mark (`tools::taint`).
+    /// writes carry this mark (`provenance`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tainted_by: Vec<String>,
     /// The proposal its identity writes became.

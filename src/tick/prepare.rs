@@ -65,7 +65,7 @@ pub struct Prepared {
     /// `state/healer_note.json` did not parse: the problem, by file.
     pub broken_note: Option<String>,
     /// Turns that carry outside words, moved to an archive before this
-    /// tick because the tick itself is the operator's (`tools::taint`).
+    /// tick because the tick itself is the operator's (`provenance`).
     pub quarantine: Option<(Compaction, Vec<Message>)>,
     /// What the turn carries from outside: a source per third-party
     /// message or handoff in it, then the marks of the turns kept. Empty:
@@ -101,7 +101,7 @@ pub fn prepare(
     } = tick_inbox(home, config, job)?;
     let quarantine = quarantine_or_carry(home, &mut conversation, &mut outside, now);
     // The operator's word on outside lines, read once for the tick's turn.
-    let vouched = tools::taint::vouch::Vouched::load_or_none(home);
+    let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
     let recall = recall_for_inbox(home, config, &messages, &vouched);
     let token = crate::memory::watched::token(home);
     let boot = boot::boot(home, &config.boot);
@@ -162,9 +162,9 @@ pub fn prepare(
 }
 
 /// Where the lines of `memory/directive.md` came from, when a turn quotes it.
-fn directive_origins(home: &Home, vouched: &tools::taint::vouch::Vouched) -> Option<String> {
+fn directive_origins(home: &Home, vouched: &crate::provenance::vouch::Vouched) -> Option<String> {
     let directive = crate::home::layout::rel::DIRECTIVE;
-    tools::taint::origin::of_file(home, directive, None, vouched)
+    crate::provenance::origin::of_file(home, directive, None, vouched)
 }
 
 /// The asks of the sessions, for the tick's context: those that carried
@@ -309,7 +309,7 @@ fn count_parts(
 /// For each inbox message, who it is from when that is not the operator
 /// (as a source: `inbox/x.md (from mallory@…)`): a peer's handoff (by the
 /// record of it taken, or its file's name if the record is lost), or any
-/// sign of another sender in the message itself (`tools::taint::sender`).
+/// sign of another sender in the message itself (`crate::provenance::sender`).
 fn outside_senders(home: &Home, messages: &[InboxMessage]) -> Vec<Option<String>> {
     let taken = crate::collab::store::handoffs_taken(home);
     messages
@@ -326,9 +326,9 @@ fn outside_senders(home: &Home, messages: &[InboxMessage]) -> Vec<Option<String>
                 .is_some_and(|name| name.starts_with("handoff-"))
                 .then(|| "a handoff".to_string());
             let sender = peer.or(named).or_else(|| {
-                tools::taint::inbox_sender(&message.text).map(|who| format!("from {who}"))
+                crate::provenance::inbox_sender(&message.text).map(|who| format!("from {who}"))
             })?;
-            Some(tools::taint::origin::bounded(&format!(
+            Some(crate::provenance::origin::bounded(&format!(
                 "{} ({sender})",
                 message.rel
             )))
@@ -374,14 +374,14 @@ fn recall_for_inbox(
     home: &Home,
     config: &Config,
     inbox: &[InboxMessage],
-    vouched: &tools::taint::vouch::Vouched,
+    vouched: &crate::provenance::vouch::Vouched,
 ) -> Vec<Vec<Hit>> {
     if inbox.is_empty() {
         return Vec::new();
     }
     // Outside words (what peers wrote, lines tainted exchanges wrote,
     // marked turns) stay out of the turn unless the agent reads them
-    // itself, which taints the exchange (`tools::taint`): an operator's
+    // itself, which taints the exchange (`provenance`): an operator's
     // message must not reach identity through a proposal only because
     // recall quoted a stranger beside it.
     let k = config.recall.results;
@@ -390,8 +390,8 @@ fn recall_for_inbox(
             .iter()
             .map(|m| {
                 index
-                    .search(&m.text, k + tools::taint::OUTSIDE_SLACK)
-                    .map(|hits| tools::taint::without_outside(home, hits, k, vouched))
+                    .search(&m.text, k + crate::provenance::OUTSIDE_SLACK)
+                    .map(|hits| crate::provenance::without_outside(home, hits, k, vouched))
             })
             .collect::<Result<Vec<_>, _>>()
     });

@@ -11,13 +11,13 @@ use super::ledger::Ledger;
 use crate::config::Config;
 use crate::home::layout::rel;
 use crate::home::Home;
+use crate::provenance;
 use crate::repo::Repo;
-use crate::tools::taint;
 
 /// Identity-class lines that came from an exchange which had read content
 /// from outside (its ledger line, or the accepted proposal, says so), and
 /// lines that read like planted rules.
-pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
+pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
     let ledger = Ledger::read_all(&home.ticks_path()).ok();
     let tainted_ticks: BTreeMap<u64, Vec<String>> = ledger
         .iter()
@@ -35,7 +35,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
         .map(|p| (p.n, p.tainted_by))
         .collect();
     let repo = Repo::open(home.root()).ok();
-    let vouched = taint::vouch::Vouched::load_or_none(home);
+    let vouched = provenance::vouch::Vouched::load_or_none(home);
     let mut found = Vec::new();
     let memory = home.path(rel::MEMORY);
     let mut files: Vec<_> = walkdir::WalkDir::new(&memory)
@@ -52,7 +52,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
         };
         // Judged where the words live: a symlink's target is read there.
         if path.is_symlink()
-            || !taint::identity_class(&rel, Some(&text), &text, &config.brake.must_read)
+            || !provenance::identity_class(&rel, Some(&text), &text, &config.brake.must_read)
         {
             continue;
         }
@@ -60,7 +60,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<taint::Finding> {
             .as_ref()
             .map(|r| r.line_origins_on_disk(&rel))
             .unwrap_or_default();
-        found.extend(taint::audit_lines(
+        found.extend(provenance::audit_lines(
             &rel,
             &text,
             &origins,

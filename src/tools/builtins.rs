@@ -6,11 +6,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::sandbox::{self, Area};
-use super::{taint, ToolContext, ToolError};
+use super::{ToolContext, ToolError};
 use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
 use crate::memory::page;
 use crate::model::ToolSpec;
+use crate::provenance;
 use crate::recall::answer::{self, RecallQuestion, Rerank};
 
 /// The most blocks one `recall` call returns.
@@ -219,7 +220,7 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
             })
             .collect();
         names.sort();
-        if taint::read_taints(&rel) {
+        if provenance::read_taints(&rel) {
             ctx.taint.read(format!("{rel}/"));
         }
         return Ok(format!("{rel}/ holds:\n{}", names.join("\n")));
@@ -230,7 +231,9 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
         None => {
             let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
             // Whatever the file, its outside words come in with it.
-            if let Some(source) = taint::origin::of_file(ctx.home, &rel, None, &ctx.taint.vouched) {
+            if let Some(source) =
+                provenance::origin::of_file(ctx.home, &rel, None, &ctx.taint.vouched)
+            {
                 ctx.taint.read(source);
             }
             bytes
@@ -307,7 +310,8 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
         let first = text[..at].matches('\n').count() + 1;
         let last = first + a.old_string.trim_end_matches('\n').matches('\n').count();
         let lines = Some((first, last));
-        if let Some(source) = taint::origin::of_file(ctx.home, &rel, lines, &ctx.taint.vouched) {
+        if let Some(source) = provenance::origin::of_file(ctx.home, &rel, lines, &ctx.taint.vouched)
+        {
             ctx.taint.read(source);
         }
     }
@@ -398,7 +402,7 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
     for found in &answer.results {
         let lines = Some((found.start as usize, found.end as usize));
         if let Some(source) =
-            taint::origin::of_file(ctx.home, &found.path, lines, &ctx.taint.vouched)
+            provenance::origin::of_file(ctx.home, &found.path, lines, &ctx.taint.vouched)
         {
             ctx.taint.read(format!("recalled {source}"));
         }
@@ -436,11 +440,11 @@ fn store(
     }
     let now_text = std::fs::read_to_string(path).ok();
     let after = String::from_utf8_lossy(bytes);
-    if taint::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
+    if provenance::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
         // Outside lines the file already holds and the write keeps come
         // with it, read or not (a note promoted with `core: true`).
         if now_text.is_some() {
-            let kept = taint::origin::kept_by(ctx.home, rel, &after, &ctx.taint.vouched);
+            let kept = provenance::origin::kept_by(ctx.home, rel, &after, &ctx.taint.vouched);
             if let Some(source) = kept {
                 ctx.taint.read(source);
             }

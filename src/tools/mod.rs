@@ -14,7 +14,6 @@ pub mod offered;
 pub mod operator;
 pub mod sandbox;
 pub mod staging;
-pub mod taint;
 pub mod trust;
 
 use chrono::{DateTime, Utc};
@@ -134,8 +133,8 @@ pub struct ToolContext<'a> {
     /// The MCP servers whose tools are among `operator`, running for this
     /// exchange (none unless a door connected them: [`mcp::connect`]).
     pub mcp: mcp::Servers,
-    /// What this exchange read from outside, and its proposal ([`taint`]).
-    pub taint: taint::Taint,
+    /// What this exchange read from outside, and its proposal ([`crate::provenance`]).
+    pub taint: crate::provenance::Taint,
 }
 
 impl<'a> ToolContext<'a> {
@@ -165,10 +164,10 @@ impl<'a> ToolContext<'a> {
             workdir: Workdir::Home,
             write_ahead: None,
             mcp: mcp::Servers::default(),
-            taint: taint::Taint {
+            taint: crate::provenance::Taint {
                 must_read: config.brake.must_read.clone(),
-                vouched: taint::vouch::Vouched::load_or_none(home),
-                ..taint::Taint::default()
+                vouched: crate::provenance::vouch::Vouched::load_or_none(home),
+                ..crate::provenance::Taint::default()
             },
         }
     }

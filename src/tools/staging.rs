@@ -107,7 +107,7 @@ pub(super) fn propose(
         })?;
     ctx.taint.proposal = Some(proposal.n);
     ctx.effects.proposal = Some(proposal.n);
-    Ok(super::taint::proposed_note(
+    Ok(crate::provenance::proposed_note(
         rel,
         proposal.n,
         &ctx.taint.sources,

@@ -297,9 +297,9 @@ fn the_audit_names_identity_lines_by_ancestry_whatever_their_wording_until_the_o
         1
     );
     // Vouching clears it, and the book is committed as the operator's.
-    let place = hearth::tools::taint::vouching::parse_place("memory/identity.md:4").unwrap();
+    let place = hearth::provenance::vouching::parse_place("memory/identity.md:4").unwrap();
     let operator = hearth::repo::Identity::operator(&config.git);
-    let done = hearth::tools::taint::vouching::vouch(&home, &operator, &[place], now()).unwrap();
+    let done = hearth::provenance::vouching::vouch(&home, &operator, &[place], now()).unwrap();
     assert_eq!(done.vouched.len(), 1, "{done:?}");
     assert!(done.commit.is_some());
     assert!(hearth::tick::provenance::outside_lines(&home, &config).is_empty());
@@ -329,9 +329,9 @@ fn reading_a_note_a_tainted_exchange_wrote_taints_with_its_chain_and_vouching_cl
     )
     .unwrap();
     assert!(said.starts_with("not written"), "{said}");
-    let place = hearth::tools::taint::vouching::parse_place("memory/notes/x.md").unwrap();
+    let place = hearth::provenance::vouching::parse_place("memory/notes/x.md").unwrap();
     let operator = hearth::repo::Identity::operator(&config.git);
-    hearth::tools::taint::vouching::vouch(&home, &operator, &[place], now()).unwrap();
+    hearth::provenance::vouching::vouch(&home, &operator, &[place], now()).unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "memory/notes/x.md"})).unwrap();
     assert!(!c.taint.tainted(), "{:?}", c.taint.sources);
@@ -460,8 +460,8 @@ fn a_recalled_turn_or_answer_is_judged_by_its_own_marks() {
         serde_json::to_string(&archive).unwrap(),
     )
     .unwrap();
-    let vouched = hearth::tools::taint::vouch::Vouched::default();
-    let judge = |place: &str| hearth::tools::taint::origin::of_file(&home, place, None, &vouched);
+    let vouched = hearth::provenance::vouch::Vouched::default();
+    let judge = |place: &str| hearth::provenance::origin::of_file(&home, place, None, &vouched);
     assert_eq!(judge("state/archive/messages-1.json#turn-1"), None);
     assert_eq!(
         judge("state/archive/messages-1.json#turn-2").as_deref(),
@@ -537,8 +537,8 @@ fn editing_a_strangers_line_is_reading_it_and_a_rename_keeps_its_origin() {
         "-qm",
         "rename",
     ]);
-    let vouched = hearth::tools::taint::vouch::Vouched::default();
-    let judged = hearth::tools::taint::origin::of_file(&home, "memory/notes/y.md", None, &vouched);
+    let vouched = hearth::provenance::vouch::Vouched::default();
+    let judged = hearth::provenance::origin::of_file(&home, "memory/notes/y.md", None, &vouched);
     assert_eq!(
         judged.as_deref(),
         Some("memory/notes/y.md:1 ← tick 5 ← inbox/a.md (from news@example.com)")
