@@ -90,6 +90,23 @@ pub fn reads_like_injected_rule(line: &str) -> Option<&'static str> {
     (imperative.iter().any(|v| body.contains(v)) && addressed).then_some("sends data to an address")
 }
 
+/// Every line with words of identity-class file `path` whose history
+/// could not be read (`why`): named, since nothing proves them the
+/// operator's.
+pub fn unproven_lines(path: &str, text: &str, why: &str) -> Vec<Finding> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.chars().any(char::is_alphanumeric))
+        .map(|(i, line)| Finding {
+            path: path.to_string(),
+            line: i + 1,
+            text: line.to_string(),
+            why: format!("its origin could not be proven: {why}"),
+            kind: FindingKind::Ancestry,
+        })
+        .collect()
+}
+
 /// The named lines of identity-class file `path` (its `text`, each line's
 /// origin as [`crate::repo::Repo::line_origins_on_disk`] gives it):
 /// lines whose commit carried outside content (its `Hearth-Outside`

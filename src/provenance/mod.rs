@@ -79,12 +79,6 @@ impl Taint {
 /// for a commit's trailers.
 pub const MAX_SOURCES: usize = 12;
 
-/// Whether a read of `rel` brings outside content in: what peers wrote
-/// lives under `collaborations/`.
-pub fn read_taints(rel_path: &str) -> bool {
-    rel_path == "collaborations" || rel_path.starts_with("collaborations/")
-}
-
 /// Recall's hits for a turn hearth assembles (the tick's inbox, an ask's
 /// question) without those that carry outside words — what peers wrote,
 /// lines a tainted exchange wrote, marked turns — so an operator's own
@@ -177,7 +171,5 @@ mod tests {
             "x",
             &["memory/x.md".to_string()]
         ));
-        assert!(read_taints("collaborations/site/record.md"));
-        assert!(!read_taints("memory/collaborations.md"));
     }
 }

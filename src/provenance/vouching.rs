@@ -120,7 +120,16 @@ pub fn vouch(
         let chosen: Vec<usize> = match place.lines {
             Some((a, b)) => (a..=b.min(text.lines().count())).collect(),
             None => {
-                let origins = repo.line_origins_on_disk(&place.path);
+                let origins =
+                    repo.line_origins_on_disk(&place.path)
+                        .map_err(|e| VouchError::Place {
+                            place: place.path.clone(),
+                            why: format!(
+                                "which lines came from outside cannot be told ({e}); name \
+                                 the lines to vouch for (`{}:N-M`)",
+                                place.path
+                            ),
+                        })?;
                 super::origin::outside_lines(&place.path, &text, &origins, &Vouched::default())
                     .into_iter()
                     .map(|l| l.line)

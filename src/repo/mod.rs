@@ -35,7 +35,7 @@ pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use mirror::{Fetched, HeadFile};
 pub use origins::{outside_trailers, LineOrigin, OUTSIDE_TRAILER};
-pub use outside::line_digest;
+pub use outside::{line_digest, name_digest, OutsideWords};
 pub use pack::{PackPolicy, Packed, PACKED_REF};
 pub use proposal::{FileDiff, Merged, RefCommit, RemovedLine};
 use worktree::{Mode, RootIgnore, Scanner};

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::Repo;
+use super::{Repo, RepoError};
 
 /// Who wrote one line of a file as HEAD holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,32 +69,50 @@ impl Repo {
 
     /// Each line of `rel` as it is on disk now, with the commit that last
     /// wrote it, or `None` for a line no commit holds (written since HEAD:
-    /// by the exchange running now, or by hand). Empty when the file is
-    /// unreadable or HEAD has no history of it (every line `None`).
-    pub fn line_origins_on_disk(&self, rel: &str) -> Vec<Option<LineOrigin>> {
-        let Ok(on_disk) = std::fs::read(self.root.join(rel)) else {
-            return Vec::new();
-        };
+    /// by the exchange running now, or by hand; every line of a file HEAD
+    /// does not hold). An error when the file or its history cannot be
+    /// read: who wrote its lines is then unknown, never "no one".
+    pub fn line_origins_on_disk(&self, rel: &str) -> Result<Vec<Option<LineOrigin>>, RepoError> {
+        let on_disk = std::fs::read(self.root.join(rel))
+            .map_err(|e| RepoError::Io(crate::io_hint::IoError::at(self.root.join(rel), e)))?;
         let lines = if on_disk.is_empty() {
             0
         } else {
             on_disk.split(|b| *b == b'\n').count() - usize::from(on_disk.last() == Some(&b'\n'))
         };
-        let Ok(committed) = self.git.blame_file(Path::new(rel), None) else {
-            return vec![None; lines];
-        };
-        let Ok(blame) = committed.blame_buffer(&on_disk) else {
-            return vec![None; lines];
-        };
+        if self.git.is_shallow() {
+            return Err(self.error(git2::Error::from_str(
+                "the history is shallow: a blame would name its oldest commit for lines it \
+                 cannot see; `git fetch --unshallow` fetches the rest",
+            )));
+        }
+        let in_head = self
+            .head_commit()?
+            .map(|c| c.tree().map_err(|e| self.error(e)))
+            .transpose()?
+            .is_some_and(|t| t.get_path(Path::new(rel)).is_ok());
+        if !in_head {
+            return Ok(vec![None; lines]);
+        }
+        let committed = self
+            .git
+            .blame_file(Path::new(rel), None)
+            .map_err(|e| self.error(e))?;
+        let blame = committed
+            .blame_buffer(&on_disk)
+            .map_err(|e| self.error(e))?;
         let mut out = Vec::with_capacity(lines);
         for hunk in blame.iter() {
-            let origin = (!hunk.final_commit_id().is_zero())
-                .then(|| self.git.find_commit(hunk.final_commit_id()).ok())
-                .flatten()
-                .map(|c| origin_of_commit(&c));
+            let id = hunk.final_commit_id();
+            let origin = match id.is_zero() {
+                true => None,
+                false => Some(origin_of_commit(
+                    &self.git.find_commit(id).map_err(|e| self.error(e))?,
+                )),
+            };
             out.extend(std::iter::repeat_n(origin, hunk.lines_in_hunk()));
         }
-        out
+        Ok(out)
     }
 
     fn expand(&self, blame: &git2::Blame<'_>) -> Vec<LineOrigin> {

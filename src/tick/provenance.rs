@@ -34,7 +34,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
         .filter(|p| !p.tainted_by.is_empty())
         .map(|p| (p.n, p.tainted_by))
         .collect();
-    let repo = Repo::open(home.root()).ok();
+    let repo = Repo::open(home.root()).map_err(|e| e.to_string());
     let vouched = provenance::vouch::Vouched::load_or_none(home);
     let mut found = Vec::new();
     let memory = home.path(rel::MEMORY);
@@ -56,10 +56,19 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
         {
             continue;
         }
-        let origins = repo
-            .as_ref()
-            .map(|r| r.line_origins_on_disk(&rel))
-            .unwrap_or_default();
+        let origins = match repo.as_ref().map(|r| r.line_origins_on_disk(&rel)) {
+            Ok(Ok(origins)) => origins,
+            // Closed world: lines whose history cannot be read are not
+            // shown as the operator's.
+            Ok(Err(e)) => {
+                found.extend(provenance::audit::unproven_lines(&rel, &text, &e.to_string()));
+                continue;
+            }
+            Err(e) => {
+                found.extend(provenance::audit::unproven_lines(&rel, &text, e));
+                continue;
+            }
+        };
         found.extend(provenance::audit_lines(
             &rel,
             &text,
