@@ -7,6 +7,7 @@
 mod boot;
 mod brake;
 mod claims;
+mod closed_world;
 mod edges;
 mod heal;
 mod house;

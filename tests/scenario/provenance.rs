@@ -12,7 +12,7 @@ use super::{home, now};
 
 const IDENTITY: &str = "# Who I am\n\nI keep the lighthouse log.\n";
 
-fn setup(config: &str) -> (tempfile::TempDir, Home, Config) {
+pub(super) fn setup(config: &str) -> (tempfile::TempDir, Home, Config) {
     let dir = tempfile::tempdir().unwrap();
     let home = home(&dir);
     std::fs::write(home.path("memory/identity.md"), IDENTITY).unwrap();
@@ -30,13 +30,13 @@ fn setup(config: &str) -> (tempfile::TempDir, Home, Config) {
     (dir, home, config)
 }
 
-fn ctx<'a>(home: &'a Home, config: &Config) -> ToolContext<'a> {
+pub(super) fn ctx<'a>(home: &'a Home, config: &Config) -> ToolContext<'a> {
     let (operator, _) = tools::operator::load(home, &tools::BUILTINS);
     let trust = tools::trust::Trust::load(home);
     ToolContext::new(home, config, 5, now(), operator, trust)
 }
 
-fn on_disk(home: &Home, rel: &str) -> String {
+pub(super) fn on_disk(home: &Home, rel: &str) -> String {
     std::fs::read_to_string(home.path(rel)).unwrap_or_default()
 }
 
@@ -256,7 +256,7 @@ fn a_consolidation_is_due_by_request_size_or_age_and_never_twice_at_once() {
 }
 
 /// A commit of `text` to `rel` made by an exchange that carried `outside`.
-fn commit_outside(home: &Home, rel: &str, text: &str, tick: u64, outside: &str) {
+pub(super) fn commit_outside(home: &Home, rel: &str, text: &str, tick: u64, outside: &str) {
     std::fs::write(home.path(rel), text).unwrap();
     let message = format!(
         "tick {tick}: exit 0 (ok)\n\nHearth-Tick: {tick}\nHearth-Exit: 0\nHearth-Outside: {outside}\n"
