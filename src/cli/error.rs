@@ -121,6 +121,7 @@ with_hint!(
     hearth::ask::AskError,
     hearth::collab::store::RecordError,
     hearth::provenance::vouching::VouchError,
+    hearth::tools::requested::ApproveError,
 );
 
 /// An I/O error that reached a command without a path: its kind's hint.

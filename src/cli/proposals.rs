@@ -1,10 +1,14 @@
 //! `hearth proposals [--json] [--all]`, `show N`, `accept N`, `reject N
-//! [--reason TEXT]`: changes to memory that wait for the operator.
+//! [--reason TEXT]`: changes to memory that wait for the operator; and
+//! `requests [--json]`, `approve N`, `decline N [--reason TEXT]`: calls of
+//! tools that act, which an exchange that read outside content asked for
+//! and which wait for the operator to run them once or drop them.
 
 use std::path::Path;
 
 use hearth::config::Config;
 use hearth::home::Home;
+use hearth::proposals::requests::{self, Request, RequestState};
 use hearth::proposals::{self, Accepted, Proposal};
 use hearth::repo::Identity;
 
@@ -37,6 +41,21 @@ enum Sub {
     /// Drop it, saying why.
     Reject {
         /// Its number.
+        n: u64,
+        /// Why (recorded in the commit and the book).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// The requests to run a tool (all of them, with `--json` as JSON).
+    Requests,
+    /// Run request N's tool once, as you, with the arguments it shows.
+    Approve {
+        /// The request's number.
+        n: u64,
+    },
+    /// Drop request N without running it, saying why.
+    Decline {
+        /// The request's number.
         n: u64,
         /// Why (recorded in the commit and the book).
         #[arg(long)]
@@ -97,7 +116,66 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             outln!("proposal {n} rejected: {}", p.title);
             Ok(Exit::Success)
         }
+        Some(Sub::Requests) => list_requests(&home, args.json, true),
+        Some(Sub::Approve { n }) => {
+            let config = Config::load(&home.config_path())?;
+            let who = Identity::operator(&config.git);
+            let r = hearth::tools::requested::approve(&home, &config, env.vars(), n, &who, now)?;
+            outln!("request {n}: {} {}", r.tool, r.status.as_str());
+            outln!("{}", r.result.as_deref().unwrap_or("").trim_end());
+            Ok(match r.status {
+                RequestState::Ran => Exit::Success,
+                _ => Exit::Error,
+            })
+        }
+        Some(Sub::Decline { n, reason }) => {
+            let r = requests::decline(&home, n, reason.as_deref(), &operator(&home), now)?;
+            outln!("request {n} declined: {} was not run", r.tool);
+            Ok(Exit::Success)
+        }
     }
+}
+
+/// The requests (those waiting, or all), each with its arguments: what
+/// would run is what the operator reads.
+fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
+    let listed: Vec<Request> = requests::list(home)?
+        .into_iter()
+        .filter(|r| all || r.status == RequestState::Open)
+        .collect();
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&listed).expect("serialises")
+        );
+        return Ok(Exit::Success);
+    }
+    for r in &listed {
+        outln!(
+            "req {:>3}  {:<9} run {} {}  asked by {}, {}",
+            r.n,
+            r.status.as_str(),
+            r.tool,
+            requests::arguments_shown(&r.arguments, 300),
+            r.by,
+            r.created.format("%Y-%m-%d %H:%M")
+        );
+        for source in &r.tainted_by {
+            outln!("          after reading: {source}");
+        }
+        if let Some(result) = &r.result {
+            let first = result.lines().next().unwrap_or("");
+            outln!("          said: {first}");
+        }
+        if r.status == RequestState::Open {
+            outln!(
+                "          `hearth proposals approve {}` runs it once; `decline {}` drops it",
+                r.n,
+                r.n
+            );
+        }
+    }
+    Ok(Exit::Success)
 }
 
 fn list(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
@@ -112,13 +190,19 @@ fn list(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
         );
         return Ok(Exit::Success);
     }
-    if listed.is_empty() {
+    // Requests to run a tool wait beside the proposals: both are outside
+    // words that need the operator.
+    let waiting_requests = requests::list(home)?
+        .iter()
+        .any(|r| all || r.status == RequestState::Open);
+    if listed.is_empty() && !waiting_requests {
         outln!(
-            "no proposals wait for you{}",
+            "no proposals or requests wait for you{}",
             if all { " (none were ever made)" } else { "" }
         );
         return Ok(Exit::Success);
     }
+    list_requests(home, false, all)?;
     for p in &listed {
         outln!(
             "{:>3}  {:<12} {}  by {}, {}  ({})",

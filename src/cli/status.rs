@@ -265,6 +265,12 @@ fn print_waiting(
             status.proposals_waiting
         );
     }
+    if status.requests_waiting > 0 {
+        outln!(
+            "requests:   {} calls of acting tools waiting for you (`hearth proposals requests`)",
+            status.requests_waiting
+        );
+    }
     for problem in &status.problems {
         outln!("problem:    {problem}");
     }

@@ -228,6 +228,11 @@ pub fn seen_line(effects: &Effects, unbacked: &[Claim]) -> String {
     if let Some(n) = effects.proposal {
         seen.push(format!("made proposal {n}"));
     }
+    for n in &effects.requested {
+        seen.push(format!(
+            "asked the operator to run request {n} (it did not run)"
+        ));
+    }
     let mut line = if seen.is_empty() {
         "hearth saw this tick write nothing to memory".to_string()
     } else {

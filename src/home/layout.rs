@@ -53,6 +53,8 @@ pub mod rel {
     pub const CONSOLIDATION: &str = "state/consolidation.json";
     /// Proposals and what became of them (`hearth proposals`).
     pub const PROPOSALS: &str = "state/proposals.json";
+    /// Calls of acting tools that wait for the operator (`proposals::requests`).
+    pub const REQUESTS: &str = "state/requests.json";
     /// The peers' handoffs taken into this home, one JSON line each.
     pub const HANDOFFS: &str = "state/handoffs.jsonl";
     /// Model calls made outside ticks and asks (recall's rerank from the

@@ -16,6 +16,7 @@
 mod book;
 mod decide;
 pub mod journal;
+pub mod requests;
 
 use std::collections::BTreeMap;
 
@@ -114,6 +115,17 @@ pub enum ProposalError {
     /// No proposal has this number.
     #[error("there is no proposal {0}")]
     NoSuch(u64),
+    /// No request has this number.
+    #[error("there is no request {0}")]
+    NoRequest(u64),
+    /// The request was decided already.
+    #[error("request {n} is {status} already")]
+    RequestDecided {
+        /// The request.
+        n: u64,
+        /// What became of it.
+        status: &'static str,
+    },
     /// It was decided already.
     #[error("proposal {n} is {status} already")]
     Decided {
@@ -167,7 +179,13 @@ impl ProposalError {
     /// What the operator can do about it.
     pub fn hint(&self) -> String {
         match self {
-            ProposalError::NoSuch(_) => "`hearth proposals` lists them".into(),
+            ProposalError::NoSuch(_) | ProposalError::NoRequest(_) => {
+                "`hearth proposals` lists them".into()
+            }
+            ProposalError::RequestDecided { .. } => {
+                "`hearth proposals --all` shows what became of each; a request runs at most once"
+                    .into()
+            }
             ProposalError::Decided { .. } => {
                 "`hearth proposals --all` shows what became of each".into()
             }

@@ -18,6 +18,7 @@
 //! functions over plain values; the builtins and the doors do the I/O.
 
 pub mod audit;
+pub mod gate;
 pub mod origin;
 pub mod sender;
 pub mod vouch;

@@ -152,7 +152,9 @@ fn hearths_record(rel_path: &str) -> bool {
 
 /// Why nothing could be proven of a file: the source it is judged by.
 fn unproven(rel_path: &str, why: impl std::fmt::Display) -> String {
-    bounded(&format!("{rel_path} (its origin could not be proven: {why})"))
+    bounded(&format!(
+        "{rel_path} (its origin could not be proven: {why})"
+    ))
 }
 
 /// What one recall unit of a conversation archive (`turn-N`) or of the

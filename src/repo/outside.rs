@@ -99,11 +99,8 @@ impl Repo {
         }
         // From the commit the cache is complete at, over every parent; if
         // HEAD does not descend from it (history rewritten), all of it.
-        let reached = known.is_some_and(|k| {
-            self.git
-                .graph_descendant_of(head.id(), k)
-                .unwrap_or(false)
-        });
+        let reached =
+            known.is_some_and(|k| self.git.graph_descendant_of(head.id(), k).unwrap_or(false));
         if !reached {
             words = OutsideWords::default();
         }
@@ -150,7 +147,10 @@ impl Repo {
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
             .map_err(|e| self.error(e))?;
         for delta in diff.deltas() {
-            if !matches!(delta.status(), Delta::Added | Delta::Renamed | Delta::Copied) {
+            if !matches!(
+                delta.status(),
+                Delta::Added | Delta::Renamed | Delta::Copied
+            ) {
                 continue;
             }
             let Some(path) = delta.new_file().path().and_then(|p| p.to_str()) else {

@@ -301,6 +301,11 @@ fn the_home_now(status: &Status, gauges: &Gauges, now: DateTime<Utc>) -> Vec<Fam
         "Proposals waiting for the operator's decision.",
         one(status.proposals_waiting),
     ));
+    families.push(gauge(
+        "hearth_requests_waiting",
+        "Calls of acting tools an exchange that read outside content asked for, waiting for the operator.",
+        one(status.requests_waiting),
+    ));
     if let Some(oldest) = status.oldest_proposal {
         families.push(gauge(
             "hearth_proposal_oldest_age_seconds",

@@ -90,6 +90,9 @@ pub(super) fn record_for(
             .map(|r| r.outcome.effects.tainted_by.clone())
             .unwrap_or_default(),
         proposal: report.and_then(|r| r.outcome.effects.proposal),
+        requested: report
+            .map(|r| r.outcome.effects.requested.clone())
+            .unwrap_or_default(),
         consolidation: report.and_then(|r| r.consolidation.clone()),
         job: None,
         wrote: report

@@ -82,6 +82,10 @@ pub struct Status {
     pub cache_warning: Option<String>,
     /// Proposals waiting for the operator (`hearth proposals`).
     pub proposals_waiting: usize,
+    /// Requests to run an acting tool waiting for the operator (`hearth
+    /// proposals requests`).
+    #[serde(default)]
+    pub requests_waiting: usize,
     /// All of the above in one word, with its reasons (`status --check`).
     pub verdict: Checked,
 }
@@ -147,6 +151,12 @@ pub fn verdict(status: &Status) -> Checked {
     }
     if status.proposals_waiting > 0 {
         attention.push(format!("{} proposals waiting", status.proposals_waiting));
+    }
+    if status.requests_waiting > 0 {
+        attention.push(format!(
+            "{} requests to run a tool waiting",
+            status.requests_waiting
+        ));
     }
     if status
         .push
@@ -215,6 +225,10 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
     let spent = spent_today(home, now, &mut problems);
     let (proposals_waiting, oldest_proposal) = waiting_proposals(home, &mut problems);
+    let requests_waiting = crate::proposals::requests::waiting(home).unwrap_or_else(|e| {
+        problems.push(format!("{e} (hint: {})", e.hint()));
+        0
+    });
     let jobs_late = jobs_late(home, config.as_ref().ok(), now, &mut problems);
     let unpushed = push.as_ref().and_then(|p| {
         crate::repo::Repo::open(home.root())
@@ -254,6 +268,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         last_24h,
         cache_warning,
         proposals_waiting,
+        requests_waiting,
         oldest_proposal,
         peers,
         local_peers: local,

@@ -145,6 +145,9 @@ pub struct TickRecord {
     /// The proposal its identity writes became.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<u64>,
+    /// The requests its calls of acting tools became (they did not run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requested: Vec<u64>,
     /// When the tick was a consolidation, how it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consolidation: Option<String>,
@@ -410,6 +413,13 @@ impl TickRecord {
         if let Some(n) = self.proposal {
             parts.push(format!("proposed {n}"));
         }
+        if !self.requested.is_empty() {
+            let numbers: Vec<String> = self.requested.iter().map(u64::to_string).collect();
+            parts.push(format!(
+                "asked the operator to run request {}",
+                numbers.join(", ")
+            ));
+        }
         if !self.unbacked.is_empty() {
             parts.push(format!(
                 "claimed {} without doing it",
@@ -456,6 +466,7 @@ mod tests {
             recoveries: Vec::new(),
             tainted_by: Vec::new(),
             proposal: None,
+            requested: Vec::new(),
             consolidation: None,
             wrote: Vec::new(),
             sent: Vec::new(),

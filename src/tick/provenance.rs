@@ -61,7 +61,11 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
             // Closed world: lines whose history cannot be read are not
             // shown as the operator's.
             Ok(Err(e)) => {
-                found.extend(provenance::audit::unproven_lines(&rel, &text, &e.to_string()));
+                found.extend(provenance::audit::unproven_lines(
+                    &rel,
+                    &text,
+                    &e.to_string(),
+                ));
                 continue;
             }
             Err(e) => {

@@ -421,6 +421,7 @@ fn offer(
                 .unwrap_or(true)
         }),
         manifest_untrusted: server.manifest_untrusted,
+        when_outside: server.when_outside,
         env: server.env.clone(),
         max_output_bytes: server.max_output_bytes,
         file: server.file.clone(),

@@ -12,6 +12,7 @@ pub mod handoff;
 pub mod mcp;
 pub mod offered;
 pub mod operator;
+pub mod requested;
 pub mod sandbox;
 pub mod staging;
 pub mod trust;
@@ -82,6 +83,9 @@ pub struct Effects {
     /// The proposal this exchange's identity writes became.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<u64>,
+    /// The requests its calls of acting tools became (`requested`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requested: Vec<u64>,
 }
 
 impl Effects {
@@ -331,6 +335,13 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
         }
     };
     let tool = tool.clone();
+    // Outside words do not act: in a tainted exchange a tool that acts
+    // outside the home waits for the operator.
+    let call =
+        crate::provenance::gate::tool_call(ctx.taint.tainted(), !tool.read_only, tool.when_outside);
+    if call == crate::provenance::gate::Call::Request {
+        return requested::request_instead(ctx, &tool, input);
+    }
     let output = match tool.runs {
         operator::Runs::McpTool { .. } => ctx.mcp.call(&tool, input),
         _ => tool.run(input, &ctx.environment, dir),

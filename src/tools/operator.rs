@@ -50,6 +50,7 @@ use super::ToolError;
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::model::ToolSpec;
+use crate::provenance::gate::WhenOutside;
 
 /// How much of stderr a failure quotes.
 const STDERR_TAIL: usize = 2000;
@@ -71,6 +72,8 @@ struct Manifest {
     read_only: bool,
     #[serde(default)]
     untrusted: Option<bool>,
+    #[serde(default)]
+    when_outside: WhenOutside,
     #[serde(default)]
     env: Vec<String>,
     #[serde(default = "default_output")]
@@ -130,6 +133,10 @@ pub struct OperatorTool {
     pub untrusted: bool,
     /// `untrusted` as the manifest wrote it, if it did.
     pub manifest_untrusted: Option<bool>,
+    /// What a call does in an exchange that read outside content, when
+    /// the tool acts (not `read_only`): wait for the operator as a
+    /// request (the default), or run (`when_outside = "run"`).
+    pub when_outside: WhenOutside,
     /// The variables it may see.
     pub env: Vec<String>,
     /// The most output the model gets back.
@@ -254,6 +261,7 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
                 // Closed world: output nobody vouched for is outside.
                 untrusted: m.untrusted.unwrap_or(true),
                 manifest_untrusted: m.untrusted,
+                when_outside: m.when_outside,
                 env: m.env,
                 max_output_bytes: m.max_output_bytes,
                 digest: digest(&bytes),

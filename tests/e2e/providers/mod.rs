@@ -440,6 +440,7 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
     assert!(home.ticks().is_empty());
 }
 
+mod acting;
 mod ask;
 mod brake;
 mod cache;

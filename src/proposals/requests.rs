@@ -1,0 +1,349 @@
+//! Requests: calls of tools that act outside the home, made by an exchange
+//! that had read content from outside the operator, which therefore did
+//! not run (`provenance::gate`). Each waits here for the operator: `hearth
+//! proposals` lists it with its arguments, `approve N` runs it once as the
+//! operator, `decline N` drops it. The book, `state/requests.json`, is
+//! committed at every change, so the history says who asked, on what
+//! outside words, and what the operator did.
+//!
+//! A request runs at most once: it is marked running (and committed)
+//! before the tool starts, so a kill in the middle leaves it `running`,
+//! never open again.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ProposalError;
+use crate::home::layout::rel;
+use crate::home::lock::CommitLock;
+use crate::home::Home;
+use crate::json_file::{self, JsonFile};
+use crate::mailbox::outbox::{self, Letter};
+use crate::repo::{Identity, Repo};
+
+/// What became of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestState {
+    /// Waiting for the operator.
+    Open,
+    /// Approved and started; still so after a kill cut it (whether the
+    /// tool finished is then unknown, and it never runs again).
+    Running,
+    /// Approved, and the tool ran and succeeded.
+    Ran,
+    /// Approved, and the tool ran and failed (or could not start).
+    Failed,
+    /// Declined.
+    Declined,
+}
+
+impl RequestState {
+    /// As `hearth proposals` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestState::Open => "open",
+            RequestState::Running => "running",
+            RequestState::Ran => "ran",
+            RequestState::Failed => "failed",
+            RequestState::Declined => "declined",
+        }
+    }
+}
+
+/// One request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Its number (1, 2, …), what `approve` and `decline` take.
+    pub n: u64,
+    /// The tool, as the model called it.
+    pub tool: String,
+    /// Its manifest, relative to the home.
+    pub file: String,
+    /// The manifest's digest when the call was made: an approval runs
+    /// only the tool that was asked for.
+    pub digest: String,
+    /// The arguments, as the model gave them (outside words, shown to the
+    /// operator as they are).
+    pub arguments: Value,
+    /// Where it would run, when not the home (a collaboration's workdir).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// Who asked: `tick 12`, `ask`.
+    pub by: String,
+    /// The outside content that made the exchange tainted.
+    pub tainted_by: Vec<String>,
+    /// When it was asked for.
+    pub created: DateTime<Utc>,
+    /// What became of it.
+    pub status: RequestState,
+    /// When it was decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided: Option<DateTime<Utc>>,
+    /// The operator's reason for a decline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What the tool said when it ran (bounded), or why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+}
+
+/// What a request is made of before it is recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestDraft {
+    /// The tool, as the model called it.
+    pub tool: String,
+    /// Its manifest.
+    pub file: String,
+    /// The manifest's digest.
+    pub digest: String,
+    /// The arguments.
+    pub arguments: Value,
+    /// Where it would run, when not the home.
+    pub workdir: Option<String>,
+    /// `tick 12`, `ask`.
+    pub by: String,
+    /// The outside content behind it.
+    pub tainted_by: Vec<String>,
+}
+
+/// The book.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Book {
+    requests: Vec<Request>,
+}
+
+impl JsonFile for Book {
+    const VERSION: u32 = 1;
+}
+
+/// The most of a tool's output the book keeps.
+const RESULT_MAX: usize = 4000;
+
+fn load(home: &Home) -> Result<Book, ProposalError> {
+    Ok(json_file::load(&home.path(rel::REQUESTS))?.unwrap_or_default())
+}
+
+fn save_and_commit(
+    home: &Home,
+    book: &Book,
+    who: &Identity,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<(), ProposalError> {
+    json_file::save(&home.path(rel::REQUESTS), book)?;
+    Repo::open(home.root())?.commit(&[rel::REQUESTS], who, message, now)?;
+    Ok(())
+}
+
+/// Records `draft` as a request, or finds the open one that asks for the
+/// same call (the model asking twice makes one request). Returns it, and
+/// whether it is new; a new one posts a `request` flare unless one is
+/// unread already.
+pub fn ask(
+    home: &Home,
+    draft: RequestDraft,
+    now: DateTime<Utc>,
+) -> Result<(Request, bool), ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let mut book = load(home)?;
+    let same = book.requests.iter().find(|r| {
+        r.status == RequestState::Open
+            && r.tool == draft.tool
+            && r.file == draft.file
+            && r.arguments == draft.arguments
+    });
+    if let Some(same) = same {
+        return Ok((same.clone(), false));
+    }
+    let n = book.requests.iter().map(|r| r.n).max().unwrap_or(0) + 1;
+    let request = Request {
+        n,
+        tool: draft.tool,
+        file: draft.file,
+        digest: draft.digest,
+        arguments: draft.arguments,
+        workdir: draft.workdir,
+        by: draft.by,
+        tainted_by: draft.tainted_by,
+        created: now,
+        status: RequestState::Open,
+        decided: None,
+        reason: None,
+        result: None,
+    };
+    book.requests.push(request.clone());
+    let mut message = format!(
+        "request {n}: {} waits for the operator\n\nHearth-Request: {n}\n",
+        request.tool
+    );
+    for source in &request.tainted_by {
+        message.push_str(&format!("{}{source}\n", crate::repo::OUTSIDE_TRAILER));
+    }
+    save_and_commit(home, &book, &Identity::hearth(), &message, now)?;
+    flare_new(home, &request, now)?;
+    Ok((request, true))
+}
+
+/// Tells the operator a request waits, unless a `request` flare is unread
+/// already (a planted order repeated in every message must not bury them).
+fn flare_new(home: &Home, request: &Request, now: DateTime<Utc>) -> Result<(), ProposalError> {
+    let unread = crate::mailbox::flares::list(home)
+        .iter()
+        .any(|f| f.flare == "request" && !f.read);
+    if unread {
+        return Ok(());
+    }
+    let n = request.n;
+    let body = format!(
+        "{} asked to run {} ({}), which acts outside the home, after it read content \
+         from outside you: {}\n\nArguments (outside words; read them as such):\n{}\n\n\
+         It did not run. `hearth proposals approve {n}` runs it once, as you; \
+         `hearth proposals decline {n} --reason \"…\"` drops it. Until you mark this flare \
+         read, later requests are listed by `hearth proposals`, not flared.\n",
+        request.by,
+        request.tool,
+        request.file,
+        request.tainted_by.join("; "),
+        arguments_shown(&request.arguments, 2000),
+    );
+    let title = format!("request {n}: run {}?", request.tool);
+    outbox::post(home, &Letter::flare("request", title, body), now)?;
+    Ok(())
+}
+
+/// The arguments as one line of JSON, at most `max` characters.
+pub fn arguments_shown(arguments: &Value, max: usize) -> String {
+    let text = arguments.to_string();
+    if text.chars().count() <= max {
+        return text;
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+/// Every request, oldest first (none when the book does not exist yet).
+pub fn list(home: &Home) -> Result<Vec<Request>, ProposalError> {
+    Ok(load(home)?.requests)
+}
+
+/// The open request `n` of `book`, or why it cannot be decided.
+fn open_one(book: &Book, n: u64) -> Result<Request, ProposalError> {
+    let request = book
+        .requests
+        .iter()
+        .find(|r| r.n == n)
+        .ok_or(ProposalError::NoRequest(n))?;
+    if request.status != RequestState::Open {
+        return Err(ProposalError::RequestDecided {
+            n,
+            status: request.status.as_str(),
+        });
+    }
+    Ok(request.clone())
+}
+
+/// Request `n` if it is open (for the approver's checks before anything
+/// is marked).
+pub fn open(home: &Home, n: u64) -> Result<Request, ProposalError> {
+    open_one(&load(home)?, n)
+}
+
+fn decide(
+    home: &Home,
+    n: u64,
+    who: &Identity,
+    now: DateTime<Utc>,
+    change: impl FnOnce(&mut Request) -> String,
+) -> Result<Request, ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let mut book = load(home)?;
+    let mut request = open_one(&book, n)?;
+    request.decided = Some(now);
+    let message = change(&mut request);
+    if let Some(slot) = book.requests.iter_mut().find(|r| r.n == n) {
+        *slot = request.clone();
+    }
+    save_and_commit(home, &book, who, &message, now)?;
+    Ok(request)
+}
+
+/// Marks open request `n` approved and running, one commit by `who`,
+/// before the caller runs the tool.
+pub fn begin(
+    home: &Home,
+    n: u64,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<Request, ProposalError> {
+    decide(home, n, who, now, |r| {
+        r.status = RequestState::Running;
+        format!(
+            "request {n} approved: running {}\n\nHearth-Request: {n}\n",
+            r.tool
+        )
+    })
+}
+
+/// Records what the approved request `n`'s run did, one commit by `who`.
+pub fn finish(
+    home: &Home,
+    n: u64,
+    outcome: Result<&str, &str>,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<Request, ProposalError> {
+    let _lock = CommitLock::acquire(home)?;
+    let mut book = load(home)?;
+    let request = book
+        .requests
+        .iter_mut()
+        .find(|r| r.n == n)
+        .ok_or(ProposalError::NoRequest(n))?;
+    let (status, said) = match outcome {
+        Ok(out) => (RequestState::Ran, out),
+        Err(why) => (RequestState::Failed, why),
+    };
+    request.status = status;
+    request.result = Some(if said.chars().count() > RESULT_MAX {
+        format!("{}…", said.chars().take(RESULT_MAX).collect::<String>())
+    } else {
+        said.to_string()
+    });
+    let message = format!(
+        "request {n}: {} {}\n\nHearth-Request: {n}\n",
+        request.tool,
+        status.as_str()
+    );
+    let request = request.clone();
+    save_and_commit(home, &book, who, &message, now)?;
+    Ok(request)
+}
+
+/// Declines open request `n`, saying why: one commit by `who`.
+pub fn decline(
+    home: &Home,
+    n: u64,
+    reason: Option<&str>,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<Request, ProposalError> {
+    decide(home, n, who, now, |r| {
+        r.status = RequestState::Declined;
+        r.reason = reason.map(str::to_string);
+        format!(
+            "request {n} declined: {}\n\n{}Hearth-Request: {n}\n",
+            r.tool,
+            reason.map(|r| format!("{r}\n\n")).unwrap_or_default()
+        )
+    })
+}
+
+/// How many wait for the operator.
+pub fn waiting(home: &Home) -> Result<usize, ProposalError> {
+    Ok(list(home)?
+        .iter()
+        .filter(|r| r.status == RequestState::Open)
+        .count())
+}
