@@ -56,6 +56,11 @@ pub struct Question {
     /// The operator said on the command line that piped stdin is their
     /// own words (`--stdin-is-mine`); else it is outside content.
     pub stdin_is_mine: bool,
+    /// Who the question's own words are from when that is not the
+    /// operator at a shell: an MCP client relays what its model read (web
+    /// pages, issues), so its words are outside unless the operator
+    /// started the server with `--client-is-operator`.
+    pub relayed_by: Option<String>,
     /// The provider's key, read by the caller.
     pub api_key: Option<String>,
     /// The caller's environment, for operator tools' allow-lists.

@@ -1,5 +1,6 @@
 //! What an ask carries from outside (`provenance`): piped stdin unless
-//! the operator vouched for it on the command line, and never the hot
+//! the operator vouched for it on the command line, the question itself
+//! when an MCP client relayed it, and never the hot
 //! memory of exchanges that carried outside words; and how its commit says
 //! what it carried.
 
@@ -18,18 +19,23 @@ pub(super) fn clean(exchanges: Vec<sessions::SessionExchange>) -> Vec<sessions::
 /// stdin, unless the operator said it is theirs (`curl … | hearth ask`
 /// is a stranger's page, and mail piped in names its sender).
 pub(super) fn at_start(question: &Question) -> Vec<String> {
+    let mut sources: Vec<String> = question
+        .relayed_by
+        .iter()
+        .map(|who| format!("the question, relayed by {who}"))
+        .collect();
     let Some(attachment) = question
         .attachment
         .as_ref()
         .filter(|_| !question.stdin_is_mine)
     else {
-        return Vec::new();
+        return sources;
     };
-    let source = match crate::provenance::inbox_sender(&attachment.text) {
+    sources.push(match crate::provenance::inbox_sender(&attachment.text) {
         Some(who) => format!("piped stdin of `hearth ask` (from {who})"),
         None => "piped stdin of `hearth ask` (not vouched for: --stdin-is-mine)".into(),
-    };
-    vec![source]
+    });
+    sources
 }
 
 /// Appends a `Hearth-Outside` trailer per source to a commit message.

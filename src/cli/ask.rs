@@ -56,6 +56,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         attachment,
         read_only: args.read_only,
         stdin_is_mine: args.stdin_is_mine,
+        relayed_by: None,
         api_key: env.api_key(&config.model),
         environment: env.vars().clone(),
     };

@@ -1,4 +1,4 @@
-//! `hearth mcp [--allow-say] [--allow-ask] [--http ADDR]`: the agent's
+//! `hearth mcp [--allow-say] [--allow-ask] [--client-is-operator] [--http ADDR]`: the agent's
 //! memory as an MCP server, for Claude Code, Codex and other MCP clients:
 //! on stdin/stdout, or over HTTP at `http://ADDR/mcp`.
 
@@ -11,12 +11,19 @@ use super::{CommandError, Env, Exit};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Offer `say`: put a message in the inbox, committed as the operator.
+    /// Offer `say`: put a message in the inbox (a commit by the operator;
+    /// its words are the client's, outside, unless --client-is-operator).
     #[arg(long)]
     allow_say: bool,
     /// Offer `ask`: run an exchange through the ask door (costs a model call).
     #[arg(long)]
     allow_ask: bool,
+    /// What the client says through `say` and `ask` is yours. Without it,
+    /// it is outside content (a coding agent relays pages it read): the
+    /// exchange that reads it cannot change identity or run acting tools
+    /// without you.
+    #[arg(long)]
+    client_is_operator: bool,
     /// Serve over HTTP (the Streamable HTTP transport) at ADDR, e.g.
     /// 127.0.0.1:8765, which needs HEARTH_MCP_TOKEN (a bearer token every
     /// request must carry: any account on the host can reach a loopback
@@ -76,6 +83,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         home,
         allow_say: args.allow_say,
         allow_ask: args.allow_ask,
+        client_is_operator: args.client_is_operator,
         api_key,
         environment: env.vars().clone(),
         clock: env.clock,

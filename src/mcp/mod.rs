@@ -8,7 +8,9 @@
 //! sandbox and paging, `hearth status`. Two doors open only when the
 //! operator starts the server with them: `say` (`--allow-say`, the commit
 //! `hearth say` makes) and `ask` (`--allow-ask`, an exchange through the
-//! ask door, paid like `hearth ask`).
+//! ask door, paid like `hearth ask`). What a client says through them is
+//! outside content, as a stranger's message is, unless the operator
+//! starts the server with `--client-is-operator`.
 //!
 //! [`Doors::call`] is plain synchronous code over plain values, tested
 //! without a transport; [`serve`] is the protocol edge (rmcp, stdio).
@@ -37,6 +39,11 @@ pub struct Doors {
     pub allow_say: bool,
     /// `--allow-ask`: the `ask` tool is offered.
     pub allow_ask: bool,
+    /// `--client-is-operator`: what the client says through `say` and
+    /// `ask` is the operator's own. Without it (the default) it is outside
+    /// content: a coding agent relays web pages and issues it read, so its
+    /// words are a stranger's until the operator says otherwise.
+    pub client_is_operator: bool,
     /// The model's API key (only `ask` uses it), read from the
     /// environment by the command.
     pub api_key: Option<String>,

@@ -88,7 +88,7 @@ pub fn offered(allow_say: bool, allow_ask: bool) -> Vec<ToolDef> {
         tools.push(ToolDef {
             name: "say",
             title: "Leave the agent a message",
-            description: "Put a message in the agent's inbox, as its operator, and commit it. \
+            description: "Put a message in the agent's inbox and commit it. \
                 The agent reads it on its next tick (a running supervisor starts one at once). \
                 Returns the message's file. Does not wait for a reply: use `ask` for an answer \
                 now, or read outbox/ later for what the agent sent back.",
@@ -311,8 +311,18 @@ struct SayArgs {
     text: String,
 }
 
+/// Who an MCP client's words are from, as a message's sender and an
+/// ask's source name it, when they are not the operator's.
+const CLIENT: &str = "an MCP client (hearth mcp; --client-is-operator makes its words yours)";
+
 fn say(doors: &Doors, a: SayArgs) -> Result<McpReply, McpRefusal> {
-    let said = crate::mailbox::say::say(&doors.home, &a.text, doors.clock.now())
+    // Outside by default: the message names its sender, so the tick that
+    // reads it is tainted as by a stranger's mail.
+    let text = match doors.client_is_operator {
+        true => a.text,
+        false => format!("---\nfrom: {CLIENT}\n---\n{}", a.text),
+    };
+    let said = crate::mailbox::say::say(&doors.home, &text, doors.clock.now())
         .map_err(|e| McpRefusal::new(format!("say: {e}"), Some(e.hint())))?;
     let mut text = format!("delivered: {}", said.rel);
     if let Some(why) = &said.not_committed {
@@ -358,6 +368,7 @@ fn ask(doors: &Doors, a: AskArgs) -> Result<McpReply, McpRefusal> {
         attachment: None,
         read_only: a.read_only,
         stdin_is_mine: false,
+        relayed_by: (!doors.client_is_operator).then(|| CLIENT.to_string()),
         api_key: doors.api_key.clone(),
         environment: doors.environment.clone(),
     };

@@ -20,6 +20,7 @@ fn doors(allow_say: bool, allow_ask: bool) -> (tempfile::TempDir, Doors) {
         home,
         allow_say,
         allow_ask,
+        client_is_operator: false,
         api_key: None,
         environment: Default::default(),
         clock: Clock::Pinned(now),
@@ -117,7 +118,7 @@ fn read_pages_a_memory_file_as_the_agents_read_does() {
 }
 
 #[test]
-fn say_is_the_operators_commit_and_ask_without_a_key_says_which_variable() {
+fn say_is_the_operators_commit_of_the_clients_words_and_ask_without_a_key_says_which_variable() {
     let (_dir, doors) = doors(true, true);
     let reply = doors
         .call("say", &json!({"text": "Please water the plants."}))
@@ -130,6 +131,26 @@ fn say_is_the_operators_commit_and_ask_without_a_key_says_which_variable() {
     let repo = git2::Repository::open(doors.home.root()).unwrap();
     let head = repo.head().unwrap().peel_to_commit().unwrap();
     assert_eq!(head.summary(), Some(format!("say: {rel}").as_str()));
+    // The client's words are outside by default (a coding agent relays
+    // pages it read): the message names it as its sender.
+    let said = std::fs::read_to_string(doors.home.path(&rel)).unwrap();
+    let sender = hearth::provenance::inbox_sender(&said).unwrap_or_default();
+    assert!(sender.contains("an MCP client"), "{said}");
+    let vouched = hearth::provenance::vouch::Vouched::default();
+    assert!(hearth::provenance::origin::of_file(&doors.home, &rel, None, &vouched).is_some());
+    // Started with --client-is-operator, they are the operator's.
+    let mine = Doors {
+        client_is_operator: true,
+        ..doors.clone()
+    };
+    let reply = mine
+        .call("say", &json!({"text": "Water the ferns too."}))
+        .unwrap();
+    let rel = reply.structured.as_ref().unwrap()["message"]
+        .as_str()
+        .unwrap();
+    let said = std::fs::read_to_string(doors.home.path(rel)).unwrap();
+    assert_eq!(hearth::provenance::inbox_sender(&said), None, "{said}");
 
     // The default model is the offline one, which needs no key: point the
     // home at a provider that does.

@@ -193,9 +193,12 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
         bob.file("tools/mark.toml"),
         "name = \"mark\"\ndescription = \"say where you are\"\n\
          command = [\"/bin/sh\", \"-c\", \"pwd >> \\\"$HEARTH_WORKDIR/where.log\\\"; pwd\"]\n\
+         when_outside = \"run\"\n\
          [parameters]\ntype = \"object\"\n",
     )
     .unwrap();
+    // A peer's handoff is outside content: a tool that acts runs on a
+    // peer's word only when its manifest says so.
     bob.ok(&["trust"]);
 
     alice.ok(&["say", "Found three collaborations with bob."]);
