@@ -8,7 +8,7 @@ use std::path::Path;
 
 use hearth::config::Config;
 use hearth::home::Home;
-use hearth::proposals::requests::{self, Request, RequestState};
+use hearth::proposals::requests::{self, ToolRequest, ToolRequestState};
 use hearth::proposals::{self, Accepted, Proposal};
 use hearth::repo::Identity;
 
@@ -124,7 +124,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             outln!("request {n}: {} {}", r.tool, r.status.as_str());
             outln!("{}", r.result.as_deref().unwrap_or("").trim_end());
             Ok(match r.status {
-                RequestState::Ran => Exit::Success,
+                ToolRequestState::Ran => Exit::Success,
                 _ => Exit::Error,
             })
         }
@@ -139,9 +139,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
 /// The requests (those waiting, or all), each with its arguments: what
 /// would run is what the operator reads.
 fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
-    let listed: Vec<Request> = requests::list(home)?
+    let listed: Vec<ToolRequest> = requests::list(home)?
         .into_iter()
-        .filter(|r| all || r.status == RequestState::Open)
+        .filter(|r| all || r.status == ToolRequestState::Open)
         .collect();
     if json {
         outln!(
@@ -167,7 +167,7 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
             let first = result.lines().next().unwrap_or("");
             outln!("          said: {first}");
         }
-        if r.status == RequestState::Open {
+        if r.status == ToolRequestState::Open {
             outln!(
                 "          `hearth proposals approve {}` runs it once; `decline {}` drops it",
                 r.n,
@@ -194,7 +194,7 @@ fn list(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
     // words that need the operator.
     let waiting_requests = requests::list(home)?
         .iter()
-        .any(|r| all || r.status == RequestState::Open);
+        .any(|r| all || r.status == ToolRequestState::Open);
     if listed.is_empty() && !waiting_requests {
         outln!(
             "no proposals or requests wait for you{}",

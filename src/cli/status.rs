@@ -259,6 +259,16 @@ fn print_waiting(
     for peer in &status.peers {
         outln!("peer:       {}", peer.line(now));
     }
+    print_decisions(status)?;
+    for problem in &status.problems {
+        outln!("problem:    {problem}");
+    }
+    Ok(())
+}
+
+/// What waits for the operator's decision: proposals, and calls of acting
+/// tools that outside words asked for.
+fn print_decisions(status: &status::Status) -> Result<(), CommandError> {
     if status.proposals_waiting > 0 {
         outln!(
             "proposals:  {} waiting for you (`hearth proposals`)",
@@ -270,9 +280,6 @@ fn print_waiting(
             "requests:   {} calls of acting tools waiting for you (`hearth proposals requests`)",
             status.requests_waiting
         );
-    }
-    for problem in &status.problems {
-        outln!("problem:    {problem}");
     }
     Ok(())
 }

@@ -25,7 +25,7 @@ use crate::repo::{Identity, Repo};
 /// What became of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RequestState {
+pub enum ToolRequestState {
     /// Waiting for the operator.
     Open,
     /// Approved and started; still so after a kill cut it (whether the
@@ -39,22 +39,22 @@ pub enum RequestState {
     Declined,
 }
 
-impl RequestState {
+impl ToolRequestState {
     /// As `hearth proposals` prints it.
     pub fn as_str(self) -> &'static str {
         match self {
-            RequestState::Open => "open",
-            RequestState::Running => "running",
-            RequestState::Ran => "ran",
-            RequestState::Failed => "failed",
-            RequestState::Declined => "declined",
+            ToolRequestState::Open => "open",
+            ToolRequestState::Running => "running",
+            ToolRequestState::Ran => "ran",
+            ToolRequestState::Failed => "failed",
+            ToolRequestState::Declined => "declined",
         }
     }
 }
 
 /// One request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Request {
+pub struct ToolRequest {
     /// Its number (1, 2, …), what `approve` and `decline` take.
     pub n: u64,
     /// The tool, as the model called it.
@@ -77,7 +77,7 @@ pub struct Request {
     /// When it was asked for.
     pub created: DateTime<Utc>,
     /// What became of it.
-    pub status: RequestState,
+    pub status: ToolRequestState,
     /// When it was decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<DateTime<Utc>>,
@@ -91,7 +91,7 @@ pub struct Request {
 
 /// What a request is made of before it is recorded.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RequestDraft {
+pub struct ToolRequestDraft {
     /// The tool, as the model called it.
     pub tool: String,
     /// Its manifest.
@@ -110,24 +110,24 @@ pub struct RequestDraft {
 
 /// The book.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Book {
-    requests: Vec<Request>,
+struct RequestBook {
+    requests: Vec<ToolRequest>,
 }
 
-impl JsonFile for Book {
+impl JsonFile for RequestBook {
     const VERSION: u32 = 1;
 }
 
 /// The most of a tool's output the book keeps.
 const RESULT_MAX: usize = 4000;
 
-fn load(home: &Home) -> Result<Book, ProposalError> {
+fn load(home: &Home) -> Result<RequestBook, ProposalError> {
     Ok(json_file::load(&home.path(rel::REQUESTS))?.unwrap_or_default())
 }
 
 fn save_and_commit(
     home: &Home,
-    book: &Book,
+    book: &RequestBook,
     who: &Identity,
     message: &str,
     now: DateTime<Utc>,
@@ -143,13 +143,13 @@ fn save_and_commit(
 /// unread already.
 pub fn ask(
     home: &Home,
-    draft: RequestDraft,
+    draft: ToolRequestDraft,
     now: DateTime<Utc>,
-) -> Result<(Request, bool), ProposalError> {
+) -> Result<(ToolRequest, bool), ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let mut book = load(home)?;
     let same = book.requests.iter().find(|r| {
-        r.status == RequestState::Open
+        r.status == ToolRequestState::Open
             && r.tool == draft.tool
             && r.file == draft.file
             && r.arguments == draft.arguments
@@ -158,7 +158,7 @@ pub fn ask(
         return Ok((same.clone(), false));
     }
     let n = book.requests.iter().map(|r| r.n).max().unwrap_or(0) + 1;
-    let request = Request {
+    let request = ToolRequest {
         n,
         tool: draft.tool,
         file: draft.file,
@@ -168,14 +168,14 @@ pub fn ask(
         by: draft.by,
         tainted_by: draft.tainted_by,
         created: now,
-        status: RequestState::Open,
+        status: ToolRequestState::Open,
         decided: None,
         reason: None,
         result: None,
     };
     book.requests.push(request.clone());
     let mut message = format!(
-        "request {n}: {} waits for the operator\n\nHearth-Request: {n}\n",
+        "request {n}: {} waits for the operator\n\nHearth-ToolRequest: {n}\n",
         request.tool
     );
     for source in &request.tainted_by {
@@ -188,7 +188,7 @@ pub fn ask(
 
 /// Tells the operator a request waits, unless a `request` flare is unread
 /// already (a planted order repeated in every message must not bury them).
-fn flare_new(home: &Home, request: &Request, now: DateTime<Utc>) -> Result<(), ProposalError> {
+fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(), ProposalError> {
     let unread = crate::mailbox::flares::list(home)
         .iter()
         .any(|f| f.flare == "request" && !f.read);
@@ -224,18 +224,18 @@ pub fn arguments_shown(arguments: &Value, max: usize) -> String {
 }
 
 /// Every request, oldest first (none when the book does not exist yet).
-pub fn list(home: &Home) -> Result<Vec<Request>, ProposalError> {
+pub fn list(home: &Home) -> Result<Vec<ToolRequest>, ProposalError> {
     Ok(load(home)?.requests)
 }
 
 /// The open request `n` of `book`, or why it cannot be decided.
-fn open_one(book: &Book, n: u64) -> Result<Request, ProposalError> {
+fn open_one(book: &RequestBook, n: u64) -> Result<ToolRequest, ProposalError> {
     let request = book
         .requests
         .iter()
         .find(|r| r.n == n)
         .ok_or(ProposalError::NoRequest(n))?;
-    if request.status != RequestState::Open {
+    if request.status != ToolRequestState::Open {
         return Err(ProposalError::RequestDecided {
             n,
             status: request.status.as_str(),
@@ -244,9 +244,9 @@ fn open_one(book: &Book, n: u64) -> Result<Request, ProposalError> {
     Ok(request.clone())
 }
 
-/// Request `n` if it is open (for the approver's checks before anything
+/// ToolRequest `n` if it is open (for the approver's checks before anything
 /// is marked).
-pub fn open(home: &Home, n: u64) -> Result<Request, ProposalError> {
+pub fn open(home: &Home, n: u64) -> Result<ToolRequest, ProposalError> {
     open_one(&load(home)?, n)
 }
 
@@ -255,8 +255,8 @@ fn decide(
     n: u64,
     who: &Identity,
     now: DateTime<Utc>,
-    change: impl FnOnce(&mut Request) -> String,
-) -> Result<Request, ProposalError> {
+    change: impl FnOnce(&mut ToolRequest) -> String,
+) -> Result<ToolRequest, ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let mut book = load(home)?;
     let mut request = open_one(&book, n)?;
@@ -276,11 +276,11 @@ pub fn begin(
     n: u64,
     who: &Identity,
     now: DateTime<Utc>,
-) -> Result<Request, ProposalError> {
+) -> Result<ToolRequest, ProposalError> {
     decide(home, n, who, now, |r| {
-        r.status = RequestState::Running;
+        r.status = ToolRequestState::Running;
         format!(
-            "request {n} approved: running {}\n\nHearth-Request: {n}\n",
+            "request {n} approved: running {}\n\nHearth-ToolRequest: {n}\n",
             r.tool
         )
     })
@@ -293,7 +293,7 @@ pub fn finish(
     outcome: Result<&str, &str>,
     who: &Identity,
     now: DateTime<Utc>,
-) -> Result<Request, ProposalError> {
+) -> Result<ToolRequest, ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let mut book = load(home)?;
     let request = book
@@ -302,8 +302,8 @@ pub fn finish(
         .find(|r| r.n == n)
         .ok_or(ProposalError::NoRequest(n))?;
     let (status, said) = match outcome {
-        Ok(out) => (RequestState::Ran, out),
-        Err(why) => (RequestState::Failed, why),
+        Ok(out) => (ToolRequestState::Ran, out),
+        Err(why) => (ToolRequestState::Failed, why),
     };
     request.status = status;
     request.result = Some(if said.chars().count() > RESULT_MAX {
@@ -312,7 +312,7 @@ pub fn finish(
         said.to_string()
     });
     let message = format!(
-        "request {n}: {} {}\n\nHearth-Request: {n}\n",
+        "request {n}: {} {}\n\nHearth-ToolRequest: {n}\n",
         request.tool,
         status.as_str()
     );
@@ -328,12 +328,12 @@ pub fn decline(
     reason: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
-) -> Result<Request, ProposalError> {
+) -> Result<ToolRequest, ProposalError> {
     decide(home, n, who, now, |r| {
-        r.status = RequestState::Declined;
+        r.status = ToolRequestState::Declined;
         r.reason = reason.map(str::to_string);
         format!(
-            "request {n} declined: {}\n\n{}Hearth-Request: {n}\n",
+            "request {n} declined: {}\n\n{}Hearth-ToolRequest: {n}\n",
             r.tool,
             reason.map(|r| format!("{r}\n\n")).unwrap_or_default()
         )
@@ -344,6 +344,6 @@ pub fn decline(
 pub fn waiting(home: &Home) -> Result<usize, ProposalError> {
     Ok(list(home)?
         .iter()
-        .filter(|r| r.status == RequestState::Open)
+        .filter(|r| r.status == ToolRequestState::Open)
         .count())
 }

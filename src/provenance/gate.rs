@@ -6,11 +6,11 @@
 //! instead of happening:
 //!
 //! - a write to identity-class memory becomes a proposal
-//!   ([`write`]; every write path asks, judged where the bytes land);
+//!   ([`write()`]; every write path asks, judged where the bytes land);
 //! - a call of a tool that acts outside the home — an operator command
 //!   not marked `read_only`, an MCP tool the server does not mark
 //!   `readOnlyHint: true` — becomes a request the operator approves (it
-//!   then runs once, as the operator) or declines ([`tool_call`]), unless
+//!   then runs once, as the operator) or declines ([`tool_call()`]), unless
 //!   its manifest says `when_outside = "run"`.
 //!
 //! Filtering what outside words say does not stop a planted "post this
@@ -35,7 +35,7 @@ pub enum WhenOutside {
 
 /// What happens to one tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Call {
+pub enum CallGate {
     /// It runs now.
     Run,
     /// It does not run: it waits for the operator as a request.
@@ -45,16 +45,16 @@ pub enum Call {
 /// Whether a call runs: a tool that only reads always does; one that acts
 /// runs in a clean exchange, and in a tainted one only when its manifest
 /// says `when_outside = "run"`.
-pub fn tool_call(tainted: bool, acts: bool, when_outside: WhenOutside) -> Call {
+pub fn tool_call(tainted: bool, acts: bool, when_outside: WhenOutside) -> CallGate {
     match (tainted, acts, when_outside) {
-        (true, true, WhenOutside::Request) => Call::Request,
-        _ => Call::Run,
+        (true, true, WhenOutside::Request) => CallGate::Request,
+        _ => CallGate::Run,
     }
 }
 
 /// What happens to one memory write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Write {
+pub enum WriteGate {
     /// Onto the file, as asked.
     Direct,
     /// Into the exchange's proposal: `main` holds it only if the operator
@@ -64,10 +64,10 @@ pub enum Write {
 
 /// Whether a write lands: identity-class memory written by a tainted
 /// exchange waits in a proposal; everything else is written.
-pub fn write(tainted: bool, identity_class: bool) -> Write {
+pub fn write(tainted: bool, identity_class: bool) -> WriteGate {
     match (tainted, identity_class) {
-        (true, true) => Write::Propose,
-        _ => Write::Direct,
+        (true, true) => WriteGate::Propose,
+        _ => WriteGate::Direct,
     }
 }
 
@@ -78,16 +78,16 @@ mod tests {
     #[test]
     fn only_an_acting_tool_in_a_tainted_exchange_waits_unless_its_manifest_says_run() {
         use WhenOutside::{Request as Ask, Run};
-        assert_eq!(tool_call(true, true, Ask), Call::Request);
-        assert_eq!(tool_call(true, true, Run), Call::Run);
+        assert_eq!(tool_call(true, true, Ask), CallGate::Request);
+        assert_eq!(tool_call(true, true, Run), CallGate::Run);
         assert_eq!(
             tool_call(true, false, Ask),
-            Call::Run,
+            CallGate::Run,
             "reading never waits"
         );
         assert_eq!(
             tool_call(false, true, Ask),
-            Call::Run,
+            CallGate::Run,
             "a clean exchange acts"
         );
         assert_eq!(
@@ -99,8 +99,8 @@ mod tests {
 
     #[test]
     fn only_identity_written_by_a_tainted_exchange_is_proposed() {
-        assert_eq!(write(true, true), Write::Propose);
-        assert_eq!(write(true, false), Write::Direct);
-        assert_eq!(write(false, true), Write::Direct);
+        assert_eq!(write(true, true), WriteGate::Propose);
+        assert_eq!(write(true, false), WriteGate::Direct);
+        assert_eq!(write(false, true), WriteGate::Direct);
     }
 }

@@ -224,11 +224,8 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
     let spent = spent_today(home, now, &mut problems);
-    let (proposals_waiting, oldest_proposal) = waiting_proposals(home, &mut problems);
-    let requests_waiting = crate::proposals::requests::waiting(home).unwrap_or_else(|e| {
-        problems.push(format!("{e} (hint: {})", e.hint()));
-        0
-    });
+    let (proposals_waiting, oldest_proposal, requests_waiting) =
+        waiting_proposals(home, &mut problems);
     let jobs_late = jobs_late(home, config.as_ref().ok(), now, &mut problems);
     let unpushed = push.as_ref().and_then(|p| {
         crate::repo::Repo::open(home.root())
@@ -303,17 +300,29 @@ fn jobs_late(
 }
 
 /// How many proposals wait, and when the oldest was made.
-fn waiting_proposals(home: &Home, problems: &mut Vec<String>) -> (usize, Option<DateTime<Utc>>) {
+/// What waits for the operator: proposals (how many, the oldest's age)
+/// and requests to run a tool (how many).
+fn waiting_proposals(
+    home: &Home,
+    problems: &mut Vec<String>,
+) -> (usize, Option<DateTime<Utc>>, usize) {
+    let mut said = |e: crate::proposals::ProposalError| {
+        problems.push(format!("{e} (hint: {})", e.hint()));
+    };
     let waiting: Vec<DateTime<Utc>> = crate::proposals::list(home)
         .unwrap_or_else(|e| {
-            problems.push(format!("{e} (hint: {})", e.hint()));
+            said(e);
             Vec::new()
         })
         .into_iter()
         .filter(|p| p.status.waiting())
         .map(|p| p.created)
         .collect();
-    (waiting.len(), waiting.iter().min().copied())
+    let requests = crate::proposals::requests::waiting(home).unwrap_or_else(|e| {
+        said(e);
+        0
+    });
+    (waiting.len(), waiting.iter().min().copied(), requests)
 }
 
 /// What `hearth.toml` tells status: the daily limit, or why it does not

@@ -339,7 +339,7 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
     // outside the home waits for the operator.
     let call =
         crate::provenance::gate::tool_call(ctx.taint.tainted(), !tool.read_only, tool.when_outside);
-    if call == crate::provenance::gate::Call::Request {
+    if call == crate::provenance::gate::CallGate::Request {
         return requested::request_instead(ctx, &tool, input);
     }
     let output = match tool.runs {

@@ -15,7 +15,7 @@ use super::offered::Offered;
 use super::operator::{OperatorTool, Runs};
 use super::{ToolContext, ToolError, Workdir};
 use crate::home::Home;
-use crate::proposals::requests::{self, Request, RequestDraft};
+use crate::proposals::requests::{self, ToolRequest, ToolRequestDraft};
 use crate::proposals::ProposalError;
 use crate::repo::Identity;
 
@@ -57,7 +57,7 @@ pub fn approve(
     n: u64,
     who: &Identity,
     now: DateTime<Utc>,
-) -> Result<Request, ApproveError> {
+) -> Result<ToolRequest, ApproveError> {
     let request = requests::open(home, n)?;
     let refused = |why: String| ApproveError::Refused { n, why };
     let dir = match &request.workdir {
@@ -115,7 +115,7 @@ pub fn request_instead(
     tool: &OperatorTool,
     input: &Value,
 ) -> Result<String, ToolError> {
-    let draft = RequestDraft {
+    let draft = ToolRequestDraft {
         tool: tool.name.clone(),
         file: tool.file.clone(),
         digest: tool.digest.clone(),
