@@ -445,18 +445,20 @@ fn store(
     }
     let now_text = std::fs::read_to_string(path).ok();
     let after = String::from_utf8_lossy(bytes);
-    if provenance::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read) {
-        // Outside lines the file already holds and the write keeps come
-        // with it, read or not (a note promoted with `core: true`).
-        if now_text.is_some() {
-            let kept = provenance::origin::kept_by(ctx.home, rel, &after, &ctx.taint.vouched);
-            if let Some(source) = kept {
-                ctx.taint.read(source);
-            }
+    let identity =
+        provenance::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read);
+    // Outside lines the file already holds and the write keeps come with
+    // it, read or not (a note promoted with `core: true`).
+    if identity && now_text.is_some() {
+        let kept = provenance::origin::kept_by(ctx.home, rel, &after, &ctx.taint.vouched);
+        if let Some(source) = kept {
+            ctx.taint.read(source);
         }
-        if ctx.taint.tainted() {
-            return super::staging::propose(ctx, tool, rel, bytes).map(Some);
-        }
+    }
+    if provenance::gate::write(ctx.taint.tainted(), identity)
+        == provenance::gate::WriteGate::Propose
+    {
+        return super::staging::propose(ctx, tool, rel, bytes).map(Some);
     }
     ctx.ahead(tool, rel)?;
     atomic::write(path, bytes).map_err(|e| failed(tool, e))?;
