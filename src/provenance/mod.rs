@@ -21,11 +21,13 @@ pub mod audit;
 pub mod gate;
 pub mod origin;
 pub mod sender;
+pub mod shown;
 pub mod vouch;
 pub mod vouching;
 
 pub use audit::{audit_lines, reads_like_injected_rule, Finding};
 pub use sender::inbox_sender;
+pub use shown::Shown;
 
 use std::collections::BTreeMap;
 

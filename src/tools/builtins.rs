@@ -11,7 +11,7 @@ use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
 use crate::memory::page;
 use crate::model::ToolSpec;
-use crate::provenance;
+use crate::provenance::{self, Shown};
 use crate::recall::answer::{self, RecallQuestion, Rerank};
 
 /// The most blocks one `recall` call returns.
@@ -167,10 +167,13 @@ struct SleepArgs {
     minutes: u64,
 }
 
-pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
-    match name {
-        "recall" => recall(ctx, args(name, input)?),
-        "read" => read(ctx, args(name, input)?),
+/// Runs one built-in: what it shows, with its origin. Only `read` and
+/// `recall` show content; the others say what the exchange did, in
+/// hearth's words.
+pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<Shown, ToolError> {
+    let own = match name {
+        "recall" => return recall(ctx, args(name, input)?),
+        "read" => return read(ctx, args(name, input)?),
         "write" => write(ctx, args(name, input)?),
         "append" => append(ctx, args(name, input)?),
         "edit" => edit(ctx, args(name, input)?),
@@ -182,7 +185,8 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
         // Offered only to a consolidation.
         "removed" if ctx.taint.staging => super::staging::removed(ctx, args(name, input)?),
         other => Err(ToolError::Unknown(sandbox::shown(other))),
-    }
+    };
+    own.map(Shown::own)
 }
 
 fn args<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, ToolError> {
@@ -206,7 +210,7 @@ fn failed(tool: &str, message: impl std::fmt::Display) -> ToolError {
     }
 }
 
-fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
+fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<Shown, ToolError> {
     let path = sandbox::resolve(ctx.home, &a.path, READABLE).map_err(refused("read"))?;
     let rel = ctx.home.relative(&path);
     if path.is_dir() {
@@ -221,28 +225,26 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<String, ToolError> {
             .collect();
         names.sort();
         // A name is words too: judged like lines.
-        if let Some(source) = provenance::origin::of_listing(ctx.home, &rel, &names) {
-            ctx.taint.read(source);
-        }
-        return Ok(format!("{rel}/ holds:\n{}", names.join("\n")));
+        let source = provenance::origin::of_listing(ctx.home, &rel, &names);
+        return Ok(Shown::judged(
+            format!("{rel}/ holds:\n{}", names.join("\n")),
+            source,
+        ));
     }
-    let bytes = match ctx.taint.draft.get(&rel) {
-        // What this exchange staged is what it reads back.
-        Some(staged) => staged.clone().unwrap_or_default(),
+    let (bytes, source) = match ctx.taint.draft.get(&rel) {
+        // What this exchange staged is what it reads back: its own words.
+        Some(staged) => (staged.clone().unwrap_or_default(), None),
         None => {
             let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
             // Whatever the file, its outside words come in with it.
-            if let Some(source) =
-                provenance::origin::of_file(ctx.home, &rel, None, &ctx.taint.vouched)
-            {
-                ctx.taint.read(source);
-            }
-            bytes
+            let source = provenance::origin::of_file(ctx.home, &rel, None, &ctx.taint.vouched);
+            (bytes, source)
         }
     };
     let text = String::from_utf8_lossy(&bytes);
     let n = a.page.unwrap_or(1);
-    page::page(&rel, &text, n).ok_or_else(|| {
+    let shown = page::page(&rel, &text, n).map(|p| Shown::judged(p, source));
+    shown.ok_or_else(|| {
         failed(
             "read",
             format!(
@@ -391,7 +393,7 @@ fn sleep(ctx: &mut ToolContext<'_>, a: SleepArgs) -> Result<String, ToolError> {
 /// the tool spends no second model call.
 /// The same answer `hearth recall --no-rerank` gives: a tick already pays
 /// for one model, so the agent's recall is lexical.
-fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError> {
+fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<Shown, ToolError> {
     let k = a.k.unwrap_or(ctx.recall_results).clamp(1, RECALL_MAX);
     let question = RecallQuestion {
         query: &a.query,
@@ -404,15 +406,16 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<String, ToolError>
     let answer = answer::answer(ctx.home, &question).map_err(|e| failed("recall", e))?;
     // A hit brings its lines' origins with it: recalled outside words
     // taint as read ones do.
-    for found in &answer.results {
-        let lines = Some((found.start as usize, found.end as usize));
-        if let Some(source) =
+    let sources = answer
+        .results
+        .iter()
+        .filter_map(|found| {
+            let lines = Some((found.start as usize, found.end as usize));
             provenance::origin::of_file(ctx.home, &found.path, lines, &ctx.taint.vouched)
-        {
-            ctx.taint.read(format!("recalled {source}"));
-        }
-    }
-    Ok(answer.render().trim_end().to_string())
+        })
+        .map(|source| format!("recalled {source}"))
+        .collect();
+    Ok(Shown::from_sources(answer.render().trim_end(), sources))
 }
 
 /// The file as this exchange sees it: as its proposal leaves it, when it

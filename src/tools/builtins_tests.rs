@@ -7,6 +7,11 @@ use crate::home::Home;
 use crate::tools::Effects;
 use chrono::DateTime;
 
+/// A built-in's result as the model gets it: through the boundary.
+fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
+    crate::tools::dispatch(ctx, name, input)
+}
+
 fn setup() -> (tempfile::TempDir, Home) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("memory")).unwrap();

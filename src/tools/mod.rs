@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 
 use crate::home::Home;
 use crate::model::ToolSpec;
+use crate::provenance::Shown;
 pub use offered::Offered;
 use operator::OperatorTool;
 use trust::Trust;
@@ -306,7 +307,8 @@ pub fn writes(operator: &[OperatorTool], name: &str) -> bool {
 /// Runs one tool call and returns the text the model gets back.
 pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<String, ToolError> {
     let Some(tool) = ctx.operator.iter().find(|t| t.name == name) else {
-        return builtins::dispatch(ctx, name, input);
+        let shown = builtins::dispatch(ctx, name, input)?;
+        return Ok(ctx.taint.show(shown));
     };
     if !ctx.trust.trusts(&tool.file, &tool.digest) {
         return Err(ToolError::Refused {
@@ -346,9 +348,17 @@ pub fn dispatch(ctx: &mut ToolContext<'_>, name: &str, input: &Value) -> Result<
         operator::Runs::McpTool { .. } => ctx.mcp.call(&tool, input),
         _ => tool.run(input, &ctx.environment, dir),
     };
-    if tool.untrusted {
-        // What it said, error or not, reached the model.
-        ctx.taint.read(format!("the output of {}", tool.name));
+    if !tool.untrusted {
+        return output;
     }
-    output
+    // What it said, error or not, reaches the model as outside words; its
+    // output fenced and labelled as quoted data.
+    let source = format!("the output of {}", tool.name);
+    match output {
+        Ok(said) => Ok(ctx.taint.show(Shown::outside(&said, source))),
+        Err(e) => {
+            ctx.taint.read(source);
+            Err(e)
+        }
+    }
 }

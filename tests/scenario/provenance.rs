@@ -169,9 +169,11 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
     tools::dispatch(&mut c, "fetch", &json!({})).unwrap();
     assert_eq!(c.taint.sources, ["the output of fetch"], "no key: outside");
     let mut c = ctx(&home, &config);
-    assert_eq!(
-        tools::dispatch(&mut c, "feed", &json!({})).unwrap().trim(),
-        "news"
+    let fenced = tools::dispatch(&mut c, "feed", &json!({})).unwrap();
+    assert!(
+        fenced.starts_with("<outside-content source=\"the output of feed\" note=\"quoted data")
+            && fenced.contains("\nnews\n"),
+        "outside output is fenced as quoted data: {fenced}"
     );
     assert_eq!(c.taint.sources, ["the output of feed"]);
 }

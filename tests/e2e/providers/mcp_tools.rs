@@ -199,9 +199,13 @@ fn a_call_past_its_timeout_kills_the_servers_group_and_output_is_bounded() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(shout.starts_with("FIRE! FIRE!"), "{shout}");
+    // Open-world output comes fenced as quoted data; what is inside is
+    // bounded.
+    let (fence, body) = shout.split_once(">\n").unwrap();
+    assert!(fence.starts_with("<outside-content source=\"the output of slow__shout\""));
+    assert!(body.starts_with("FIRE! FIRE!"), "{shout}");
     assert!(
-        shout.len() < 200 && shout.contains("[… output cut at max_output_bytes = 100]"),
+        body.len() < 200 && body.contains("[… output cut at max_output_bytes = 100]"),
         "bounded: {shout}"
     );
     let waited = requests[2].body["messages"]
@@ -334,7 +338,7 @@ fn an_operator_may_vouch_for_a_whole_server_as_read_only() {
     assert!(tick_with(&home, &[]).status.success());
     let got = result_sent(&server);
     assert!(
-        got.starts_with("HI! HI!") && !got.contains("refused by the brake"),
+        got.contains(">\nHI! HI!") && !got.contains("refused by the brake"),
         "{got}"
     );
 }
