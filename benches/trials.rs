@@ -12,7 +12,10 @@
 //! beside FLOOD_LEGIT (240) of a legitimate one after a FLOOD_OUTAGE_S (75)
 //! second outage; TRIALS=flood runs it alone; the week trial runs
 //! WEEK_DAYS (7) simulated days through a refused key, a spent budget, a
-//! broken config at a restart and a full disk; TRIALS=week runs it alone)
+//! broken config at a restart and a full disk; TRIALS=week runs it alone;
+//! the planted trial runs one stranger's payload through PLANTED_TURNS
+//! (200) turns of the operator's work and a trigger; TRIALS=planted runs
+//! it alone)
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
@@ -39,6 +42,11 @@ fn main() {
             .unwrap_or(default)
     };
     let started = Instant::now();
+    let planted = reliability::planted::planted(number("PLANTED_TURNS", 200) as usize);
+    println!("{}\n", planted.render());
+    if std::env::var("TRIALS").as_deref() == Ok("planted") {
+        std::process::exit(if planted.total_failures() > 0 { 1 } else { 0 });
+    }
     let week = reliability::week::week(number("WEEK_DAYS", 7) as u32);
     println!("{}\n", week.render());
     if std::env::var("TRIALS").as_deref() == Ok("week") {
@@ -92,7 +100,10 @@ fn main() {
         reliability::decisions::accept_killed(accept_trials, 0xacce_2026),
     ];
     let (concurrency, lags) = reliability::concurrency(8, 100);
-    let mut failures = remote.total_failures() + flood.total_failures() + week.total_failures();
+    let mut failures = remote.total_failures()
+        + flood.total_failures()
+        + week.total_failures()
+        + planted.total_failures();
     for table in tables.iter().chain([&concurrency]) {
         println!("{}\n", table.render());
         failures += table.total_failures();

@@ -118,3 +118,21 @@ fn three_simulated_days_of_causes_a_heal_cannot_fix_heal_nothing_and_lose_nothin
     );
     passes(table);
 }
+
+#[test]
+fn a_planted_payload_neither_reaches_identity_nor_acts_over_a_run_of_the_operators_work() {
+    // Twice round the operator's twelve kinds of turn; the bench runs 200.
+    let table = trials::planted::planted(24);
+    assert!(
+        table.counts["requests made instead of running"] >= 1,
+        "{}",
+        table.render()
+    );
+    assert_eq!(
+        table.counts["posts the operator asked for that ran"],
+        2,
+        "{}",
+        table.render()
+    );
+    passes(table);
+}

@@ -13,6 +13,7 @@ pub mod asks;
 pub mod bad_inputs;
 pub mod decisions;
 pub mod flood;
+pub mod planted;
 pub mod remote;
 mod rng;
 pub mod sandbox;
