@@ -6,6 +6,7 @@
 
 use super::Question;
 use crate::conversation::sessions;
+use crate::repo::trailers;
 
 /// Exchanges with no outside words in them.
 pub(super) fn clean(exchanges: Vec<sessions::SessionExchange>) -> Vec<sessions::SessionExchange> {
@@ -51,8 +52,6 @@ pub(super) fn trailers(message: &mut String, sources: &[String]) {
         });
     }
     for source in sources {
-        message.push_str(crate::repo::OUTSIDE_TRAILER);
-        message.push_str(&crate::provenance::origin::bounded(source));
-        message.push('\n');
+        message.push_str(&trailers::line(trailers::OUTSIDE, source));
     }
 }

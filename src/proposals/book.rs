@@ -14,7 +14,7 @@ use super::{Proposal, State, REF_PREFIX};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
-use crate::repo::{Identity, Repo};
+use crate::repo::{trailers, Identity, Repo};
 
 /// The book of proposals, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -110,14 +110,6 @@ pub fn highest_known(repo: &Repo) -> u64 {
 }
 
 /// A trailer's value in a commit message.
-fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
-    message
-        .lines()
-        .filter_map(|l| l.strip_prefix(key))
-        .map(str::trim)
-        .collect()
-}
-
 /// `book` with every proposal the refs and history know that it does not
 /// (each rebuilt from its ref's commit, or from the decision's commit when
 /// its ref is gone), and the numbers added. Entries the book has stand.
@@ -140,7 +132,7 @@ pub fn reconcile(mut book: Book, repo: &Repo) -> (Book, Vec<u64>) {
             .message
             .lines()
             .skip(1)
-            .filter(|l| !l.starts_with("Hearth-"))
+            .filter(|l| !trailers::is_trailer(l))
             .collect();
         let decision = decided.get(&n);
         book.put(Proposal {
@@ -148,19 +140,12 @@ pub fn reconcile(mut book: Book, repo: &Repo) -> (Book, Vec<u64>) {
             branch: r.name.clone(),
             title,
             why: why.join("\n").trim().to_string(),
-            by: trailer(&r.message, "Hearth-By: ")
-                .first()
-                .map_or("hearth".into(), |s| s.to_string()),
-            kind: trailer(&r.message, "Hearth-Kind: ")
-                .first()
-                .map_or(String::new(), |s| s.to_string()),
+            by: trailers::value(&r.message, trailers::BY).map_or("hearth".into(), str::to_string),
+            kind: trailers::value(&r.message, trailers::KIND).map_or(String::new(), str::to_string),
             base: r.parent.clone(),
             commit: r.commit.clone(),
             files: r.files.clone(),
-            tainted_by: trailer(&r.message, "Hearth-Tainted-By: ")
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            tainted_by: trailers::outside(&r.message),
             created: r.time,
             status: decision.map_or(State::Open, |d| d.0),
             decided: decision.filter(|d| d.0 != State::NeedsReview).map(|d| d.1),

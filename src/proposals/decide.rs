@@ -10,7 +10,7 @@ use super::journal::{self, Deciding};
 use super::{Book, Proposal, ProposalError, State};
 use crate::home::lock::CommitLock;
 use crate::home::Home;
-use crate::repo::{Identity, Merged, Repo};
+use crate::repo::{trailers, Identity, Merged, Repo};
 
 /// Finishes or undoes a decision a kill cut short (`journal`), under the
 /// commit lock; what it did, for the caller to say.
@@ -91,8 +91,9 @@ pub fn accept(
                 &[book_rel],
                 who,
                 &format!(
-                    "proposal {n} needs review: main changed {} since it was made\n\nHearth-Proposal: {n}\n",
-                    files.join(", ")
+                    "proposal {n} needs review: main changed {} since it was made\n\n{}",
+                    files.join(", "),
+                    trailers::line(trailers::PROPOSAL, n)
                 ),
                 now,
             )?;
@@ -139,10 +140,11 @@ pub fn accept(
                 &specs,
                 who,
                 &format!(
-                    "proposal {n} accepted: {}\n\n{}\n\nHearth-Proposal: {n}\nHearth-Proposed-By: {}\n",
+                    "proposal {n} accepted: {}\n\n{}\n\n{}{}",
                     proposal.title,
                     proposal.why.trim(),
-                    proposal.by
+                    trailers::line(trailers::PROPOSAL, n),
+                    trailers::line(trailers::PROPOSED_BY, &proposal.by)
                 ),
                 now,
             )?;
@@ -176,9 +178,10 @@ pub fn reject(
         &[crate::home::layout::rel::PROPOSALS],
         who,
         &format!(
-            "proposal {n} rejected: {}\n\n{}Hearth-Proposal: {n}\n",
+            "proposal {n} rejected: {}\n\n{}{}",
             proposal.title,
-            reason.map(|r| format!("{r}\n\n")).unwrap_or_default()
+            reason.map(|r| format!("{r}\n\n")).unwrap_or_default(),
+            trailers::line(trailers::PROPOSAL, n)
         ),
         now,
     )?;

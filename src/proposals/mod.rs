@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{FileDiff, Identity, Repo, RepoError};
+use crate::repo::{trailers, FileDiff, Identity, Repo, RepoError};
 
 use book::load_book;
 pub use book::{heal_book, Book};
@@ -254,16 +254,17 @@ fn message(n: u64, draft: &Draft) -> String {
     // The trailers say all the book says of it: a lost book is rebuilt
     // from the refs (`book::reconcile`).
     let mut m = format!(
-        "proposal {n}: {}\n\n{}\n\nHearth-Proposal: {n}\nHearth-By: {}\n",
+        "proposal {n}: {}\n\n{}\n\n{}{}",
         draft.title,
         draft.why.trim(),
-        draft.by
+        trailers::line(trailers::PROPOSAL, n),
+        trailers::line(trailers::BY, &draft.by),
     );
     if !draft.kind.is_empty() {
-        m.push_str(&format!("Hearth-Kind: {}\n", draft.kind));
+        m.push_str(&trailers::line(trailers::KIND, &draft.kind));
     }
     for source in &draft.tainted_by {
-        m.push_str(&format!("Hearth-Tainted-By: {source}\n"));
+        m.push_str(&trailers::line(trailers::OUTSIDE, source));
     }
     m
 }

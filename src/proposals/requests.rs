@@ -20,7 +20,7 @@ use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::{Identity, Repo};
+use crate::repo::{trailers, Identity, Repo};
 
 /// What became of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,11 +175,12 @@ pub fn ask(
     };
     book.requests.push(request.clone());
     let mut message = format!(
-        "request {n}: {} waits for the operator\n\nHearth-ToolRequest: {n}\n",
-        request.tool
+        "request {n}: {} waits for the operator\n\n{}",
+        request.tool,
+        trailers::line(trailers::REQUEST, n)
     );
     for source in &request.tainted_by {
-        message.push_str(&format!("{}{source}\n", crate::repo::OUTSIDE_TRAILER));
+        message.push_str(&trailers::line(trailers::OUTSIDE, source));
     }
     save_and_commit(home, &book, &Identity::hearth(), &message, now)?;
     flare_new(home, &request, now)?;
@@ -280,8 +281,9 @@ pub fn begin(
     decide(home, n, who, now, |r| {
         r.status = ToolRequestState::Running;
         format!(
-            "request {n} approved: running {}\n\nHearth-ToolRequest: {n}\n",
-            r.tool
+            "request {n} approved: running {}\n\n{}",
+            r.tool,
+            trailers::line(trailers::REQUEST, n)
         )
     })
 }
@@ -312,9 +314,10 @@ pub fn finish(
         said.to_string()
     });
     let message = format!(
-        "request {n}: {} {}\n\nHearth-ToolRequest: {n}\n",
+        "request {n}: {} {}\n\n{}",
         request.tool,
-        status.as_str()
+        status.as_str(),
+        trailers::line(trailers::REQUEST, n)
     );
     let request = request.clone();
     save_and_commit(home, &book, who, &message, now)?;
@@ -333,9 +336,10 @@ pub fn decline(
         r.status = ToolRequestState::Declined;
         r.reason = reason.map(str::to_string);
         format!(
-            "request {n} declined: {}\n\n{}Hearth-ToolRequest: {n}\n",
+            "request {n} declined: {}\n\n{}{}",
             r.tool,
-            reason.map(|r| format!("{r}\n\n")).unwrap_or_default()
+            reason.map(|r| format!("{r}\n\n")).unwrap_or_default(),
+            trailers::line(trailers::REQUEST, n)
         )
     })
 }

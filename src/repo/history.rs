@@ -49,7 +49,9 @@ impl Repo {
         };
         loop {
             let message = commit.message().unwrap_or("");
-            if message.starts_with("tick ") && message.contains("\nHearth-Exit: 0\n") {
+            if message.starts_with("tick ")
+                && super::trailers::number(message, super::trailers::EXIT) == Some(0)
+            {
                 return Ok(Some(commit.id().to_string()));
             }
             match commit.parent(0) {
@@ -218,10 +220,7 @@ impl Repo {
             .filter_map(|id| self.git.find_commit(*id).ok())
             .max_by_key(|c| c.time().seconds())?;
         let message = newest.message().unwrap_or("");
-        let tick = message
-            .lines()
-            .find_map(|l| l.strip_prefix("Hearth-Tick: "))
-            .and_then(|n| n.trim().parse().ok());
+        let tick = super::trailers::number(message, super::trailers::TICK);
         let author = newest.author().name().unwrap_or("").to_string();
         Some(Provenance {
             commit: newest.id().to_string()[..7].to_string(),

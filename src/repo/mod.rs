@@ -20,6 +20,7 @@ mod provenance;
 mod push;
 pub mod reflog;
 mod stable_read;
+pub mod trailers;
 mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ pub use git_cli::needs_git_command;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use mirror::{Fetched, HeadFile};
-pub use origins::{outside_trailers, LineOrigin, OUTSIDE_TRAILER};
+pub use origins::LineOrigin;
 pub use outside::{line_digest, name_digest, OutsideWords};
 pub use pack::{PackPolicy, Packed, PACKED_REF};
 pub use proposal::{FileDiff, Merged, RefCommit, RemovedLine};

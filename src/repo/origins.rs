@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{Repo, RepoError};
+use super::{trailers, Repo, RepoError};
 
 /// Who wrote one line of a file as HEAD holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,34 +26,14 @@ pub struct LineOrigin {
     pub outside: Vec<String>,
 }
 
-/// A commit's `Hearth-Outside` trailers, in order.
-pub fn outside_trailers(message: &str) -> Vec<String> {
-    message
-        .lines()
-        .filter_map(|l| l.strip_prefix(OUTSIDE_TRAILER))
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// The trailer a commit carries once per source of outside content its
-/// exchange carried (`provenance`).
-pub const OUTSIDE_TRAILER: &str = "Hearth-Outside: ";
-
 pub(super) fn origin_of_commit(commit: &git2::Commit<'_>) -> LineOrigin {
-    let message = commit.message().unwrap_or("").to_string();
-    let trailer = |key: &str| {
-        message
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|n| n.trim().parse().ok())
-    };
+    let message = commit.message().unwrap_or("");
     LineOrigin {
         commit: commit.id().to_string()[..7].to_string(),
         author: commit.author().name().unwrap_or("").to_string(),
-        tick: trailer("Hearth-Tick: "),
-        proposal: trailer("Hearth-Proposal: "),
-        outside: outside_trailers(&message),
+        tick: trailers::number(message, trailers::TICK),
+        proposal: trailers::number(message, trailers::PROPOSAL),
+        outside: trailers::outside(message),
     }
 }
 

@@ -114,7 +114,7 @@ impl Repo {
                 .git
                 .find_commit(id.map_err(|e| self.error(e))?)
                 .map_err(|e| self.error(e))?;
-            if super::origins::outside_trailers(commit.message().unwrap_or("")).is_empty() {
+            if super::trailers::outside(commit.message().unwrap_or("")).is_empty() {
                 continue;
             }
             self.add_outside_commit(&commit, &mut words)?;

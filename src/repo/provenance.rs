@@ -345,12 +345,7 @@ fn entry_at(tree: &git2::Tree<'_>, path: &str) -> Option<(Oid, git2::ObjectType)
 }
 
 fn origin_of(commit: &git2::Commit<'_>) -> Origin {
-    let tick = commit
-        .message()
-        .unwrap_or("")
-        .lines()
-        .find_map(|l| l.strip_prefix("Hearth-Tick: "))
-        .and_then(|n| n.trim().parse().ok());
+    let tick = super::trailers::number(commit.message().unwrap_or(""), super::trailers::TICK);
     Origin {
         id: commit.id().to_string(),
         time: commit.time().seconds(),

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
-use crate::repo::{Committed, Identity, Repo, RepoPath};
+use crate::repo::{trailers, Committed, Identity, Repo, RepoPath};
 use crate::tick::ledger::TickRecord;
 
 use super::SupervisorError;
@@ -310,20 +310,18 @@ fn tick_message(record: &TickRecord) -> String {
         message.push_str(note);
         message.push_str("\n\n");
     }
-    message.push_str(&format!(
-        "Hearth-Tick: {}\nHearth-Exit: {}\nHearth-Class: {}\nHearth-Tokens: {}\nHearth-Cost-USD: {:.4}\n",
-        record.tick,
-        record.exit,
-        record.class.as_str(),
-        record.tokens.trailer(),
-        record.cost_usd
+    message.push_str(&trailers::line(trailers::TICK, record.tick));
+    message.push_str(&trailers::line(trailers::EXIT, record.exit));
+    message.push_str(&trailers::line(trailers::CLASS, record.class.as_str()));
+    message.push_str(&trailers::line(trailers::TOKENS, record.tokens.trailer()));
+    message.push_str(&trailers::line(
+        trailers::COST_USD,
+        format!("{:.4}", record.cost_usd),
     ));
     // What the tick carried from outside: its lines are outside in turn
     // (`provenance::origin` reads these back).
     for source in &record.tainted_by {
-        message.push_str(crate::repo::OUTSIDE_TRAILER);
-        message.push_str(&crate::provenance::origin::bounded(source));
-        message.push('\n');
+        message.push_str(&trailers::line(trailers::OUTSIDE, source));
     }
     message
 }

@@ -11,7 +11,7 @@ use crate::home::lock::CommitLock;
 use crate::jobs::ledger::{self, JobOutcome, Run};
 use crate::jobs::Job;
 use crate::mailbox::outbox::{self, Letter};
-use crate::repo::Identity;
+use crate::repo::{trailers, Identity};
 
 impl Supervisor<'_> {
     /// After a run is recorded: its incident opened after `[jobs]
@@ -92,11 +92,8 @@ impl Supervisor<'_> {
         ledger::append(&self.home.path(ledger::FILE), run)?;
         let _lock = CommitLock::acquire(self.home)?;
         let mut message = format!("{subject}\n\n");
-        message.push_str(&format!(
-            "Hearth-Job: {}\nHearth-Job-JobOutcome: {}\n",
-            run.job,
-            run.outcome.as_str()
-        ));
+        message.push_str(&trailers::line(trailers::JOB, &run.job));
+        message.push_str(&trailers::line(trailers::JOB_OUTCOME, run.outcome.as_str()));
         self.repo.commit(
             &[rel::JOB_RUNS, rel::JOB_SEGMENTS, rel::JOBS_SEEN],
             &Identity::hearth(),
