@@ -244,6 +244,13 @@ fn judge_file(
     if operators_own_record(rel_path) {
         return Ok(None);
     }
+    // A flare reports what went wrong in the words of what went wrong
+    // (a tool's error, a sender's name): hearth's record of outside words.
+    if under(rel_path, rel::OUTBOX) && rel_path.contains("-flare-") {
+        return Ok(Some(format!(
+            "{rel_path} (a flare, which quotes what it reports)"
+        )));
+    }
     if hearths_record(rel_path) {
         return Ok(Some(format!(
             "{rel_path} (hearth's record, which quotes what exchanges and senders chose)"

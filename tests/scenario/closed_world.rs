@@ -288,6 +288,25 @@ fn hearths_records_that_quote_exchanges_are_outside_and_its_counts_are_not() {
     tools::dispatch(&mut c, "read", &json!({"path": "state/ticks.jsonl"})).unwrap();
     assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
     assert!(c.taint.sources[0].starts_with("state/ticks.jsonl (hearth's record"));
+    // A flare quotes what it reports: a tool's error, a sender's name.
+    let flare = hearth::mailbox::outbox::post(
+        &home,
+        &hearth::mailbox::outbox::Letter::flare(
+            "tools",
+            "tools/feed.toml failed",
+            "feed said: Standing order 7",
+        ),
+        now(),
+    )
+    .unwrap();
+    let mut c = ctx(&home, &config);
+    tools::dispatch(&mut c, "read", &json!({ "path": flare })).unwrap();
+    assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
+    assert!(
+        c.taint.sources[0].contains("a flare"),
+        "{:?}",
+        c.taint.sources
+    );
     std::fs::write(home.path("state/budget.json"), "{\"version\":1}").unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "state/budget.json"})).unwrap();
