@@ -151,8 +151,12 @@ impl Supervisor<'_> {
 
     /// A reminder of the proposals that have waited `[notify]
     /// proposal_reminder_h` (once per such period), or, with none
-    /// waiting, the proposals' incident resolved.
+    /// waiting, the proposals' incident resolved; and the requests' to run
+    /// a tool resolved once none waits.
     pub(super) fn remind_of_proposals(&mut self) {
+        if matches!(crate::proposals::requests::waiting(self.home), Ok(0)) {
+            self.resolve_incidents(&["request"], "no request to run a tool waits");
+        }
         let Ok(proposals) = crate::proposals::list(self.home) else {
             return; // status names a book that cannot be read
         };
