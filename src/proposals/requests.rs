@@ -245,7 +245,7 @@ fn open_one(book: &RequestBook, n: u64) -> Result<ToolRequest, ProposalError> {
     Ok(request.clone())
 }
 
-/// ToolRequest `n` if it is open (for the approver's checks before anything
+/// Request `n` if it is open (for the approver's checks before anything
 /// is marked).
 pub fn open(home: &Home, n: u64) -> Result<ToolRequest, ProposalError> {
     open_one(&load(home)?, n)

@@ -1,14 +1,14 @@
 //! Calls of acting tools that wait for the operator (`provenance::gate`):
 //! the request a tainted exchange's call becomes, and running one the
-//! operator approved (`proposals::requests`) — the tool that was asked for, exactly — its manifest unchanged since the
-//! call and still trusted, in the workdir it was asked for if the operator
-//! still allows it — once, as the operator, with the operator's
-//! environment filtered by the manifest as every operator tool's is.
+//! operator approved (`proposals::requests`). An approval runs the tool
+//! that was asked for, exactly: its manifest unchanged since the call and
+//! still trusted, in the workdir it was asked for if the operator still
+//! allows it; once, as the operator, with the operator's environment
+//! filtered by the manifest as every operator tool's is.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-
 use serde_json::Value;
 
 use super::offered::Offered;

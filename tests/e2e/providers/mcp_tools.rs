@@ -83,6 +83,12 @@ fn a_real_mcp_servers_tool_answers_the_model_in_a_tick() {
         get["input_schema"]["properties"]["timezone"].is_object(),
         "the server's own schema: {get}"
     );
+    // The time server marks its tools openWorldHint: false: its words
+    // are shown as they are.
+    assert_eq!(
+        get["description"],
+        "Get current time in a specific timezone"
+    );
     assert!(offered(&server, 0).contains(&"clock__convert_time".to_string()));
     let got = result_sent(&server);
     assert!(
@@ -199,6 +205,12 @@ fn a_call_past_its_timeout_kills_the_servers_group_and_output_is_bounded() {
         .as_str()
         .unwrap()
         .to_string();
+    // An open-world server's descriptions are its words, labelled quoted.
+    let tools = requests[0].body["tools"].to_string();
+    assert!(
+        tools.contains("[This description is the MCP server slow's own words, quoted"),
+        "{tools}"
+    );
     // Open-world output comes fenced as quoted data; what is inside is
     // bounded.
     let (fence, body) = shout.split_once(">\n").unwrap();
