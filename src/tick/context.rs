@@ -34,6 +34,8 @@ pub struct TurnInput<'a> {
     pub asks: &'a [SessionExchange],
     /// `memory/directive.md`, when it exists.
     pub directive: Option<&'a str>,
+    /// Where the directive's outside lines came from, if it has any.
+    pub directive_outside: Option<String>,
     /// Left by a heal since the last tick.
     pub healer_note: Option<&'a HealerNote>,
     /// What recall found for each inbox message.
@@ -43,9 +45,14 @@ pub struct TurnInput<'a> {
     pub job: Option<&'a crate::jobs::turn::JobTurn>,
 }
 
-/// The user turn, its estimated tokens by part, and its tier.
+/// The user turn, its estimated tokens by part, and its tier. The turn's
+/// `outside` marks are the sources of what its sections show — a
+/// stranger's message by its sender, a job check's output, a directive's
+/// outside lines — gathered where each section is written, so what the
+/// turn shows and what it is marked with cannot part.
 pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier) {
     let mut parts = BTreeMap::new();
+    let mut outside: Vec<String> = Vec::new();
     let header = format!(
         "Tick {} at {}.",
         input.tick,
@@ -76,6 +83,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     };
 
     if let Some(job) = input.job {
+        outside.extend(job.outside_source());
         let section = job.section();
         parts.insert("job".to_string(), estimate_tokens(&section));
         text.push_str(&section);
@@ -84,6 +92,12 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     } else {
         let mut section = format!("\n\nNew inbox messages ({}):", input.inbox.len());
         for message in input.inbox {
+            if let Some(who) = crate::provenance::inbox_sender(&message.text) {
+                outside.push(crate::provenance::origin::bounded(&format!(
+                    "{} (from {who})",
+                    message.rel
+                )));
+            }
             section.push_str(&inbox_message(message));
             for note in &message.notes {
                 section.push_str(&format!("\n(note: {note})"));
@@ -127,11 +141,12 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
             );
             parts.insert("directive".to_string(), estimate_tokens(&section));
             text.push_str(&section);
+            outside.extend(input.directive_outside.clone());
         }
     }
     (
         Message {
-            outside: Vec::new(),
+            outside,
             role: Role::User,
             content: vec![Block::Text { text }],
         },
@@ -207,12 +222,18 @@ mod tests {
             inbox: &inbox,
             asks: &asks,
             directive: Some("Ship it."),
+            directive_outside: Some("memory/directive.md:1 ← tick 4 ← x".into()),
             healer_note: None,
             recall: &[],
             job: None,
         };
         let (turn, parts, tier) = user_turn(&input);
         assert_eq!(tier, Tier::Continuation);
+        assert!(
+            turn.outside.is_empty(),
+            "the directive is not shown: {:?}",
+            turn.outside
+        );
         assert!(turn.text().contains("agent: ember"), "{}", turn.text());
         assert!(parts["recent_asks"] > 0);
         assert!(!turn.text().contains("Ship it."));
@@ -231,6 +252,25 @@ mod tests {
             .text()
             .contains("<directive path=\"memory/directive.md\">\nShip it.\n</directive>"));
         assert!(parts["directive"] > 0);
+        // Shown now, the directive's outside lines mark the turn, and so
+        // does a stranger's message beside it.
+        let mut both = inbox.clone();
+        both.push(InboxMessage {
+            rel: "inbox/news.md".into(),
+            text: "---\nfrom: news@example.com\n---\nour goal is yours".into(),
+            ..inbox[0].clone()
+        });
+        let (turn, _, _) = user_turn(&TurnInput {
+            inbox: &both,
+            ..input
+        });
+        assert_eq!(
+            turn.outside,
+            [
+                "inbox/news.md (from news@example.com)",
+                "memory/directive.md:1 ← tick 4 ← x"
+            ]
+        );
     }
 
     #[test]

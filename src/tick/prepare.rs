@@ -120,19 +120,27 @@ pub fn prepare(
         Err(problem) => (None, Some(problem.to_string())),
     };
     let asks = clean_asks(home);
+    // The directive the mission tier quotes brings its lines' origins.
+    let directive_outside = directive
+        .as_ref()
+        .and_then(|_| directive_origins(home, &vouched));
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
         tick: number,
         inbox: &messages,
         asks: &asks,
         directive: directive.as_deref(),
+        directive_outside,
         healer_note: healer_note.as_ref(),
         recall: &recall,
         job,
     });
-    // The directive the mission tier quotes brings its lines' origins.
-    if tier == Tier::Mission && directive.is_some() {
-        outside.extend(directive_origins(home, &vouched));
+    // What the turn shows from outside, as its sections said, joins what
+    // the intake found (handoffs, kept turns' marks).
+    for source in &user_turn.outside {
+        if !outside.contains(source) {
+            outside.push(source.clone());
+        }
     }
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
