@@ -120,28 +120,18 @@ pub fn prepare(
         Err(problem) => (None, Some(problem.to_string())),
     };
     let asks = clean_asks(home);
-    // The directive the mission tier quotes brings its lines' origins.
-    let directive_outside = directive
-        .as_ref()
-        .and_then(|_| directive_origins(home, &vouched));
     let (user_turn, mut parts, tier) = context::user_turn(&context::TurnInput {
         now,
         tick: number,
         inbox: &messages,
         asks: &asks,
         directive: directive.as_deref(),
-        directive_outside,
+        directive_outside: directive_origins(home, directive.as_deref(), &vouched),
         healer_note: healer_note.as_ref(),
         recall: &recall,
         job,
     });
-    // What the turn shows from outside, as its sections said, joins what
-    // the intake found (handoffs, kept turns' marks).
-    for source in &user_turn.outside {
-        if !outside.contains(source) {
-            outside.push(source.clone());
-        }
-    }
+    join(&mut outside, &user_turn.outside);
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
     conversation.messages.push(user_turn);
@@ -169,8 +159,24 @@ pub fn prepare(
     })
 }
 
-/// Where the lines of `memory/directive.md` came from, when a turn quotes it.
-fn directive_origins(home: &Home, vouched: &crate::provenance::vouch::Vouched) -> Option<String> {
+/// What the turn shows from outside, as its sections said, joined to what
+/// the intake found (handoffs, kept turns' marks).
+fn join(outside: &mut Vec<String>, shown: &[String]) {
+    for source in shown {
+        if !outside.contains(source) {
+            outside.push(source.clone());
+        }
+    }
+}
+
+/// Where the outside lines of `memory/directive.md` (`text`, when it
+/// exists) came from, for the turn that quotes it.
+fn directive_origins(
+    home: &Home,
+    text: Option<&str>,
+    vouched: &crate::provenance::vouch::Vouched,
+) -> Option<String> {
+    text?;
     let directive = crate::home::layout::rel::DIRECTIVE;
     crate::provenance::origin::of_file(home, directive, None, vouched)
 }
