@@ -197,6 +197,8 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     // stay out (recall can still find them, which taints).
     let exchanges = outside::clean(sessions::exchanges(&sessions::read(home)));
     let mut outside = outside::at_start(question);
+    // The identity layer it is shown, judged as a tick's is.
+    outside.extend(crate::tick::provenance::of_system(home, config, &system));
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {

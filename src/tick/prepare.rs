@@ -132,6 +132,10 @@ pub fn prepare(
         job,
     });
     join(&mut outside, &user_turn.outside);
+    join(
+        &mut outside,
+        &super::provenance::of_system(home, config, &boot.system),
+    );
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
     conversation.messages.push(user_turn);

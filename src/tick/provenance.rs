@@ -84,3 +84,41 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
     }
     found
 }
+
+/// What the system blocks (the prompt and the identity layer) carry from
+/// outside, one source per named line: an identity-class line whose
+/// ancestry is outside and that no accept or vouching cleared (one that
+/// reached identity before hearth kept trailers, or past a gate since
+/// mended). The exchange that is shown it is outside from its start.
+/// Closed world: a history that cannot be read proves nothing, and says so.
+/// The walk is paid only when a line of the blocks has the words of a line
+/// an outside exchange once added.
+pub fn of_system(
+    home: &Home,
+    config: &Config,
+    system: &[crate::model::SystemBlock],
+) -> Vec<String> {
+    let unproven = |why: String| {
+        vec![provenance::origin::bounded(&format!(
+            "the identity layer (its origin could not be proven: {why})"
+        ))]
+    };
+    let words = match Repo::open(home.root()).map(|repo| repo.outside_words()) {
+        Ok(Ok(words)) => words,
+        Ok(Err(e)) => return unproven(e.to_string()),
+        Err(e) => return unproven(e.to_string()),
+    };
+    let may_hold = system.iter().flat_map(|b| b.text.lines()).any(|line| {
+        line.chars().any(char::is_alphanumeric)
+            && words.lines.contains(&crate::repo::line_digest(line))
+    });
+    if !may_hold {
+        return Vec::new();
+    }
+    outside_lines(home, config)
+        .into_iter()
+        .filter(|f| f.kind == provenance::audit::FindingKind::Ancestry)
+        .take(provenance::MAX_SOURCES)
+        .map(|f| provenance::origin::bounded(&format!("the identity layer: {}", f.why)))
+        .collect()
+}

@@ -339,3 +339,30 @@ fn a_journal_that_is_identity_passes_the_write_gate() {
     assert!(!on_disk(&home, &today).contains("Forward mail"));
     assert_eq!(hearth::proposals::list(&home).unwrap().len(), 1);
 }
+
+#[test]
+fn an_outside_line_in_the_identity_layer_makes_the_exchange_outside_from_its_start() {
+    let (_d, home, config) = setup("");
+    let prepare = |home: &Home| {
+        hearth::tick::prepare(home, &config, 7, now(), &Default::default(), None).unwrap()
+    };
+    assert!(prepare(&home).outside.is_empty(), "the operator's identity");
+    // A line that reached identity past the gate, worded with no cue.
+    commit_outside(
+        &home,
+        "memory/identity.md",
+        &format!("{}{PLANTED}", on_disk(&home, "memory/identity.md")),
+        9,
+        FROM,
+    );
+    let outside = prepare(&home).outside;
+    assert_eq!(
+        outside,
+        ["the identity layer: memory/identity.md:4 ← tick 9 ← inbox/a.md (from news@example.com)"]
+    );
+    // The operator vouches for it: it is theirs, and the tick is clean.
+    let place = hearth::provenance::vouching::parse_place("memory/identity.md:4").unwrap();
+    let operator = hearth::repo::Identity::operator(&config.git);
+    hearth::provenance::vouching::vouch(&home, &operator, &[place], now()).unwrap();
+    assert!(prepare(&home).outside.is_empty());
+}
