@@ -147,6 +147,7 @@ fn context(home: &Home, now: chrono::DateTime<chrono::Utc>) -> ToolContext<'_> {
         write_ahead: None,
         mcp: Default::default(),
         taint: Default::default(),
+        origins: hearth::provenance::OriginJudge::open(home),
     }
 }
 

@@ -203,7 +203,7 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {
         let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
-        outside.extend(crate::provenance::origin::of_file(
+        outside.extend(crate::provenance::origins::of_file(
             home,
             rel::DIRECTIVE,
             None,

@@ -287,7 +287,7 @@ fn input_taint(
     files.dedup();
     files
         .iter()
-        .filter_map(|path| provenance::origin::of_file(home, path, None, vouched))
+        .filter_map(|path| provenance::origins::of_file(home, path, None, vouched))
         .collect()
 }
 

@@ -20,12 +20,14 @@
 pub mod audit;
 pub mod gate;
 pub mod origin;
+pub mod origins;
 pub mod sender;
 pub mod shown;
 pub mod vouch;
 pub mod vouching;
 
 pub use audit::{audit_lines, reads_like_injected_rule, Finding};
+pub use origins::OriginJudge;
 pub use sender::inbox_sender;
 pub use shown::Shown;
 
@@ -89,15 +91,11 @@ pub const MAX_SOURCES: usize = 12;
 /// The agent may still read or recall them itself, which taints its
 /// exchange. At most `k`.
 pub fn without_outside(home: &Home, hits: Vec<Hit>, k: usize, vouched: &Vouched) -> Vec<Hit> {
+    let origins = OriginJudge::open(home);
     hits.into_iter()
         .filter(|h| {
-            origin::of_file(
-                home,
-                &h.path,
-                Some((h.start as usize, h.end as usize)),
-                vouched,
-            )
-            .is_none()
+            let lines = Some((h.start as usize, h.end as usize));
+            origins.of_file(&h.path, lines, vouched).is_none()
         })
         .take(k)
         .collect()

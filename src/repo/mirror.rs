@@ -56,6 +56,7 @@ impl Repo {
             root: dir.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
             lock_wait: super::locks::LOCK_WAIT,
+            outside_memo: Default::default(),
         })
     }
 
@@ -67,6 +68,7 @@ impl Repo {
             root: dir.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
             lock_wait: super::locks::LOCK_WAIT,
+            outside_memo: Default::default(),
         })
     }
 

@@ -112,6 +112,10 @@ pub struct Repo {
     index_fresh: std::cell::Cell<bool>,
     /// How long a write waits for another git's lock (`[git] lock_wait_s`).
     lock_wait: std::time::Duration,
+    /// The outside words as of a HEAD (`outside.rs`), kept for this
+    /// `Repo`'s life: an exchange that judges many reads opens one `Repo`
+    /// and reads the set once per HEAD.
+    outside_memo: std::cell::RefCell<Option<(git2::Oid, std::sync::Arc<OutsideWords>)>>,
 }
 
 /// Turns on libgit2's fsync of objects, refs and the index for this process.
@@ -144,6 +148,7 @@ impl Repo {
             root: root.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
             lock_wait: locks::LOCK_WAIT,
+            outside_memo: Default::default(),
         })
     }
 
@@ -188,6 +193,7 @@ impl Repo {
             root: root.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
             lock_wait: locks::LOCK_WAIT,
+            outside_memo: Default::default(),
         })
     }
 

@@ -20,6 +20,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use git2::{Delta, DiffOptions, Oid};
 use serde::{Deserialize, Serialize};
@@ -72,7 +73,7 @@ impl Repo {
     /// of every path one created, on HEAD's whole history. An error when
     /// the history cannot be read whole (a shallow clone, a missing
     /// object): the caller then cannot tell, and judges it outside.
-    pub fn outside_words(&self) -> Result<OutsideWords, RepoError> {
+    pub fn outside_words(&self) -> Result<Arc<OutsideWords>, RepoError> {
         if self.git.is_shallow() {
             return Err(RepoError::Git {
                 path: self.root.clone(),
@@ -82,8 +83,20 @@ impl Repo {
             });
         }
         let Some(head) = self.head_commit()? else {
-            return Ok(OutsideWords::default());
+            return Ok(Arc::default());
         };
+        if let Some((at, words)) = self.outside_memo.borrow().as_ref() {
+            if *at == head.id() {
+                return Ok(Arc::clone(words));
+            }
+        }
+        let words = Arc::new(self.outside_words_at(&head)?);
+        *self.outside_memo.borrow_mut() = Some((head.id(), Arc::clone(&words)));
+        Ok(words)
+    }
+
+    /// The set at `head`, from the cache file and the commits since.
+    fn outside_words_at(&self, head: &git2::Commit<'_>) -> Result<OutsideWords, RepoError> {
         let cache: Cache = std::fs::read(self.outside_cache())
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -231,7 +244,7 @@ mod tests {
             "tick 2: exit 0 (ok)\n\nHearth-Tick: 2\nHearth-Outside: inbox/a.md (from x@y.z)\n";
         repo.commit(&["."], &Identity::hearth(), message, now)
             .unwrap();
-        let set = repo.outside_words().unwrap().lines;
+        let set = repo.outside_words().unwrap().lines.clone();
         assert!(set.contains(&line_digest("  Standing order 7.")));
         assert!(!set.contains(&line_digest("mine")));
         // Rewritten: the outside commit is gone, and so are its words.

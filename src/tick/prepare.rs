@@ -182,7 +182,7 @@ fn directive_origins(
 ) -> Option<String> {
     text?;
     let directive = crate::home::layout::rel::DIRECTIVE;
-    crate::provenance::origin::of_file(home, directive, None, vouched)
+    crate::provenance::origins::of_file(home, directive, None, vouched)
 }
 
 /// The asks of the sessions, for the tick's context: those that carried

@@ -225,7 +225,7 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<Shown, ToolError> {
             .collect();
         names.sort();
         // A name is words too: judged like lines.
-        let source = provenance::origin::of_listing(ctx.home, &rel, &names);
+        let source = provenance::origins::of_listing(&ctx.origins, &rel, &names);
         return Ok(Shown::judged(
             format!("{rel}/ holds:\n{}", names.join("\n")),
             source,
@@ -237,7 +237,7 @@ fn read(ctx: &mut ToolContext<'_>, a: ReadArgs) -> Result<Shown, ToolError> {
         None => {
             let bytes = std::fs::read(&path).map_err(|e| failed("read", format!("{rel}: {e}")))?;
             // Whatever the file, its outside words come in with it.
-            let source = provenance::origin::of_file(ctx.home, &rel, None, &ctx.taint.vouched);
+            let source = ctx.origins.of_file(&rel, None, &ctx.taint.vouched);
             (bytes, source)
         }
     };
@@ -313,8 +313,7 @@ fn edit(ctx: &mut ToolContext<'_>, a: EditArgs) -> Result<String, ToolError> {
         let first = text[..at].matches('\n').count() + 1;
         let last = first + a.old_string.trim_end_matches('\n').matches('\n').count();
         let lines = Some((first, last));
-        if let Some(source) = provenance::origin::of_file(ctx.home, &rel, lines, &ctx.taint.vouched)
-        {
+        if let Some(source) = ctx.origins.of_file(&rel, lines, &ctx.taint.vouched) {
             ctx.taint.read(source);
         }
     }
@@ -411,7 +410,7 @@ fn recall(ctx: &mut ToolContext<'_>, a: RecallArgs) -> Result<Shown, ToolError> 
         .iter()
         .filter_map(|found| {
             let lines = Some((found.start as usize, found.end as usize));
-            provenance::origin::of_file(ctx.home, &found.path, lines, &ctx.taint.vouched)
+            ctx.origins.of_file(&found.path, lines, &ctx.taint.vouched)
         })
         .map(|source| format!("recalled {source}"))
         .collect();
@@ -453,7 +452,7 @@ fn store(
     // Outside lines the file already holds and the write keeps come with
     // it, read or not (a note promoted with `core: true`).
     if identity && now_text.is_some() {
-        let kept = provenance::origin::kept_by(ctx.home, rel, &after, &ctx.taint.vouched);
+        let kept = provenance::origins::kept_by(&ctx.origins, rel, &after, &ctx.taint.vouched);
         if let Some(source) = kept {
             ctx.taint.read(source);
         }

@@ -37,6 +37,7 @@ fn ctx(home: &Home) -> ToolContext<'_> {
         write_ahead: None,
         mcp: Default::default(),
         taint: Default::default(),
+        origins: crate::provenance::OriginJudge::open(home),
     }
 }
 

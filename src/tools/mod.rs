@@ -140,6 +140,8 @@ pub struct ToolContext<'a> {
     pub mcp: mcp::Servers,
     /// What this exchange read from outside, and its proposal ([`crate::provenance`]).
     pub taint: crate::provenance::Taint,
+    /// The judge of what it reads, opened once for the exchange.
+    pub origins: crate::provenance::OriginJudge,
 }
 
 impl<'a> ToolContext<'a> {
@@ -174,6 +176,7 @@ impl<'a> ToolContext<'a> {
                 vouched: crate::provenance::vouch::Vouched::load_or_none(home),
                 ..crate::provenance::Taint::default()
             },
+            origins: crate::provenance::OriginJudge::open(home),
         }
     }
 

@@ -9,7 +9,7 @@
 use serde_json::json;
 
 use hearth::home::Home;
-use hearth::provenance::origin::of_file;
+use hearth::provenance::origins::of_file;
 use hearth::provenance::vouch::Vouched;
 use hearth::tools;
 

@@ -137,7 +137,7 @@ fn say_is_the_operators_commit_of_the_clients_words_and_ask_without_a_key_says_w
     let sender = hearth::provenance::inbox_sender(&said).unwrap_or_default();
     assert!(sender.contains("an MCP client"), "{said}");
     let vouched = hearth::provenance::vouch::Vouched::default();
-    assert!(hearth::provenance::origin::of_file(&doors.home, &rel, None, &vouched).is_some());
+    assert!(hearth::provenance::origins::of_file(&doors.home, &rel, None, &vouched).is_some());
     // Started with --client-is-operator, they are the operator's.
     let mine = Doors {
         client_is_operator: true,

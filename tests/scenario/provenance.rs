@@ -463,7 +463,7 @@ fn a_recalled_turn_or_answer_is_judged_by_its_own_marks() {
     )
     .unwrap();
     let vouched = hearth::provenance::vouch::Vouched::default();
-    let judge = |place: &str| hearth::provenance::origin::of_file(&home, place, None, &vouched);
+    let judge = |place: &str| hearth::provenance::origins::of_file(&home, place, None, &vouched);
     assert_eq!(judge("state/archive/messages-1.json#turn-1"), None);
     assert_eq!(
         judge("state/archive/messages-1.json#turn-2").as_deref(),
@@ -540,7 +540,7 @@ fn editing_a_strangers_line_is_reading_it_and_a_rename_keeps_its_origin() {
         "rename",
     ]);
     let vouched = hearth::provenance::vouch::Vouched::default();
-    let judged = hearth::provenance::origin::of_file(&home, "memory/notes/y.md", None, &vouched);
+    let judged = hearth::provenance::origins::of_file(&home, "memory/notes/y.md", None, &vouched);
     assert_eq!(
         judged.as_deref(),
         Some("memory/notes/y.md:1 ← tick 5 ← inbox/a.md (from news@example.com)")

@@ -1,0 +1,295 @@
+//! The handle that judges what an exchange reads (`OriginJudge`): the home's
+//! repository opened once for the exchange, and through it the set of
+//! outside words read once per HEAD, so a recall of many hits or a long
+//! run of reads does not reopen and reparse them for every judgment. The
+//! judgments themselves: a file or a recall unit, a listing's names, the
+//! lines a write keeps — each closed-world (what cannot be proven the
+//! operator's is outside, and says why). The rules for lines and chains
+//! are [`super::origin`]'s.
+
+use crate::conversation::{archive::Archive, sessions, store::Conversation};
+use crate::home::layout::rel;
+use crate::home::Home;
+use crate::repo::Repo;
+
+use super::origin::{
+    bounded, chain, has_words, of_turns, outside_lines, summary, under, OutsideLine,
+};
+use super::sender::inbox_sender;
+use super::vouch::Vouched;
+
+/// The home and its repository, opened once for an exchange's judgments.
+pub struct OriginJudge {
+    home: Home,
+    repo: Result<Repo, String>,
+}
+
+impl std::fmt::Debug for OriginJudge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OriginJudge({})", self.home.root().display())
+    }
+}
+
+/// Whether any line of `text` (of lines `lines`, when given) has the words
+/// of a line an outside exchange's commit added: if none has, no line can
+/// have an outside origin, and the file's blame is not needed. When the
+/// set cannot be read, the blame decides.
+fn may_hold_outside_words(repo: &Repo, text: &str, lines: Option<(usize, usize)>) -> bool {
+    let Ok(words) = repo.outside_words() else {
+        return true;
+    };
+    if words.lines.is_empty() {
+        return false;
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(i, _)| lines.is_none_or(|(a, b)| *i + 1 >= a && *i < b))
+        .any(|(_, line)| has_words(line) && words.lines.contains(&crate::repo::line_digest(line)))
+}
+
+/// hearth's records under `state/` that hold only what hearth counted or
+/// the operator said: the budget's sums, which flares the operator read,
+/// the words the operator vouched for. Every other record — the ledger,
+/// the books of proposals, requests, handoffs and jobs, the healer's and
+/// the brake's logs — quotes what exchanges chose (senders' names,
+/// subjects, file names, tool errors) without the origin of each word, so
+/// reading one is reading outside words: the closed world's rule, whatever
+/// the record says today.
+fn operators_own_record(rel_path: &str) -> bool {
+    [rel::BUDGET, rel::FLARES_READ, rel::VOUCHED].contains(&rel_path)
+}
+
+/// A record hearth writes as JSON under `state/` (not the conversation
+/// and the session log, which carry their own marks).
+fn hearths_record(rel_path: &str) -> bool {
+    let Some(name) = rel_path.strip_prefix("state/") else {
+        return false;
+    };
+    (name.ends_with(".json") || name.ends_with(".jsonl"))
+        && rel_path != rel::MESSAGES
+        && rel_path != rel::SESSIONS
+        && !under(rel_path, rel::ARCHIVE)
+}
+
+/// Why nothing could be proven of a file: the source it is judged by.
+fn unproven(rel_path: &str, why: impl std::fmt::Display) -> String {
+    bounded(&format!(
+        "{rel_path} (its origin could not be proven: {why})"
+    ))
+}
+
+/// What one recall unit of a conversation archive (`turn-N`) or of the
+/// session log (`line-N`) carries from outside; an error when the unit
+/// cannot be found or read.
+fn of_unit(home: &Home, file: &str, fragment: &str) -> Result<Option<String>, String> {
+    let place = format!("{file}#{fragment}");
+    let bytes = std::fs::read(home.path(file)).map_err(|e| e.to_string())?;
+    let number = |prefix: &str| {
+        fragment
+            .strip_prefix(prefix)
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| n.checked_sub(1))
+    };
+    if let Some(i) = number("turn-") {
+        let archive: Archive = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let turn = archive.messages.get(i).ok_or("no such turn")?;
+        return Ok(of_turns(&place, std::iter::once(turn)));
+    }
+    let i = number("line-").ok_or("not a turn or a line")?;
+    let text = String::from_utf8_lossy(&bytes);
+    let raw = text.lines().nth(i).ok_or("no such line")?;
+    let line: sessions::Line = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    Ok(line.outside.first().map(|m| chain(&place, m)))
+}
+
+/// Whether `rel` names a recall unit (`state/archive/x.json#turn-3`,
+/// `state/sessions.jsonl#line-9`) rather than a file: only those two
+/// holders have units, and a file of that very name is a file (a note
+/// may be called `orders#1.md`).
+fn unit_of<'a>(home: &Home, rel_path: &'a str) -> Option<(&'a str, &'a str)> {
+    let (file, fragment) = rel_path.split_once('#')?;
+    let holds_units =
+        file == rel::SESSIONS || (under(file, rel::ARCHIVE) && file.ends_with(".json"));
+    (holds_units && !home.path(rel_path).exists()).then_some((file, fragment))
+}
+
+impl OriginJudge {
+    /// The handle for `home`: its repository opened once (an error kept,
+    /// to be said by every judgment it spoils).
+    pub fn open(home: &Home) -> OriginJudge {
+        OriginJudge {
+            home: home.clone(),
+            repo: Repo::open(home.root()).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// What reading `rel` (a file in the home, symlinks resolved) brings
+    /// in from outside, lines `lines` (1-based, inclusive) of it when
+    /// given, as one source; `None` only when it is proven all the
+    /// operator's, hearth's and clean exchanges'. Closed world: a file,
+    /// record or history that cannot be read or parsed is outside, and
+    /// the source says why.
+    pub fn of_file(
+        &self,
+        rel_path: &str,
+        lines: Option<(usize, usize)>,
+        vouched: &Vouched,
+    ) -> Option<String> {
+        judge_file(self, rel_path, lines, vouched)
+            .unwrap_or_else(|why| Some(unproven(rel_path, why)))
+    }
+
+    fn repo(&self) -> Result<&Repo, String> {
+        self.repo.as_ref().map_err(String::clone)
+    }
+}
+
+/// [`OriginJudge::of_file`] with a handle of its own, for a single judgment.
+pub fn of_file(
+    home: &Home,
+    rel_path: &str,
+    lines: Option<(usize, usize)>,
+    vouched: &Vouched,
+) -> Option<String> {
+    OriginJudge::open(home).of_file(rel_path, lines, vouched)
+}
+
+fn judge_file(
+    origins: &OriginJudge,
+    rel_path: &str,
+    lines: Option<(usize, usize)>,
+    vouched: &Vouched,
+) -> Result<Option<String>, String> {
+    let home = &origins.home;
+    if rel_path == rel::COLLABORATIONS || rel_path.starts_with("collaborations/") {
+        return Ok(Some(format!("{rel_path} (written by peers)")));
+    }
+    // Recall cites a conversation turn as `#turn-N` and a session answer
+    // as `#line-N`: judged by that turn's or line's own marks.
+    if let Some((file, fragment)) = unit_of(home, rel_path) {
+        return of_unit(home, file, fragment);
+    }
+    let path = home.path(rel_path);
+    let read = || std::fs::read(&path).map_err(|e| e.to_string());
+    if under(rel_path, rel::INBOX) || under(rel_path, rel::INBOX_ARCHIVE) {
+        let text = String::from_utf8_lossy(&read()?).into_owned();
+        return Ok(inbox_sender(&text).map(|who| format!("{rel_path} (from {who})")));
+    }
+    if rel_path == rel::MESSAGES {
+        let conversation: Conversation =
+            serde_json::from_slice(&read()?).map_err(|e| e.to_string())?;
+        return Ok(of_turns(rel_path, &conversation.messages));
+    }
+    if under(rel_path, rel::ARCHIVE) {
+        let archive: Archive = serde_json::from_slice(&read()?).map_err(|e| e.to_string())?;
+        return Ok(of_turns(rel_path, &archive.messages));
+    }
+    if rel_path == rel::SESSIONS {
+        let marked = sessions::read(home)
+            .into_iter()
+            .find_map(|l| l.outside.first().cloned());
+        return Ok(marked.map(|m| chain(rel_path, &m)));
+    }
+    if operators_own_record(rel_path) {
+        return Ok(None);
+    }
+    // A flare reports what went wrong in the words of what went wrong
+    // (a tool's error, a sender's name): hearth's record of outside words.
+    if under(rel_path, rel::OUTBOX) && rel_path.contains("-flare-") {
+        return Ok(Some(format!(
+            "{rel_path} (a flare, which quotes what it reports)"
+        )));
+    }
+    if hearths_record(rel_path) {
+        return Ok(Some(format!(
+            "{rel_path} (hearth's record, which quotes what exchanges and senders chose)"
+        )));
+    }
+    let text = String::from_utf8_lossy(&read()?).into_owned();
+    let repo = origins.repo()?;
+    // Blame only a file that holds words an outside exchange once added.
+    if !may_hold_outside_words(repo, &text, lines) {
+        return Ok(None);
+    }
+    let origins = repo
+        .line_origins_on_disk(rel_path)
+        .map_err(|e| e.to_string())?;
+    let mut found = outside_lines(rel_path, &text, &origins, vouched);
+    if let Some((start, end)) = lines {
+        found.retain(|l| l.line >= start && l.line <= end);
+    }
+    Ok(summary(&found))
+}
+
+/// What a listing of the folder `rel_dir` shows from outside, as one
+/// source: a name is words too, and an outside exchange (or a mail
+/// gateway naming an inbox file after a stranger's subject) chooses it.
+/// A name an outside commit created, a message from a third party, what
+/// peers wrote; and, closed world, every name when that cannot be told.
+pub fn of_listing(origins: &OriginJudge, rel_dir: &str, names: &[String]) -> Option<String> {
+    let dir = rel_dir.trim_end_matches('/');
+    let path_of = |name: &str| match dir {
+        "" | "." => name.trim_end_matches('/').to_string(),
+        d => format!("{d}/{}", name.trim_end_matches('/')),
+    };
+    if dir == rel::COLLABORATIONS || dir.starts_with("collaborations/") {
+        return Some(format!("{dir}/ (names written by peers)"));
+    }
+    let words = origins
+        .repo()
+        .and_then(|repo| repo.outside_words().map_err(|e| e.to_string()));
+    let words = match words {
+        Ok(words) => words,
+        Err(why) => return Some(unproven(&format!("{dir}/"), why)),
+    };
+    for name in names {
+        let rel_path = path_of(name);
+        let message = under(&rel_path, rel::INBOX) || under(&rel_path, rel::INBOX_ARCHIVE);
+        let from_outside = words.names.contains(&crate::repo::name_digest(&rel_path))
+            || (message
+                && !name.ends_with('/')
+                && judge_file(origins, &rel_path, None, &Vouched::default())
+                    .map_or(true, |found| found.is_some()));
+        if from_outside {
+            return Some(bounded(&format!(
+                "{dir}/ (the name {name} was chosen outside the operator)"
+            )));
+        }
+    }
+    None
+}
+
+/// The outside lines of `rel` as it is now that a write leaving `after`
+/// keeps, as one source: a clean exchange that turns a stranger's note
+/// into identity (`core: true`, a move into `memory/core/`) carries the
+/// stranger's words without reading them. Closed world: a history that
+/// cannot be read is outside.
+pub fn kept_by(
+    origins: &OriginJudge,
+    rel_path: &str,
+    after: &str,
+    vouched: &Vouched,
+) -> Option<String> {
+    let text = std::fs::read_to_string(origins.home.path(rel_path)).ok()?;
+    let repo = match origins.repo() {
+        Ok(repo) => repo,
+        Err(e) => return Some(unproven(rel_path, e)),
+    };
+    if !may_hold_outside_words(repo, &text, None) {
+        return None;
+    }
+    let origins = match repo.line_origins_on_disk(rel_path) {
+        Ok(origins) => origins,
+        Err(e) => return Some(unproven(rel_path, e)),
+    };
+    let kept: std::collections::BTreeSet<&str> = after.lines().map(str::trim).collect();
+    let lines: Vec<OutsideLine> = outside_lines(rel_path, &text, &origins, vouched)
+        .into_iter()
+        .filter(|l| {
+            text.lines()
+                .nth(l.line - 1)
+                .is_some_and(|t| kept.contains(t.trim()))
+        })
+        .collect();
+    summary(&lines)
+}
