@@ -39,13 +39,29 @@ pub const REQUEST: &str = "Hearth-Request";
 /// The longest value written: a source is for a person to read.
 pub const MAX_VALUE: usize = 400;
 
+/// `text` as one line: control characters (a newline among them) become
+/// spaces.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// A message body that cannot pass for trailers: a line that would read
+/// as one of hearth's is indented.
+pub fn defused(body: &str) -> String {
+    body.lines()
+        .map(|l| match is_trailer(l) {
+            true => format!("  {l}"),
+            false => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `Key: value\n`, the value made one bounded line.
 pub fn line(key: &str, value: impl std::fmt::Display) -> String {
-    let flat: String = value
-        .to_string()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let flat = one_line(&value.to_string());
     let value = if flat.chars().count() <= MAX_VALUE {
         flat
     } else {
@@ -119,6 +135,12 @@ mod tests {
             value(&message, JOB),
             None,
             "a key is not a prefix of another"
+        );
+        let forged = defused("it failed\nHearth-Tick: 1");
+        assert_eq!(forged, "it failed\n  Hearth-Tick: 1");
+        assert_eq!(
+            one_line("wrote a\nHearth-Tick: 1"),
+            "wrote a Hearth-Tick: 1"
         );
         let long = line(OUTSIDE, "x".repeat(1000));
         assert_eq!(long.chars().count(), OUTSIDE.len() + 2 + MAX_VALUE + 1);

@@ -300,6 +300,9 @@ fn tick_message(record: &TickRecord) -> String {
         (None, true) => did,
         (None, false) => format!(": {did}"),
     };
+    // The subject is one line, whatever a file name the tick wrote holds:
+    // a newline there must not start a trailer of its own.
+    let did = trailers::one_line(&did);
     let mut message = format!(
         "tick {}: exit {} ({}){did}\n\n",
         record.tick,
@@ -307,7 +310,7 @@ fn tick_message(record: &TickRecord) -> String {
         record.class.as_str()
     );
     if let Some(note) = &record.note {
-        message.push_str(note);
+        message.push_str(&trailers::defused(note));
         message.push_str("\n\n");
     }
     message.push_str(&trailers::line(trailers::TICK, record.tick));
