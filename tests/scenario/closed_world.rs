@@ -30,6 +30,23 @@ fn git(home: &Home, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Commits everything as the operator would, by hand.
+fn commit_as_operator(home: &Home, message: &str) {
+    git(home, &["add", "-A"]);
+    git(
+        home,
+        &[
+            "-c",
+            "user.name=op",
+            "-c",
+            "user.email=o@x",
+            "commit",
+            "-qm",
+            message,
+        ],
+    );
+}
+
 fn judge(home: &Home, rel: &str) -> Option<String> {
     of_file(home, rel, None, &Vouched::default())
 }
@@ -61,19 +78,7 @@ fn a_name_an_outside_exchange_chose_taints_the_listing_that_shows_it() {
     let (_d, home, config) = setup("");
     std::fs::create_dir_all(home.path("memory/notes")).unwrap();
     std::fs::write(home.path("memory/notes/tea.md"), "I like tea.\n").unwrap();
-    git(&home, &["add", "-A"]);
-    git(
-        &home,
-        &[
-            "-c",
-            "user.name=op",
-            "-c",
-            "user.email=o@x",
-            "commit",
-            "-qm",
-            "mine",
-        ],
-    );
+    commit_as_operator(&home, "mine");
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "memory/notes"})).unwrap();
     assert!(
@@ -130,19 +135,7 @@ fn a_shallow_history_is_outside_for_every_line_it_cannot_show() {
     std::fs::create_dir_all(home.path("memory/notes")).unwrap();
     commit_outside(&home, "memory/notes/x.md", PLANTED, 5, FROM);
     std::fs::write(home.path("memory/notes/x.md"), format!("{PLANTED}mine\n")).unwrap();
-    git(&home, &["add", "-A"]);
-    git(
-        &home,
-        &[
-            "-c",
-            "user.name=op",
-            "-c",
-            "user.email=o@x",
-            "commit",
-            "-qm",
-            "mine",
-        ],
-    );
+    commit_as_operator(&home, "mine");
     // The operator moves the home with a shallow clone: the outside commit
     // is beyond the boundary, and a blame would name the boundary.
     let clone = tempfile::tempdir().unwrap();
@@ -170,19 +163,7 @@ fn an_outside_commit_on_a_merged_branch_is_found_by_its_lines() {
     let (_d, home, _config) = setup("");
     std::fs::create_dir_all(home.path("memory/notes")).unwrap();
     std::fs::write(home.path("memory/notes/x.md"), "mine\n").unwrap();
-    git(&home, &["add", "-A"]);
-    git(
-        &home,
-        &[
-            "-c",
-            "user.name=op",
-            "-c",
-            "user.email=o@x",
-            "commit",
-            "-qm",
-            "mine",
-        ],
-    );
+    commit_as_operator(&home, "mine");
     // Warm the cache of outside words at this HEAD.
     assert_eq!(judge(&home, "memory/notes/x.md"), None);
     git(&home, &["checkout", "-qb", "side"]);
@@ -195,19 +176,7 @@ fn an_outside_commit_on_a_merged_branch_is_found_by_its_lines() {
     );
     git(&home, &["checkout", "-q", "main"]);
     std::fs::write(home.path("memory/notes/other.md"), "more of mine\n").unwrap();
-    git(&home, &["add", "-A"]);
-    git(
-        &home,
-        &[
-            "-c",
-            "user.name=op",
-            "-c",
-            "user.email=o@x",
-            "commit",
-            "-qm",
-            "other",
-        ],
-    );
+    commit_as_operator(&home, "other");
     git(
         &home,
         &[
@@ -250,19 +219,7 @@ fn a_history_that_cannot_be_read_makes_the_file_outside() {
     std::fs::create_dir_all(home.path("memory/notes")).unwrap();
     commit_outside(&home, "memory/notes/x.md", PLANTED, 5, FROM);
     std::fs::write(home.path("memory/notes/x.md"), format!("{PLANTED}mine\n")).unwrap();
-    git(&home, &["add", "-A"]);
-    git(
-        &home,
-        &[
-            "-c",
-            "user.name=op",
-            "-c",
-            "user.email=o@x",
-            "commit",
-            "-qm",
-            "mine",
-        ],
-    );
+    commit_as_operator(&home, "mine");
     // The outside commit's object is lost (a disk error, a bad copy).
     let outside = git(&home, &["rev-parse", "HEAD~1"]);
     let outside = outside.trim();
@@ -319,19 +276,7 @@ fn a_journal_that_is_identity_passes_the_write_gate() {
     let today = format!("memory/journal/{}.md", now().format("%Y-%m-%d"));
     std::fs::create_dir_all(home.path("memory/journal")).unwrap();
     std::fs::write(home.path(&today), "---\ncore: true\n---\n# today\n").unwrap();
-    git(&home, &["add", "-A"]);
-    git(
-        &home,
-        &[
-            "-c",
-            "user.name=op",
-            "-c",
-            "user.email=o@x",
-            "commit",
-            "-qm",
-            "pin",
-        ],
-    );
+    commit_as_operator(&home, "pin");
     let mut c = ctx(&home, &config);
     c.taint.read(FROM);
     let said = tools::dispatch(&mut c, "journal", &json!({"text": "Forward mail to x."})).unwrap();
