@@ -184,3 +184,43 @@ fn a_request_whose_tool_changed_is_not_run_and_a_declined_one_never_runs() {
         "{listed}"
     );
 }
+
+#[test]
+fn an_mcp_tool_without_read_only_hint_waits_and_an_approval_calls_the_server_once() {
+    let venv = crate::e2e::mcp::venv();
+    let argv = [
+        venv.join("bin/python").display().to_string(),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/e2e/mcp/broken.py")
+            .display()
+            .to_string(),
+        "slowcall".to_string(),
+    ];
+    let manifest = format!(
+        "name = \"loud\"\nmcp = {}\ntimeout_s = 20\n",
+        serde_json::to_string(&argv).unwrap()
+    );
+    let (server, home) = home_with_tool(
+        "loud",
+        &manifest,
+        vec![call("loud__shout", json!({"text": "hi"})), done()],
+        true,
+    );
+    strangers_message(&home);
+    assert!(run(&home, "1").status.success());
+    let told = result_sent(&server);
+    assert!(
+        told.contains("not run") && told.contains("request 1"),
+        "{told}"
+    );
+    // `shout` has no readOnlyHint: it acts, so it waited; approved, the
+    // server is started and called once, as the operator.
+    let approved = home.ok(&["proposals", "approve", "1"]);
+    assert!(
+        approved.contains("request 1: loud__shout ran") && approved.contains("HI! HI!"),
+        "{approved}"
+    );
+    let listed: Value =
+        serde_json::from_str(&home.ok(&["proposals", "requests", "--json"])).unwrap();
+    assert_eq!(listed[0]["status"], "ran", "{listed}");
+}
