@@ -167,6 +167,12 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
             let first = result.lines().next().unwrap_or("");
             outln!("          said: {first}");
         }
+        if r.status == ToolRequestState::Running && r.result.is_none() {
+            outln!(
+                "          approved and started, never finished (cut by a kill?): whether it \
+                 acted is unknown, and it never runs again; check what it does by hand"
+            );
+        }
         if r.status == ToolRequestState::Open {
             outln!(
                 "          `hearth proposals approve {}` runs it once; `decline {}` drops it",
