@@ -58,7 +58,7 @@ impl crate::json_file::JsonFile for Journal {
 
 /// Where the journals of asks in progress are.
 pub fn dir(home: &Home) -> PathBuf {
-    home.runtime_dir().join("asks")
+    home.path(rel::ASKS)
 }
 
 impl Journal {

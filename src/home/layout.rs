@@ -47,6 +47,10 @@ pub mod rel {
     pub const OUTBOX: &str = "outbox";
     /// Never committed: index, locks, runtime files.
     pub const RUNTIME: &str = ".hearth";
+    /// The journals of asks in progress (`ask::journal`), which
+    /// `provenance` reads too: what a tainted ask wrote and has not
+    /// committed yet is outside.
+    pub const ASKS: &str = ".hearth/asks";
     /// What was said through either door (`hearth ask` and ticks).
     pub const SESSIONS: &str = "state/sessions.jsonl";
     /// When the identity memory was last consolidated, and how it ended.

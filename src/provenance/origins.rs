@@ -22,6 +22,43 @@ use super::vouch::Vouched;
 pub struct OriginJudge {
     home: Home,
     repo: Result<Repo, String>,
+    /// What asks in progress that read outside content have written and
+    /// not committed yet, each with the first of its sources (an error:
+    /// a journal that could not be read).
+    in_flight: Result<Vec<(String, String)>, String>,
+}
+
+/// The part of an ask's journal (`ask::journal::Journal`) a judgment
+/// needs: what it wrote, and what it carried from outside.
+#[derive(serde::Deserialize)]
+struct AskInFlight {
+    #[serde(default)]
+    touched: Vec<String>,
+    #[serde(default)]
+    outside: Vec<String>,
+}
+
+/// The files tainted asks in progress wrote, by reading their journals.
+fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
+    let entries = match std::fs::read_dir(home.path(rel::ASKS)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", rel::ASKS)),
+    };
+    let mut written = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let ask: AskInFlight =
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(first) = ask.outside.first() {
+            written.extend(ask.touched.into_iter().map(|t| (t, first.clone())));
+        }
+    }
+    Ok(written)
 }
 
 impl std::fmt::Debug for OriginJudge {
@@ -120,6 +157,7 @@ impl OriginJudge {
         OriginJudge {
             home: home.clone(),
             repo: Repo::open(home.root()).map_err(|e| e.to_string()),
+            in_flight: asks_in_flight(home),
         }
     }
 
@@ -204,6 +242,22 @@ fn judge_file(
         return Ok(Some(format!(
             "{rel_path} (hearth's record, which quotes what exchanges and senders chose)"
         )));
+    }
+    // Written by a tainted ask still running (or cut): not committed
+    // yet, so no history says so; its journal does.
+    match &origins.in_flight {
+        Ok(written) => {
+            if let Some((_, first)) = written.iter().find(|(t, _)| t == rel_path) {
+                return Ok(Some(chain(
+                    &format!("{rel_path} (written by an ask in progress)"),
+                    first,
+                )));
+            }
+        }
+        Err(why) if under(rel_path, rel::MEMORY) => {
+            return Err(format!("an ask's journal cannot be read ({why})"));
+        }
+        Err(_) => {}
     }
     let text = String::from_utf8_lossy(&read()?).into_owned();
     let repo = origins.repo()?;

@@ -311,3 +311,34 @@ fn an_outside_line_in_the_identity_layer_makes_the_exchange_outside_from_its_sta
     hearth::provenance::vouching::vouch(&home, &operator, &[place], now()).unwrap();
     assert!(prepare(&home).outside.is_empty());
 }
+
+#[test]
+fn what_a_tainted_ask_in_progress_wrote_is_outside_before_its_commit() {
+    let (_d, home, config) = setup("");
+    std::fs::create_dir_all(home.path("memory/notes")).unwrap();
+    std::fs::create_dir_all(home.path(".hearth/asks")).unwrap();
+    // An ask that read a stranger's words has written a note and not yet
+    // committed it (its journal names what it wrote, ahead of the write).
+    let journal = |outside: &[&str]| {
+        serde_json::json!({
+            "version": 1, "id": "a1", "pid": 1, "question": "tidy",
+            "touched": ["memory/notes/fresh.md"], "outside": outside,
+        })
+        .to_string()
+    };
+    std::fs::write(home.path(".hearth/asks/a1.json"), journal(&[FROM])).unwrap();
+    std::fs::write(home.path("memory/notes/fresh.md"), PLANTED).unwrap();
+    let mut c = ctx(&home, &config);
+    tools::dispatch(&mut c, "read", &json!({"path": "memory/notes/fresh.md"})).unwrap();
+    assert_eq!(
+        c.taint.sources,
+        ["memory/notes/fresh.md (written by an ask in progress) ← inbox/a.md (from news@example.com)"]
+    );
+    // A clean ask's uncommitted note is its own (the operator's door).
+    std::fs::write(home.path(".hearth/asks/a1.json"), journal(&[])).unwrap();
+    assert_eq!(judge(&home, "memory/notes/fresh.md"), None);
+    // A journal that cannot be read proves nothing about memory.
+    std::fs::write(home.path(".hearth/asks/a1.json"), "{ not json").unwrap();
+    let found = judge(&home, "memory/notes/fresh.md").unwrap();
+    assert!(found.contains("an ask's journal cannot be read"), "{found}");
+}
