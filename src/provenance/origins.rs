@@ -22,10 +22,6 @@ use super::vouch::Vouched;
 pub struct OriginJudge {
     home: Home,
     repo: Result<Repo, String>,
-    /// What asks in progress that read outside content have written and
-    /// not committed yet, each with the first of its sources (an error:
-    /// a journal that could not be read).
-    in_flight: Result<Vec<(String, String)>, String>,
 }
 
 /// The part of an ask's journal (`ask::journal::Journal`) a judgment
@@ -38,7 +34,10 @@ struct AskInFlight {
     outside: Vec<String>,
 }
 
-/// The files tainted asks in progress wrote, by reading their journals.
+/// The files tainted asks in progress wrote and have not committed yet,
+/// each with the first of its ask's sources, read from their journals at
+/// each judgment (an ask may start while an exchange runs). An error: a
+/// journal that could not be read.
 fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
     let entries = match std::fs::read_dir(home.path(rel::ASKS)) {
         Ok(entries) => entries,
@@ -157,7 +156,6 @@ impl OriginJudge {
         OriginJudge {
             home: home.clone(),
             repo: Repo::open(home.root()).map_err(|e| e.to_string()),
-            in_flight: asks_in_flight(home),
         }
     }
 
@@ -245,7 +243,7 @@ fn judge_file(
     }
     // Written by a tainted ask still running (or cut): not committed
     // yet, so no history says so; its journal does.
-    match &origins.in_flight {
+    match asks_in_flight(home) {
         Ok(written) => {
             if let Some((_, first)) = written.iter().find(|(t, _)| t == rel_path) {
                 return Ok(Some(chain(
