@@ -60,6 +60,27 @@ fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
     Ok(written)
 }
 
+/// Whether `rel_path` is a file a tainted ask in progress wrote: its
+/// source, chained to the ask's first. A journal that cannot be read
+/// proves nothing about `memory/`.
+fn written_by_a_tainted_ask(home: &Home, rel_path: &str) -> Result<Option<String>, String> {
+    match asks_in_flight(home) {
+        Ok(written) => Ok(written
+            .iter()
+            .find(|(t, _)| t == rel_path)
+            .map(|(_, first)| {
+                chain(
+                    &format!("{rel_path} (written by an ask in progress)"),
+                    first,
+                )
+            })),
+        Err(why) if under(rel_path, rel::MEMORY) => {
+            Err(format!("an ask's journal cannot be read ({why})"))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
 impl std::fmt::Debug for OriginJudge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "OriginJudge({})", self.home.root().display())
@@ -243,19 +264,8 @@ fn judge_file(
     }
     // Written by a tainted ask still running (or cut): not committed
     // yet, so no history says so; its journal does.
-    match asks_in_flight(home) {
-        Ok(written) => {
-            if let Some((_, first)) = written.iter().find(|(t, _)| t == rel_path) {
-                return Ok(Some(chain(
-                    &format!("{rel_path} (written by an ask in progress)"),
-                    first,
-                )));
-            }
-        }
-        Err(why) if under(rel_path, rel::MEMORY) => {
-            return Err(format!("an ask's journal cannot be read ({why})"));
-        }
-        Err(_) => {}
+    if let Some(source) = written_by_a_tainted_ask(home, rel_path)? {
+        return Ok(Some(source));
     }
     let text = String::from_utf8_lossy(&read()?).into_owned();
     let repo = origins.repo()?;
