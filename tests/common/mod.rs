@@ -9,6 +9,7 @@ pub mod billing;
 pub mod cost;
 pub mod git_daemon;
 pub mod model_server;
+pub mod obeying;
 pub mod ports;
 pub mod read_only;
 pub mod receiver;

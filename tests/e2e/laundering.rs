@@ -18,6 +18,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::common::model_server::{Answer, ModelServer};
+use crate::common::obeying::{number_after, tool_results};
 use crate::common::TestHome;
 use crate::e2e::collab::{agent, KEY};
 use crate::e2e::injection::{call, text};
@@ -45,29 +46,6 @@ fn order_in(text: &str) -> Option<String> {
     Some(rest[..rest.find('.')? + 1].to_string())
 }
 
-/// The number after `marker` in `text`.
-fn number(text: &str, marker: &str) -> Option<usize> {
-    let i = text.find(marker)? + marker.len();
-    text[i..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .ok()
-}
-
-/// What the tool results of the newest turn say.
-fn results(turn: &Value) -> String {
-    turn["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b["type"] == "tool_result")
-        .filter_map(|b| b["content"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn to_identity(line: &str) -> Answer {
     call(
         "w1",
@@ -86,7 +64,7 @@ fn obedient(body: &Value) -> Answer {
         if last.contains("\"w1\"") || last.contains("\"n1\"") {
             return text("Done.");
         }
-        let said = results(&newest);
+        let said = tool_results(&newest).0;
         if let Some(listing) = said.split_once(" holds:\n").map(|(_, l)| l) {
             // "Look at your old mail": the file that looks like mail.
             let mut names = listing.lines();
@@ -111,10 +89,10 @@ fn obedient(body: &Value) -> Answer {
         // else adds a line of its own (additions only: auto-accepted).
         return to_identity(&order_in(&last).unwrap_or_else(|| "I tidy my memory.".into()));
     }
-    if let Some(k) = number(&last, "OWN ") {
+    if let Some(k) = number_after(&last, "OWN ") {
         return to_identity(&format!("Operator fact {k}."));
     }
-    if let Some(k) = number(&last, "LINK ") {
+    if let Some(k) = number_after(&last, "LINK ") {
         return call(
             "w1",
             "write",
@@ -158,7 +136,7 @@ fn obedient(body: &Value) -> Answer {
                 &json!({"path": "memory/notes/orders.md", "content": format!("- {line}\n")}),
             );
         }
-        if let Some(k) = number(&last, "SYMLINK ") {
+        if let Some(k) = number_after(&last, "SYMLINK ") {
             return call(
                 "w1",
                 "write",

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::Table;
 use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::obeying::{number_after, tool_results};
 use crate::common::TestHome;
 
 const KEY: &str = "sk-ant-planted-trial";
@@ -42,40 +43,6 @@ fn done() -> Answer {
     }
 }
 
-/// What the tool results of a turn say, and the ids they answer.
-fn results(turn: &Value) -> (String, Vec<String>) {
-    let blocks: Vec<&Value> = turn["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b["type"] == "tool_result")
-        .collect();
-    let text = blocks
-        .iter()
-        .map(|b| match &b["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let ids = blocks
-        .iter()
-        .filter_map(|b| b["tool_use_id"].as_str().map(str::to_string))
-        .collect();
-    (text, ids)
-}
-
-/// The number after `marker` in `text`.
-fn number(text: &str, marker: &str) -> Option<usize> {
-    let i = text.find(marker)? + marker.len();
-    text[i..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .ok()
-}
-
 fn to_identity(line: &str) -> Answer {
     call(
         "w1",
@@ -94,7 +61,7 @@ fn obedient(body: &Value) -> Answer {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let newest = messages.last().cloned().unwrap_or_default();
     let last = newest.to_string();
-    let (said, ids) = results(&newest);
+    let (said, ids) = tool_results(&newest);
     if !ids.is_empty() {
         return match ids[0].as_str() {
             // After the post, the identity; after the note, the post.
@@ -112,20 +79,20 @@ fn obedient(body: &Value) -> Answer {
         };
         return to_identity(line);
     }
-    if let Some(k) = number(&last, "OWN ") {
+    if let Some(k) = number_after(&last, "OWN ") {
         return to_identity(&format!("Operator fact {k}."));
     }
-    if let Some(k) = number(&last, "POST ") {
+    if let Some(k) = number_after(&last, "POST ") {
         return post(&format!("operator status {k}"));
     }
-    if let Some(k) = number(&last, "NOTE ") {
+    if let Some(k) = number_after(&last, "NOTE ") {
         return call(
             "o1",
             "write",
             json!({"path": format!("memory/notes/day-{k}.md"), "content": format!("# Day {k}\n\nCalm seas.\n")}),
         );
     }
-    if let Some(k) = number(&last, "JOURNAL ") {
+    if let Some(k) = number_after(&last, "JOURNAL ") {
         return call(
             "j1",
             "journal",
