@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::offered::Offered;
 use super::operator::{OperatorTool, Runs};
 use super::{ToolContext, ToolError, Workdir};
 use crate::home::Home;
@@ -70,17 +69,28 @@ pub fn approve(
             )))
         }
     };
-    let mut offered = Offered::load(home, environment);
-    let Some(tool) = offered
-        .operator
+    // Only the manifest that was asked for: another tool's MCP server is
+    // not started for it.
+    let (loaded, _) = super::operator::load(home, &super::BUILTINS);
+    let asked: Vec<OperatorTool> = loaded
+        .into_iter()
+        .filter(|t| t.file == request.file)
+        .collect();
+    let trust = super::trust::Trust::load(home);
+    let mut connected = super::mcp::connect(asked, &trust, environment, home.root());
+    let Some(tool) = connected
+        .tools
         .iter()
         .find(|t| t.name == request.tool && t.file == request.file)
         .cloned()
     else {
-        return Err(refused(format!(
-            "{} no longer offers {}",
-            request.file, request.tool
-        )));
+        // Say why it is not there: a server that did not start is not a
+        // tool that went away.
+        let problems: Vec<String> = connected.problems.iter().map(|p| p.to_string()).collect();
+        return Err(refused(match problems.is_empty() {
+            true => format!("{} no longer offers {}", request.file, request.tool),
+            false => problems.join("; "),
+        }));
     };
     if tool.digest != request.digest {
         return Err(refused(format!(
@@ -88,7 +98,7 @@ pub fn approve(
             request.file
         )));
     }
-    if !offered.trust.trusts(&tool.file, &tool.digest) {
+    if !trust.trusts(&tool.file, &tool.digest) {
         return Err(refused(format!(
             "{} is not trusted (`hearth trust` after checking it)",
             tool.file
@@ -96,7 +106,7 @@ pub fn approve(
     }
     requests::begin(home, n, who, now)?;
     let output = match tool.runs {
-        Runs::McpTool { .. } => offered.mcp.call(&tool, &request.arguments),
+        Runs::McpTool { .. } => connected.servers.call(&tool, &request.arguments),
         _ => tool.run(&request.arguments, environment, &dir),
     };
     let finished = match output {
