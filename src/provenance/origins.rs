@@ -45,8 +45,8 @@ fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
         Err(e) => return Err(format!("{}: {e}", rel::ASKS)),
     };
     let mut written = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", rel::ASKS))?.path();
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }

@@ -51,11 +51,6 @@ impl Shown {
             outside: vec![source],
         }
     }
-
-    /// Whether it carries outside words.
-    pub fn is_outside(&self) -> bool {
-        !self.outside.is_empty()
-    }
 }
 
 /// `text` in a fence that names it quoted data from `source`; a closing
