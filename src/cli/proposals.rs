@@ -144,11 +144,7 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
         .filter(|r| all || r.status == ToolRequestState::Open)
         .collect();
     if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&listed).expect("serialises")
-        );
-        return Ok(Exit::Success);
+        return print_json(&listed);
     }
     for r in &listed {
         outln!(
@@ -190,11 +186,7 @@ fn list(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
         .filter(|p| all || p.status.waiting())
         .collect();
     if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&listed).expect("serialises")
-        );
-        return Ok(Exit::Success);
+        return print_json(&listed);
     }
     // Requests to run a tool wait beside the proposals: both are outside
     // words that need the operator.
@@ -288,5 +280,14 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
             }
         }
     }
+    Ok(Exit::Success)
+}
+
+/// A listing as pretty JSON.
+fn print_json(listed: &impl serde::Serialize) -> Result<Exit, CommandError> {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(listed).expect("serialises")
+    );
     Ok(Exit::Success)
 }
