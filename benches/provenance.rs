@@ -6,7 +6,8 @@
 //! per HEAD) next to a judge opened per hit (as every read was judged
 //! before), and next to git's CLI blaming the same eight files (what a user
 //! would run to see who wrote them; it does not yet tell outside from
-//! operator). Prints medians and ratios.
+//! operator). Then the line-origin engine alone: the replayed store next
+//! to the blame it falls back to, and git's CLI. Prints medians and ratios.
 //!
 //! `cargo bench --bench provenance` (PROVENANCE_COMMITS, default 3,000; one
 //! commit in ten is an outside exchange's)
@@ -77,10 +78,63 @@ fn main() {
     let mixed: Vec<String> = (0..HITS).map(|i| note(i * 5)).collect();
     for (what, hits) in [
         ("no outside words", clean),
-        ("half with outside words", mixed),
+        ("half with outside words", mixed.clone()),
     ] {
         measure(&home, what, &hits);
     }
+    engine(&repo, &home, &mixed);
+}
+
+/// Who wrote every line of `hits`, the one engine's two ways: the
+/// replayed store (brought to HEAD by the judges above) next to the blame
+/// it falls back to (the store moved aside), and git's CLI blame. The
+/// answers must agree.
+fn engine(repo: &Repo, home: &hearth::home::Home, hits: &[String]) {
+    let origins = |repo: &Repo| {
+        hits.iter()
+            .map(|h| repo.line_origins_on_disk(h).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let from_store = origins(repo);
+    let stored = median((0..RUNS).map(|_| {
+        let t = std::time::Instant::now();
+        assert_eq!(origins(repo), from_store);
+        t.elapsed()
+    }));
+    let store = home.root().join(".git/hearth/provenance");
+    let aside = home.root().join(".git/hearth/provenance-aside");
+    std::fs::rename(&store, &aside).unwrap();
+    let blamed = median((0..GIT_RUNS).map(|_| {
+        let t = std::time::Instant::now();
+        assert_eq!(origins(repo), from_store, "the store and the blame agree");
+        t.elapsed()
+    }));
+    std::fs::rename(&aside, &store).unwrap();
+    let git_blame = median((0..GIT_RUNS).map(|_| {
+        let t = std::time::Instant::now();
+        for h in hits {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(home.root())
+                .args(["blame", "--line-porcelain", h])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        }
+        t.elapsed()
+    }));
+    println!("who wrote every line of the {HITS} files (the line-origin engine):");
+    println!("  from the replayed store:    {:>9.2} ms", ms(stored));
+    println!(
+        "  by libgit2 blame (no store):{:>9.2} ms  ({:.0}x)",
+        ms(blamed),
+        ms(blamed) / ms(stored)
+    );
+    println!(
+        "  git blame CLI:              {:>9.2} ms  ({:.0}x)",
+        ms(git_blame),
+        ms(git_blame) / ms(stored)
+    );
 }
 
 /// Judges `hits` three ways and prints the medians and ratios.

@@ -105,7 +105,7 @@ fn measure_in(root: &Path, files: usize, commits: usize) -> Figures {
     let t = Instant::now();
     let replayed = hearth::repo::Repo::open(home.root())
         .unwrap()
-        .update_provenance(&["memory", "state/archive", "state/sessions.jsonl"])
+        .update_line_origins(&["memory", "state/archive", "state/sessions.jsonl"])
         .unwrap();
     f.origins_s = t.elapsed().as_secs_f64();
     println!(

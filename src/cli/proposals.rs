@@ -215,6 +215,33 @@ fn list(home: &Home, json: bool, all: bool) -> Result<Exit, CommandError> {
     Ok(Exit::Success)
 }
 
+/// The lines a file's change removes, and who wrote each.
+fn print_removed(f: &hearth::repo::FileDiff) -> Result<(), CommandError> {
+    if f.removed_lines.is_empty() {
+        return Ok(());
+    }
+    outln!("removed lines, and who wrote them:");
+    for r in &f.removed_lines {
+        let Some(o) = &r.origin else {
+            outln!(
+                "  {}:{}  (who wrote it is unknown)  {}",
+                f.path,
+                r.line,
+                r.text
+            );
+            continue;
+        };
+        let who = match (o.tick, o.proposal) {
+            (Some(t), _) => format!("tick {t}"),
+            (None, Some(p)) => format!("proposal {p}, accepted by {}", o.author),
+            (None, None) if o.author == "hearth" => "hearth".to_string(),
+            (None, None) => format!("operator ({})", o.author),
+        };
+        outln!("  {}:{}  {who} in {}  {}", f.path, r.line, o.commit, r.text);
+    }
+    Ok(())
+}
+
 fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
     let (p, diff) = proposals::show(home, n)?;
     if json {
@@ -226,10 +253,16 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
                     "added": f.added,
                     "removed": f.removed,
                     "patch": f.patch,
-                    "removed_lines": f.removed_lines.iter().map(|r| serde_json::json!({
-                        "line": r.line, "text": r.text, "commit": r.commit,
-                        "author": r.author, "tick": r.tick, "proposal": r.proposal,
-                    })).collect::<Vec<_>>(),
+                    "removed_lines": f.removed_lines.iter().map(|r| {
+                        let o = r.origin.as_ref();
+                        serde_json::json!({
+                            "line": r.line, "text": r.text,
+                            "commit": o.map_or("", |o| o.commit.as_str()),
+                            "author": o.map_or("", |o| o.author.as_str()),
+                            "tick": o.and_then(|o| o.tick),
+                            "proposal": o.and_then(|o| o.proposal),
+                        })
+                    }).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -267,18 +300,7 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
         outln!();
         outln!("--- {}", f.path);
         outln!("{}", f.patch.trim_end());
-        if !f.removed_lines.is_empty() {
-            outln!("removed lines, and who wrote them:");
-            for r in &f.removed_lines {
-                let who = match (r.tick, r.proposal) {
-                    (Some(t), _) => format!("tick {t}"),
-                    (None, Some(p)) => format!("proposal {p}, accepted by {}", r.author),
-                    (None, None) if r.author == "hearth" => "hearth".to_string(),
-                    (None, None) => format!("operator ({})", r.author),
-                };
-                outln!("  {}:{}  {who} in {}  {}", f.path, r.line, r.commit, r.text);
-            }
-        }
+        print_removed(f)?;
     }
     Ok(Exit::Success)
 }

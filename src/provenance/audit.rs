@@ -199,6 +199,7 @@ mod tests {
             Some(LineOrigin {
                 commit: "abc1234".into(),
                 author: "hearth".into(),
+                time: 0,
                 tick,
                 proposal,
                 outside: outside.iter().map(|s| s.to_string()).collect(),

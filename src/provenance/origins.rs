@@ -18,6 +18,31 @@ use super::origin::{
 use super::sender::inbox_sender;
 use super::vouch::Vouched;
 
+/// What the replayed store of line origins covers: every place a judgment
+/// or a citation asks who wrote lines of — the memory, the conversation
+/// archives, the sessions, the collaborations. One scope for every process
+/// that replays (a store of another scope is rebuilt, never half-trusted).
+pub const REPLAYED: [&str; 4] = [
+    rel::MEMORY,
+    rel::ARCHIVE,
+    rel::SESSIONS,
+    rel::COLLABORATIONS,
+];
+
+/// The home's repository, with its line origins replayed up to HEAD first
+/// (milliseconds for the commits since the last replay: the hand edits a
+/// tick starts with, an ask's commit), so every judgment reads the store
+/// instead of walking history with a blame. A replay that fails (a
+/// shallow history, a full disk) leaves the judgments to the blame, which
+/// meets the same history and says why.
+pub fn open_repo(home: &Home) -> Result<Repo, crate::repo::RepoError> {
+    let repo = Repo::open(home.root())?;
+    if let Err(e) = repo.update_line_origins(&REPLAYED) {
+        tracing::debug!("line origins not replayed: {e}");
+    }
+    Ok(repo)
+}
+
 /// The home and its repository, opened once for an exchange's judgments.
 pub struct OriginJudge {
     home: Home,
@@ -176,7 +201,7 @@ impl OriginJudge {
     pub fn open(home: &Home) -> OriginJudge {
         OriginJudge {
             home: home.clone(),
-            repo: Repo::open(home.root()).map_err(|e| e.to_string()),
+            repo: open_repo(home).map_err(|e| e.to_string()),
         }
     }
 

@@ -1,6 +1,6 @@
 //! One answer to "what does the memory hold about this?" (DESIGN 9): the
 //! lexical candidates, the rerank (or the lexical order and why it stands),
-//! who wrote each block (`git blame`), and its citation
+//! who wrote each block (`Repo::newest_origin`), and its citation
 //! `path:start-end@commit`. `hearth recall`, the agent's `recall` tool and
 //! `hearth ask` all answer through here, so they rank, cite and print alike.
 
@@ -146,7 +146,7 @@ pub fn answer(home: &Home, question: &RecallQuestion<'_>) -> Result<Answer, Inde
 
 fn found(repo: Option<&Repo>, rank: usize, hit: Hit, note: String) -> Found {
     let file = hit.path.split('#').next().unwrap_or(&hit.path);
-    let provenance = repo.and_then(|r| r.provenance(file, hit.start as usize, hit.end as usize));
+    let provenance = repo.and_then(|r| r.newest_origin(file, hit.start as usize, hit.end as usize));
     let by = match &provenance {
         Some(p) => match p.tick {
             Some(tick) => format!("tick {tick}"),

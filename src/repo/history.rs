@@ -1,14 +1,13 @@
 //! Reading the home's history: the last good commit (`refs/hearth/good`,
-//! or a walk back for an exit-0 tick), a file as a commit had it, and who
-//! last changed some lines (the replayed origins of `provenance`, else
-//! `git blame`, for recall's citations).
+//! or a walk back for an exit-0 tick) and a file as a commit had it. (Who
+//! wrote which lines is [`super::origins`]'.)
 
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use git2::Oid;
 
-use super::{Provenance, Repo, RepoError, GOOD_REF};
+use super::{Repo, RepoError, GOOD_REF};
 
 impl Repo {
     /// Points `refs/hearth/good` at `commit`. The marker keeps no reflog:
@@ -168,65 +167,6 @@ impl Repo {
             })
             .map_err(|e| self.error(e))?;
         Ok(files)
-    }
-
-    /// Who last changed lines `start..=end` of `rel` as it is on disk: the
-    /// newest commit among the blame hunks, as (short id, author, tick
-    /// number when it was a tick's commit). `None` when any of those lines
-    /// is not committed (a hand edit the next tick commits, a file never
-    /// committed): a citation must not name a commit that does not hold
-    /// the text it quotes.
-    pub fn provenance(&self, rel: &str, start: usize, end: usize) -> Option<Provenance> {
-        let (start, end) = (start.max(1), end.max(start).max(1));
-        let on_disk = std::fs::read(self.root.join(rel)).ok()?;
-        let head_blob = self
-            .head_commit()
-            .ok()
-            .flatten()
-            .and_then(|c| c.tree().ok())
-            .and_then(|t| t.get_path(Path::new(rel)).ok())
-            .map(|e| e.id())?;
-        // The replayed origins answer without a walk when they are current.
-        if let Some(known) = self.provenance_from_store(rel, head_blob, &on_disk, start, end) {
-            return known;
-        }
-        let at_head = self
-            .git
-            .find_blob(head_blob)
-            .ok()
-            .map(|b| b.content() == on_disk.as_slice())?;
-        let commits: Vec<git2::Oid> = if at_head {
-            // The file is as committed: blame only the lines asked for.
-            let mut opts = git2::BlameOptions::new();
-            opts.min_line(start).max_line(end);
-            let blame = self.git.blame_file(Path::new(rel), Some(&mut opts)).ok()?;
-            blame.iter().map(|h| h.final_commit_id()).collect()
-        } else {
-            // Edited since: blame the file on disk, whose new lines belong
-            // to no commit.
-            let committed = self.git.blame_file(Path::new(rel), None).ok()?;
-            let blame = committed.blame_buffer(&on_disk).ok()?;
-            let mut ids = Vec::new();
-            for line in start..=end {
-                ids.push(blame.get_line(line)?.final_commit_id());
-            }
-            ids
-        };
-        if commits.iter().any(|id| id.is_zero()) {
-            return None;
-        }
-        let newest = commits
-            .iter()
-            .filter_map(|id| self.git.find_commit(*id).ok())
-            .max_by_key(|c| c.time().seconds())?;
-        let message = newest.message().unwrap_or("");
-        let tick = super::trailers::number(message, super::trailers::TICK);
-        let author = newest.author().name().unwrap_or("").to_string();
-        Some(Provenance {
-            commit: newest.id().to_string()[..7].to_string(),
-            author,
-            tick,
-        })
     }
 
     /// The newest committed version of `rel` (walking first parents back

@@ -12,11 +12,11 @@ mod git_cli;
 mod history;
 mod locks;
 mod mirror;
+mod origin_store;
 mod origins;
 mod outside;
 mod pack;
 mod proposal;
-mod provenance;
 mod push;
 pub mod reflog;
 mod stable_read;
@@ -73,17 +73,6 @@ impl Identity {
             email: git.operator_email.clone(),
         }
     }
-}
-
-/// Who wrote some lines, from git history.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Provenance {
-    /// The commit's short id.
-    pub commit: String,
-    /// Its author's name.
-    pub author: String,
-    /// The tick that made it, when a tick did.
-    pub tick: Option<u64>,
 }
 
 /// Past this many files re-read unchanged, a look writes the index anyway.

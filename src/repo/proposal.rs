@@ -2,13 +2,11 @@
 //! base tree without touching the working tree or the index; its diff
 //! with who wrote each removed line; and its changes merged onto HEAD.
 
-use std::path::Path;
-
 use chrono::{DateTime, Utc};
 use git2::build::TreeUpdateBuilder;
 use git2::{FileMode, Oid};
 
-use super::origins::{origin_of_commit, LineOrigin};
+use super::origins::LineOrigin;
 use super::{Identity, Repo, RepoError};
 
 /// One file of a proposal's diff.
@@ -34,14 +32,8 @@ pub struct RemovedLine {
     pub line: usize,
     /// Its text.
     pub text: String,
-    /// The commit that last wrote it (short id).
-    pub commit: String,
-    /// That commit's author (`hearth` for ticks, else the operator).
-    pub author: String,
-    /// The tick, when a tick wrote it.
-    pub tick: Option<u64>,
-    /// The proposal, when accepting one wrote it.
-    pub proposal: Option<u64>,
+    /// Who last wrote it there (`None`: the history could not say).
+    pub origin: Option<LineOrigin>,
 }
 
 /// A proposal's changes put onto HEAD.
@@ -241,20 +233,10 @@ impl Repo {
                     }
                     if origin == '-' {
                         if let Some(n) = line.old_lineno() {
-                            let origin = self.blame_line(parent.id(), &path, n as usize);
                             removed_lines.push(RemovedLine {
                                 line: n as usize,
                                 text: content.to_string(),
-                                commit: origin
-                                    .as_ref()
-                                    .map(|o| o.commit.clone())
-                                    .unwrap_or_default(),
-                                author: origin
-                                    .as_ref()
-                                    .map(|o| o.author.clone())
-                                    .unwrap_or_default(),
-                                tick: origin.as_ref().and_then(|o| o.tick),
-                                proposal: origin.as_ref().and_then(|o| o.proposal),
+                                origin: self.line_origin_at(parent.id(), &path, n as usize),
                             });
                         }
                     }
@@ -269,16 +251,6 @@ impl Repo {
             });
         }
         Ok(files)
-    }
-
-    /// Who last wrote line `line` of `path` as of `at`.
-    fn blame_line(&self, at: Oid, path: &str, line: usize) -> Option<LineOrigin> {
-        let mut opts = git2::BlameOptions::new();
-        opts.newest_commit(at).min_line(line).max_line(line);
-        let blame = self.git.blame_file(Path::new(path), Some(&mut opts)).ok()?;
-        let hunk = blame.get_line(line)?;
-        let commit = self.git.find_commit(hunk.final_commit_id()).ok()?;
-        Some(origin_of_commit(&commit))
     }
 
     /// The changes of `commit` (against its first parent) merged onto

@@ -1,23 +1,17 @@
-//! Keeping the line origins recall cites (`Repo::update_provenance`) up to
-//! HEAD, on a thread of its own: the first replay of a long history takes
-//! seconds and must not hold up a tick; after that each tick's commit is
-//! replayed in milliseconds.
+//! Keeping the line origins every judgment and citation reads
+//! (`Repo::update_line_origins`) up to HEAD, on a thread of its own: the
+//! first replay of a long history takes seconds and must not hold up a
+//! tick; after that each tick's commit is replayed in milliseconds. (A
+//! judge replays what is left when it opens; the store's lock keeps one
+//! replay at a time.)
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::home::layout::rel;
 use crate::home::Home;
+use crate::provenance::origins::REPLAYED;
 use crate::repo::Repo;
-
-/// What recall cites: the memory, the conversation archives, the sessions.
-const SCOPE: [&str; 4] = [
-    rel::MEMORY,
-    rel::ARCHIVE,
-    rel::SESSIONS,
-    rel::COLLABORATIONS,
-];
 
 /// One replay at a time; a request during one is folded into another pass.
 pub(super) struct Origins {
@@ -37,7 +31,7 @@ impl Origins {
 
     /// HEAD moved (or the supervisor started): replay up to it. A request
     /// that races the end of a replay may wait for the next one; the store
-    /// is only a cache, and recall blames what it does not hold.
+    /// is only a cache, and the engine blames what it does not hold.
     pub(super) fn request(&self) {
         self.again.store(true, Ordering::SeqCst);
         if self.busy.swap(true, Ordering::SeqCst) {
@@ -52,7 +46,7 @@ impl Origins {
             .name("hearth-origins".into())
             .spawn(move || {
                 while again.swap(false, Ordering::SeqCst) {
-                    let replayed = Repo::open(&root).and_then(|r| r.update_provenance(&SCOPE));
+                    let replayed = Repo::open(&root).and_then(|r| r.update_line_origins(&REPLAYED));
                     match replayed {
                         Ok(0) => {}
                         Ok(n) => tracing::debug!("line origins: {n} commit(s) replayed"),
@@ -63,7 +57,7 @@ impl Origins {
             });
         if let Err(e) = spawned {
             self.busy.store(false, Ordering::SeqCst);
-            tracing::debug!("line origins not updated ({e}); recall blames instead");
+            tracing::debug!("line origins not updated ({e}); judgments blame instead");
         }
     }
 }

@@ -34,7 +34,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
         .filter(|p| !p.tainted_by.is_empty())
         .map(|p| (p.n, p.tainted_by))
         .collect();
-    let repo = Repo::open(home.root()).map_err(|e| e.to_string());
+    let repo = provenance::origins::open_repo(home).map_err(|e| e.to_string());
     let vouched = provenance::vouch::Vouched::load_or_none(home);
     let mut found = Vec::new();
     let memory = home.path(rel::MEMORY);

@@ -79,7 +79,8 @@ fn a_proposal_is_a_branch_beside_main_and_a_flare() {
     assert_eq!((diff[0].added, diff[0].removed), (1, 1));
     let removed = &diff[0].removed_lines[0];
     assert_eq!(removed.text, "I answer in plain words.");
-    assert_eq!(removed.author, "Ada", "the operator wrote it");
+    let origin = removed.origin.as_ref().unwrap();
+    assert_eq!(origin.author, "Ada", "the operator wrote it");
     assert!(
         diff[0].patch.contains("+I answer in riddles."),
         "{}",

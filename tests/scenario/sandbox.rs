@@ -16,12 +16,15 @@ fn call(home: &Home, config: &Config, tool: &str, input: Value) -> Result<String
     tools::dispatch(&mut ctx, tool, &input)
 }
 
-/// Every file under `dir`, with its bytes.
+/// Every file under `dir`, with its bytes, but hearth's caches derived
+/// from the history (`.git/hearth/`: the line origins a judge brings up to
+/// HEAD, the outside words), which hold nothing the history does not.
 fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<_> = walkdir::WalkDir::new(dir)
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
+        .filter(|e| !e.path().to_string_lossy().contains("/.git/hearth/"))
         .map(|e| {
             (
                 e.path().display().to_string(),
