@@ -53,7 +53,7 @@ fn conversation(turns: usize) -> Vec<Message> {
             )
         };
         messages.push(Message {
-            outside: Vec::new(),
+            outside: hearth::outside::Outside::none(),
             role: Role::Assistant,
             content: vec![Block::ToolUse {
                 id: format!("t{i}"),
@@ -62,7 +62,7 @@ fn conversation(turns: usize) -> Vec<Message> {
             }],
         });
         messages.push(Message {
-            outside: Vec::new(),
+            outside: hearth::outside::Outside::none(),
             role: Role::User,
             content: vec![Block::ToolResult {
                 tool_use_id: format!("t{i}"),

@@ -42,7 +42,7 @@ fn main() {
         text: "You are a bench.".into(),
     }];
     let messages = vec![Message {
-        outside: Vec::new(),
+        outside: hearth::outside::Outside::none(),
         role: Role::User,
         content: vec![Block::Text { text: "hi".into() }],
     }];

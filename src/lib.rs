@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod notify;
+pub mod outside;
 pub mod process;
 pub mod proposals;
 pub mod provenance;

@@ -48,8 +48,8 @@ pub struct Journal {
     pub provider: String,
     /// What the ask carried from outside so far (`provenance`): its
     /// commit says so, even when the ask was cut short.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outside: Vec<String>,
+    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
+    pub outside: crate::outside::Outside,
 }
 
 impl crate::json_file::JsonFile for Journal {
@@ -280,7 +280,7 @@ mod tests {
 
     fn journal(id: &str, pid: u32) -> Journal {
         Journal {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             id: id.into(),
             pid,
             question: "note this".into(),

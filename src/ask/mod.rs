@@ -185,7 +185,7 @@ struct Composed {
     recall: Vec<(String, String)>,
     user_text: String,
     tokens: BTreeMap<String, u64>,
-    outside: Vec<String>,
+    outside: crate::outside::Outside,
 }
 
 /// Composes the turn for `question`: the tick's system blocks (warm from
@@ -198,12 +198,12 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     let exchanges = outside::clean(sessions::exchanges(&sessions::read(home)));
     let mut outside = outside::at_start(question);
     // The identity layer it is shown, judged as a tick's is.
-    outside.extend(crate::tick::provenance::of_system(home, config, &system));
+    outside.add_from(&crate::tick::provenance::of_system(home, config, &system));
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {
         let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
-        outside.extend(crate::provenance::origins::of_file(
+        outside.add_all(crate::provenance::origins::of_file(
             home,
             rel::DIRECTIVE,
             None,
@@ -437,7 +437,7 @@ fn commit(
     home: &Home,
     question: &str,
     paths: &[String],
-    outside: &[String],
+    outside: &crate::outside::Outside,
     now: DateTime<Utc>,
     _lock: CommitLock,
     journal: &journal::Journal,

@@ -6,6 +6,7 @@
 
 use super::Question;
 use crate::conversation::sessions;
+use crate::outside::Outside;
 use crate::repo::trailers;
 
 /// Exchanges with no outside words in them.
@@ -19,8 +20,8 @@ pub(super) fn clean(exchanges: Vec<sessions::SessionExchange>) -> Vec<sessions::
 /// What the ask carries from outside before anything is read: piped
 /// stdin, unless the operator said it is theirs (`curl … | hearth ask`
 /// is a stranger's page, and mail piped in names its sender).
-pub(super) fn at_start(question: &Question) -> Vec<String> {
-    let mut sources: Vec<String> = question
+pub(super) fn at_start(question: &Question) -> Outside {
+    let mut sources: Outside = question
         .relayed_by
         .iter()
         .map(|who| format!("the question, relayed by {who}"))
@@ -32,7 +33,7 @@ pub(super) fn at_start(question: &Question) -> Vec<String> {
     else {
         return sources;
     };
-    sources.push(match crate::provenance::inbox_sender(&attachment.text) {
+    sources.add(match crate::provenance::inbox_sender(&attachment.text) {
         Some(who) => format!("piped stdin of `hearth ask` (from {who})"),
         None => "piped stdin of `hearth ask` (not vouched for: --stdin-is-mine)".into(),
     });
@@ -40,7 +41,7 @@ pub(super) fn at_start(question: &Question) -> Vec<String> {
 }
 
 /// Appends a `Hearth-Outside` trailer per source to a commit message.
-pub(super) fn trailers(message: &mut String, sources: &[String]) {
+pub(super) fn trailers(message: &mut String, sources: &Outside) {
     if sources.is_empty() {
         return;
     }
@@ -51,7 +52,5 @@ pub(super) fn trailers(message: &mut String, sources: &[String]) {
             "\n\n"
         });
     }
-    for source in sources {
-        message.push_str(&trailers::line(trailers::OUTSIDE, source));
-    }
+    message.push_str(&trailers::outside_lines(sources));
 }

@@ -139,7 +139,7 @@ pub fn summarise(
         sessions::render(recent)
     );
     let messages = [Message {
-        outside: Vec::new(),
+        outside: crate::outside::Outside::none(),
         role: Role::User,
         content: vec![Block::Text { text: prompt }],
     }];
@@ -179,7 +179,7 @@ mod tests {
 
     fn asked(text: &str) -> SessionExchange {
         SessionExchange {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             time: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
             door: "ask".into(),
             asked: text.into(),

@@ -214,7 +214,7 @@ mod tests {
     fn read_turns(path: &str, returned: &str) -> Vec<Message> {
         vec![
             Message {
-                outside: Vec::new(),
+                outside: crate::outside::Outside::none(),
                 role: Role::Assistant,
                 content: vec![Block::ToolUse {
                     id: "r1".into(),
@@ -223,7 +223,7 @@ mod tests {
                 }],
             },
             Message {
-                outside: Vec::new(),
+                outside: crate::outside::Outside::none(),
                 role: Role::User,
                 content: vec![Block::ToolResult {
                     tool_use_id: "r1".into(),

@@ -174,7 +174,7 @@ pub fn run(
             source: "consolidation".into(),
             text: system,
         }],
-        conversation: Conversation::asking(user, Vec::new()),
+        conversation: Conversation::asking(user, crate::outside::Outside::none()),
         facts: TurnFacts {
             tick: number,
             ..TurnFacts::default()
@@ -277,7 +277,7 @@ fn input_taint(
     identity: &BTreeMap<String, String>,
     diff: &str,
     vouched: &provenance::vouch::Vouched,
-) -> Vec<String> {
+) -> crate::outside::Outside {
     let in_diff = diff
         .lines()
         .filter_map(|l| l.strip_prefix("+++ b/"))
@@ -426,8 +426,7 @@ fn offer(
         return Ok(format!(
             "proposed {}; not accepted by itself ([consolidation] auto_accept never takes \
              outside content: it rests on {})",
-            proposal.n,
-            taint.sources.join("; ")
+            proposal.n, taint.sources
         ));
     }
     if !auto {

@@ -191,7 +191,7 @@ mod tests {
 
     fn text(role: Role, text: String) -> Message {
         Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role,
             content: vec![Block::Text { text }],
         }
@@ -202,7 +202,7 @@ mod tests {
         vec![
             text(Role::User, format!("Tick {n}: {}", "news ".repeat(20))),
             Message {
-                outside: Vec::new(),
+                outside: crate::outside::Outside::none(),
                 role: Role::Assistant,
                 content: vec![Block::ToolUse {
                     id: format!("t{n}"),
@@ -211,7 +211,7 @@ mod tests {
                 }],
             },
             Message {
-                outside: Vec::new(),
+                outside: crate::outside::Outside::none(),
                 role: Role::User,
                 content: vec![Block::ToolResult {
                     tool_use_id: format!("t{n}"),
@@ -227,7 +227,7 @@ mod tests {
         messages
             .iter()
             .map(|m| Message {
-                outside: Vec::new(),
+                outside: crate::outside::Outside::none(),
                 role: m.role,
                 content: m
                     .content

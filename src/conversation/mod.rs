@@ -80,8 +80,8 @@ pub struct Message {
     /// outside content. Kept with the turn wherever it goes (the running
     /// conversation, an archive), never sent to a provider; an exchange
     /// that carries a marked turn is tainted by it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outside: Vec<String>,
+    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
+    pub outside: crate::outside::Outside,
 }
 
 impl Message {
@@ -90,7 +90,7 @@ impl Message {
         Message {
             role,
             content,
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
         }
     }
 

@@ -62,8 +62,8 @@ pub struct Line {
     /// question asked with piped mail, an answer or a tick given outside
     /// content. A door that shows this line as hot memory is tainted by
     /// it, so doors assembling a clean turn leave marked lines out.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outside: Vec<String>,
+    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
+    pub outside: crate::outside::Outside,
 }
 
 fn is_zero(n: &f64) -> bool {
@@ -87,7 +87,7 @@ pub struct SessionExchange {
     /// dropped, not interrupted by a crash).
     pub answered: bool,
     /// Where the outside words of its lines came from (`Line::outside`).
-    pub outside: Vec<String>,
+    pub outside: crate::outside::Outside,
 }
 
 /// Appends `line`.
@@ -156,7 +156,9 @@ pub fn exchanges(lines: &[Line]) -> Vec<SessionExchange> {
             "question" => {
                 let answer = answers.get(l.id.as_str());
                 let mut outside = l.outside.clone();
-                outside.extend(answer.iter().flat_map(|a| a.outside.iter().cloned()));
+                if let Some(answer) = answer {
+                    outside.add_from(&answer.outside);
+                }
                 Some(SessionExchange {
                     time: l.time,
                     door: "ask".into(),

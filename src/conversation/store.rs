@@ -78,7 +78,7 @@ pub struct Broken {
 impl Conversation {
     /// A conversation of one user turn, `text`, carrying `outside`'s
     /// sources (an ask's, a consolidation's: none kept before it).
-    pub fn asking(text: String, outside: Vec<String>) -> Conversation {
+    pub fn asking(text: String, outside: crate::outside::Outside) -> Conversation {
         Conversation {
             messages: vec![super::Message {
                 outside,

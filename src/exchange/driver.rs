@@ -343,7 +343,7 @@ fn with_correction(messages: &[Message], what: &str) -> Vec<Message> {
     match messages.last_mut() {
         Some(last) if last.role == Role::User => last.content.push(note),
         _ => messages.push(Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role: Role::User,
             content: vec![note],
         }),
@@ -464,7 +464,7 @@ impl Answering<'_, '_> {
         };
         let mut shown = self.conversation.messages.clone();
         shown.push(Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role: Role::User,
             content: results.to_vec(),
         });

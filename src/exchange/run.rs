@@ -43,7 +43,7 @@ pub struct Opening<'a> {
     /// The outside content the turn carries from the start (a third
     /// party's message, a peer's handoff, piped stdin, …): its writes to
     /// identity are proposed from the first call.
-    pub outside: Vec<String>,
+    pub outside: crate::outside::Outside,
     /// Which tools, and how they may act.
     pub tools: Toolset<'a>,
 }
@@ -141,9 +141,7 @@ impl<'a> Exchange<'a> {
             tools.max_sleep_h = 0;
         }
         tools.taint.staging = set.staging;
-        for source in outside {
-            tools.taint.read(source);
-        }
+        tools.taint.sources.add_from(&outside);
         Exchange {
             home,
             config,

@@ -55,7 +55,7 @@ fn an_error_event_after_200_is_an_error() {
 
 fn text(role: Role, text: &str) -> Message {
     Message {
-        outside: Vec::new(),
+        outside: crate::outside::Outside::none(),
         role,
         content: vec![Block::Text { text: text.into() }],
     }
@@ -122,7 +122,7 @@ fn thinking_blocks_never_carry_a_breakpoint() {
     let messages = [
         text(Role::User, "Tick 1"),
         Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role: Role::Assistant,
             content: vec![Block::Thinking {
                 thinking: "hm".into(),

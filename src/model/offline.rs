@@ -278,7 +278,7 @@ mod tests {
     fn answers_each_inbox_message_with_send_then_stops() {
         let facts = facts();
         let user = Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role: Role::User,
             content: vec![Block::Text {
                 text: "turn".into(),
@@ -305,12 +305,12 @@ mod tests {
 
         let mut messages = messages.clone();
         messages.push(Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role: Role::Assistant,
             content: reply.content.clone(),
         });
         messages.push(Message {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             role: Role::User,
             content: vec![Block::ToolResult {
                 tool_use_id: calls[0].0.into(),

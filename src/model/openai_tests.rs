@@ -72,7 +72,7 @@ fn an_error_chunk_of_a_server_side_kind_stands_for_its_status() {
 #[test]
 fn openai_itself_gets_the_homes_cache_key_and_a_days_retention_where_documented() {
     let messages = [Message {
-        outside: Vec::new(),
+        outside: crate::outside::Outside::none(),
         role: Role::User,
         content: vec![Block::Text {
             text: "Tick 1".into(),

@@ -169,7 +169,7 @@ pub fn reconcile(mut book: Book, repo: &Repo) -> (Book, Vec<u64>) {
             base: String::new(),
             commit: String::new(),
             files: Vec::new(),
-            tainted_by: Vec::new(),
+            tainted_by: crate::outside::Outside::none(),
             created: time,
             status,
             decided: Some(time),

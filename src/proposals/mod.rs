@@ -92,8 +92,8 @@ pub struct Proposal {
     /// The files it changes.
     pub files: Vec<String>,
     /// The content from outside that made the exchange tainted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tainted_by: Vec<String>,
+    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
+    pub tainted_by: crate::outside::Outside,
     /// When it was made.
     pub created: DateTime<Utc>,
     /// What became of it.
@@ -224,7 +224,7 @@ pub struct Draft {
     /// `consolidation`, or empty.
     pub kind: String,
     /// The content from outside behind it.
-    pub tainted_by: Vec<String>,
+    pub tainted_by: crate::outside::Outside,
     /// Each file as the proposal would leave it (`None`: deleted).
     pub files: BTreeMap<String, Option<Vec<u8>>>,
 }
@@ -263,9 +263,7 @@ fn message(n: u64, draft: &Draft) -> String {
     if !draft.kind.is_empty() {
         m.push_str(&trailers::line(trailers::KIND, &draft.kind));
     }
-    for source in &draft.tainted_by {
-        m.push_str(&trailers::line(trailers::OUTSIDE, source));
-    }
+    m.push_str(&trailers::outside_lines(&draft.tainted_by));
     m
 }
 

@@ -73,7 +73,7 @@ pub struct ToolRequest {
     /// Who asked: `tick 12`, `ask`.
     pub by: String,
     /// The outside content that made the exchange tainted.
-    pub tainted_by: Vec<String>,
+    pub tainted_by: crate::outside::Outside,
     /// When it was asked for.
     pub created: DateTime<Utc>,
     /// What became of it.
@@ -105,7 +105,7 @@ pub struct ToolRequestDraft {
     /// `tick 12`, `ask`.
     pub by: String,
     /// The outside content behind it.
-    pub tainted_by: Vec<String>,
+    pub tainted_by: crate::outside::Outside,
 }
 
 /// The book.
@@ -179,9 +179,7 @@ pub fn ask(
         request.tool,
         trailers::line(trailers::REQUEST, n)
     );
-    for source in &request.tainted_by {
-        message.push_str(&trailers::line(trailers::OUTSIDE, source));
-    }
+    message.push_str(&trailers::outside_lines(&request.tainted_by));
     save_and_commit(home, &book, &Identity::hearth(), &message, now)?;
     flare_new(home, &request, now)?;
     Ok((request, true))
@@ -206,7 +204,7 @@ fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(
         request.by,
         request.tool,
         request.file,
-        request.tainted_by.join("; "),
+        request.tainted_by,
         arguments_shown(&request.arguments, 2000),
     );
     let title = format!("request {n}: run {}?", request.tool);

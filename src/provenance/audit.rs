@@ -118,8 +118,8 @@ pub fn audit_lines(
     path: &str,
     text: &str,
     origins: &[Option<LineOrigin>],
-    tainted_ticks: &BTreeMap<u64, Vec<String>>,
-    tainted_proposals: &BTreeMap<u64, Vec<String>>,
+    tainted_ticks: &BTreeMap<u64, crate::outside::Outside>,
+    tainted_proposals: &BTreeMap<u64, crate::outside::Outside>,
     vouched: &Vouched,
 ) -> Vec<Finding> {
     let by_ancestry: BTreeMap<usize, String> = outside_lines(path, text, origins, vouched)
@@ -147,7 +147,7 @@ pub fn audit_lines(
         {
             let why = chain(
                 &here,
-                &chain(&format!("proposal {n}, accepted"), &sources.join("; ")),
+                &chain(&format!("proposal {n}, accepted"), &sources.to_string()),
             );
             found.push(finding(why, FindingKind::Accepted));
             continue;
@@ -156,7 +156,7 @@ pub fn audit_lines(
             .filter(|o| o.outside.is_empty() && !vouched.covers(line))
             .and_then(|o| Some((o.tick?, tainted_ticks.get(&o.tick?)?)));
         if let Some((tick, sources)) = legacy.filter(|_| line.chars().any(char::is_alphanumeric)) {
-            let why = chain(&here, &chain(&format!("tick {tick}"), &sources.join("; ")));
+            let why = chain(&here, &chain(&format!("tick {tick}"), &sources.to_string()));
             found.push(finding(why, FindingKind::Ancestry));
         } else if let Some(cue) = reads_like_injected_rule(line) {
             found.push(finding(
@@ -171,6 +171,7 @@ pub fn audit_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outside::Outside;
 
     #[test]
     fn planted_rules_are_named_and_ordinary_lines_are_not() {
@@ -216,8 +217,8 @@ mod tests {
                 &["memory/notes/x.md:3 ← tick 5 ← inbox/a.md (from m@x.y)"],
             ),
         ];
-        let ticks = [(4, vec!["inbox/a.md (from x@y.z)".to_string()])].into();
-        let proposals = [(2, vec!["the output of feed".to_string()])].into();
+        let ticks = [(4, Outside::of("inbox/a.md (from x@y.z)"))].into();
+        let proposals = [(2, Outside::of("the output of feed"))].into();
         let none = Vouched::default();
         let found = audit_lines(
             "memory/identity.md",

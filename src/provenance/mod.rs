@@ -45,7 +45,7 @@ pub struct Taint {
     /// Where outside content came from, in the order it was read, each a
     /// chain ([`origin::chain`]): `inbox/x.md (from peer-b)`, `the output
     /// of fetch`, `memory/notes/x.md:3 ← tick 212 ← …`.
-    pub sources: Vec<String>,
+    pub sources: Outside,
     /// `[brake] must_read`: files the operator made required reads, which
     /// are identity-class too.
     pub must_read: Vec<String>,
@@ -73,16 +73,11 @@ impl Taint {
     /// Records a source of outside content (once; at most
     /// [`MAX_SOURCES`] are kept, the first ones).
     pub fn read(&mut self, source: impl Into<String>) {
-        let source = origin::bounded(&source.into());
-        if !self.sources.contains(&source) && self.sources.len() < MAX_SOURCES {
-            self.sources.push(source);
-        }
+        self.sources.add(source);
     }
 }
 
-/// The most sources one exchange records: enough to show why, few enough
-/// for a commit's trailers.
-pub const MAX_SOURCES: usize = 12;
+pub use crate::outside::{Outside, MAX_SOURCES};
 
 /// Recall's hits for a turn hearth assembles (the tick's inbox, an ask's
 /// question) without those that carry outside words — what peers wrote,
@@ -133,13 +128,13 @@ pub fn identity_class(
 }
 
 /// What the tool result says instead of "wrote …".
-pub fn proposed_note(rel_path: &str, n: u64, sources: &[String]) -> String {
+pub fn proposed_note(rel_path: &str, n: u64, sources: &Outside) -> String {
     format!(
         "not written to {rel_path}: this exchange read content from outside ({}), so changes \
          to identity-class memory wait for your operator. The change is proposal {n} \
          (`hearth proposals show {n}`); it is on main only if they accept it. Your other \
          memory writes go through as usual.",
-        sources.join("; ")
+        sources
     )
 }
 

@@ -22,9 +22,9 @@ use crate::repo::LineOrigin;
 
 use super::vouch::Vouched;
 
-/// The longest chain kept: a source is for a person to read, and it
-/// travels in commit trailers and ledger lines.
-pub const MAX_CHAIN: usize = 400;
+/// The longest chain kept and the bounding of a source, with the list
+/// they are kept in: [`crate::outside`].
+pub use crate::outside::{bounded, MAX_CHAIN};
 
 /// One line of a file that carries outside words, with its chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,19 +38,6 @@ pub struct OutsideLine {
 /// The chain one source adds to: `head ← rest`, bounded.
 pub fn chain(head: &str, rest: &str) -> String {
     bounded(&format!("{head} ← {rest}"))
-}
-
-/// A source as it is stored: one line, at most [`MAX_CHAIN`] characters.
-pub fn bounded(source: &str) -> String {
-    let flat: String = source
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= MAX_CHAIN {
-        return flat;
-    }
-    let cut: String = flat.chars().take(MAX_CHAIN - 1).collect();
-    format!("{cut}…")
 }
 
 /// Who wrote a commit, as a chain names it.

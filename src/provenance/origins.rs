@@ -56,7 +56,7 @@ struct AskInFlight {
     #[serde(default)]
     touched: Vec<String>,
     #[serde(default)]
-    outside: Vec<String>,
+    outside: crate::outside::Outside,
 }
 
 /// The files tainted asks in progress wrote and have not committed yet,
@@ -79,7 +79,7 @@ fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
         let ask: AskInFlight =
             serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(first) = ask.outside.first() {
-            written.extend(ask.touched.into_iter().map(|t| (t, first.clone())));
+            written.extend(ask.touched.into_iter().map(|t| (t, first.to_string())));
         }
     }
     Ok(written)
@@ -269,7 +269,7 @@ fn judge_file(
     if rel_path == rel::SESSIONS {
         let marked = sessions::read(home)
             .into_iter()
-            .find_map(|l| l.outside.first().cloned());
+            .find_map(|l| l.outside.first().map(str::to_string));
         return Ok(marked.map(|m| chain(rel_path, &m)));
     }
     if operators_own_record(rel_path) {

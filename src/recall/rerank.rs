@@ -164,7 +164,7 @@ fn ask(
         text: SYSTEM.into(),
     }];
     let messages = [Message {
-        outside: Vec::new(),
+        outside: crate::outside::Outside::none(),
         role: Role::User,
         content: vec![Block::Text { text: prompt }],
     }];

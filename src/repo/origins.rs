@@ -37,7 +37,7 @@ pub struct LineOrigin {
     /// (its `Hearth-Outside` trailers, each a chain): empty for the
     /// operator's commits, a clean exchange's, and an accepted proposal's
     /// (the accept vouches for it).
-    pub outside: Vec<String>,
+    pub outside: crate::outside::Outside,
 }
 
 pub(super) fn origin_of_commit(commit: &git2::Commit<'_>) -> LineOrigin {

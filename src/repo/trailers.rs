@@ -7,6 +7,8 @@
 //! carried, one trailer per source; proposals once wrote the same thing as
 //! `Hearth-Tainted-By`, which is read as `Hearth-Outside`.
 
+use crate::outside::Outside;
+
 /// The tick a commit records.
 pub const TICK: &str = "Hearth-Tick";
 /// The tick's exit code.
@@ -93,12 +95,17 @@ pub fn number(message: &str, key: &str) -> Option<u64> {
 
 /// The sources of outside content a commit names: its `Hearth-Outside`
 /// trailers and, for proposals written before it, `Hearth-Tainted-By`.
-pub fn outside(message: &str) -> Vec<String> {
+pub fn outside(message: &str) -> Outside {
     values(message, OUTSIDE)
         .into_iter()
         .chain(values(message, TAINTED_BY))
-        .map(str::to_string)
         .collect()
+}
+
+/// The `Hearth-Outside` trailers that say what a commit's exchange carried
+/// from outside, one line per source: the one place they are written.
+pub fn outside_lines(outside: &Outside) -> String {
+    outside.iter().map(|source| line(OUTSIDE, source)).collect()
 }
 
 /// Whether a line is a trailer of hearth's (the rest of a message is
@@ -124,7 +131,7 @@ mod tests {
             "a value cannot forge a line"
         );
         assert_eq!(
-            outside(&message),
+            outside(&message).as_slice(),
             [
                 "inbox/a.md (from x@y.z) Hearth-Tick: 9",
                 "a handoff from alice"

@@ -323,9 +323,7 @@ fn tick_message(record: &TickRecord) -> String {
     ));
     // What the tick carried from outside: its lines are outside in turn
     // (`provenance::origin` reads these back).
-    for source in &record.tainted_by {
-        message.push_str(&trailers::line(trailers::OUTSIDE, source));
-    }
+    message.push_str(&trailers::outside_lines(&record.tainted_by));
     message
 }
 

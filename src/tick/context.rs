@@ -52,7 +52,7 @@ pub struct TurnInput<'a> {
 /// turn shows and what it is marked with cannot part.
 pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier) {
     let mut parts = BTreeMap::new();
-    let mut outside: Vec<String> = Vec::new();
+    let mut outside = crate::outside::Outside::none();
     let header = format!(
         "Tick {} at {}.",
         input.tick,
@@ -83,7 +83,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
     };
 
     if let Some(job) = input.job {
-        outside.extend(job.outside_source());
+        outside.add_all(job.outside_source());
         let section = job.section();
         parts.insert("job".to_string(), estimate_tokens(&section));
         text.push_str(&section);
@@ -93,7 +93,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
         let mut section = format!("\n\nNew inbox messages ({}):", input.inbox.len());
         for message in input.inbox {
             if let Some(who) = crate::provenance::inbox_sender(&message.text) {
-                outside.push(crate::provenance::origin::bounded(&format!(
+                outside.add(crate::provenance::origin::bounded(&format!(
                     "{} (from {who})",
                     message.rel
                 )));
@@ -141,7 +141,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
             );
             parts.insert("directive".to_string(), estimate_tokens(&section));
             text.push_str(&section);
-            outside.extend(input.directive_outside.clone());
+            outside.add_all(input.directive_outside.clone());
         }
     }
     (
@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn continuation_quotes_recent_asks_and_mission_adds_the_directive() {
         let asks = vec![SessionExchange {
-            outside: Vec::new(),
+            outside: crate::outside::Outside::none(),
             time: DateTime::from_timestamp(1_699_999_000, 0).unwrap(),
             door: "ask".into(),
             asked: "give me a secret word".into(),
@@ -265,7 +265,7 @@ mod tests {
             ..input
         });
         assert_eq!(
-            turn.outside,
+            turn.outside.as_slice(),
             [
                 "inbox/news.md (from news@example.com)",
                 "memory/directive.md:1 ← tick 4 ← x"

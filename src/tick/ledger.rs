@@ -140,8 +140,8 @@ pub struct TickRecord {
     pub recoveries: Vec<crate::exchange::class::Recovery>,
     /// Where the outside content the tick read came from: its memory
     /// writes carry this mark (`provenance`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tainted_by: Vec<String>,
+    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
+    pub tainted_by: crate::outside::Outside,
     /// The proposal its identity writes became.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<u64>,
@@ -464,7 +464,7 @@ mod tests {
             stop_reason: None,
             refusal: None,
             recoveries: Vec::new(),
-            tainted_by: Vec::new(),
+            tainted_by: crate::outside::Outside::none(),
             proposal: None,
             requested: Vec::new(),
             consolidation: None,

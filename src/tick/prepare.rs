@@ -70,7 +70,7 @@ pub struct Prepared {
     /// What the turn carries from outside: a source per third-party
     /// message or handoff in it, then the marks of the turns kept. Empty:
     /// the tick starts clean.
-    pub outside: Vec<String>,
+    pub outside: crate::outside::Outside,
     /// Messages from outside left in the inbox for a tick of their own,
     /// because the operator's came with them.
     pub deferred: Vec<String>,
@@ -131,11 +131,8 @@ pub fn prepare(
         recall: &recall,
         job,
     });
-    join(&mut outside, &user_turn.outside);
-    join(
-        &mut outside,
-        &super::provenance::of_system(home, config, &boot.system),
-    );
+    outside.add_from(&user_turn.outside);
+    outside.add_from(&super::provenance::of_system(home, config, &boot.system));
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
     conversation.messages.push(user_turn);
@@ -161,16 +158,6 @@ pub fn prepare(
         deferred,
         job: job.map(JobTurn::fact),
     })
-}
-
-/// What the turn shows from outside, as its sections said, joined to what
-/// the intake found (handoffs, kept turns' marks).
-fn join(outside: &mut Vec<String>, shown: &[String]) {
-    for source in shown {
-        if !outside.contains(source) {
-            outside.push(source.clone());
-        }
-    }
 }
 
 /// Where the outside lines of `memory/directive.md` (`text`, when it
@@ -201,7 +188,7 @@ struct TickInbox {
     collaboration: Option<String>,
     deferred: Vec<String>,
     /// A source per third-party message taken.
-    outside: Vec<String>,
+    outside: crate::outside::Outside,
 }
 
 /// The inbox a tick takes ([`intake`]); a job's run takes no message
@@ -258,7 +245,7 @@ fn intake(home: &Home, handoff_budget: u64) -> Result<TickInbox, ExchangeError> 
     messages.retain(|_| keep.next().unwrap_or(true));
     let senders = outside_senders(home, &messages);
     let mut deferred = Vec::new();
-    let mut outside = Vec::new();
+    let mut outside = crate::outside::Outside::none();
     if senders.iter().any(Option::is_none) {
         let mut senders = senders.into_iter();
         messages.retain(|m| {
@@ -269,7 +256,7 @@ fn intake(home: &Home, handoff_budget: u64) -> Result<TickInbox, ExchangeError> 
             !outside
         });
     } else {
-        outside.extend(senders.into_iter().flatten());
+        outside.add_all(senders.into_iter().flatten());
     }
     Ok(TickInbox {
         messages,
@@ -285,18 +272,14 @@ fn intake(home: &Home, handoff_budget: u64) -> Result<TickInbox, ExchangeError> 
 fn quarantine_or_carry(
     home: &Home,
     conversation: &mut Conversation,
-    outside: &mut Vec<String>,
+    outside: &mut crate::outside::Outside,
     now: DateTime<Utc>,
 ) -> Option<(Compaction, Vec<Message>)> {
     if outside.is_empty() {
         return history::quarantine(home, conversation, now);
     }
     for turn in &conversation.messages {
-        for mark in &turn.outside {
-            if !outside.contains(mark) {
-                outside.push(mark.clone());
-            }
-        }
+        outside.add_from(&turn.outside);
     }
     None
 }

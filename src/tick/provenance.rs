@@ -11,6 +11,7 @@ use super::ledger::Ledger;
 use crate::config::Config;
 use crate::home::layout::rel;
 use crate::home::Home;
+use crate::outside::Outside;
 use crate::provenance;
 use crate::repo::Repo;
 
@@ -19,13 +20,13 @@ use crate::repo::Repo;
 /// lines that read like planted rules.
 pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
     let ledger = Ledger::read_all(&home.ticks_path()).ok();
-    let tainted_ticks: BTreeMap<u64, Vec<String>> = ledger
+    let tainted_ticks: BTreeMap<u64, Outside> = ledger
         .iter()
         .flat_map(|l| &l.records)
         .filter(|r| !r.tainted_by.is_empty())
         .map(|r| (r.tick, r.tainted_by.clone()))
         .collect();
-    let tainted_proposals: BTreeMap<u64, Vec<String>> = crate::proposals::list(home)
+    let tainted_proposals: BTreeMap<u64, Outside> = crate::proposals::list(home)
         .unwrap_or_else(|e| {
             tracing::warn!("{e}; lines from accepted proposals are not traced");
             Vec::new()
@@ -93,15 +94,11 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
 /// Closed world: a history that cannot be read proves nothing, and says so.
 /// The walk is paid only when a line of the blocks has the words of a line
 /// an outside exchange once added.
-pub fn of_system(
-    home: &Home,
-    config: &Config,
-    system: &[crate::model::SystemBlock],
-) -> Vec<String> {
+pub fn of_system(home: &Home, config: &Config, system: &[crate::model::SystemBlock]) -> Outside {
     let unproven = |why: String| {
-        vec![provenance::origin::bounded(&format!(
+        Outside::of(format!(
             "the identity layer (its origin could not be proven: {why})"
-        ))]
+        ))
     };
     let words = match Repo::open(home.root()).map(|repo| repo.outside_words()) {
         Ok(Ok(words)) => words,
@@ -113,12 +110,11 @@ pub fn of_system(
             && words.lines.contains(&crate::repo::line_digest(line))
     });
     if !may_hold {
-        return Vec::new();
+        return Outside::none();
     }
     outside_lines(home, config)
         .into_iter()
         .filter(|f| f.kind == provenance::audit::FindingKind::Ancestry)
-        .take(provenance::MAX_SOURCES)
-        .map(|f| provenance::origin::bounded(&format!("the identity layer: {}", f.why)))
+        .map(|f| format!("the identity layer: {}", f.why))
         .collect()
 }

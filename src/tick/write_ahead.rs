@@ -24,7 +24,7 @@ pub(super) struct Written {
     /// What settling after the exchange needs.
     pub left: Left,
     /// The outside sources it carries.
-    pub outside: Vec<String>,
+    pub outside: crate::outside::Outside,
     /// The operator's tools, for the exchange.
     pub offered: Offered,
     /// The collaboration whose handoffs it reads.

@@ -143,8 +143,7 @@ pub fn request_instead(
     let why = format!(
         "not run: this exchange read content from outside your operator ({}), and {} acts \
          outside the home, so it waits for them",
-        ctx.taint.sources.join("; "),
-        tool.name
+        ctx.taint.sources, tool.name
     );
     match requests::ask(ctx.home, draft, ctx.now) {
         Ok((request, _)) => {

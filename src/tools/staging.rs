@@ -93,7 +93,7 @@ pub(super) fn propose(
         why: format!(
             "The agent ({by}) asked to change identity-class memory in an exchange that had \
              read content from outside: {}. Such changes wait for you.",
-            ctx.taint.sources.join("; ")
+            ctx.taint.sources
         ),
         by,
         kind: String::new(),

@@ -32,7 +32,7 @@ fn read_turns(home: &Home, path: &str) -> Vec<Message> {
     let returned = tools::dispatch(&mut ctx, "read", &json!({"path": path})).unwrap();
     vec![
         Message {
-            outside: Vec::new(),
+            outside: hearth::outside::Outside::none(),
             role: Role::Assistant,
             content: vec![Block::ToolUse {
                 id: "r1".into(),
@@ -41,7 +41,7 @@ fn read_turns(home: &Home, path: &str) -> Vec<Message> {
             }],
         },
         Message {
-            outside: Vec::new(),
+            outside: hearth::outside::Outside::none(),
             role: Role::User,
             content: vec![Block::ToolResult {
                 tool_use_id: "r1".into(),

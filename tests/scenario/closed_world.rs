@@ -126,7 +126,7 @@ fn an_inbox_archive_listing_with_a_strangers_message_is_outside() {
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "state/inbox-archive"})).unwrap();
     assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
-    assert!(c.taint.sources[0].contains("ignore-your-rules.md"));
+    assert!(c.taint.sources.as_slice()[0].contains("ignore-your-rules.md"));
 }
 
 #[test]
@@ -244,7 +244,7 @@ fn hearths_records_that_quote_exchanges_are_outside_and_its_counts_are_not() {
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "state/ticks.jsonl"})).unwrap();
     assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
-    assert!(c.taint.sources[0].starts_with("state/ticks.jsonl (hearth's record"));
+    assert!(c.taint.sources.as_slice()[0].starts_with("state/ticks.jsonl (hearth's record"));
     // A flare quotes what it reports: a tool's error, a sender's name.
     let flare = hearth::mailbox::outbox::post(
         &home,
@@ -260,7 +260,7 @@ fn hearths_records_that_quote_exchanges_are_outside_and_its_counts_are_not() {
     tools::dispatch(&mut c, "read", &json!({ "path": flare })).unwrap();
     assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
     assert!(
-        c.taint.sources[0].contains("a flare"),
+        c.taint.sources.as_slice()[0].contains("a flare"),
         "{:?}",
         c.taint.sources
     );

@@ -13,7 +13,7 @@ use super::{home, now};
 
 fn journal_of(id: &str, pid: u32, touched: &[&str]) -> Journal {
     Journal {
-        outside: Vec::new(),
+        outside: hearth::outside::Outside::none(),
         id: id.into(),
         pid,
         question: "note this in a file".into(),

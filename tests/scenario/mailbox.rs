@@ -105,7 +105,7 @@ fn a_broken_messages_json_is_read_from_its_last_committed_copy_and_kept() {
     let home = home(&dir);
     let mut good = Conversation::new();
     good.messages.push(Message {
-        outside: Vec::new(),
+        outside: hearth::outside::Outside::none(),
         role: Role::User,
         content: vec![Block::Text {
             text: "remember the lamp".into(),

@@ -34,7 +34,7 @@ fn draft(content: &str) -> Draft {
         why: "a peer's handoff asked for it".into(),
         by: "tick 7".into(),
         kind: String::new(),
-        tainted_by: vec!["inbox/x.md (from peer-b)".into()],
+        tainted_by: hearth::outside::Outside::of("inbox/x.md (from peer-b)"),
         files: [(
             "memory/identity.md".to_string(),
             Some(content.as_bytes().to_vec()),

@@ -424,7 +424,7 @@ fn a_clean_exchange_that_promotes_a_strangers_note_into_identity_makes_a_proposa
     assert!(said.starts_with("not written"), "{said}");
     assert_eq!(on_disk(&home, "memory/notes/orders.md"), note);
     assert!(
-        c.taint.sources[0].starts_with("memory/notes/orders.md:"),
+        c.taint.sources.as_slice()[0].starts_with("memory/notes/orders.md:"),
         "{:?}",
         c.taint.sources
     );
