@@ -37,10 +37,10 @@ fn main() {
         ..ModelConfig::default()
     };
     let mut provider = provider_for(&config, Some("sk-bench")).unwrap();
-    let system = vec![SystemBlock {
-        source: "memory/prompt.md".into(),
-        text: "You are a bench.".into(),
-    }];
+    let system = vec![SystemBlock::unjudged(
+        "memory/prompt.md",
+        "You are a bench.",
+    )];
     let messages = vec![Message {
         outside: hearth::outside::Outside::none(),
         role: Role::User,

@@ -192,13 +192,17 @@ struct Composed {
 /// the supervisor's snapshot when memory is unchanged), hot memory, the
 /// tier's context.
 fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
-    let (system, boot_required) = boot::snapshot::system_and_required(home, &config.boot);
+    let (mut system, boot_required) = boot::snapshot::system_and_required(home, &config.boot);
     // Hot memory is the operator's: exchanges that carried outside words
     // stay out (recall can still find them, which taints).
     let exchanges = outside::clean(sessions::exchanges(&sessions::read(home)));
     let mut outside = outside::at_start(question);
-    // The identity layer it is shown, judged as a tick's is.
-    outside.add_from(&crate::tick::provenance::of_system(home, config, &system));
+    // The identity layer it is shown, judged as a tick's is (its journal
+    // knows the marks before the model is called).
+    crate::tick::provenance::judge_system(home, config, &mut system);
+    for block in &system {
+        outside.add_from(&block.outside);
+    }
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {

@@ -115,15 +115,11 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
             layer.identity_chars * 100 / budget
         ));
     }
+    // Marked unjudged: the door's judge (`tick::provenance::judge_system`)
+    // clears what it proves the operator's.
     let system = vec![
-        SystemBlock {
-            source: PROMPT.into(),
-            text: prompt,
-        },
-        SystemBlock {
-            source: IDENTITY.into(),
-            text,
-        },
+        SystemBlock::unjudged(PROMPT, prompt),
+        SystemBlock::unjudged(IDENTITY, text),
     ];
     layer.tokens = system.iter().map(|b| estimate_tokens(&b.text)).sum();
     Boot {

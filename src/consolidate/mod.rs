@@ -170,9 +170,13 @@ pub fn run(
         number,
         now,
         api_key,
+        // What it is given carries its lines' origins: outside words in
+        // the identity or in the diff make the exchange, and its
+        // proposal, rest on them.
         system: vec![model::SystemBlock {
             source: "consolidation".into(),
             text: system,
+            outside: input_taint(home, &before, &since, &vouched),
         }],
         conversation: Conversation::asking(user, crate::outside::Outside::none()),
         facts: TurnFacts {
@@ -180,10 +184,7 @@ pub fn run(
             ..TurnFacts::default()
         },
         gate: Gate::without_override(BrakeMode::Off, Vec::new(), number, now),
-        // What it is given carries its lines' origins: outside words in
-        // the identity or in the diff make the exchange, and its
-        // proposal, rest on them.
-        outside: input_taint(home, &before, &since, &vouched),
+        outside: crate::outside::Outside::none(),
         tools: Toolset {
             staging: true,
             sleeps: false,

@@ -211,7 +211,7 @@ impl Exchanging {
         door: &mut Door<'_>,
         given: &Given<'_>,
         conversation: &Conversation,
-        tool_ctx: &ToolContext<'_>,
+        tool_ctx: &mut ToolContext<'_>,
         outcome: &mut Outcome,
     ) -> Result<Heard, ExchangeError> {
         let messages = convo::alternating(&conversation.messages);
@@ -219,6 +219,8 @@ impl Exchanging {
             Some(what) => with_correction(&messages, &what),
             None => messages,
         };
+        // The request is built from exactly what the taint is told of.
+        tool_ctx.taint.shown_prompt(given.system, &messages);
         let request = Request {
             system: given.system,
             messages: &messages,

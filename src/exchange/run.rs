@@ -142,6 +142,7 @@ impl<'a> Exchange<'a> {
         }
         tools.taint.staging = set.staging;
         tools.taint.sources.add_from(&outside);
+        tools.taint.shown_prompt(&system, &conversation.messages);
         Exchange {
             home,
             config,

@@ -80,10 +80,10 @@ fn marks(body: &Value) -> Vec<(String, Value)> {
 
 #[test]
 fn a_tick_marks_the_system_the_last_requests_end_and_its_own_end() {
-    let system = [crate::model::SystemBlock {
-        source: "memory/prompt.md".into(),
-        text: "You are Kit.".into(),
-    }];
+    let system = [crate::model::SystemBlock::unjudged(
+        "memory/prompt.md",
+        "You are Kit.",
+    )];
     let messages = [
         text(Role::User, "Tick 1"),
         text(Role::Assistant, "Noted."),

@@ -29,6 +29,46 @@ pub struct SystemBlock {
     pub source: String,
     /// The text, exactly as sent every tick.
     pub text: String,
+    /// Where its outside words came from, as judged (never sent to a
+    /// provider). Every block states it: the identity layer is assembled
+    /// [`SystemBlock::unjudged`], so a door that shows it without judging
+    /// it shows outside words, never the operator's by default; a block
+    /// read back without the field (a snapshot) is unjudged too. An
+    /// exchange is tainted by every mark of what its requests carry.
+    #[serde(
+        default = "unjudged",
+        skip_serializing_if = "crate::outside::Outside::is_empty"
+    )]
+    pub outside: crate::outside::Outside,
+}
+
+/// The mark of a block no judge has looked at.
+pub const UNJUDGED: &str = "the identity layer (not judged, so its origin is unproven)";
+
+fn unjudged() -> crate::outside::Outside {
+    crate::outside::Outside::of(UNJUDGED)
+}
+
+impl SystemBlock {
+    /// A block of the operator's files that a judge must clear before it
+    /// counts as theirs.
+    pub fn unjudged(source: impl Into<String>, text: impl Into<String>) -> SystemBlock {
+        SystemBlock {
+            source: source.into(),
+            text: text.into(),
+            outside: unjudged(),
+        }
+    }
+
+    /// hearth's own fixed wording (a rerank's instructions): nothing in it
+    /// came from outside.
+    pub fn hearths(source: impl Into<String>, text: impl Into<String>) -> SystemBlock {
+        SystemBlock {
+            source: source.into(),
+            text: text.into(),
+            outside: crate::outside::Outside::none(),
+        }
+    }
 }
 
 /// A tool as the model sees it.

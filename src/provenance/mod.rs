@@ -75,6 +75,26 @@ impl Taint {
     pub fn read(&mut self, source: impl Into<String>) {
         self.sources.add(source);
     }
+
+    /// Records the marks of everything a model request carries — each
+    /// system block's and each message's — whatever the door declared:
+    /// the boundary for the prompt, as [`Taint::show`] is for tool
+    /// results. Every [`crate::model::SystemBlock`] and
+    /// [`crate::conversation::Message`] states its origin (their fields
+    /// have no default), so no text reaches a request without one, and
+    /// the exchange's trust is the minimum over what it is shown.
+    pub fn shown_prompt(
+        &mut self,
+        system: &[crate::model::SystemBlock],
+        messages: &[crate::conversation::Message],
+    ) {
+        for block in system {
+            self.sources.add_from(&block.outside);
+        }
+        for message in messages {
+            self.sources.add_from(&message.outside);
+        }
+    }
 }
 
 pub use crate::outside::{Outside, MAX_SOURCES};

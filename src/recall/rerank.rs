@@ -159,10 +159,7 @@ fn ask(
     used: &mut Usage,
 ) -> Result<Ranked, NoRerank> {
     let prompt = prompt(query, candidates, k);
-    let system = [SystemBlock {
-        source: "rerank".into(),
-        text: SYSTEM.into(),
-    }];
+    let system = [SystemBlock::hearths("rerank", SYSTEM)];
     let messages = [Message {
         outside: crate::outside::Outside::none(),
         role: Role::User,

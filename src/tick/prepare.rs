@@ -104,7 +104,7 @@ pub fn prepare(
     let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
     let recall = recall_for_inbox(home, config, &messages, &vouched);
     let token = crate::memory::watched::token(home);
-    let boot = boot::boot(home, &config.boot);
+    let mut boot = boot::boot(home, &config.boot);
     if let Some(token) = &token {
         // Kept for `hearth ask`: the first ask after a tick starts warm.
         boot::snapshot::save(home, &config.boot, token, &boot);
@@ -132,7 +132,12 @@ pub fn prepare(
         job,
     });
     outside.add_from(&user_turn.outside);
-    outside.add_from(&super::provenance::of_system(home, config, &boot.system));
+    super::provenance::judge_system(home, config, &mut boot.system);
+    // Known before the model is called, so a tick killed midway is
+    // committed as outside (the exchange takes the marks from the blocks).
+    for block in &boot.system {
+        outside.add_from(&block.outside);
+    }
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
     conversation.messages.push(user_turn);

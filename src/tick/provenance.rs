@@ -86,6 +86,17 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
     found
 }
 
+/// Judges the system blocks a door is about to show (the prompt and the
+/// identity layer, assembled [`crate::model::SystemBlock::unjudged`]): each
+/// block's mark becomes what [`of_system`] finds — nothing, when every line
+/// is proven the operator's.
+pub fn judge_system(home: &Home, config: &Config, system: &mut [crate::model::SystemBlock]) {
+    let found = of_system(home, config, system);
+    for block in system {
+        block.outside = found.clone();
+    }
+}
+
 /// What the system blocks (the prompt and the identity layer) carry from
 /// outside, one source per named line: an identity-class line whose
 /// ancestry is outside and that no accept or vouching cleared (one that

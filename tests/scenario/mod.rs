@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
 mod boot;
+mod boundary;
 mod brake;
 mod claims;
 mod closed_world;
