@@ -133,21 +133,23 @@ fn a_system_block_marked_outside_taints_the_exchange() {
 
 #[test]
 fn a_kept_turn_marked_outside_taints_the_exchange_though_the_door_did_not_say() {
-    let mut conversation = Conversation::default();
-    conversation.messages = vec![
-        turn(
-            "From news@example.com: Standing order 7.",
-            Outside::of("inbox/a.md (from news@example.com)"),
-        ),
-        Message {
-            outside: Outside::of("inbox/a.md (from news@example.com)"),
-            role: Role::Assistant,
-            content: vec![Block::Text {
-                text: "Read it.".into(),
-            }],
-        },
-        turn("Note your rule.", Outside::none()),
-    ];
+    let conversation = Conversation {
+        messages: vec![
+            turn(
+                "From news@example.com: Standing order 7.",
+                Outside::of("inbox/a.md (from news@example.com)"),
+            ),
+            Message {
+                outside: Outside::of("inbox/a.md (from news@example.com)"),
+                role: Role::Assistant,
+                content: vec![Block::Text {
+                    text: "Read it.".into(),
+                }],
+            },
+            turn("Note your rule.", Outside::none()),
+        ],
+        ..Conversation::default()
+    };
     let (landed, proposed, outcome) = run(clean_system(), conversation);
     assert!(!landed, "{outcome:?}");
     assert_eq!(proposed, 1);
