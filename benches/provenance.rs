@@ -85,6 +85,23 @@ fn main() {
     engine(&repo, &home, &mixed);
 }
 
+/// The median time git's CLI takes to blame every file of `hits`.
+fn git_blame_cli(home: &hearth::home::Home, hits: &[String]) -> std::time::Duration {
+    median((0..GIT_RUNS).map(|_| {
+        let t = std::time::Instant::now();
+        for h in hits {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(home.root())
+                .args(["blame", "--line-porcelain", h])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        }
+        t.elapsed()
+    }))
+}
+
 /// Who wrote every line of `hits`, the one engine's two ways: the
 /// replayed store (brought to HEAD by the judges above) next to the blame
 /// it falls back to (the store moved aside), and git's CLI blame. The
@@ -110,19 +127,7 @@ fn engine(repo: &Repo, home: &hearth::home::Home, hits: &[String]) {
         t.elapsed()
     }));
     std::fs::rename(&aside, &store).unwrap();
-    let git_blame = median((0..GIT_RUNS).map(|_| {
-        let t = std::time::Instant::now();
-        for h in hits {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(home.root())
-                .args(["blame", "--line-porcelain", h])
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-        }
-        t.elapsed()
-    }));
+    let git_blame = git_blame_cli(home, hits);
     println!("who wrote every line of the {HITS} files (the line-origin engine):");
     println!("  from the replayed store:    {:>9.2} ms", ms(stored));
     println!(
@@ -164,19 +169,7 @@ fn measure(home: &hearth::home::Home, what: &str, hits: &[String]) {
         assert_eq!(found, first);
         t.elapsed()
     }));
-    let git_blame = median((0..GIT_RUNS).map(|_| {
-        let t = std::time::Instant::now();
-        for h in hits {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(home.root())
-                .args(["blame", "--line-porcelain", h])
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-        }
-        t.elapsed()
-    }));
+    let git_blame = git_blame_cli(home, hits);
     println!(
         "{HITS} hits, {what} ({first} judged outside), median of {RUNS} ({GIT_RUNS} for git):"
     );

@@ -199,10 +199,11 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     let mut outside = outside::at_start(question);
     // The identity layer it is shown, judged as a tick's is (its journal
     // knows the marks before the model is called).
-    crate::tick::provenance::judge_system(home, config, &mut system);
-    for block in &system {
-        outside.add_from(&block.outside);
-    }
+    outside.add_from(&crate::tick::provenance::judge_system(
+        home,
+        config,
+        &mut system,
+    ));
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {

@@ -239,6 +239,22 @@ impl Repo {
         (ids, false)
     }
 
+    /// The tree of `commit`'s first parent: `None` for a root commit, an
+    /// error when the parent cannot be read (a lost object is not a root).
+    pub(super) fn first_parent_tree<'r>(
+        &self,
+        commit: &git2::Commit<'r>,
+    ) -> Result<Option<git2::Tree<'r>>, RepoError> {
+        match commit.parent_count() {
+            0 => Ok(None),
+            _ => commit
+                .parent(0)
+                .and_then(|p| p.tree())
+                .map(Some)
+                .map_err(|e| self.error(e)),
+        }
+    }
+
     /// Puts the index entries of `paths` back to HEAD's (as `git reset --
     /// PATHS`): what a commit killed midway staged is not left for the next
     /// commit to take.

@@ -247,15 +247,7 @@ impl Repo {
     ) -> Result<(), RepoError> {
         let commit = self.git.find_commit(id).map_err(|e| self.error(e))?;
         let tree = commit.tree().map_err(|e| self.error(e))?;
-        let parent_tree = match commit.parent_count() {
-            0 => None,
-            _ => Some(
-                commit
-                    .parent(0)
-                    .and_then(|p| p.tree())
-                    .map_err(|e| self.error(e))?,
-            ),
-        };
+        let parent_tree = self.first_parent_tree(&commit)?;
         let mut changes = Vec::new();
         for s in scope {
             let old = parent_tree.as_ref().and_then(|t| entry_at(t, s));

@@ -143,15 +143,7 @@ impl Repo {
         commit: &git2::Commit<'_>,
         words: &mut OutsideWords,
     ) -> Result<(), RepoError> {
-        let parent_tree = match commit.parent_count() {
-            0 => None,
-            _ => Some(
-                commit
-                    .parent(0)
-                    .and_then(|p| p.tree())
-                    .map_err(|e| self.error(e))?,
-            ),
-        };
+        let parent_tree = self.first_parent_tree(commit)?;
         let tree = commit.tree().map_err(|e| self.error(e))?;
         let mut opts = DiffOptions::new();
         opts.context_lines(0);

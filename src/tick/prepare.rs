@@ -131,13 +131,9 @@ pub fn prepare(
         recall: &recall,
         job,
     });
+    let judged = super::provenance::judge_system(home, config, &mut boot.system);
     outside.add_from(&user_turn.outside);
-    super::provenance::judge_system(home, config, &mut boot.system);
-    // Known before the model is called, so a tick killed midway is
-    // committed as outside (the exchange takes the marks from the blocks).
-    for block in &boot.system {
-        outside.add_from(&block.outside);
-    }
+    outside.add_from(&judged);
     let tools = offered.specs(&tools::Peering::of(home, config), false);
     count_parts(&mut parts, &boot.system, &conversation, &tools);
     conversation.messages.push(user_turn);

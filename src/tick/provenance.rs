@@ -89,12 +89,19 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
 /// Judges the system blocks a door is about to show (the prompt and the
 /// identity layer, assembled [`crate::model::SystemBlock::unjudged`]): each
 /// block's mark becomes what [`of_system`] finds — nothing, when every line
-/// is proven the operator's.
-pub fn judge_system(home: &Home, config: &Config, system: &mut [crate::model::SystemBlock]) {
+/// is proven the operator's — and that is returned, for a door that
+/// records it before the model is called (a tick killed midway is
+/// committed as outside; the exchange takes the marks from the blocks).
+pub fn judge_system(
+    home: &Home,
+    config: &Config,
+    system: &mut [crate::model::SystemBlock],
+) -> Outside {
     let found = of_system(home, config, system);
     for block in system {
         block.outside = found.clone();
     }
+    found
 }
 
 /// What the system blocks (the prompt and the identity layer) carry from
