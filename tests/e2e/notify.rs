@@ -230,11 +230,19 @@ fn notify_test_says_what_each_target_answered() {
 fn a_config_broken_at_a_restart_is_sent_at_once_and_its_fix_resolves_it() {
     let ntfy = Receiver::start();
     let config = format!(
-        "[tick]\ninterval_s = 3600\n[notify]\nntfy = \"{}/t\"\n",
+        "[tick]\ninterval_s = 3600\n[notify]\nntfy = \"{}/t\"\nretry_ms = 200\n",
         ntfy.url
     );
     let home = TestHome::with_config(&config.replace("3600", "\"1h\""));
-    let supervisor = home.spawn(&["run"]);
+    // On the system clock, as a service runs: a first try that fails (a
+    // loaded machine) is tried again after `retry_ms`, which a pinned
+    // clock never reaches. Its debug lines say why, should it time out.
+    let mut cmd = home.unpinned(&["run"]);
+    cmd.env(
+        "RUST_LOG",
+        "info,hearth::notify=debug,hearth::supervisor::config_wait=debug",
+    );
+    let supervisor = home.spawn_with(cmd);
     home.wait_for(Duration::from_secs(20), "the config notice", || {
         !ntfy.taken().is_empty()
     });
