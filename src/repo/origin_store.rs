@@ -255,14 +255,25 @@ impl Repo {
             self.changed_blobs(s, old, new, &mut changes);
         }
         let origin = origin_of_commit(&commit);
-        let (root, merge) = (commit.parent_count() == 0, commit.parent_count() > 1);
+        let merge = commit.parent_count() > 1;
+        // A file added may be another one renamed (an inbox message moved
+        // into memory/ keeps its sender), which blame follows; a rename
+        // needs a file the same commit removes, so a commit that removes
+        // none (most: a new note, a day's journal, the 10,000 files of a
+        // first import) gives its added lines to itself without a blame.
+        let adds = changes
+            .iter()
+            .any(|(_, old, new)| old.is_none() && new.is_some());
+        let renames = match (&parent_tree, adds) {
+            (Some(parent), true) => self.removes_any(parent, &tree)?,
+            _ => false,
+        };
         for (path, old, new) in changes {
             let after = match (old, new) {
-                // A merge's lines may come from any parent, and a file a
-                // commit adds may be another one renamed (an inbox message
-                // moved into memory/ keeps its sender): blame them there.
+                // A merge's lines may come from any parent, and an added
+                // file beside a removed one may be it renamed: blame there.
                 (_, Some(blob)) if merge => self.blamed_at(&path, blob, id),
-                (None, Some(blob)) if !root => self.blamed_at(&path, blob, id),
+                (None, Some(blob)) if renames => self.blamed_at(&path, blob, id),
                 (None, Some(blob)) => self.git.find_blob(blob).ok().map(|b| FileLines {
                     format: FORMAT,
                     path: path.clone(),
@@ -285,6 +296,16 @@ impl Repo {
             touched.insert(path, after);
         }
         Ok(())
+    }
+
+    /// Whether anything in `old` is gone from `new`, anywhere in the tree
+    /// (identical subtrees are not opened).
+    fn removes_any(&self, old: &git2::Tree<'_>, new: &git2::Tree<'_>) -> Result<bool, RepoError> {
+        let diff = self
+            .git
+            .diff_tree_to_tree(Some(old), Some(new), None)
+            .map_err(|e| self.error(e))?;
+        Ok(diff.deltas().any(|d| d.status() == git2::Delta::Deleted))
     }
 
     /// The lines of `path` (blob `blob`) as a blame at commit `at` gives
