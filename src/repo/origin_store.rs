@@ -8,9 +8,9 @@
 //! changed keeps the origins of the lines a zero-context line diff leaves
 //! alone and gives the new ones to the commit — and then only the commits
 //! since the last replay. Two changes bring lines the replay never saw: a
-//! merge (from its other parents) and a file added (perhaps another one
-//! renamed, from anywhere in the tree). Each such file is blamed once, at
-//! that commit, so a merged branch's or a renamed file's commit keeps its
+//! merge (from its other parents) and a file added by a commit that removes
+//! one (perhaps that one renamed, from anywhere in the tree). Each such file
+//! is blamed once, at that commit, so a merged branch's or a renamed file's commit keeps its
 //! lines (and its `Hearth-Outside`), never passing them to whoever merged
 //! or renamed.
 //!
