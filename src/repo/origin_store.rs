@@ -10,9 +10,9 @@
 //! since the last replay. Two changes bring lines the replay never saw: a
 //! merge (from its other parents) and a file added by a commit that removes
 //! one (perhaps that one renamed, from anywhere in the tree). Each such file
-//! is blamed once, at that commit, so a merged branch's or a renamed file's commit keeps its
-//! lines (and its `Hearth-Outside`), never passing them to whoever merged
-//! or renamed.
+//! is blamed once, at that commit, so a merged branch's or a renamed file's
+//! commit keeps its lines (and its `Hearth-Outside`), never passing them to
+//! whoever merged or renamed.
 //!
 //! The result, per file: `.git/hearth/provenance/`, one small JSON file per
 //! path (a rebuildable cache beside the objects it derives from; a clone
