@@ -76,11 +76,12 @@ pub struct Found {
     pub start: u64,
     /// Last line, inclusive.
     pub end: u64,
-    /// The commit that last changed these lines, or `uncommitted`.
+    /// The commit that last changed these lines, `uncommitted`, or
+    /// `unknown` (the history cannot be read).
     pub commit: String,
     /// `path:start-end@commit`.
     pub citation: String,
-    /// `tick N`, `operator`, `hearth` or `uncommitted`.
+    /// `tick N`, `operator`, `hearth`, `uncommitted` or `unknown`.
     pub by: String,
     /// The nearest heading above the block.
     pub heading: String,
@@ -146,16 +147,22 @@ pub fn answer(home: &Home, question: &RecallQuestion<'_>) -> Result<Answer, Inde
 
 fn found(repo: Option<&Repo>, rank: usize, hit: Hit, note: String) -> Found {
     let file = hit.path.split('#').next().unwrap_or(&hit.path);
-    let provenance = repo.and_then(|r| r.newest_origin(file, hit.start as usize, hit.end as usize));
-    let by = match &provenance {
-        Some(p) => match p.tick {
-            Some(tick) => format!("tick {tick}"),
-            None if p.author == "hearth" => "hearth".into(),
-            None => "operator".into(),
-        },
-        None => "uncommitted".into(),
+    // `unknown` when the history cannot say (a shallow clone, a lost
+    // object): not "uncommitted", which it was not seen to be. A home with
+    // no repository has committed nothing.
+    let provenance = repo.map(|r| r.newest_origin(file, hit.start as usize, hit.end as usize));
+    let (by, commit) = match provenance {
+        Some(Ok(Some(p))) => {
+            let by = match p.tick {
+                Some(tick) => format!("tick {tick}"),
+                None if p.author == "hearth" => "hearth".into(),
+                None => "operator".into(),
+            };
+            (by, p.commit)
+        }
+        Some(Ok(None)) | None => ("uncommitted".to_string(), "uncommitted".to_string()),
+        Some(Err(_)) => ("unknown".to_string(), "unknown".to_string()),
     };
-    let commit = provenance.map_or_else(|| "uncommitted".to_string(), |p| p.commit);
     Found {
         rank,
         citation: citation(&hit.path, hit.start, hit.end, &commit),

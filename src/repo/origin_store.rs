@@ -517,8 +517,8 @@ mod tests {
             let mut all = Vec::new();
             for (rel, len) in [("memory/a.md", a.len()), ("memory/b.md", b.len())] {
                 all.extend(repo.line_origins_on_disk(rel).unwrap());
-                all.push(repo.newest_origin(rel, 1, len));
-                all.push(repo.newest_origin(rel, 4, 6));
+                all.push(repo.newest_origin(rel, 1, len).unwrap());
+                all.push(repo.newest_origin(rel, 4, 6).unwrap());
             }
             all
         };

@@ -86,17 +86,22 @@ impl Repo {
     /// The newest origin among lines `start..=end` (from 1) of `rel` as it
     /// is on disk: what a citation names. `None` when any of them is not
     /// committed (a hand edit the next tick commits, a file never
-    /// committed), or the history cannot say: a citation must not name a
-    /// commit that does not hold the text it quotes.
-    pub fn newest_origin(&self, rel: &str, start: usize, end: usize) -> Option<LineOrigin> {
+    /// committed, lines no longer there): a citation must not name a commit
+    /// that does not hold the text it quotes. An error when the file or its
+    /// history cannot be read, which is not the same as "uncommitted".
+    pub fn newest_origin(
+        &self,
+        rel: &str,
+        start: usize,
+        end: usize,
+    ) -> Result<Option<LineOrigin>, RepoError> {
         let (start, end) = (start.max(1), end.max(start).max(1));
-        let lines = self.line_origins_on_disk(rel).ok()?;
-        let asked = lines.get(start - 1..end.min(lines.len()))?;
-        if asked.is_empty() {
-            return None;
-        }
+        let lines = self.line_origins_on_disk(rel)?;
+        let Some(asked) = lines.get(start - 1..end.min(lines.len())) else {
+            return Ok(None);
+        };
         let asked: Option<Vec<&LineOrigin>> = asked.iter().map(Option::as_ref).collect();
-        asked?.into_iter().max_by_key(|o| o.time).cloned()
+        Ok(asked.and_then(|a| a.into_iter().max_by_key(|o| o.time).cloned()))
     }
 
     /// Who last wrote line `line` (from 1) of `path` as commit `at` had

@@ -150,6 +150,12 @@ fn a_shallow_history_is_outside_for_every_line_it_cannot_show() {
     let shallow = Home::at(&to).unwrap();
     let found = judge(&shallow, "memory/notes/x.md").unwrap();
     assert!(found.contains("shallow"), "{found}");
+    // A citation cannot name who wrote the lines either, and does not
+    // call them uncommitted (recall then cites them `@unknown`).
+    let cited = hearth::repo::Repo::open(shallow.root())
+        .unwrap()
+        .newest_origin("memory/notes/x.md", 2, 2);
+    assert!(cited.is_err(), "{cited:?}");
     // The audit names the identity's lines rather than vouching for them.
     std::fs::write(shallow.path("memory/identity.md"), "# Who I am\n").unwrap();
     let config = hearth::config::Config::default();
