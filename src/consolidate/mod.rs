@@ -33,7 +33,7 @@ use crate::mailbox::outbox::{self, Letter};
 use crate::model::{self, TurnFacts};
 use crate::proposals::{self, Draft, State};
 use crate::provenance;
-use crate::repo::{Identity, Repo};
+use crate::repo::{DiffSince, Identity, Repo};
 
 /// What the consolidations so far have left: `state/consolidation.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -164,7 +164,8 @@ pub fn run(
     let repo = Repo::open(home.root()).ok();
     let operator_lines = operator_lines(repo.as_ref(), &before);
     let since = diff_since_last(home, repo.as_ref());
-    let (system, user) = turn::render(&before, &operator_lines, &since, why, config);
+    let shown = since.as_ref().map(|d| d.text.as_str()).unwrap_or_default();
+    let (system, user) = turn::render(&before, &operator_lines, shown, why, config);
     let vouched = provenance::vouch::Vouched::load_or_none(home);
     let opening = Opening {
         number,
@@ -250,15 +251,17 @@ fn operator_lines(
 }
 
 /// The diff of `memory/` since the last accepted consolidation (empty
-/// when there was none).
-fn diff_since_last(home: &Home, repo: Option<&Repo>) -> String {
+/// when there was none), or why it could not be read.
+fn diff_since_last(home: &Home, repo: Option<&Repo>) -> Result<DiffSince, String> {
     let last = proposals::list(home)
         .unwrap_or_default()
         .into_iter()
         .rfind(|p| p.kind == "consolidation" && p.status == State::Accepted);
     match (repo, &last) {
-        (Some(repo), Some(p)) => repo.diff_since(&p.commit, rel::MEMORY, 20_000),
-        _ => String::new(),
+        (Some(repo), Some(p)) => repo
+            .diff_since(&p.commit, rel::MEMORY, 20_000)
+            .map_err(|e| e.to_string()),
+        _ => Ok(DiffSince::default()),
     }
 }
 
@@ -272,24 +275,38 @@ struct Judged<'a> {
 }
 
 /// The outside content a consolidation is given: outside lines of the
-/// identity files, and of every file the memory diff names.
+/// identity files, of every file the memory diff adds to or changes (by
+/// the names libgit2 gives, never read back out of the diff's text), and
+/// of the lines it shows removed. Closed world: a diff that could not be
+/// read is outside.
 fn input_taint(
     home: &Home,
     identity: &BTreeMap<String, String>,
-    diff: &str,
+    since: &Result<DiffSince, String>,
     vouched: &provenance::vouch::Vouched,
 ) -> crate::outside::Outside {
-    let in_diff = diff
-        .lines()
-        .filter_map(|l| l.strip_prefix("+++ b/"))
-        .map(str::to_string);
-    let mut files: Vec<String> = identity.keys().cloned().chain(in_diff).collect();
+    let judge = provenance::OriginJudge::open(home);
+    let since = match since {
+        Ok(since) => since,
+        Err(why) => {
+            let source = format!(
+                "{} (the diff since the last consolidation could not be read: {why})",
+                rel::MEMORY
+            );
+            return std::iter::once(source).collect();
+        }
+    };
+    let mut files: Vec<&String> = identity.keys().chain(&since.changed).collect();
     files.sort();
     files.dedup();
-    files
+    let changed = files
+        .into_iter()
+        .filter_map(|path| judge.of_file(path, None, vouched));
+    let removed = since
+        .removed
         .iter()
-        .filter_map(|path| provenance::origins::of_file(home, path, None, vouched))
-        .collect()
+        .filter_map(|(path, lines)| provenance::origins::of_removed(&judge, path, lines));
+    changed.chain(removed).collect()
 }
 
 /// Judges the exchange's draft, and offers it (or says why not).

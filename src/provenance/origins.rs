@@ -308,6 +308,23 @@ fn judge_file(
     Ok(summary(&found))
 }
 
+/// What lines a diff shows as removed from `rel` (a deleted file's whole
+/// text, or lines rewritten since) bring in from outside, as one source:
+/// no file on disk holds them any more, so no blame can clear them, and
+/// any of them an outside commit once added is outside. Closed world: a
+/// history that cannot be read is outside.
+pub fn of_removed(origins: &OriginJudge, rel_path: &str, removed: &str) -> Option<String> {
+    let repo = match origins.repo() {
+        Ok(repo) => repo,
+        Err(e) => return Some(unproven(rel_path, e)),
+    };
+    may_hold_outside_words(repo, removed, None).then(|| {
+        bounded(&format!(
+            "{rel_path} (lines since removed, which an outside exchange had written)"
+        ))
+    })
+}
+
 /// What a listing of the folder `rel_dir` shows from outside, as one
 /// source: a name is words too, and an outside exchange (or a mail
 /// gateway naming an inbox file after a stranger's subject) chooses it.

@@ -160,7 +160,9 @@ impl Repo {
                     .ok()
                     .and_then(|o| o.into_blob().ok())
                 {
-                    let name = entry.name().unwrap_or("");
+                    // A name that is not UTF-8 is kept (lossily), never
+                    // emptied into its folder's path.
+                    let name = String::from_utf8_lossy(entry.name_bytes());
                     files.push((format!("{rel}/{dir}{name}"), blob.content().to_vec()));
                 }
                 git2::TreeWalkResult::Ok
@@ -339,9 +341,8 @@ impl Repo {
         let mut names = Vec::new();
         let _ = tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
             if entry.kind() == Some(git2::ObjectType::Blob) {
-                if let Some(name) = entry.name() {
-                    names.push(format!("{dir}/{parent}{name}"));
-                }
+                let name = String::from_utf8_lossy(entry.name_bytes());
+                names.push(format!("{dir}/{parent}{name}"));
             }
             git2::TreeWalkResult::Ok
         });

@@ -38,7 +38,7 @@ pub use mirror::{Fetched, HeadFile};
 pub use origins::LineOrigin;
 pub use outside::{line_digest, name_digest, OutsideWords};
 pub use pack::{PackPolicy, Packed, PACKED_REF};
-pub use proposal::{FileDiff, Merged, RefCommit, RemovedLine};
+pub use proposal::{DiffSince, FileDiff, Merged, RefCommit, RemovedLine};
 use worktree::{Mode, RootIgnore, Scanner};
 pub use worktree::{RepoPath, Scan};
 

@@ -158,12 +158,15 @@ impl Repo {
             ) {
                 continue;
             }
-            let Some(path) = delta.new_file().path().and_then(|p| p.to_str()) else {
+            // Lossily when not UTF-8, as a listing reads it: a name is
+            // recorded whatever bytes it is made of, never skipped.
+            let Some(path) = delta.new_file().path_bytes() else {
                 continue;
             };
-            words.names.insert(name_digest(path));
+            let path = String::from_utf8_lossy(path);
+            words.names.insert(name_digest(&path));
             // The folders that are new with it were named by it too.
-            let mut dir = std::path::Path::new(path).parent();
+            let mut dir = std::path::Path::new(path.as_ref()).parent();
             while let Some(d) = dir.and_then(|d| d.to_str()).filter(|d| !d.is_empty()) {
                 let existed = parent_tree
                     .as_ref()

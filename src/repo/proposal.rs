@@ -317,11 +317,33 @@ pub struct RefCommit {
     pub files: Vec<String>,
 }
 
+/// What changed under a prefix since a commit ([`Repo::diff_since`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiffSince {
+    /// The unified diff, cut at a line (saying so) past its size.
+    pub text: String,
+    /// Every path on the diff's new side (each file added or changed),
+    /// as libgit2 names it — never parsed back out of `text`, where git
+    /// quotes a name with a quote, a backslash, a control or a non-ASCII
+    /// byte. A name that is not UTF-8 is here lossily, so it names no
+    /// file on disk and a judge reading it finds it unreadable: outside,
+    /// never clean.
+    pub changed: Vec<String>,
+    /// For each old-side path, the lines the diff removes from it (a
+    /// deleted file's whole text): words the diff shows that no file on
+    /// disk holds any more.
+    pub removed: std::collections::BTreeMap<String, String>,
+}
+
 impl Repo {
-    /// The unified diff from `from` to HEAD of the paths under `prefix`,
-    /// at most `max_chars` (cut at a line, saying so); empty when `from`
-    /// is not a commit here.
-    pub fn diff_since(&self, from: &str, prefix: &str, max_chars: usize) -> String {
+    /// The diff from `from` to HEAD of the paths under `prefix`, at most
+    /// `max_chars` of text; empty when `from` is not a commit here.
+    pub fn diff_since(
+        &self,
+        from: &str,
+        prefix: &str,
+        max_chars: usize,
+    ) -> Result<DiffSince, RepoError> {
         let tree_of = |id: &str| {
             Oid::from_str(id)
                 .ok()
@@ -330,36 +352,52 @@ impl Repo {
         };
         let (Some(old), Some(new)) = (tree_of(from), self.head().as_deref().and_then(tree_of))
         else {
-            return String::new();
+            return Ok(DiffSince::default());
         };
         let mut opts = git2::DiffOptions::new();
         opts.pathspec(prefix);
-        let Ok(diff) = self
+        let diff = self
             .git
             .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
-        else {
-            return String::new();
-        };
-        let mut out = String::new();
+            .map_err(|e| self.error(e))?;
+        let lossy = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        let mut since = DiffSince::default();
+        for delta in diff.deltas() {
+            if delta.status() != git2::Delta::Deleted {
+                since
+                    .changed
+                    .extend(delta.new_file().path_bytes().map(lossy));
+            }
+        }
         let mut cut = false;
-        let _ = diff.print(git2::DiffFormat::Patch, |_, _, line| {
+        diff.print(git2::DiffFormat::Patch, |delta, _, line| {
+            let content = String::from_utf8_lossy(line.content());
+            if line.origin() == '-' {
+                if let Some(path) = delta.old_file().path_bytes() {
+                    since
+                        .removed
+                        .entry(lossy(path))
+                        .or_default()
+                        .push_str(&content);
+                }
+            }
             if cut {
                 return true;
             }
-            let text = String::from_utf8_lossy(line.content());
-            let prefix = match line.origin() {
+            let origin = match line.origin() {
                 '+' | '-' | ' ' => line.origin().to_string(),
                 _ => String::new(),
             };
-            if out.len() + prefix.len() + text.len() > max_chars {
+            if since.text.len() + origin.len() + content.len() > max_chars {
                 cut = true;
-                out.push_str("[… the diff goes on; cut here]\n");
+                since.text.push_str("[… the diff goes on; cut here]\n");
                 return true;
             }
-            out.push_str(&prefix);
-            out.push_str(&text);
+            since.text.push_str(&origin);
+            since.text.push_str(&content);
             true
-        });
-        out
+        })
+        .map_err(|e| self.error(e))?;
+        Ok(since)
     }
 }

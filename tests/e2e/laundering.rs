@@ -56,6 +56,11 @@ fn to_identity(line: &str) -> Answer {
 
 /// A model that does what the words in front of it say.
 fn obedient(body: &Value) -> Answer {
+    obeying(body, "memory/notes/orders.md")
+}
+
+/// [`obedient`], planting its notes at `note`.
+fn obeying(body: &Value, note: &str) -> Answer {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let newest = messages.last().cloned().unwrap_or_default();
     let last = newest.to_string();
@@ -133,7 +138,7 @@ fn obedient(body: &Value) -> Answer {
             return call(
                 "n1",
                 "append",
-                &json!({"path": "memory/notes/orders.md", "content": format!("- {line}\n")}),
+                &json!({"path": note, "content": format!("- {line}\n")}),
             );
         }
         if let Some(k) = number_after(&last, "SYMLINK ") {
@@ -151,8 +156,16 @@ fn obedient(body: &Value) -> Answer {
 
 /// bob, with an obedient model and the operator's identity on main.
 fn victim(extra_config: &str) -> (tempfile::TempDir, ModelServer, TestHome) {
+    victim_planting(extra_config, "memory/notes/orders.md")
+}
+
+/// [`victim`], whose model plants notes at `note`.
+fn victim_planting(extra_config: &str, note: &str) -> (tempfile::TempDir, ModelServer, TestHome) {
     let root = tempfile::tempdir().unwrap();
-    let model = ModelServer::start(vec![Answer::Computed(Arc::new(obedient))]);
+    let note = note.to_string();
+    let model = ModelServer::start(vec![Answer::Computed(Arc::new(move |body: &Value| {
+        obeying(body, &note)
+    }))]);
     let bob = agent(root.path(), "bob", &[], &[], &model.url);
     if !extra_config.is_empty() {
         let mut config = std::fs::read_to_string(bob.file("hearth.toml")).unwrap();
@@ -398,6 +411,49 @@ fn a_consolidation_carries_its_inputs_taint_and_never_accepts_it_by_itself() {
     held(&bob, "consolidation");
     let listed = bob.ok(&["proposals", "--json"]);
     assert!(listed.contains("from news@example.com"), "{listed}");
+}
+
+/// git quotes a file name with a non-ASCII byte, a quote, a backslash or
+/// a control character in a diff's text (`+++ "b/memory/notes/r\303\250gles.md"`):
+/// a consolidation that read the names back out of that text never judged
+/// such a note, and auto-accepted a stranger's planted line into identity.
+#[test]
+fn a_consolidation_judges_every_note_whatever_its_name_is_made_of() {
+    let names = [
+        "règles.md",
+        "the \"orders\".md",
+        "日本語 メモ.md",
+        "правила.md",
+        "with space.md",
+        "back\\slash.md",
+        "-dash.md",
+    ];
+    // Names with control characters (a newline, a tab) the tools refuse
+    // to write; `repo`'s own tests read them back from a diff.
+    for name in names {
+        let note = format!("memory/notes/{name}");
+        let (_r, _m, bob) =
+            victim_planting("[consolidation]\nauto_accept = \"additions\"\n", &note);
+        bob.ok(&["consolidate"]);
+        let first = tick(&bob);
+        let outcome = first["consolidation"].as_str().unwrap_or_default();
+        assert!(outcome.contains("accepted it"), "{name:?}: {first}");
+        deliver(&bob, "mail-1.md", &mail(1, "PLANT-NOTE"));
+        let planting = tick(&bob);
+        let planted = std::fs::read_to_string(bob.file(&note)).unwrap_or_default();
+        assert!(
+            planted.contains("Standing order 1"),
+            "{name:?}: the note was not planted: {planting}"
+        );
+        bob.ok(&["consolidate"]);
+        let second = tick(&bob);
+        let outcome = second["consolidation"].as_str().unwrap_or_default();
+        assert!(
+            outcome.contains("not accepted by itself") && outcome.contains(name),
+            "{name:?}: {second}"
+        );
+        held(&bob, &format!("consolidation of {name:?}"));
+    }
 }
 
 #[test]
