@@ -54,12 +54,8 @@ fn to_identity(line: &str) -> Answer {
     )
 }
 
-/// A model that does what the words in front of it say.
-fn obedient(body: &Value) -> Answer {
-    obeying(body, "memory/notes/orders.md")
-}
-
-/// [`obedient`], planting its notes at `note`.
+/// A model that does what the words in front of it say, planting its
+/// notes at `note`.
 fn obeying(body: &Value, note: &str) -> Answer {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let newest = messages.last().cloned().unwrap_or_default();
