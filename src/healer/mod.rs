@@ -264,14 +264,15 @@ pub fn apply(
     }
     let requeued =
         crate::mailbox::inbox::give_back(home, plan.requeue.iter().map(|(a, _)| a.as_str()))?;
+    let back = BackInInbox::of(home, &requeued);
     HealerNote {
         healed_at: now,
         restored_from: plan.restore_from.clone(),
         failed_ticks: plan.failed_ticks.clone(),
-        requeued: requeued.clone(),
+        requeued: back.counts,
     }
     .write(home)?;
-    outbox::post(home, &heal_flare(plan, &requeued), now)?;
+    outbox::post(home, &heal_flare(plan, &back), now)?;
     state.streak.clear();
     state.heals.push(now);
     state.save(home)?;
@@ -284,7 +285,60 @@ pub fn apply(
     )?)
 }
 
-fn heal_flare(plan: &HealPlan, requeued: &[String]) -> Letter {
+/// The messages a heal or a panic put back into the inbox, by whose they
+/// are: the operator's (no sender header) or a sender's, and whose could
+/// not be told (unreadable) counted as someone else's. Never by file
+/// name: a name is words its sender (or a mail gateway, after a
+/// stranger's subject) chose.
+struct BackInInbox {
+    counts: crate::tick::healer_note::Requeued,
+    /// (sender, messages) of the others', for the operator's flare.
+    by_sender: std::collections::BTreeMap<String, usize>,
+}
+
+impl BackInInbox {
+    fn of(home: &Home, requeued: &[String]) -> BackInInbox {
+        let mut back = BackInInbox {
+            counts: Default::default(),
+            by_sender: Default::default(),
+        };
+        for rel_path in requeued {
+            let sender = match std::fs::read(home.root().join(rel_path)) {
+                Ok(bytes) => crate::provenance::inbox_sender(&String::from_utf8_lossy(&bytes)),
+                Err(e) => Some(format!("unknown (the message could not be read: {e})")),
+            };
+            match sender {
+                None => back.counts.operator += 1,
+                Some(who) => {
+                    back.counts.others += 1;
+                    *back.by_sender.entry(who).or_default() += 1;
+                }
+            }
+        }
+        back
+    }
+
+    /// The flare's sentence, or nothing when no message went back.
+    fn sentence(&self, when: &str) -> String {
+        let mut parts = Vec::new();
+        if self.counts.operator > 0 {
+            parts.push(format!("{} of yours", self.counts.operator));
+        }
+        for (who, n) in &self.by_sender {
+            let who = crate::provenance::origin::bounded(who);
+            parts.push(format!("{n} from {who} (a sender, not you)"));
+        }
+        if parts.is_empty() {
+            return String::new();
+        }
+        format!(
+            "\nMessages the failed ticks had read are back in the inbox{when}: {}.\n",
+            parts.join("; ")
+        )
+    }
+}
+
+fn heal_flare(plan: &HealPlan, back: &BackInInbox) -> Letter {
     let classes: Vec<String> = plan
         .failed_ticks
         .iter()
@@ -315,12 +369,7 @@ fn heal_flare(plan: &HealPlan, requeued: &[String]) -> Letter {
         }
         body.push('\n');
     }
-    if !requeued.is_empty() {
-        body.push_str(&format!(
-            "\nYour messages the failed ticks had read are back in the inbox: {}\n",
-            requeued.join(", ")
-        ));
-    }
+    body.push_str(&back.sentence(""));
     body.push_str(
         "\nThe agent is told in its next tick. Inspect with `git log` and `hearth status`.\n",
     );
@@ -389,15 +438,10 @@ pub fn panic(
     }
     let interval = Duration::minutes(config.panic_flare_interval_min as i64);
     if !state.flared_panic_within(now, interval) {
-        let given_back = if requeued.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "\n\nYour messages the failed ticks had read are back in the inbox, to be \
-                 answered once hearth runs again: {}",
-                requeued.join(", ")
-            )
-        };
+        let given_back = BackInInbox::of(home, &requeued)
+            .sentence(", to be answered once hearth runs again")
+            .trim_end()
+            .replace("\nMessages", "\n\nMessages");
         let body = format!(
             "Healing cannot go on: {reason}.{given_back}\n\nThe supervisor stopped (exit status 2; \
              systemd will not restart it). Look at `hearth status`, `git log` and the last ticks \

@@ -19,8 +19,46 @@ pub struct HealerNote {
     pub restored_from: String,
     /// The failed ticks, with their classes.
     pub failed_ticks: Vec<(u64, Class)>,
-    /// Operator messages put back into the inbox.
-    pub requeued: Vec<String>,
+    /// The messages put back into the inbox, counted by whose they are.
+    #[serde(default, deserialize_with = "Requeued::either")]
+    pub requeued: Requeued,
+}
+
+/// The messages a heal put back into the inbox, by whose they are: counts
+/// only. A file name or a subject is a sender's words, and this note is
+/// shown to the next tick whoever's messages those were — the messages
+/// themselves arrive as inbox messages, each marked with its sender.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requeued {
+    /// The operator's own (`hearth say`, a file with no sender header).
+    pub operator: usize,
+    /// From anyone else, or whose could not be told.
+    pub others: usize,
+}
+
+impl Requeued {
+    /// Reads today's counts, or an older note's list of file names, each
+    /// counted as someone else's: whose it was was never recorded.
+    fn either<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Requeued, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Counts(Requeued),
+            Names(Vec<serde_json::Value>),
+        }
+        Ok(match Either::deserialize(d)? {
+            Either::Counts(counts) => counts,
+            Either::Names(names) => Requeued {
+                operator: 0,
+                others: names.len(),
+            },
+        })
+    }
+
+    /// No message was put back.
+    pub fn is_empty(&self) -> bool {
+        self.operator + self.others == 0
+    }
 }
 
 impl JsonFile for HealerNote {
@@ -76,10 +114,19 @@ impl HealerNote {
             &self.restored_from[..self.restored_from.len().min(7)],
             crate::clock::to_second(self.healed_at)
         );
-        if !self.requeued.is_empty() {
+        let Requeued { operator, others } = self.requeued;
+        let back = match (operator, others) {
+            (0, 0) => None,
+            (n, 0) => Some(format!("{n} of your operator's messages")),
+            (0, m) => Some(format!("{m} message(s) from others than your operator")),
+            (n, m) => Some(format!(
+                "{n} of your operator's messages and {m} from others than your operator"
+            )),
+        };
+        if let Some(back) = back {
             text.push_str(&format!(
-                " {} operator message(s) read by the failed ticks are back in your inbox.",
-                self.requeued.len()
+                " {back}, read by the failed ticks, are back in your inbox: each comes again \
+                 as a new message, marked with its sender."
             ));
         }
         text
