@@ -61,25 +61,27 @@ impl Supervisor<'_> {
         self.watch_peers();
         self.set_phase(Phase::Starting, None, None);
         let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
-        // A job's run the dead supervisor left is judged while its tick's
-        // report is still on disk.
-        self.close_cut_job_runs()?;
-        let recovered = match self.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
-            Err(e) if git_wait::is_git_locked(&e) => {
-                // Finished before the first tick, once git lets go.
-                self.put_off_for_git(&e, recovery::Cut::SupervisorDied);
-                Verdict::Fine
-            }
-            other => other?,
+        // What a dead supervisor left is recovered in steps that write (the
+        // cut tick's record, the gap flare, a heal): on a full disk each
+        // waits for room, as a tick does, and runs again. Exiting instead
+        // made systemd restart it into the same full disk until the unit
+        // gave up.
+        let recovered = match self.until_room(Self::recover_cut_work)? {
+            Ok(verdict) => verdict,
+            Err(signal) => return Ok(Some(RunOutcome::Stopped(signal))),
         };
-        self.flare_start_up_gap(died_in)?;
+        if let Err(signal) = self.until_room(|sup| sup.flare_start_up_gap(died_in))? {
+            return Ok(Some(RunOutcome::Stopped(signal)));
+        }
         // Flares posted while no supervisor ran (the wait for a broken
         // hearth.toml among them) reach the operator now; the config
         // parses, so its incident is resolved.
         self.notify_new_flares();
         self.resolve_incidents(&["config"], "hearth.toml parses again");
-        if let Some(RunOutcome::Panic) = self.act(recovered)? {
-            return Ok(Some(RunOutcome::Panic));
+        match self.until_room(|sup| sup.act(recovered))? {
+            Ok(Some(RunOutcome::Panic)) => return Ok(Some(RunOutcome::Panic)),
+            Ok(_) => {}
+            Err(signal) => return Ok(Some(RunOutcome::Stopped(signal))),
         }
         if let Some(n) = &self.options.notifier {
             n.ready(&format!("hearth supervising {}", home.root().display()));
@@ -90,6 +92,22 @@ impl Supervisor<'_> {
         }
         self.upkeep.started();
         Ok(None)
+    }
+
+    /// The job run and the tick a dead supervisor cut, recorded (their
+    /// messages given back), with the healer's verdict on them.
+    fn recover_cut_work(&mut self) -> Result<Verdict, SupervisorError> {
+        // A job's run the dead supervisor left is judged while its tick's
+        // report is still on disk.
+        self.close_cut_job_runs()?;
+        match self.recover_unfinished_tick(recovery::Cut::SupervisorDied) {
+            Err(e) if git_wait::is_git_locked(&e) => {
+                // Finished before the first tick, once git lets go.
+                self.put_off_for_git(&e, recovery::Cut::SupervisorDied);
+                Ok(Verdict::Fine)
+            }
+            other => other,
+        }
     }
 
     /// After the last tick, however the run ended: hand edits made while

@@ -216,11 +216,15 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         jobs_seen: crate::jobs::seen::JobsSeen::load(home),
         options,
     };
-    if let Some(RunOutcome::Panic) = sup.start_up()? {
-        runtime::clear_state(home);
-        return Ok(RunOutcome::Panic);
-    }
-    let outcome = sup.main_loop();
+    let outcome = match sup.start_up()? {
+        Some(RunOutcome::Panic) => {
+            runtime::clear_state(home);
+            return Ok(RunOutcome::Panic);
+        }
+        // Stopped while the start-up waited for room.
+        Some(stopped) => Ok(stopped),
+        None => sup.main_loop(),
+    };
     sup.shut_down(&outcome);
     outcome
 }

@@ -102,6 +102,40 @@ impl Supervisor<'_> {
         self.flare_disk_full(now);
     }
 
+    /// Whether `error` is the disk's: it says so, or it came while the
+    /// disk has no room. libgit2 does not always say: a large blob it could
+    /// not write surfaces later as "object not found" or "index does not
+    /// contain", which the supervisor took for a fault of its own and
+    /// exited on.
+    pub(super) fn for_want_of_room(&self, error: &SupervisorError) -> bool {
+        disk::is_disk_full(error) || self.disk_is_short(None)
+    }
+
+    /// Runs `step` until it does not fail for want of room, pausing (one
+    /// flare, systemd told the supervisor is up) and looking again between
+    /// tries: `Err(signal)` when a stop came meanwhile.
+    pub(super) fn until_room<T>(
+        &mut self,
+        mut step: impl FnMut(&mut Self) -> Result<T, SupervisorError>,
+    ) -> Result<Result<T, i32>, SupervisorError> {
+        loop {
+            match step(self) {
+                Ok(done) => return Ok(Ok(done)),
+                Err(e) if self.for_want_of_room(&e) => {
+                    self.pause_for_room(&e);
+                    if let Some(n) = &self.options.notifier {
+                        n.ready("hearth waiting for room on the disk");
+                    }
+                    let mut due = self.retry_for_room();
+                    if let Some(signal) = self.wait_until(&mut due) {
+                        return Ok(Err(signal));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Whether a tick that just failed may have failed for want of room.
     pub(super) fn disk_is_short(&self, note: Option<&str>) -> bool {
         let said_so = note.is_some_and(disk::says_disk_full);

@@ -11,6 +11,7 @@ pub(super) struct SaidOnce {
     problems: HashSet<String>,
     announced: HashSet<String>,
     broken_config: Option<String>,
+    hand_edits_failing: bool,
 }
 
 impl SaidOnce {
@@ -43,6 +44,18 @@ impl SaidOnce {
         true
     }
 
+    /// Whether a failed commit of hand edits starts a spell of them (and
+    /// is logged): on a full disk it is tried again at every look, and
+    /// logging each try wrote thousands of lines an hour.
+    pub(super) fn hand_edits_failed(&mut self) -> bool {
+        !std::mem::replace(&mut self.hand_edits_failing, true)
+    }
+
+    /// Hand edits were committed: whether that ends a spell of failures.
+    pub(super) fn hand_edits_committed(&mut self) -> bool {
+        std::mem::replace(&mut self.hand_edits_failing, false)
+    }
+
     /// Whether a broken `hearth.toml` was flared and has not parsed since.
     pub(super) fn config_was_broken(&self) -> bool {
         self.broken_config.is_some()
@@ -68,5 +81,16 @@ mod tests {
         assert!(said.broken_config("a = ["), "another break is news");
         said.config_parses();
         assert!(said.broken_config("a = ["));
+    }
+
+    #[test]
+    fn a_spell_of_failed_hand_edit_commits_is_said_once_and_its_end_once() {
+        let mut said = SaidOnce::default();
+        assert!(!said.hand_edits_committed(), "no spell to end");
+        assert!(said.hand_edits_failed());
+        assert!(!said.hand_edits_failed() && !said.hand_edits_failed());
+        assert!(said.hand_edits_committed());
+        assert!(!said.hand_edits_committed());
+        assert!(said.hand_edits_failed(), "a new spell is news");
     }
 }

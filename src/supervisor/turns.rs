@@ -83,7 +83,7 @@ impl Supervisor<'_> {
                     paused = true;
                     next_due = self.retry_for_room();
                 }
-                Err(e) if disk::is_disk_full(&e) => {
+                Err(e) if self.for_want_of_room(&e) => {
                     self.pause_for_room(&e);
                     paused = true;
                     next_due = self.retry_for_room();
@@ -196,7 +196,7 @@ impl Supervisor<'_> {
     /// When to look for room again: [`disk::retry_after`] the interval.
     /// A simulated clock jumps there, so a real moment passes too: whoever
     /// frees the disk (a test's driver) keeps pace with it.
-    fn retry_for_room(&self) -> DateTime<Utc> {
+    pub(super) fn retry_for_room(&self) -> DateTime<Utc> {
         let clock = self.options.clock;
         let retry = disk::retry_after(self.interval());
         if clock.is_simulated() {
@@ -235,6 +235,9 @@ impl Supervisor<'_> {
             &scope,
         ) {
             Ok(done) => {
+                if self.said.hand_edits_committed() {
+                    tracing::info!("hand edits are committed again");
+                }
                 for problem in done.problems {
                     if self.said.problem(&problem) {
                         tracing::warn!("{problem}");
@@ -243,7 +246,14 @@ impl Supervisor<'_> {
             }
             Err(e) => {
                 self.wake.hand_edits_failed();
-                tracing::warn!("could not commit hand edits (will try again): {e}");
+                if self.said.hand_edits_failed() {
+                    tracing::warn!(
+                        "could not commit hand edits (tried again at each look, said once \
+                         until it works): {e}"
+                    );
+                } else {
+                    tracing::debug!("could not commit hand edits (will try again): {e}");
+                }
             }
         }
     }

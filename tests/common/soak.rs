@@ -244,8 +244,12 @@ pub fn soak(days: u32) -> Report {
         if let Ok(Some(status)) = supervisor.try_wait() {
             // Anything but a stop we asked for would be a manual step.
             report.manual_steps += 1;
+            // Its last words, since the home and its log go with the test.
+            let log = home.log();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
             report.problems.push(format!(
-                "the supervisor exited on its own ({status}) at {t}"
+                "the supervisor exited on its own ({status}) at {t}; its log ends:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             ));
             if report.manual_steps > 3 {
                 break;
