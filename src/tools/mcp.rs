@@ -29,6 +29,10 @@ use super::operator::{ManifestProblem, OperatorTool, Runs};
 use super::trust::Trust;
 use super::ToolError;
 
+/// How long a server that failed to start is given to finish saying why on
+/// stderr (to close it, by exiting) before its problem is written.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How much of a server's stderr a problem quotes.
 const STDERR_TAIL: usize = 2000;
 
@@ -311,7 +315,7 @@ async fn start(
     else {
         return Err(NotOffered::NoPipes);
     };
-    tokio::spawn(async move {
+    let mut stderr_read = tokio::spawn(async move {
         let mut buf = [0u8; 4096];
         while let Ok(n) = err.read(&mut buf).await {
             if n == 0 {
@@ -344,17 +348,27 @@ async fn start(
             crate::process::signal_group(pgid, libc::SIGKILL);
         }
     };
-    match tokio::time::timeout(tool.timeout, handshake).await {
-        Ok(Ok((service, listed))) => Ok((service, pgid, listed)),
-        Ok(Err(why)) => {
-            kill();
-            Err(why)
-        }
-        Err(_) => {
-            kill();
-            Err(NotOffered::Timeout(tool.timeout.as_secs()))
-        }
+    let why = match tokio::time::timeout(tool.timeout, handshake).await {
+        Ok(Ok((service, listed))) => return Ok((service, pgid, listed)),
+        Ok(Err(why)) => why,
+        Err(_) => NotOffered::Timeout(tool.timeout.as_secs()),
+    };
+    // Its last words are the reason: a server that closed the connection
+    // is most likely exiting, and what it said on stderr is read to the
+    // end (it closes at its exit) before the problem is written, however
+    // busy the machine; one that did not end is killed, and what it said
+    // meanwhile is read.
+    let mut read_to_end = false;
+    if !matches!(why, NotOffered::Timeout(_)) {
+        read_to_end = tokio::time::timeout(LAST_WORDS, &mut stderr_read)
+            .await
+            .is_ok();
     }
+    kill();
+    if !read_to_end {
+        let _ = tokio::time::timeout(LAST_WORDS, stderr_read).await;
+    }
+    Err(why)
 }
 
 /// One of the server's tools as the model sees it: `SERVER__TOOL` (only

@@ -1,6 +1,9 @@
 """MCP servers that go wrong, for the tests: broken.py MODE
 
 exit      exits at once, saying why on stderr
+lateexit  closes stdout at once, and says why on stderr a moment later: the
+          reason arrives after the connection is seen closed, as on a busy
+          machine
 garbage   answers initialize with a line that is not JSON-RPC
 silent    reads and never answers
 slowcall  a working server (initialize, tools/list: `wait`, `shout`) whose
@@ -27,6 +30,13 @@ def send(message):
 if mode == "exit":
     sys.stderr.write("cannot open /nonexistent/config.yaml\n")
     sys.exit(2)
+
+if mode == "lateexit":
+    os.close(1)
+    time.sleep(0.5)
+    sys.stderr.write("cannot open /nonexistent/late.yaml\n")
+    sys.stderr.flush()
+    os._exit(2)
 
 for line in sys.stdin:
     try:

@@ -101,16 +101,21 @@ fn a_real_mcp_servers_tool_answers_the_model_in_a_tick() {
 #[test]
 fn servers_that_exit_babble_or_never_answer_are_named_once_and_the_ticks_go_on() {
     let (exit, garbage, silent) = (broken("exit"), broken("garbage"), broken("silent"));
+    let late = broken("lateexit");
     let (server, home) = home_with_tool(
         "quits",
         &manifest("quits", &exit, "timeout_s = 5"),
         vec![done(), done()],
         false,
     );
-    for (name, argv) in [("babbles", &garbage), ("mute", &silent)] {
+    for (name, argv, timeout) in [
+        ("babbles", &garbage, 1),
+        ("mute", &silent, 1),
+        ("late", &late, 5),
+    ] {
         std::fs::write(
             home.file(&format!("tools/{name}.toml")),
-            manifest(name, argv, "timeout_s = 1"),
+            manifest(name, argv, &format!("timeout_s = {timeout}")),
         )
         .unwrap();
     }
@@ -155,6 +160,8 @@ fn servers_that_exit_babble_or_never_answer_are_named_once_and_the_ticks_go_on()
             "did not answer within its timeout_s = 1",
         ),
         ("tools/mute.toml", "timeout_s = 1"),
+        // Its stderr comes after its stdout closed: read to the end first.
+        ("tools/late.toml", "cannot open /nonexistent/late.yaml"),
     ] {
         let line = flare
             .lines()
