@@ -42,7 +42,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         // As a service, the supervisor comes up and waits for the fix,
         // flared; at a terminal (`--ticks N`) the error is the command's.
         Err(broken) if args.ticks.is_some() => return Err(broken.into()),
-        Err(_) => hearth::config::notify::NotifyConfig::salvaged(&home.config_path()),
+        Err(_) => supervisor::NoticeRoute::for_broken(&home).notify,
     };
     let notifier = env.notify_socket.as_deref().and_then(|socket| {
         Notifier::new(

@@ -78,29 +78,46 @@ impl Default for NotifyConfig {
 }
 
 impl NotifyConfig {
-    /// `[notify]` from a `hearth.toml` that does not load as a whole (the
-    /// operator must hear that it broke): its `[notify]` table alone, if
-    /// that parses; else the defaults (no targets).
-    pub fn salvaged(path: &std::path::Path) -> NotifyConfig {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let mut section = String::new();
+    /// `[notify]` alone from the text of a `hearth.toml` that does not
+    /// load as a whole (the operator must hear that it broke): `None` when
+    /// the file has no such table or it does not parse either.
+    pub fn salvage(text: &str) -> Option<NotifyConfig> {
+        let mut section = None::<String>;
         let mut inside = false;
         for line in text.lines() {
             let trimmed = line.trim();
             if trimmed.starts_with('[') {
                 inside = trimmed == "[notify]";
+                if inside {
+                    section.get_or_insert_with(String::new);
+                }
                 continue;
             }
-            if inside {
+            if let (true, Some(section)) = (inside, section.as_mut()) {
                 section.push_str(line);
                 section.push('\n');
             }
         }
-        toml::from_str(&section).unwrap_or_default()
+        toml::from_str(&section?).ok()
     }
 
     /// Whether any target (not counting `[flares] exec`) is set.
     pub fn any_target(&self) -> bool {
         !(self.ntfy.is_empty() && self.webhook.is_empty() && self.email.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notify_table_is_salvaged_only_when_it_is_there_and_parses() {
+        let whole = "[tick]\ninterval_s = \"x\"\n[notify]\nntfy = \"https://ntfy.sh/t\"\n[boot]\n";
+        let salvaged = NotifyConfig::salvage(whole).unwrap();
+        assert_eq!(salvaged.ntfy, "https://ntfy.sh/t");
+        assert!(NotifyConfig::salvage("[notify]\nntfy = \"https://ntfy.sh/\n").is_none());
+        assert!(NotifyConfig::salvage("[tick]\ninterval_s = 5\n").is_none());
+        assert!(NotifyConfig::salvage("[notify\nntfy = \"https://ntfy.sh/t\"\n").is_none());
     }
 }

@@ -16,6 +16,7 @@ const SETTLE: Duration = Duration::from_millis(150);
 use super::runtime::{self, Phase, SupervisorState};
 use super::wake::{Wake, Wakeups};
 use super::RunOptions;
+use crate::config::notify::NotifyConfig;
 use crate::config::{Config, ConfigError};
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
@@ -41,10 +42,13 @@ pub(super) fn until_it_parses(
 ) -> Waited {
     let mut said: Option<String> = None;
     let mut error = broken;
+    let mut route = NoticeRoute::for_broken(home);
+    let since = options.clock.now();
     loop {
         let shown = error.to_string();
         if said.as_deref() != Some(shown.as_str()) {
-            say(home, options, &error);
+            route = NoticeRoute::for_broken(home);
+            say(home, options, &error, &route);
             said = Some(shown);
         }
         if let Some(n) = &options.notifier {
@@ -52,12 +56,26 @@ pub(super) fn until_it_parses(
         }
         // A receiver that was down when the notice was made gets it once
         // it is back (the queue keeps its backoff).
-        deliver_queued(home, options);
+        deliver_queued(home, options, &route);
         let mut timeout = RECHECK;
         if let Some(every) = options.notifier.as_ref().and_then(|n| n.wake_every()) {
             timeout = timeout.min(every);
         }
         if let Some(Wake::Stop(signal)) = wake.next(timeout) {
+            // The stop is the operator's, and recorded as one: the next
+            // start does not take the time since for a gap of unknown cause.
+            super::gap::record_stop(
+                home,
+                &super::gap::LastStop {
+                    at: options.clock.now(),
+                    reason: format!(
+                        "stopped by signal {signal} while hearth.toml did not parse (since {})",
+                        crate::clock::to_second(since)
+                    ),
+                    by_operator: true,
+                },
+            );
+            runtime::clear_state(home);
             return Waited::Stopped(signal);
         }
         match settled(home) {
@@ -89,7 +107,7 @@ fn settled(home: &Home) -> Result<Config, ConfigError> {
 
 /// The log line, the flare (one per broken version, and not while one
 /// about the same error is unread), systemd's status, and the phase.
-fn say(home: &Home, options: &RunOptions, error: &ConfigError) {
+fn say(home: &Home, options: &RunOptions, error: &ConfigError, route: &NoticeRoute) {
     let now = options.clock.now();
     tracing::error!(
         "{error}; waiting for it to be fixed (hint: {})",
@@ -104,9 +122,17 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError) {
         "The supervisor started, and hearth.toml does not parse:\n\n    {shown}\n\n{line}\
          To fix: {}. Nothing ticks meanwhile and nothing is lost: inbox messages wait in \
          inbox/. The file is read again every second; once it parses, ticking starts by \
-         itself (no restart needed).\n",
-        error.hint()
+         itself (no restart needed).\n{}",
+        error.hint(),
+        route.says()
     );
+    if let NoticeRoute {
+        from: RouteFrom::Nowhere,
+        ..
+    } = route
+    {
+        tracing::error!("{}", route.says().trim());
+    }
     // A restart on the same broken file says nothing new: the unread
     // flare stands.
     if !flare_says(home, &shown) {
@@ -116,7 +142,7 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError) {
             Err(e) => tracing::error!("could not write the config flare: {e}"),
         }
     }
-    tell_off_the_box(home, options, now);
+    tell_off_the_box(home, options, route, now);
     if let Some(n) = &options.notifier {
         n.ready(&format!("waiting: hearth.toml does not parse ({shown})"));
     }
@@ -133,33 +159,120 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError) {
 }
 
 /// The operator hears of it where they are: with no supervisor loop yet,
-/// the notice is queued and tried here, once, by `[notify]` as far as it
-/// can be read from the broken file; what the receiver did not take waits
-/// in the queue for the supervisor's courier.
-fn tell_off_the_box(home: &Home, options: &RunOptions, now: chrono::DateTime<chrono::Utc>) {
+/// the notice is queued and tried here, once, by `route`; what the
+/// receiver did not take waits in the queue for the supervisor's courier.
+fn tell_off_the_box(
+    home: &Home,
+    options: &RunOptions,
+    route: &NoticeRoute,
+    now: chrono::DateTime<chrono::Utc>,
+) {
     use crate::notify::{courier, incidents, targets};
-    let notify = crate::config::notify::NotifyConfig::salvaged(&home.config_path());
-    let targets = targets::targets(&notify, &options.notify_secrets);
+    let targets = targets::targets(&route.notify, &options.notify_secrets);
     let queued = incidents::notice_new_flares(home, now)
         .map_err(|e| e.to_string())
         .and_then(|notices| {
-            courier::enqueue(home, &notices, &targets, notify.min_severity, now)
+            courier::enqueue(home, &notices, &targets, route.notify.min_severity, now)
                 .map_err(|e| e.to_string())
         });
     if let Err(e) = queued {
         tracing::error!("the config notice could not be queued: {e}");
     }
-    deliver_queued(home, options);
+    deliver_queued(home, options, route);
 }
 
-/// One round of the queue's due deliveries, to the salvaged targets.
-fn deliver_queued(home: &Home, options: &RunOptions) {
-    let notify = crate::config::notify::NotifyConfig::salvaged(&home.config_path());
-    let targets = crate::notify::targets::targets(&notify, &options.notify_secrets);
-    let retry = Duration::from_millis(notify.retry_ms);
+/// One round of the queue's due deliveries, to `route`'s targets.
+fn deliver_queued(home: &Home, options: &RunOptions, route: &NoticeRoute) {
+    let targets = crate::notify::targets::targets(&route.notify, &options.notify_secrets);
+    let retry = Duration::from_millis(route.notify.retry_ms);
     if let Err(e) = crate::notify::courier::deliver_due(home, &targets, retry, options.clock.now())
     {
         tracing::debug!("notices could not be delivered: {e}");
+    }
+}
+
+/// Where the notices of a `hearth.toml` that does not parse go: the one
+/// incident the operator most needs to hear of always has somewhere to go
+/// when it can.
+#[derive(Debug, Clone)]
+pub struct NoticeRoute {
+    /// The `[notify]` its notices are sent by.
+    pub notify: NotifyConfig,
+    /// Which file that came from.
+    pub from: RouteFrom,
+}
+
+/// Which `hearth.toml` a [`NoticeRoute`] was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteFrom {
+    /// The broken file's own `[notify]`, which parses and names a target.
+    TheFile,
+    /// The last committed `hearth.toml` that parsed (its short commit id):
+    /// the broken file's `[notify]` does not parse, or names no target.
+    Committed(String),
+    /// Neither: the notices stay on the box.
+    Nowhere,
+}
+
+/// How far back the history is searched for a `hearth.toml` that parsed.
+const COMMITTED_DEPTH: usize = 500;
+
+impl NoticeRoute {
+    /// The route for the home's `hearth.toml` as it is now.
+    pub fn for_broken(home: &Home) -> NoticeRoute {
+        let path = home.config_path();
+        let text = std::fs::read(&path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let own = NotifyConfig::salvage(&text);
+        if let Some(notify) = own.clone().filter(NotifyConfig::any_target) {
+            return NoticeRoute {
+                notify,
+                from: RouteFrom::TheFile,
+            };
+        }
+        let parses = |bytes: &[u8]| {
+            std::str::from_utf8(bytes).is_ok_and(|t| Config::parse(&path, t).is_ok())
+        };
+        let committed = crate::repo::Repo::open(home.root())
+            .ok()
+            .and_then(|repo| {
+                repo.last_good_version(crate::home::layout::rel::CONFIG, COMMITTED_DEPTH, parses)
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|(bytes, commit)| {
+                let text = String::from_utf8(bytes).ok()?;
+                let config = Config::parse(&path, &text).ok()?;
+                Some((config.notify, commit))
+            })
+            .filter(|(notify, _)| notify.any_target());
+        match committed {
+            Some((notify, commit)) => NoticeRoute {
+                notify,
+                from: RouteFrom::Committed(commit),
+            },
+            None => NoticeRoute {
+                notify: own.unwrap_or_default(),
+                from: RouteFrom::Nowhere,
+            },
+        }
+    }
+
+    /// What the config flare says of where it is sent.
+    pub fn says(&self) -> String {
+        match &self.from {
+            RouteFrom::TheFile => String::new(),
+            RouteFrom::Committed(commit) => format!(
+                "\n[notify] in this file cannot be read (or names no target), so this notice is \
+                 sent to the targets of the last committed hearth.toml that parsed (commit \
+                 {commit}).\n"
+            ),
+            RouteFrom::Nowhere => "\n[notify] in this file cannot be read, and no committed \
+                 hearth.toml that parses names a target: this notice stays on the box (the \
+                 outbox, `hearth flares`, `hearth status`).\n"
+                .to_string(),
+        }
     }
 }
 

@@ -41,6 +41,7 @@ pub mod status;
 mod ticking;
 mod turns;
 mod upkeep;
+pub use config_wait::{NoticeRoute, RouteFrom};
 pub use push::PushState;
 pub mod systemd;
 mod waiting;

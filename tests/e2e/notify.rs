@@ -262,6 +262,86 @@ fn a_config_broken_at_a_restart_is_sent_at_once_and_its_fix_resolves_it() {
     assert_eq!(ntfy.taken().len(), 2, "nothing twice");
 }
 
+/// The broken part is `[notify]` itself: the file's own targets cannot be
+/// read, so the notice goes where the last committed `hearth.toml` that
+/// parsed sends them, and the flare says so; a stop during the wait is
+/// recorded as the operator's, not left for the next start to call a gap
+/// of unknown cause.
+#[test]
+fn a_broken_notify_table_sends_the_config_notice_by_the_last_committed_config() {
+    let ntfy = Receiver::start();
+    let good = format!(
+        "[tick]\ninterval_s = 3600\n[notify]\nntfy = \"{}/t\"\nretry_ms = 200\n",
+        ntfy.url
+    );
+    let home = TestHome::with_config(&good);
+    home.git(&["add", "hearth.toml"]);
+    home.git(&["commit", "-qm", "the operator's config"]);
+    let committed = String::from_utf8(home.git(&["rev-parse", "--short=7", "HEAD"]).stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    // A half-typed target: the whole file, and its [notify] alone, fail.
+    std::fs::write(
+        home.file("hearth.toml"),
+        good.replace(
+            &format!("ntfy = \"{}/t\"", ntfy.url),
+            "ntfy = \"https://ntfy.sh/",
+        ),
+    )
+    .unwrap();
+    let supervisor = home.spawn_with(home.unpinned(&["run"]));
+    home.wait_for(Duration::from_secs(20), "the config notice", || {
+        !ntfy.taken().is_empty()
+    });
+    let notice = ntfy.taken()[0].json();
+    assert!(
+        notice["title"].as_str().unwrap().contains("does not parse"),
+        "{notice}"
+    );
+    let flare = home
+        .list("outbox")
+        .into_iter()
+        .find(|n| n.contains("-flare-config"))
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .unwrap();
+    assert!(
+        flare.contains(&format!(
+            "last committed hearth.toml that parsed (commit {committed})"
+        )),
+        "{flare}"
+    );
+    assert!(finish_after_term(supervisor).success(), "{}", home.log());
+    let stop = home.read(".hearth/last-stop.json");
+    assert!(stop.contains("while hearth.toml did not parse"), "{stop}");
+}
+
+/// Nothing in any version names a target: the log and the flare say the
+/// notice stays on the box, rather than nothing at all.
+#[test]
+fn a_config_notice_with_nowhere_to_go_says_so() {
+    let home = TestHome::with_config("[notify]\nntfy = \"https://ntfy.sh/\n");
+    let supervisor = home.spawn_with(home.unpinned(&["run"]));
+    home.wait_for(Duration::from_secs(20), "the config flare", || {
+        home.list("outbox")
+            .iter()
+            .any(|n| n.contains("-flare-config"))
+    });
+    assert!(finish_after_term(supervisor).success(), "{}", home.log());
+    let flare = home
+        .list("outbox")
+        .into_iter()
+        .find(|n| n.contains("-flare-config"))
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .unwrap();
+    assert!(flare.contains("this notice stays on the box"), "{flare}");
+    assert!(
+        home.log().contains("this notice stays on the box"),
+        "{}",
+        home.log()
+    );
+}
+
 #[test]
 fn mail_goes_through_the_hosts_sendmail_with_the_notice_as_a_plain_message() {
     let home = TestHome::with_config("");
