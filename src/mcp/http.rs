@@ -9,7 +9,9 @@
 //! environment, or it is answered 401 before anything else reads it; the
 //! token is compared in constant time and never logged. On a Unix socket
 //! (mode 0600) only the account the door runs as is answered. rmcp refuses
-//! a `Host` that is not loopback on loopback, against DNS rebinding.
+//! a `Host` that is not loopback on loopback, and any request a web page
+//! sent (it carries an `Origin`) is refused with 403, against DNS
+//! rebinding and pages the operator happens to open.
 //!
 //! What one client can hold ([`DoorLimits`]): sessions are capped (503 past the
 //! cap) and expire when idle; connections are capped below the descriptor
@@ -122,7 +124,12 @@ pub fn authorized(header: Option<&[u8]>, token: Option<&str>) -> bool {
     let Some(token) = token else {
         return true;
     };
-    let Some(given) = header.and_then(|h| h.strip_prefix(b"Bearer ")) else {
+    // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` is
+    // `Bearer`; one or more spaces part it from the token.
+    let Some(given) = header
+        .filter(|h| h.len() > 7 && h[..6].eq_ignore_ascii_case(b"Bearer") && h[6] == b' ')
+        .map(|h| h[6..].trim_ascii_start())
+    else {
         return false;
     };
     // Constant time in the token's length: no byte is learned by timing.
@@ -305,6 +312,18 @@ async fn accept_loop(listener: &Listener, door: Arc<OpenDoor>) {
 /// checked, then the SDK.
 async fn answer(door: &OpenDoor, request: Request<Incoming>) -> Response<Body> {
     use tower_service::Service as _;
+    // A browser names the page that sent the request; this door serves no
+    // page, so any `Origin` is a foreign one (a page the operator opened,
+    // a rebound name): refused before anything else is read, as the MCP
+    // specification's Streamable HTTP transport requires. Programs send
+    // none.
+    if request.headers().contains_key(hyper::header::ORIGIN) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "a request from a web page (it carries an Origin) is refused: the MCP door is for \
+             programs\n",
+        );
+    }
     let header = request.headers().get(hyper::header::AUTHORIZATION);
     if !authorized(header.map(|h| h.as_bytes()), door.token.as_deref()) {
         return refused(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
@@ -366,6 +385,11 @@ mod tests {
     fn a_token_is_needed_when_one_is_set_and_must_match_whole() {
         assert!(authorized(None, None), "loopback without a token");
         assert!(authorized(Some(b"Bearer s3cret"), Some("s3cret")));
+        assert!(authorized(Some(b"bearer s3cret"), Some("s3cret")));
+        assert!(authorized(Some(b"BEARER  s3cret"), Some("s3cret")));
+        assert!(!authorized(Some(b"Bearers3cret"), Some("s3cret")));
+        assert!(!authorized(Some(b"Basic s3cret"), Some("s3cret")));
+        assert!(!authorized(Some(b"Bearer "), Some("s3cret")));
         assert!(!authorized(None, Some("s3cret")));
         assert!(!authorized(Some(b"Bearer s3cre"), Some("s3cret")));
         assert!(!authorized(Some(b"Bearer s3cretX"), Some("s3cret")));

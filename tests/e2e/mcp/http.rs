@@ -184,6 +184,35 @@ fn over_tcp_the_door_needs_a_token_and_refuses_a_client_without_it() {
     assert!(!log.contains(token), "the token is never logged: {log}");
 }
 
+/// A web page is not a client of the door: a request that carries an
+/// `Origin` (a page the operator opened, a rebound name) is refused with
+/// 403 even with the token, as the MCP specification requires; and the
+/// `Authorization` scheme is taken in any case, as HTTP defines it.
+#[test]
+fn the_door_refuses_a_web_pages_request_and_takes_the_scheme_in_any_case() {
+    let home = TestHome::with_config("");
+    let token = "a-long-random-token-for-the-origin-test";
+    let door = Door::open(&home, "127.0.0.1:0", Some(token));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    for origin in ["http://evil.example", "http://127.0.0.1:8080", "null"] {
+        let answer = raw_post(
+            &door.url,
+            Some(token),
+            &format!("Origin: {origin}\r\n"),
+            body.as_bytes(),
+        );
+        assert!(answer.starts_with("HTTP/1.1 403"), "{origin}: {answer}");
+    }
+    let lower = format!("Authorization: bearer {token}\r\n");
+    let answer = raw_post(&door.url, None, &lower, body.as_bytes());
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(raw_initialize(&door.url, Some(token)).starts_with("HTTP/1.1 200"));
+    door.close();
+}
+
 /// An `initialize` POSTed by hand; the response's head and what came of it.
 fn raw_initialize(url: &str, token: Option<&str>) -> String {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
