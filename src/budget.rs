@@ -105,6 +105,17 @@ pub fn calls_spent(home: &Home, now: DateTime<Utc>) -> AskSpend {
     spent
 }
 
+/// The start of the UTC day after `t`'s: when a spent budget is whole
+/// again.
+pub fn next_day(t: DateTime<Utc>) -> DateTime<Utc> {
+    let midnight = t
+        .date_naive()
+        .succ_opt()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|d| d.and_utc());
+    midnight.unwrap_or(t + chrono::Duration::days(1))
+}
+
 /// The UTC day of `t`, as the ledger keys it (`YYYY-MM-DD`).
 pub fn day(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d").to_string()

@@ -228,14 +228,16 @@ impl JobLedger {
             .max()
     }
 
-    /// A run to try again (it failed before any model call): its
-    /// scheduled time, when to try, and how many times it was tried.
+    /// A run to try again (it failed before any model call, or the
+    /// budget skipped it): its scheduled time, when to try, and how many
+    /// times it was tried (a skip for the budget is no try).
     pub fn retry(&self, job: &str) -> Option<(DateTime<Utc>, DateTime<Utc>, usize)> {
         let last = self.last_outcome(job)?;
         let at = last.retry_at?;
         let tries = self
             .of(job)
-            .filter(|r| r.planned == last.planned && r.outcome != JobOutcome::Running)
+            .filter(|r| r.planned == last.planned)
+            .filter(|r| !matches!(r.outcome, JobOutcome::Running | JobOutcome::Skipped))
             .count();
         Some((last.planned, at, tries))
     }

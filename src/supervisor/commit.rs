@@ -232,6 +232,24 @@ pub fn commit_outbox(
     Ok(())
 }
 
+/// Commits the job ledger's lines recorded without a commit of their own
+/// (checks that found nothing to do), at the stop; nothing when there are
+/// none.
+pub fn commit_job_records(
+    home: &Home,
+    repo: &Repo,
+    now: DateTime<Utc>,
+) -> Result<(), SupervisorError> {
+    let _lock = CommitLock::acquire(home)?;
+    repo.commit(
+        &[rel::JOB_RUNS, rel::JOB_SEGMENTS, rel::JOBS_SEEN],
+        &Identity::hearth(),
+        "jobs: runs their checks skipped, recorded since the last commit",
+        now,
+    )?;
+    Ok(())
+}
+
 /// `edit: memory/x.md (by hand)`, or the list when several files changed.
 fn hand_edit_message(paths: &[RepoPath]) -> String {
     match paths {

@@ -87,7 +87,16 @@ impl Supervisor<'_> {
         Ok(())
     }
 
-    /// Appends `run` to the ledger and commits it.
+    /// Appends `run` to the ledger, to be committed with whatever is
+    /// committed next (a tick, another run, the stop): a check that found
+    /// nothing to do is worth a line, not a commit.
+    pub(super) fn record_job_uncommitted(&mut self, run: &Run) -> Result<(), SupervisorError> {
+        ledger::append(&self.home.path(ledger::FILE), run)?;
+        Ok(())
+    }
+
+    /// Appends `run` to the ledger and commits it (with any lines
+    /// recorded uncommitted before it).
     pub(super) fn record_job(&mut self, run: &Run, subject: &str) -> Result<(), SupervisorError> {
         ledger::append(&self.home.path(ledger::FILE), run)?;
         let _lock = CommitLock::acquire(self.home)?;

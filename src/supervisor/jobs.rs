@@ -275,7 +275,13 @@ impl Supervisor<'_> {
             }
         }
         let subject = match run.outcome {
-            JobOutcome::Skipped => format!("job {}: skipped by its check", job.name),
+            JobOutcome::Skipped => {
+                // A check that finds nothing, every few minutes, is no
+                // commit of its own: its line rides in the next commit.
+                self.record_job_uncommitted(&run)?;
+                self.after_run(job, &run)?;
+                return Ok(None);
+            }
             _ if !trusted => format!("job {}: its check is not trusted", job.name),
             _ => format!("job {}: its check failed", job.name),
         };
@@ -294,6 +300,18 @@ impl Supervisor<'_> {
         run.model_calls = end.calls;
         run.tokens = record.tokens.sent() + record.tokens.output;
         run.cost_usd = record.cost_usd;
+        if record.class == Class::Skipped {
+            // The day's budget is spent: every try before the next UTC day
+            // would be skipped too, and used up the run's tries in three
+            // minutes. Not a failure, and not a try.
+            run.outcome = JobOutcome::Skipped;
+            run.cause = Some(format!(
+                "the day's budget is spent ({}): tried again on the next UTC day",
+                record.note.as_deref().unwrap_or("[budget] daily_usd")
+            ));
+            run.retry_at = Some(crate::budget::next_day(record.end));
+            return run;
+        }
         if record.class != Class::Ok {
             run.outcome = JobOutcome::Failed;
             run.cause = Some(record.note.clone().unwrap_or_else(|| {

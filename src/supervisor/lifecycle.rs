@@ -143,6 +143,9 @@ impl Supervisor<'_> {
         if let Err(e) = commit::commit_outbox(home, &self.repo, posted, clock.now()) {
             tracing::warn!("could not commit the outbox at exit: {e}");
         }
+        if let Err(e) = commit::commit_job_records(home, &self.repo, clock.now()) {
+            tracing::warn!("could not commit the job ledger at exit: {e}");
+        }
         self.upkeep.finish();
         if let Some(n) = &self.options.notifier {
             n.stopping();

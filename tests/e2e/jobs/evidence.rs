@@ -158,6 +158,19 @@ fn a_check_that_finds_nothing_skips_the_run_with_no_request_to_the_model() {
         assert_eq!(skipped["tokens"], 0);
         assert_eq!(skipped["cause"], "its check found nothing to do");
     }
+    // A check that found nothing is a line, not a commit of its own; the
+    // lines are committed with what comes next (here, the stop).
+    let subjects: Vec<String> = h.home.history().into_iter().map(|c| c.summary).collect();
+    assert!(
+        !subjects.iter().any(|s| s.contains("skipped")),
+        "{subjects:#?}"
+    );
+    let committed = h.home.git(&["show", "HEAD:state/jobs.jsonl"]).stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&committed),
+        h.home.read("state/jobs.jsonl"),
+        "every line is committed by the stop"
+    );
     // The check's words reached the model fenced as outside data, and the
     // run's tick is marked as outside.
     let asked = server

@@ -140,3 +140,43 @@ fn a_failed_run_is_tried_again_only_when_it_made_no_model_call() {
         .iter()
         .any(|r| r["planned"] == "2026-11-24T07:00:00Z" && r["outcome"] == "done"));
 }
+
+/// A run the day's budget skipped waits for the budget's next UTC day: it
+/// was tried three times a minute apart instead, each skipped again, and
+/// the scheduled time was lost.
+#[test]
+fn a_run_the_budget_skipped_waits_for_the_next_utc_day() {
+    let server = ModelServer::start(vec![Answer::Computed(Arc::new(worker))]);
+    let h = JobHome::new(&server, &[("digest", DIGEST)], "2026-11-24T06:30:00Z");
+    let mut config = std::fs::read_to_string(h.home.file("hearth.toml")).unwrap();
+    config.push_str("[budget]\ndaily_usd = 1.0\n");
+    std::fs::write(h.home.file("hearth.toml"), config).unwrap();
+    std::fs::write(
+        h.home.file("state/budget.json"),
+        r#"{"version": 1, "days": {"2026-11-24": 2.5}}"#,
+    )
+    .unwrap();
+    h.run_ticks(3);
+    let runs: Vec<Value> = h
+        .runs()
+        .into_iter()
+        .filter(|r| r["outcome"] != "running")
+        .collect();
+    assert_eq!(
+        h.outcomes("digest"),
+        ["2026-11-24T07:00 skipped", "2026-11-24T07:00 done"],
+        "{runs:#?}"
+    );
+    assert!(
+        runs[0]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("budget is spent"),
+        "{runs:#?}"
+    );
+    assert_eq!(runs[0]["retry_at"], "2026-11-25T00:00:00Z", "{runs:#?}");
+    assert!(
+        runs[1]["start"].as_str().unwrap() >= "2026-11-25T00:00:00Z",
+        "{runs:#?}"
+    );
+}
