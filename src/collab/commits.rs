@@ -33,6 +33,8 @@ pub fn fill(home: &Home, me: &str, peers: &Peers, c: &mut Collaboration) {
                 .and_then(|h| store::load(&h, &c.slug).ok().flatten()),
             // A peer on another host: its record as its last push left it.
             PeerAt::Url(_) => Repo::open_mirror(&home.peer_mirror(peer))
+                .ok()
+                .flatten()
                 .and_then(|m| m.read_at_head(&store::rel_path(&c.slug), 1 << 20)?.ok())
                 .and_then(|bytes| String::from_utf8(bytes).ok())
                 .and_then(|text| super::record::parse(&text).ok()),

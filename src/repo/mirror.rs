@@ -60,16 +60,20 @@ impl Repo {
         })
     }
 
-    /// The mirror at `dir`, if one was made there.
-    pub fn open_mirror(dir: &Path) -> Option<Repo> {
-        let git = Repository::open_bare(dir).ok()?;
-        Some(Repo {
+    /// The mirror at `dir`: `None` when none was made there yet (nothing
+    /// fetched), an error when one is there and cannot be opened.
+    pub fn open_mirror(dir: &Path) -> Result<Option<Repo>, RepoError> {
+        if !dir.exists() {
+            return Ok(None);
+        }
+        let git = Repository::open_bare(dir).map_err(|e| git_error(dir, e))?;
+        Ok(Some(Repo {
             git,
             root: dir.to_path_buf(),
             index_fresh: std::cell::Cell::new(false),
             lock_wait: super::locks::LOCK_WAIT,
             outside_memo: Default::default(),
-        })
+        }))
     }
 
     /// Fetches the peer's `main` from `url` into this mirror (its
@@ -124,28 +128,34 @@ impl Repo {
     }
 
     /// The files directly in `dir` of the committed tree (HEAD: a mirror's
-    /// is its fetched branch), each with its blob. Names are given as the
+    /// is its fetched branch), each with its blob; none when nothing is
+    /// committed yet or `dir` is not in the tree. Names are given as the
     /// tree holds them (read lossily where they are not UTF-8): the caller
-    /// checks them before it builds anything from them.
-    pub fn files_at_head(&self, dir: &str) -> Vec<HeadFile> {
-        let Some(tree) = self
-            .git
-            .head()
-            .ok()
-            .and_then(|h| h.peel_to_commit().ok())
-            .and_then(|c| c.tree().ok())
-        else {
-            return Vec::new();
+    /// checks them before it builds anything from them. A HEAD, commit or
+    /// tree that cannot be read (a corrupt repository) is an error, never
+    /// an empty outbox.
+    pub fn files_at_head(&self, dir: &str) -> Result<Vec<HeadFile>, RepoError> {
+        let head = match self.git.head() {
+            Ok(head) => head,
+            Err(e) if e.code() == git2::ErrorCode::UnbornBranch => return Ok(Vec::new()),
+            Err(e) => return Err(self.error(e)),
         };
-        let Ok(entry) = tree.get_path(Path::new(dir)) else {
-            return Vec::new();
+        let tree = head
+            .peel_to_commit()
+            .and_then(|c| c.tree())
+            .map_err(|e| self.error(e))?;
+        let entry = match tree.get_path(Path::new(dir)) {
+            Ok(entry) => entry,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.error(e)),
         };
         let Some(sub) = entry
             .to_object(&self.git)
+            .map_err(|e| self.error(e))?
+            .into_tree()
             .ok()
-            .and_then(|o| o.into_tree().ok())
         else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let mut files: Vec<HeadFile> = sub
             .iter()
@@ -157,7 +167,7 @@ impl Repo {
             })
             .collect();
         files.sort_by(|a, b| a.name.cmp(&b.name));
-        files
+        Ok(files)
     }
 
     /// The bytes of blob `id`, if it holds at most `max` bytes

@@ -132,6 +132,9 @@ struct Supervisor<'a> {
     last_tick: Option<TickRecord>,
     /// The peers' directories watched, and how many of them were missing.
     peers_watched: (Vec<(String, PathBuf)>, usize),
+    /// The peers whose outbox could not be read at the last look (each
+    /// flared once a spell).
+    peers_unreadable: std::collections::BTreeSet<String>,
     /// What each peer's blob said, read once.
     handoff_reads: peers::HandoffReads,
     /// Pushing, line origins and packing, each on its thread.
@@ -207,6 +210,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         healer,
         last_tick: last_recorded_tick(home),
         peers_watched: Default::default(),
+        peers_unreadable: Default::default(),
         handoff_reads: Default::default(),
         upkeep,
         disk: None,

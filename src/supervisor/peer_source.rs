@@ -73,7 +73,7 @@ impl Source {
         peer: &str,
         me: &str,
         taken: &TakenBlobs,
-        history: Option<&crate::repo::Repo>,
+        history: Result<Option<&crate::repo::Repo>, &str>,
     ) -> Result<OutboxLook, String> {
         if let Source::Home(path) = self {
             // Said first when the peer's home cannot be read at all.
@@ -81,9 +81,15 @@ impl Source {
             std::fs::read_dir(&outbox)
                 .map_err(|e| format!("cannot read {} ({e})", outbox.display()))?;
         }
-        // Not committed (or not fetched) yet: nothing to take, and the
-        // peer's commit (or the fetch) wakes this supervisor again.
-        let files = history.map_or_else(Vec::new, |h| h.files_at_head(rel::OUTBOX));
+        // Not fetched yet: nothing to take, and the fetch wakes this
+        // supervisor again. A history that cannot be read is said, never
+        // taken for an empty outbox.
+        let files = match history? {
+            Some(repo) => repo
+                .files_at_head(rel::OUTBOX)
+                .map_err(|e| format!("its committed outbox/ cannot be read ({e})"))?,
+            None => Vec::new(),
+        };
         let suffix = format!("-to-{me}.md");
         let mut look = OutboxLook {
             waiting: Vec::new(),
@@ -172,11 +178,24 @@ impl Source {
     }
 
     /// The peer's history (its home's repository, or the mirror), opened
-    /// once for all the handoffs read from it.
-    pub(super) fn history(&self) -> Option<crate::repo::Repo> {
+    /// once for all the handoffs read from it: `None` for a mirror not
+    /// fetched yet; why not when one is there and cannot be opened (a
+    /// peer's home that is no repository, a corrupt mirror).
+    pub(super) fn history(&self) -> Result<Option<crate::repo::Repo>, String> {
         match self {
-            Source::Home(path) => crate::repo::Repo::open(path).ok(),
-            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir),
+            Source::Home(path) => crate::repo::Repo::open(path).map(Some).map_err(|e| {
+                format!(
+                    "its repository at {} cannot be opened ({e})",
+                    path.display()
+                )
+            }),
+            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir).map_err(|e| {
+                format!(
+                    "its mirror at {} cannot be opened ({e}); remove that directory and the \
+                     next fetch makes it anew",
+                    dir.display()
+                )
+            }),
         }
     }
 }

@@ -51,10 +51,12 @@ impl Supervisor<'_> {
         let Survey {
             mut ready,
             problems,
+            unreadable,
         } = survey(self.home, &self.config, &mut self.handoff_reads);
         for problem in problems {
             self.report_once(problem);
         }
+        self.flare_unreadable_peers(unreadable);
         if ready.is_empty() {
             return 0;
         }
@@ -109,6 +111,37 @@ impl Supervisor<'_> {
     }
 
     /// Logs a problem once (`hearth status` finds the lasting ones itself).
+    /// A peer whose outbox or history cannot be read is flared once a
+    /// spell, as one that cannot be fetched is: its handoffs would
+    /// otherwise wait in silence behind an outbox that only looks empty.
+    fn flare_unreadable_peers(&mut self, unreadable: Vec<(String, String)>) {
+        let now: std::collections::BTreeSet<String> =
+            unreadable.iter().map(|(peer, _)| peer.clone()).collect();
+        let open = crate::notify::incidents::Incidents::load(self.home)
+            .map(|i| i.open)
+            .unwrap_or_default();
+        for (peer, said) in unreadable {
+            let subject = format!("peer {peer} cannot be read");
+            // Said already: by this supervisor, or before a restart (its
+            // incident is open until the peer can be read again).
+            let key = crate::notify::incidents::cause_key("peer", &subject);
+            if self.peers_unreadable.contains(&peer) || open.contains_key(&key) {
+                continue;
+            }
+            let body = format!(
+                "{said}.\n\nNothing is lost: its handoffs wait until it can be read, and this \
+                 agent goes on ticking. `hearth status` names it while it lasts; this flare is \
+                 sent once a spell.\n"
+            );
+            let flare = crate::mailbox::outbox::Letter::flare("peer", subject, body);
+            match crate::mailbox::outbox::post(self.home, &flare, self.options.clock.now()) {
+                Ok(rel) => tracing::warn!("flare: {rel}"),
+                Err(e) => tracing::warn!("the peer flare could not be written: {e}"),
+            }
+        }
+        self.peers_unreadable = now;
+    }
+
     pub(super) fn report_once(&mut self, problem: String) {
         if self.said.problem(&problem) {
             tracing::warn!("{problem}");
@@ -161,6 +194,9 @@ pub(super) struct Survey {
     /// [`PROBLEMS_A_PEER`] a peer, then how many more), as the operator
     /// reads it: status and the log say the same.
     pub problems: Vec<String>,
+    /// The peers whose outbox or history cannot be read at all, with what
+    /// is said of each (among `problems` too): flared, as a failing fetch.
+    pub unreadable: Vec<(String, String)>,
 }
 
 /// The most lines a peer's files that are not taken get in status and the
@@ -209,19 +245,28 @@ pub(super) fn survey(
     let mut survey = Survey {
         ready: Vec::new(),
         problems: Vec::new(),
+        unreadable: Vec::new(),
     };
     let mut records: HashMap<String, Option<crate::collab::Collaboration>> = HashMap::new();
     for (peer, at) in config.peers.iter() {
         let source = Source::of(home, peer, at);
         // The peer's history, opened once for all its handoffs.
-        let history = source.history();
-        let look = match source.look(peer, &me, &taken, history.as_ref()) {
+        let opened = source.history();
+        let look = match source.look(
+            peer,
+            &me,
+            &taken,
+            opened.as_ref().map(Option::as_ref).map_err(String::as_str),
+        ) {
             Ok(look) => look,
             Err(problem) => {
-                survey.problems.push(unreadable(peer, &problem));
+                let said = unreadable(peer, &problem);
+                survey.problems.push(said.clone());
+                survey.unreadable.push((peer.clone(), said));
                 continue;
             }
         };
+        let history = opened.ok().flatten();
         let mut problems: Vec<String> = look.problems.iter().map(ToString::to_string).collect();
         let mut admitted = Vec::new();
         let judge = Judge {

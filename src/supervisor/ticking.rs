@@ -54,8 +54,8 @@ impl Supervisor<'_> {
             self.resolve_incidents(&["push"], "pushing works again");
         }
         let peers = super::status::remote_peers(self.home, &self.config);
-        if peers.iter().all(|p| p.failing_since.is_none()) {
-            self.resolve_incidents(&["peer"], "every peer can be fetched again");
+        if peers.iter().all(|p| p.failing_since.is_none()) && self.peers_unreadable.is_empty() {
+            self.resolve_incidents(&["peer"], "every peer can be fetched and read again");
         }
     }
 

@@ -313,3 +313,62 @@ fn two_collaborations_at_once_each_run_their_tools_in_their_own_workdir() {
         }
     }
 }
+
+/// A peer's home whose repository cannot be read (its HEAD broken) has an
+/// outbox that only looks empty: the handoff waiting in it is named in
+/// status and flared once, as a peer that cannot be fetched is, instead
+/// of waiting in silence; once the repository is whole, it is taken.
+#[test]
+fn a_peer_whose_repository_cannot_be_read_is_named_and_flared_once() {
+    use crate::common::model_server::ModelServer;
+    let root = tempfile::tempdir().unwrap();
+    let alice_model = ModelServer::start(vec![founds_design_x()]);
+    let bob_model = ModelServer::start(vec![crate::e2e::injection::text("Noted.")]);
+    let bob_path = root.path().join("bob");
+    let alice = agent(
+        root.path(),
+        "alice",
+        &[("bob", &bob_path)],
+        &[],
+        &alice_model.url,
+    );
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice.path)],
+        &[],
+        &bob_model.url,
+    );
+    alice.ok(&["say", "Start design x with bob."]);
+    tick(&alice);
+    let head = alice.file(".git/HEAD");
+    let whole = std::fs::read(&head).unwrap();
+    std::fs::write(&head, "not a ref at all\n").unwrap();
+    tick(&bob);
+    tick(&bob);
+    let flares: Vec<String> = bob
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("-flare-peer"))
+        .collect();
+    assert_eq!(flares.len(), 1, "once a spell: {:?}", bob.list("outbox"));
+    let flare = bob.read(&format!("outbox/{}", flares[0]));
+    assert!(
+        flare.contains("peer alice") && flare.contains("cannot be opened"),
+        "{flare}"
+    );
+    let status = bob.ok(&["status"]);
+    assert!(
+        status.contains("problem:    peer alice: its repository at"),
+        "{status}"
+    );
+    std::fs::write(&head, whole).unwrap();
+    tick(&bob);
+    assert!(
+        bob.ticks()
+            .iter()
+            .any(|t| t["inbox"].to_string().contains("handoff-alice-")),
+        "taken once the repository is whole: {:?}",
+        bob.ticks()
+    );
+}
