@@ -8,7 +8,7 @@ use std::path::Path;
 
 use hearth::config::Config;
 use hearth::home::Home;
-use hearth::proposals::requests::{self, ToolRequest, ToolRequestState};
+use hearth::proposals::requests::{self, RequestKind, ToolRequest, ToolRequestState};
 use hearth::proposals::{self, Accepted, Proposal};
 use hearth::repo::Identity;
 
@@ -147,8 +147,12 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
         return print_json(&listed);
     }
     for r in &listed {
+        let verb = match r.kind {
+            RequestKind::Tool => "run ",
+            RequestKind::Founding => "",
+        };
         outln!(
-            "req {:>3}  {:<9} run {} {}  asked by {}, {}",
+            "req {:>3}  {:<9} {verb}{} {}  asked by {}, {}",
             r.n,
             r.status.as_str(),
             r.tool,
@@ -169,12 +173,18 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
                  acted is unknown, and it never runs again; check what it does by hand"
             );
         }
-        if r.status == ToolRequestState::Open {
-            outln!(
+        match (r.status, r.kind) {
+            (ToolRequestState::Open, RequestKind::Tool) => outln!(
                 "          `hearth proposals approve {}` runs it once; `decline {}` drops it",
                 r.n,
                 r.n
-            );
+            ),
+            (ToolRequestState::Open, RequestKind::Founding) => outln!(
+                "          `hearth proposals approve {}` takes the handoff; `decline {}` refuses it",
+                r.n,
+                r.n
+            ),
+            _ => {}
         }
     }
     Ok(Exit::Success)

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use chrono::SecondsFormat;
+use hearth::config::collab::FoundingPolicy;
 use hearth::supervisor::runtime::Phase;
 use hearth::supervisor::status;
 
@@ -258,6 +259,13 @@ fn print_waiting(
     }
     for peer in &status.peers {
         outln!("peer:       {}", peer.line(now));
+    }
+    if let Some(founding) = status.founding {
+        let what = match founding {
+            FoundingPolicy::Ask => "a collaboration a peer founds here waits for your word",
+            FoundingPolicy::Open => "a collaboration a peer founds here is taken at once",
+        };
+        outln!("founding:   {} ({what})", founding.as_str());
     }
     print_decisions(status)?;
     for problem in &status.problems {

@@ -20,6 +20,7 @@ fn settings(max_rounds: u32) -> CollaborationsConfig {
     CollaborationsConfig {
         workdirs: vec!["/srv/w1".into()],
         max_rounds,
+        ..CollaborationsConfig::default()
     }
 }
 

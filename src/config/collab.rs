@@ -183,6 +183,32 @@ pub struct CollaborationsConfig {
     pub workdirs: Vec<PathBuf>,
     /// Rounds one collaboration may take before its handoffs are refused.
     pub max_rounds: u32,
+    /// Whether a peer may found a collaboration here on its own word.
+    pub founding: FoundingPolicy,
+}
+
+/// `[collaborations] founding`: who says yes to a collaboration a peer
+/// founds here. Each costs ticks and model calls, so by default a peer's
+/// word is a request the operator approves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FoundingPolicy {
+    /// The first handoff of a collaboration new here waits as a request
+    /// (`hearth proposals`), at most one new one a day from each peer.
+    #[default]
+    Ask,
+    /// Taken at once, as any handoff.
+    Open,
+}
+
+impl FoundingPolicy {
+    /// As `hearth.toml` and status say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundingPolicy::Ask => "ask",
+            FoundingPolicy::Open => "open",
+        }
+    }
 }
 
 impl Default for CollaborationsConfig {
@@ -190,6 +216,7 @@ impl Default for CollaborationsConfig {
         CollaborationsConfig {
             workdirs: Vec::new(),
             max_rounds: 12,
+            founding: FoundingPolicy::Ask,
         }
     }
 }

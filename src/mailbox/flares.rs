@@ -96,6 +96,11 @@ pub fn list(home: &Home) -> Vec<Flare> {
     list_of(home, Which::Flares)
 }
 
+/// The flares the operator has not marked read, newest first.
+pub fn unread(home: &Home) -> Vec<Flare> {
+    list(home).into_iter().filter(|f| !f.read).collect()
+}
+
 /// Every flare or every letter in `outbox/`, newest first.
 pub fn list_of(home: &Home, which: Which) -> Vec<Flare> {
     let marks = read_marks(home);

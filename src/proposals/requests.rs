@@ -52,11 +52,33 @@ impl ToolRequestState {
     }
 }
 
+/// What a request asks the operator to allow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestKind {
+    /// A call of a tool that acts outside the home.
+    #[default]
+    Tool,
+    /// A collaboration a peer founds here (`[collaborations] founding =
+    /// "ask"`): `tool` names it, `file` the peer's handoff, `digest` the
+    /// handoff's blob, `arguments` what it says (a peer's words).
+    Founding,
+}
+
+impl RequestKind {
+    fn is_tool(&self) -> bool {
+        *self == RequestKind::Tool
+    }
+}
+
 /// One request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolRequest {
     /// Its number (1, 2, …), what `approve` and `decline` take.
     pub n: u64,
+    /// What it asks for (a tool call unless said).
+    #[serde(default, skip_serializing_if = "RequestKind::is_tool")]
+    pub kind: RequestKind,
     /// The tool, as the model called it.
     pub tool: String,
     /// Its manifest, relative to the home.
@@ -92,6 +114,8 @@ pub struct ToolRequest {
 /// What a request is made of before it is recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRequestDraft {
+    /// What it asks for.
+    pub kind: RequestKind,
     /// The tool, as the model called it.
     pub tool: String,
     /// Its manifest.
@@ -160,6 +184,7 @@ pub fn ask(
     let n = book.requests.iter().map(|r| r.n).max().unwrap_or(0) + 1;
     let request = ToolRequest {
         n,
+        kind: draft.kind,
         tool: draft.tool,
         file: draft.file,
         digest: draft.digest,
@@ -195,21 +220,82 @@ fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(
         return Ok(());
     }
     let n = request.n;
-    let body = format!(
-        "{} asked to run {} ({}), which acts outside the home, after it read content \
-         from outside you: {}\n\nArguments (outside words; read them as such):\n{}\n\n\
-         It did not run. `hearth proposals approve {n}` runs it once, as you; \
-         `hearth proposals decline {n} --reason \"…\"` drops it. Until you mark this flare \
-         read, later requests are listed by `hearth proposals`, not flared.\n",
-        request.by,
-        request.tool,
-        request.file,
-        request.tainted_by,
-        arguments_shown(&request.arguments, 2000),
-    );
-    let title = format!("request {n}: run {}?", request.tool);
+    let (body, title) = match request.kind {
+        RequestKind::Tool => (
+            format!(
+                "{} asked to run {} ({}), which acts outside the home, after it read content \
+                 from outside you: {}\n\nArguments (outside words; read them as such):\n{}\n\n\
+                 It did not run. `hearth proposals approve {n}` runs it once, as you; \
+                 `hearth proposals decline {n} --reason \"…\"` drops it. Until you mark this \
+                 flare read, later requests are listed by `hearth proposals`, not flared.\n",
+                request.by,
+                request.tool,
+                request.file,
+                request.tainted_by,
+                arguments_shown(&request.arguments, 2000),
+            ),
+            format!("request {n}: run {}?", request.tool),
+        ),
+        RequestKind::Founding => (
+            format!(
+                "{} hands this agent the first round of a collaboration new here ({}): taking \
+                 it costs ticks and model calls, on a peer's word.\n\nWhat the handoff says \
+                 (a peer's words; read them as such):\n{}\n\nIt waits. `hearth proposals \
+                 approve {n}` takes it at the next look; `hearth proposals decline {n} \
+                 --reason \"…\"` refuses it. A peer asks at most once a day; \
+                 `[collaborations] founding = \"open\"` takes them without asking.\n",
+                request.by,
+                request.file,
+                arguments_shown(&request.arguments, 2000),
+            ),
+            format!("request {n}: {}?", request.tool),
+        ),
+    };
     outbox::post(home, &Letter::flare("request", title, body), now)?;
     Ok(())
+}
+
+/// What the operator said of a collaboration `peer` founds here
+/// (`[collaborations] founding = "ask"`), from the request book.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoundingSaid {
+    /// Not asked yet.
+    Unasked,
+    /// Asked (request N), no word yet.
+    Waiting(u64),
+    /// Approved: taken.
+    Approved,
+    /// Declined (request N): never taken.
+    Declined(u64),
+}
+
+/// The newest founding request for `slug` from `peer` in `book`, as the
+/// operator left it.
+pub fn founding_said(book: &[ToolRequest], peer: &str, slug: &str) -> FoundingSaid {
+    let asked = book.iter().rev().find(|r| {
+        r.kind == RequestKind::Founding
+            && r.arguments["peer"] == peer
+            && r.arguments["collaboration"] == slug
+    });
+    match asked.map(|r| (r.n, r.status)) {
+        None => FoundingSaid::Unasked,
+        Some((n, ToolRequestState::Open)) => FoundingSaid::Waiting(n),
+        Some((_, ToolRequestState::Ran | ToolRequestState::Running)) => FoundingSaid::Approved,
+        Some((n, ToolRequestState::Declined | ToolRequestState::Failed)) => {
+            FoundingSaid::Declined(n)
+        }
+    }
+}
+
+/// Whether `peer` may be asked about another founding at `now`: at most
+/// one request a day from each peer, so a peer's flood is one question a
+/// day, not a flood of them.
+pub fn may_ask_founding(book: &[ToolRequest], peer: &str, now: DateTime<Utc>) -> bool {
+    !book.iter().any(|r| {
+        r.kind == RequestKind::Founding
+            && r.arguments["peer"] == peer
+            && now - r.created < chrono::Duration::days(1)
+    })
 }
 
 /// The arguments as one line of JSON, at most `max` characters.
@@ -280,6 +366,25 @@ pub fn begin(
         r.status = ToolRequestState::Running;
         format!(
             "request {n} approved: running {}\n\n{}",
+            r.tool,
+            trailers::line(trailers::REQUEST, n)
+        )
+    })
+}
+
+/// Approves the open founding request `n`: one commit by `who`; the
+/// supervisor takes the handoff at its next look.
+pub fn approve_founding(
+    home: &Home,
+    n: u64,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<ToolRequest, ProposalError> {
+    decide(home, n, who, now, |r| {
+        r.status = ToolRequestState::Ran;
+        r.result = Some("approved: the handoff is taken at the supervisor's next look".into());
+        format!(
+            "request {n} approved: {}\n\n{}",
             r.tool,
             trailers::line(trailers::REQUEST, n)
         )

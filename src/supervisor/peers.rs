@@ -29,6 +29,7 @@ use crate::collab::handoff::Handoff;
 use crate::collab::intake_error::IntakeError;
 use crate::collab::{own_name, store};
 use crate::home::layout::rel;
+use crate::proposals::requests::FoundingSaid;
 use crate::repo::HeadFile;
 
 pub(super) use super::peer_source::mirror_dir;
@@ -52,11 +53,13 @@ impl Supervisor<'_> {
             mut ready,
             problems,
             unreadable,
+            to_ask,
         } = survey(self.home, &self.config, &mut self.handoff_reads);
         for problem in problems {
             self.report_once(problem);
         }
         self.flare_unreadable_peers(unreadable);
+        self.ask_about_foundings(to_ask);
         if ready.is_empty() {
             return 0;
         }
@@ -142,6 +145,66 @@ impl Supervisor<'_> {
         self.peers_unreadable = now;
     }
 
+    /// Asks the operator about collaborations peers found here: one
+    /// request (and, unless one is unread, one flare) for each, at most
+    /// one a day from each peer; the others wait in the peer's outbox and
+    /// are asked about on a later day.
+    fn ask_about_foundings(&mut self, to_ask: Vec<UnaskedFounding>) {
+        use crate::proposals::requests::{self, RequestKind, ToolRequestDraft};
+        let now = self.options.clock.now();
+        for founding in to_ask {
+            let book = match requests::list(self.home) {
+                Ok(book) => book,
+                Err(e) => {
+                    self.report_once(format!("the requests cannot be read: {e}"));
+                    return;
+                }
+            };
+            let peer = &founding.peer;
+            if !requests::may_ask_founding(&book, peer, now) {
+                continue;
+            }
+            let h = &founding.handoff;
+            let excerpt: String = h.message.chars().take(500).collect();
+            let draft = ToolRequestDraft {
+                kind: RequestKind::Founding,
+                tool: format!(
+                    "found the collaboration {} with {peer}",
+                    h.collaboration.slug
+                ),
+                file: format!("{peer}:{}/{}", rel::OUTBOX, founding.file),
+                digest: founding.blob.clone(),
+                arguments: serde_json::json!({
+                    "peer": peer,
+                    "collaboration": h.collaboration.slug,
+                    "name": h.collaboration.name,
+                    "round": h.round,
+                    "message": excerpt,
+                }),
+                workdir: h.collaboration.workdir.clone(),
+                by: format!("peer {peer}"),
+                tainted_by: std::iter::once(format!(
+                    "{peer}:{}/{} (written by a peer)",
+                    rel::OUTBOX,
+                    founding.file
+                ))
+                .collect(),
+            };
+            match requests::ask(self.home, draft, now) {
+                Ok((request, true)) => tracing::warn!(
+                    "peer {peer} founds the collaboration {} here: request {} waits for you",
+                    h.collaboration.slug,
+                    request.n
+                ),
+                Ok(_) => {}
+                Err(e) => self.report_once(format!(
+                    "peer {peer}: the request to found {} could not be recorded: {e}",
+                    h.collaboration.slug
+                )),
+            }
+        }
+    }
+
     pub(super) fn report_once(&mut self, problem: String) {
         if self.said.problem(&problem) {
             tracing::warn!("{problem}");
@@ -197,6 +260,18 @@ pub(super) struct Survey {
     /// The peers whose outbox or history cannot be read at all, with what
     /// is said of each (among `problems` too): flared, as a failing fetch.
     pub unreadable: Vec<(String, String)>,
+    /// Handoffs that found a collaboration new here and wait for the
+    /// operator, not asked yet (`[collaborations] founding = "ask"`).
+    pub to_ask: Vec<UnaskedFounding>,
+}
+
+/// The first handoff of a collaboration a peer founds here, to be asked
+/// of the operator.
+pub(super) struct UnaskedFounding {
+    pub peer: String,
+    pub file: String,
+    pub blob: String,
+    pub handoff: Handoff,
 }
 
 /// The most lines a peer's files that are not taken get in status and the
@@ -246,7 +321,11 @@ pub(super) fn survey(
         ready: Vec::new(),
         problems: Vec::new(),
         unreadable: Vec::new(),
+        to_ask: Vec::new(),
     };
+    // Asked of the operator already: the request book, read once.
+    let founding = (config.collaborations.founding == crate::config::collab::FoundingPolicy::Ask)
+        .then(|| crate::proposals::requests::list(home).unwrap_or_default());
     let mut records: HashMap<String, Option<crate::collab::Collaboration>> = HashMap::new();
     for (peer, at) in config.peers.iter() {
         let source = Source::of(home, peer, at);
@@ -268,7 +347,6 @@ pub(super) fn survey(
         };
         let history = opened.ok().flatten();
         let mut problems: Vec<String> = look.problems.iter().map(ToString::to_string).collect();
-        let mut admitted = Vec::new();
         let judge = Judge {
             home,
             me: &me,
@@ -276,17 +354,15 @@ pub(super) fn survey(
             source: &source,
             history: history.as_ref(),
             max,
+            founding: founding.as_deref(),
         };
-        for file in look.waiting {
-            match judge.admit(&file, reads, &mut records) {
-                Ok(Some(h)) => {
-                    let blob = file.blob.clone();
-                    admitted.push((file, (h, blob)));
-                }
-                Ok(None) => {}
-                Err(problem) => problems.push(problem),
-            }
-        }
+        let admitted = judge.admit_all(
+            look.waiting,
+            reads,
+            &mut records,
+            &mut problems,
+            &mut survey.to_ask,
+        );
         survey
             .ready
             .extend(committed(peer, history.as_ref(), admitted));
@@ -311,9 +387,60 @@ struct Judge<'a> {
     source: &'a Source,
     history: Option<&'a crate::repo::Repo>,
     max: u32,
+    /// With `[collaborations] founding = "ask"`, the request book: what
+    /// the operator said of each collaboration a peer founds here.
+    founding: Option<&'a [crate::proposals::requests::ToolRequest]>,
+}
+
+/// What becomes of a peer's file addressed here.
+enum Admitted {
+    /// Taken.
+    Yes(Handoff),
+    /// Someone else's.
+    NotHere,
+    /// It founds a collaboration new here, and the operator was not asked.
+    AskFirst(Handoff),
 }
 
 impl Judge<'_> {
+    /// The peer's `waiting` files admitted here, each with its handoff and
+    /// blob; why the others are not, in `problems`; the foundings to ask
+    /// the operator about, in `to_ask`.
+    fn admit_all(
+        &self,
+        waiting: Vec<HeadFile>,
+        reads: &mut HandoffReads,
+        records: &mut HashMap<String, Option<crate::collab::Collaboration>>,
+        problems: &mut Vec<String>,
+        to_ask: &mut Vec<UnaskedFounding>,
+    ) -> Vec<(HeadFile, (Handoff, String))> {
+        let mut admitted = Vec::new();
+        for file in waiting {
+            match self.admit(&file, reads, records) {
+                Ok(Admitted::Yes(h)) => {
+                    let blob = file.blob.clone();
+                    admitted.push((file, (h, blob)));
+                }
+                Ok(Admitted::NotHere) => {}
+                Ok(Admitted::AskFirst(handoff)) => {
+                    problems.push(format!(
+                        "peer {}: {} founds the collaboration {} here; it waits for your \
+                         word (a request in `hearth proposals`, at most one a day from a peer)",
+                        self.peer, file.name, handoff.collaboration.slug
+                    ));
+                    to_ask.push(UnaskedFounding {
+                        peer: self.peer.to_string(),
+                        file: file.name.clone(),
+                        blob: file.blob.clone(),
+                        handoff,
+                    });
+                }
+                Err(problem) => problems.push(problem),
+            }
+        }
+        admitted
+    }
+
     /// `file`'s handoff, if it is addressed here and may be taken into
     /// this home's record of its collaboration (`records`, loaded once
     /// each); `None` when it is someone else's; why not, as the operator
@@ -324,7 +451,7 @@ impl Judge<'_> {
         file: &HeadFile,
         reads: &mut HandoffReads,
         records: &mut HashMap<String, Option<crate::collab::Collaboration>>,
-    ) -> Result<Option<Handoff>, String> {
+    ) -> Result<Admitted, String> {
         let (peer, me) = (self.peer, self.me);
         let h = reads.get_or_read(&file.blob, || {
             self.source
@@ -332,7 +459,7 @@ impl Judge<'_> {
                 .map_err(|e| e.to_string())
         })?;
         if h.to != me {
-            return Ok(None);
+            return Ok(Admitted::NotHere);
         }
         if h.from != peer {
             return Err(IntakeError::NotFromPeer {
@@ -353,7 +480,29 @@ impl Judge<'_> {
         crate::collab::intake::admit(&h, peer, me, mine, self.max).map_err(|refused| {
             super::intake::refusal(peer, &file.name, &h, refused, self.max).to_string()
         })?;
-        Ok(Some(h))
+        if let (None, Some(book)) = (mine, self.founding) {
+            let said = crate::proposals::requests::founding_said(book, peer, slug);
+            match said {
+                FoundingSaid::Approved => {}
+                FoundingSaid::Unasked => return Ok(Admitted::AskFirst(h)),
+                FoundingSaid::Waiting(n) => {
+                    return Err(format!(
+                        "peer {peer}: {} founds the collaboration {slug} here; it waits for \
+                         your word: `hearth proposals approve {n}` takes it, `decline {n}` \
+                         refuses it",
+                        file.name
+                    ))
+                }
+                FoundingSaid::Declined(n) => {
+                    return Err(format!(
+                        "peer {peer}: {} founds the collaboration {slug} here, which you \
+                         declined (request {n}); it is not taken",
+                        file.name
+                    ))
+                }
+            }
+        }
+        Ok(Admitted::Yes(h))
     }
 }
 

@@ -61,6 +61,10 @@ pub struct Status {
     /// knows them; their problems are among `problems`.
     #[serde(default)]
     pub local_peers: Vec<LocalPeer>,
+    /// `[collaborations] founding`, when the home has peers: whether a
+    /// peer's new collaboration waits for the operator (`ask`) or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub founding: Option<crate::config::collab::FoundingPolicy>,
     /// `[notify]` targets whose last delivery failed (retrying, or given
     /// up): the operator is not hearing what they think.
     #[serde(default)]
@@ -218,7 +222,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         Err(e) => problems.push(format!("{e} (hint: {})", e.hint())),
     }
     let config = crate::config::Config::load(&home.config_path());
-    let (daily_usd, config_error, peers, local) = config_facts(home, &config, &mut problems);
+    let facts = config_facts(home, &config, &mut problems);
     let push = super::push::PushState::load(home);
     let price = config.as_ref().ok().and_then(|c| c.price());
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
@@ -236,13 +240,10 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         verdict: Checked::default(),
         spent_today_usd: spent.total(),
         spent_today: spent,
-        daily_usd,
+        daily_usd: facts.daily_usd,
         outage: healer.outage.clone(),
-        unread_flares: crate::mailbox::flares::list(home)
-            .into_iter()
-            .filter(|f| !f.read)
-            .collect(),
-        config_error,
+        unread_flares: crate::mailbox::flares::unread(home),
+        config_error: facts.config_error,
         push,
         unpushed,
         failure_streak: healer.streak.len(),
@@ -267,8 +268,9 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         proposals_waiting,
         requests_waiting,
         oldest_proposal,
-        peers,
-        local_peers: local,
+        peers: facts.peers,
+        local_peers: facts.local,
+        founding: facts.founding,
         jobs_late,
         notify_failing: crate::notify::courier::last_outcomes(home)
             .into_iter()
@@ -328,32 +330,40 @@ fn waiting_proposals(
 /// What `hearth.toml` tells status: the daily limit, or why it does not
 /// load; the peers elsewhere and here (their problems into `problems`).
 #[allow(clippy::type_complexity)]
+/// What `status` says from `hearth.toml`: the budget, the config's own
+/// error, the peers (their problems among `problems`) and the founding
+/// policy when there are peers.
+struct ConfigFacts {
+    daily_usd: Option<f64>,
+    config_error: Option<String>,
+    peers: Vec<super::fetch::PeerFetch>,
+    local: Vec<LocalPeer>,
+    founding: Option<crate::config::collab::FoundingPolicy>,
+}
+
 fn config_facts(
     home: &Home,
     config: &Result<crate::config::Config, crate::config::ConfigError>,
     problems: &mut Vec<String>,
-) -> (
-    Option<f64>,
-    Option<String>,
-    Vec<super::fetch::PeerFetch>,
-    Vec<LocalPeer>,
-) {
+) -> ConfigFacts {
     match config {
         Ok(config) => {
             problems.extend(super::peers::problems(home, config));
-            (
-                Some(config.budget.daily_usd),
-                None,
-                remote_peers(home, config),
-                local_peers(config),
-            )
+            ConfigFacts {
+                daily_usd: Some(config.budget.daily_usd),
+                config_error: None,
+                peers: remote_peers(home, config),
+                local: local_peers(config),
+                founding: (!config.peers.is_empty()).then_some(config.collaborations.founding),
+            }
         }
-        Err(e) => (
-            None,
-            Some(format!("{e} — {}", e.hint())),
-            Vec::new(),
-            Vec::new(),
-        ),
+        Err(e) => ConfigFacts {
+            daily_usd: None,
+            config_error: Some(format!("{e} — {}", e.hint())),
+            peers: Vec::new(),
+            local: Vec::new(),
+            founding: None,
+        },
     }
 }
 

@@ -315,7 +315,7 @@ async fn start(
     else {
         return Err(NotOffered::NoPipes);
     };
-    let mut stderr_read = tokio::spawn(async move {
+    let stderr_read = tokio::spawn(async move {
         let mut buf = [0u8; 4096];
         while let Ok(n) = err.read(&mut buf).await {
             if n == 0 {
@@ -353,13 +353,23 @@ async fn start(
         Ok(Err(why)) => why,
         Err(_) => NotOffered::Timeout(tool.timeout.as_secs()),
     };
-    // Its last words are the reason: a server that closed the connection
-    // is most likely exiting, and what it said on stderr is read to the
-    // end (it closes at its exit) before the problem is written, however
-    // busy the machine; one that did not end is killed, and what it said
-    // meanwhile is read.
+    let waits = !matches!(why, NotOffered::Timeout(_));
+    hear_last_words(waits, kill, stderr_read).await;
+    Err(why)
+}
+
+/// A server that failed to start: its last words are the reason. One
+/// that closed the connection (`exiting`) is most likely ending, and what
+/// it says on stderr is read to the end (the pipe closes at its exit)
+/// before the problem is written, however busy the machine; then the
+/// group is killed, and what it said meanwhile read, bounded.
+async fn hear_last_words(
+    exiting: bool,
+    kill: impl FnOnce(),
+    mut stderr_read: tokio::task::JoinHandle<()>,
+) {
     let mut read_to_end = false;
-    if !matches!(why, NotOffered::Timeout(_)) {
+    if exiting {
         read_to_end = tokio::time::timeout(LAST_WORDS, &mut stderr_read)
             .await
             .is_ok();
@@ -368,7 +378,6 @@ async fn start(
     if !read_to_end {
         let _ = tokio::time::timeout(LAST_WORDS, stderr_read).await;
     }
-    Err(why)
 }
 
 /// One of the server's tools as the model sees it: `SERVER__TOOL` (only

@@ -58,6 +58,9 @@ pub fn approve(
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ApproveError> {
     let request = requests::open(home, n)?;
+    if request.kind == requests::RequestKind::Founding {
+        return Ok(requests::approve_founding(home, n, who, now)?);
+    }
     let refused = |why: String| ApproveError::Refused { n, why };
     let dir = match &request.workdir {
         None => home.root().to_path_buf(),
@@ -126,6 +129,7 @@ pub fn request_instead(
     input: &Value,
 ) -> Result<String, ToolError> {
     let draft = ToolRequestDraft {
+        kind: crate::proposals::requests::RequestKind::Tool,
         tool: tool.name.clone(),
         file: tool.file.clone(),
         digest: tool.digest.clone(),

@@ -125,7 +125,8 @@ fn a_hostile_peers_names_are_data_and_its_handoffs_reach_only_its_own_collaborat
     std::fs::write(
         bob.file("hearth.toml"),
         format!(
-            "[peers]\nalice = \"{}\"\nmallory = \"{}\"\n[collaborations]\nmax_rounds = 3\n",
+            "[peers]\nalice = \"{}\"\nmallory = \"{}\"\n[collaborations]\nmax_rounds = 3\n\
+             founding = \"open\"\n",
             root.path().join("alice").display(),
             daemon.url("mallory")
         ),
@@ -288,7 +289,7 @@ fn a_backlog_bigger_than_the_context_is_read_a_part_a_tick_and_never_stalls() {
         bob.file("hearth.toml"),
         format!(
             "[model]\ncontext_tokens = 16000\n[peers]\nmallory = \"{}\"\n\
-             [collaborations]\nmax_rounds = 40\n",
+             [collaborations]\nmax_rounds = 40\nfounding = \"open\"\n",
             daemon.url("mallory")
         ),
     )

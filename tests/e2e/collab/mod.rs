@@ -3,6 +3,7 @@
 
 use crate::common::TestHome;
 
+mod founding;
 mod handoffs;
 mod hostile;
 mod operator;
@@ -63,7 +64,9 @@ pub(super) fn agent(
         .map(|w| format!("\"{}\"", w.display()))
         .collect();
     config.push_str(&format!(
-        "[collaborations]\nworkdirs = [{}]\nmax_rounds = 3\n",
+        // Founding by a peer is open here: these tests are about what a
+        // collaboration does; `founding.rs` is about who says it may start.
+        "[collaborations]\nworkdirs = [{}]\nmax_rounds = 3\nfounding = \"open\"\n",
         dirs.join(", ")
     ));
     std::fs::write(home.file("hearth.toml"), config).unwrap();

@@ -165,7 +165,7 @@ pub fn flood(shape: &Flood) -> Table {
         bob.file("hearth.toml"),
         format!(
             "[tick]\ninterval_s = 1\n[peers]\nfetch_every_s = 1\nalice = \"{}\"\n\
-             mallory = \"{}\"\n[collaborations]\nmax_rounds = {MAX_ROUNDS}\n",
+             mallory = \"{}\"\n[collaborations]\nmax_rounds = {MAX_ROUNDS}\nfounding = \"open\"\n",
             daemon.url("alice"),
             daemon.url("mallory")
         ),

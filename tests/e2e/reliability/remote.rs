@@ -413,7 +413,7 @@ fn agent(
          base_url = \"{}\"\nmax_retries = 0\n\
          [tick]\ninterval_s = 1\n[healer]\nstreak = 1000000\n\
          [git]\npush = true\nremote = \"origin\"\n\
-         [collaborations]\nmax_rounds = 100000\n\
+         [collaborations]\nmax_rounds = 100000\nfounding = \"open\"\n\
          [peers]\nfetch_every_s = {}\nfetch_timeout_s = 10\n",
         model.url,
         FETCH_EVERY.as_secs()
