@@ -372,3 +372,53 @@ fn a_peer_whose_repository_cannot_be_read_is_named_and_flared_once() {
         bob.ticks()
     );
 }
+
+/// `hearth status` judges a peer's outbox as the supervisor does, and
+/// like it reads each blob once: what the blobs said is kept under
+/// `.hearth/` (a peer's flood of 10,000 refused files is read once, not at
+/// every status), so a second status says the same without reading them
+/// — here, with the peer's blobs gone from its repository.
+#[test]
+fn status_reads_a_peers_refused_handoffs_once() {
+    let root = tempfile::tempdir().unwrap();
+    let alice = TestHome::at(&root.path().join("alice"));
+    alice.ok(&["init"]);
+    for i in 0..30 {
+        std::fs::write(
+            alice.file(&format!(
+                "outbox/20260101T0000{i:02}Z-handoff-x-1-to-bob.md"
+            )),
+            format!("---\nkind: handoff\nfrom: alice\nto: bob\n---\nnot really {i}\n"),
+        )
+        .unwrap();
+    }
+    alice.git(&["add", "-A"]);
+    alice.git(&["commit", "-qm", "a flood"]);
+    let bob = TestHome::at(&root.path().join("bob"));
+    bob.ok(&["init"]);
+    std::fs::write(
+        bob.file("hearth.toml"),
+        format!("[peers]\nalice = \"{}\"\n", alice.path.display()),
+    )
+    .unwrap();
+    let first = bob.ok(&["status"]);
+    assert!(
+        first.contains("is not a handoff hearth can read"),
+        "{first}"
+    );
+    assert!(bob.file(".hearth/handoff-reads.json").is_file());
+    let blobs = String::from_utf8(alice.git(&["ls-tree", "HEAD", "outbox/"]).stdout).unwrap();
+    for line in blobs.lines() {
+        let id = line.split_whitespace().nth(2).unwrap();
+        let _ =
+            std::fs::remove_file(alice.file(&format!(".git/objects/{}/{}", &id[..2], &id[2..])));
+    }
+    let second = bob.ok(&["status"]);
+    let problems = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("problem:"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(problems(&second), problems(&first));
+}
