@@ -270,20 +270,25 @@ pub enum FoundingSaid {
 }
 
 /// The newest founding request for `slug` from `peer` in `book`, as the
-/// operator left it.
-pub fn founding_said(book: &[ToolRequest], peer: &str, slug: &str) -> FoundingSaid {
+/// operator left it. An approval holds for the handoff as it was when the
+/// operator approved it (its `blob`): one the peer rewrote since is asked
+/// about again; a decline holds whatever the peer writes.
+pub fn founding_said(book: &[ToolRequest], peer: &str, slug: &str, blob: &str) -> FoundingSaid {
     let asked = book.iter().rev().find(|r| {
         r.kind == RequestKind::Founding
             && r.arguments["peer"] == peer
             && r.arguments["collaboration"] == slug
     });
-    match asked.map(|r| (r.n, r.status)) {
-        None => FoundingSaid::Unasked,
-        Some((n, ToolRequestState::Open)) => FoundingSaid::Waiting(n),
-        Some((_, ToolRequestState::Ran | ToolRequestState::Running)) => FoundingSaid::Approved,
-        Some((n, ToolRequestState::Declined | ToolRequestState::Failed)) => {
-            FoundingSaid::Declined(n)
+    let Some(asked) = asked else {
+        return FoundingSaid::Unasked;
+    };
+    match asked.status {
+        ToolRequestState::Open => FoundingSaid::Waiting(asked.n),
+        ToolRequestState::Ran | ToolRequestState::Running if asked.digest == blob => {
+            FoundingSaid::Approved
         }
+        ToolRequestState::Ran | ToolRequestState::Running => FoundingSaid::Unasked,
+        ToolRequestState::Declined | ToolRequestState::Failed => FoundingSaid::Declined(asked.n),
     }
 }
 
@@ -453,4 +458,76 @@ pub fn waiting(home: &Home) -> Result<usize, ProposalError> {
         .iter()
         .filter(|r| r.status == ToolRequestState::Open)
         .count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn founding(
+        n: u64,
+        peer: &str,
+        slug: &str,
+        blob: &str,
+        status: ToolRequestState,
+    ) -> ToolRequest {
+        ToolRequest {
+            n,
+            kind: RequestKind::Founding,
+            tool: format!("found the collaboration {slug} with {peer}"),
+            file: format!("{peer}:outbox/x.md"),
+            digest: blob.into(),
+            arguments: serde_json::json!({"peer": peer, "collaboration": slug}),
+            workdir: None,
+            by: format!("peer {peer}"),
+            tainted_by: crate::outside::Outside::none(),
+            created: DateTime::from_timestamp(1_790_000_000, 0).unwrap(),
+            status,
+            decided: None,
+            reason: None,
+            result: None,
+        }
+    }
+
+    #[test]
+    fn a_founding_is_taken_only_as_the_operator_approved_it() {
+        let approved = [founding(1, "alice", "x", "b1", ToolRequestState::Ran)];
+        assert_eq!(
+            founding_said(&approved, "alice", "x", "b1"),
+            FoundingSaid::Approved
+        );
+        // Rewritten by the peer since: asked about again.
+        assert_eq!(
+            founding_said(&approved, "alice", "x", "b2"),
+            FoundingSaid::Unasked
+        );
+        // Another peer, another collaboration: never asked.
+        assert_eq!(
+            founding_said(&approved, "mallory", "x", "b1"),
+            FoundingSaid::Unasked
+        );
+        assert_eq!(
+            founding_said(&approved, "alice", "y", "b1"),
+            FoundingSaid::Unasked
+        );
+        let declined = [founding(2, "alice", "x", "b1", ToolRequestState::Declined)];
+        assert_eq!(
+            founding_said(&declined, "alice", "x", "b2"),
+            FoundingSaid::Declined(2)
+        );
+        let open = [founding(3, "alice", "x", "b1", ToolRequestState::Open)];
+        assert_eq!(
+            founding_said(&open, "alice", "x", "b1"),
+            FoundingSaid::Waiting(3)
+        );
+        let day = chrono::Duration::days(1);
+        let asked_at = open[0].created;
+        assert!(!may_ask_founding(
+            &open,
+            "alice",
+            asked_at + day - chrono::Duration::seconds(1)
+        ));
+        assert!(may_ask_founding(&open, "alice", asked_at + day));
+        assert!(may_ask_founding(&open, "bob", asked_at));
+    }
 }

@@ -115,7 +115,6 @@ impl Supervisor<'_> {
         missing(dirs) < *were_missing
     }
 
-    /// Logs a problem once (`hearth status` finds the lasting ones itself).
     /// A peer whose outbox or history cannot be read is flared once a
     /// spell, as one that cannot be fetched is: its handoffs would
     /// otherwise wait in silence behind an outbox that only looks empty.
@@ -207,6 +206,7 @@ impl Supervisor<'_> {
         }
     }
 
+    /// Logs a problem once (`hearth status` finds the lasting ones itself).
     pub(super) fn report_once(&mut self, problem: String) {
         if self.said.problem(&problem) {
             tracing::warn!("{problem}");
@@ -521,7 +521,7 @@ impl Judge<'_> {
             super::intake::refusal(peer, &file.name, &h, refused, self.max).to_string()
         })?;
         if let (None, Some(book)) = (mine, self.founding) {
-            let said = crate::proposals::requests::founding_said(book, peer, slug);
+            let said = crate::proposals::requests::founding_said(book, peer, slug, &file.blob);
             match said {
                 FoundingSaid::Approved => {}
                 FoundingSaid::Unasked => return Ok(Admitted::AskFirst(h)),
