@@ -285,6 +285,14 @@ fn exchange(
     for message in &sent {
         on_text(&format!("\n{message}\n"));
     }
+    // The warm digest is the ask's write too: named in its journal before
+    // it is written, so an ask cut short between the two (a kill, a
+    // signal) leaves it to its own interrupted commit, never to the
+    // operator's next hand-edit commit.
+    journal
+        .borrow_mut()
+        .ahead(home, rel::WARM)
+        .map_err(ExchangeError::from)?;
     let cost_usd = answer(home, config, question, id, &outcome, now, &journal.borrow())?;
     Ok(Asked {
         id: id.to_string(),
