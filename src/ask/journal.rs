@@ -106,6 +106,13 @@ impl Journal {
         self.save(home)
     }
 
+    /// Whether the ask is still its own to finish: its journal is there
+    /// (a signal's handler, or another finder, removes it when it commits
+    /// the ask as interrupted). Asked under the commit lock.
+    pub fn is_open(&self, home: &Home) -> bool {
+        self.path(home).exists()
+    }
+
     /// The ask is committed: its journal goes (under the commit lock, so
     /// no one finishes it twice).
     pub fn end(&self, home: &Home) {

@@ -286,9 +286,8 @@ fn exchange(
         on_text(&format!("\n{message}\n"));
     }
     // The warm digest is the ask's write too: named in its journal before
-    // it is written, so an ask cut short between the two (a kill, a
-    // signal) leaves it to its own interrupted commit, never to the
-    // operator's next hand-edit commit.
+    // it is written, so an ask killed between the write and its commit
+    // leaves it to its own interrupted commit, never to the operator's.
     journal
         .borrow_mut()
         .ahead(home, rel::WARM)
@@ -417,20 +416,28 @@ fn answer(
     };
     let mut changed = vec![rel::SESSIONS.to_string()];
     // The warm digest is made before the commit lock is taken (it may call
-    // the model); the answer line is written under it.
-    if let Some(digest_cost) = warm::refresh(home, config, question, &answer_line)? {
-        answer_line.cost_usd += digest_cost;
-        changed.push(rel::WARM.into());
-    }
+    // the model); it is written under it, with the answer line.
+    let digest = warm::make(home, config, question, &answer_line);
     changed.extend(outcome.effects.touched.iter().cloned());
     changed.extend(outcome.effects.sent.iter().cloned());
     if home.path(rel::BRAKE_LOG).exists() {
         changed.push(rel::BRAKE_LOG.into());
     }
-    // The answer line and the commit under one hold of the commit lock, so
-    // a supervisor committing hand edits meanwhile cannot take the answer
-    // into its own commit and leave the ask none.
+    // The digest, the answer line and the commit under one hold of the
+    // commit lock, so a supervisor committing hand edits meanwhile cannot
+    // take them into its own commit and leave the ask none.
     let lock = CommitLock::acquire(home)?;
+    if !journal.is_open(home) {
+        // A signal's handler finished the ask as interrupted and committed
+        // what it had written: nothing more is written, or it would be
+        // left for the operator's next commit.
+        return Ok(answer_line.cost_usd);
+    }
+    if let Some((text, digest_cost)) = digest {
+        warm::write(home, &text)?;
+        answer_line.cost_usd += digest_cost;
+        changed.push(rel::WARM.into());
+    }
     sessions::append(home, &answer_line)?;
     commit(
         home,

@@ -39,21 +39,23 @@ const PREFERENCES: &[&str] = &[
     "do not ",
 ];
 
-/// Refreshes the digest when this ask, whose answer is `answer_line`, is
-/// the `[ask] warm_every`th: by one model call (what it cost is returned),
-/// or extractively (offline, or when the call fails: it costs nothing).
+/// A fresh digest when this ask, whose answer is `answer_line`, is the
+/// `[ask] warm_every`th: by one model call (what it cost is returned), or
+/// extractively (offline, or when the call fails: it costs nothing).
 /// `None`: not this ask. Exchanges that carried outside words stay out.
-pub(super) fn refresh(
+/// Nothing is written: the caller writes it ([`write`]) under the commit
+/// lock, once it knows the ask is still its own to finish.
+pub(super) fn make(
     home: &Home,
     config: &Config,
     question: &Question,
     answer_line: &sessions::Line,
-) -> Result<Option<f64>, ExchangeError> {
+) -> Option<(String, f64)> {
     let mut lines = sessions::read(home);
     lines.push(answer_line.clone());
     let asks = lines.iter().filter(|l| l.kind == "question").count();
     if asks % config.ask.warm_every.max(1) as usize != 0 {
-        return Ok(None);
+        return None;
     }
     let exchanges = super::outside::clean(sessions::exchanges(&lines));
     let (fresh, cost) = match config.model.provider {
@@ -63,9 +65,13 @@ pub(super) fn refresh(
             (fresh, cost_usd(&usage, config.price().as_ref()))
         }
     };
-    let digest = fresh.unwrap_or_else(|| extract(&exchanges));
+    Some((fresh.unwrap_or_else(|| extract(&exchanges)), cost))
+}
+
+/// Writes the digest `make` made.
+pub(super) fn write(home: &Home, digest: &str) -> Result<(), ExchangeError> {
     crate::atomic::write(&home.path(rel::WARM), digest.as_bytes())?;
-    Ok(Some(cost))
+    Ok(())
 }
 
 /// The digest without a model: the most frequent topic words of the
