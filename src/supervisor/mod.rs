@@ -18,6 +18,7 @@ mod error;
 pub mod fetch;
 mod gap;
 mod git_wait;
+mod handoff_reads;
 mod intake;
 mod job_record;
 pub mod jobs;
@@ -116,7 +117,7 @@ pub enum RunOutcome {
 /// (the healer's verdicts: heals and panic), `jobs.rs` and `job_record.rs`
 /// (work at set times, and its record), `git_wait.rs` and `room.rs`
 /// (a git lock held, a full disk), `signals.rs`, `reload.rs` (a changed
-/// `hearth.toml`), `peers.rs` (handoffs from peers).
+/// `hearth.toml`), `peers.rs` (handoffs from peers; `handoff_reads.rs`, what their blobs said, read once).
 struct Supervisor<'a> {
     home: &'a Home,
     repo: Repo,
