@@ -13,6 +13,7 @@
 pub mod gates;
 mod turn;
 
+use crate::mailbox::cause::Cause;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -353,7 +354,7 @@ fn settle(
                 reasons.iter().map(|r| format!("- {r}")).collect::<Vec<_>>().join("\n")
             );
             let mut flare = Letter::flare(
-                "consolidation",
+                Cause::Consolidation,
                 "a consolidation was refused at the gate",
                 body,
             );

@@ -17,6 +17,7 @@ pub mod quiet;
 pub mod state;
 pub mod validate;
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
@@ -373,7 +374,7 @@ fn heal_flare(plan: &HealPlan, back: &BackInInbox) -> Letter {
     body.push_str(
         "\nThe agent is told in its next tick. Inspect with `git log` and `hearth status`.\n",
     );
-    let mut letter = Letter::flare("healer", plan.commit_message(), body);
+    let mut letter = Letter::flare(Cause::Healer, plan.commit_message(), body);
     letter.tick = plan.failed_ticks.last().map(|(t, _)| *t);
     letter
 }
@@ -452,7 +453,7 @@ pub fn panic(
             Halt::Exhausted => "hearth stopped: healing is exhausted",
             Halt::NothingToRestore => "hearth stopped: no tick has succeeded yet",
         };
-        let mut letter = Letter::flare("panic", subject, body);
+        let mut letter = Letter::flare(Cause::Panic, subject, body);
         letter.tick = state.streak.last().map(|f| f.tick);
         outbox::post(home, &letter, now)?;
         state.panic_flares.push(now);

@@ -6,6 +6,7 @@
 //! names the file and the parse error. The broken text is quoted in the
 //! flare, so nothing is lost.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::HealError;
@@ -64,7 +65,7 @@ pub fn validate(
              tick loads it as before. What the tick wrote:\n\n```\n{quoted}\n```\n"
         );
         let mut flare = Letter::flare(
-            "layer1",
+            Cause::Layer1,
             format!("{rel} did not parse after tick {tick}"),
             body,
         );

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::cause::Cause;
 use super::MailboxError;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
@@ -43,6 +44,13 @@ pub struct Flare {
     pub tick: Option<u64>,
     /// Whether the operator marked it read.
     pub read: bool,
+}
+
+impl Flare {
+    /// What it is about (a letter's is [`Cause::Unknown`] with no word).
+    pub fn cause(&self) -> Cause {
+        Cause::parse(&self.flare)
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

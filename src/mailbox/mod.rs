@@ -6,6 +6,7 @@
 //! in with `cp` and read replies with `cat`; and nothing is ever deleted: a
 //! consumed message moves to `state/inbox-archive/`.
 
+pub mod cause;
 pub mod flares;
 pub mod inbox;
 pub mod outbox;

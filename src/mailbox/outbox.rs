@@ -16,6 +16,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use super::cause::Cause;
 use super::{unique_path, MailboxError};
 use crate::atomic;
 use crate::home::Home;
@@ -25,8 +26,8 @@ use crate::home::Home;
 pub enum Kind {
     /// Written by the agent with `send`.
     Message,
-    /// Written by hearth about hearth: `config`, `healer`, `panic`, …
-    Flare(String),
+    /// Written by hearth about hearth, about one cause.
+    Flare(Cause),
 }
 
 /// One outgoing message.
@@ -45,10 +46,10 @@ pub struct Letter {
 }
 
 impl Letter {
-    /// A flare of `kind`: hearth's message about itself, from hearth.
-    pub fn flare(kind: &str, subject: impl Into<String>, body: impl Into<String>) -> Letter {
+    /// A flare about `cause`: hearth's message about itself, from hearth.
+    pub fn flare(cause: Cause, subject: impl Into<String>, body: impl Into<String>) -> Letter {
         Letter {
-            kind: Kind::Flare(kind.to_string()),
+            kind: Kind::Flare(cause),
             subject: subject.into(),
             body: body.into(),
             tick: None,
@@ -63,7 +64,7 @@ impl Letter {
             Kind::Message => out.push_str("kind: message\n"),
             Kind::Flare(flare) => {
                 out.push_str("kind: flare\n");
-                out.push_str(&format!("flare: {}\n", yaml_string(flare)));
+                out.push_str(&format!("flare: {}\n", yaml_string(&flare.to_string())));
             }
         }
         out.push_str(&format!(
@@ -89,7 +90,7 @@ impl Letter {
 pub fn post(home: &Home, letter: &Letter, now: DateTime<Utc>) -> Result<String, MailboxError> {
     let label = match &letter.kind {
         Kind::Message => slug(&letter.subject),
-        Kind::Flare(flare) => format!("flare-{}", slug(flare)),
+        Kind::Flare(cause) => format!("flare-{}", slug(&cause.to_string())),
     };
     let stem = format!("{}-{}", now.format("%Y%m%dT%H%M%S%.3fZ"), label);
     let dir = home.outbox_dir();
@@ -169,7 +170,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::at(dir.path()).unwrap();
         let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
-        let flare = Letter::flare("config", "hearth.toml broke", "details");
+        let flare = Letter::flare(Cause::Config, "hearth.toml broke", "details");
         let a = post(&home, &flare, now).unwrap();
         let b = post(&home, &flare, now).unwrap();
         assert_ne!(a, b);

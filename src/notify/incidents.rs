@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{severity_of, Notice, NoticeState, Severity};
+use super::{Notice, NoticeState, Severity};
 use crate::home::Home;
 use crate::json_file::{self, JsonFile, JsonFileError};
+use crate::mailbox::cause::{Cause, Clearing};
 use crate::mailbox::flares::{self, Which};
 
 /// The file, relative to the home.
@@ -29,8 +30,8 @@ const NEWS_AGE: Duration = Duration::hours(1);
 pub struct Incident {
     /// Its cause key: the kind and the normalised subject.
     pub key: String,
-    /// The flare kind.
-    pub kind: String,
+    /// The flares' cause (`kind` on disk, as before).
+    pub kind: Cause,
     /// The first flare's subject.
     pub title: String,
     /// How loud.
@@ -72,7 +73,7 @@ impl JsonFile for Incidents {
 /// A flare's cause key: its kind and its subject with numbers, times and
 /// quoted names taken out, so "tick 41 failed" and "tick 42 failed" are
 /// one cause and "the model API refuses hearth's settings" another.
-pub fn cause_key(kind: &str, subject: &str) -> String {
+pub fn cause_key(kind: &Cause, subject: &str) -> String {
     let mut out = String::new();
     let mut last_hash = false;
     for c in subject.to_lowercase().chars() {
@@ -112,7 +113,7 @@ impl Incidents {
         &mut self,
         home_name: &str,
         id: &str,
-        kind: &str,
+        kind: &Cause,
         subject: &str,
         body: &str,
         now: DateTime<Utc>,
@@ -127,12 +128,12 @@ impl Incidents {
             }
             return None;
         }
-        let severity = severity_of(kind, subject);
+        let severity = kind.severity(subject);
         self.open.insert(
             key.clone(),
             Incident {
                 key: key.clone(),
-                kind: kind.to_string(),
+                kind: kind.clone(),
                 title: subject.to_string(),
                 severity,
                 opened: now,
@@ -144,7 +145,7 @@ impl Incidents {
         );
         Some(Notice::new(
             home_name,
-            kind,
+            &kind.to_string(),
             severity,
             subject.to_string(),
             format!("{body}\n\n(flare {id}; `hearth flares show {id}`)"),
@@ -154,16 +155,16 @@ impl Incidents {
         ))
     }
 
-    /// The causes of `kinds` cleared (`why`): each open incident of them is
-    /// closed with one notice.
+    /// `clearing` observed (`why`): each open incident whose cause it
+    /// clears is closed with one notice.
     pub fn resolve(
         &mut self,
         home_name: &str,
-        kinds: &[&str],
+        clearing: Clearing<'_>,
         why: &str,
         now: DateTime<Utc>,
     ) -> Vec<Notice> {
-        self.resolve_opened_before(home_name, kinds, now, why, now)
+        self.resolve_opened_before(home_name, clearing, now, why, now)
     }
 
     /// [`Incidents::resolve`], for the incidents opened before `before`
@@ -171,7 +172,7 @@ impl Incidents {
     pub fn resolve_opened_before(
         &mut self,
         home_name: &str,
-        kinds: &[&str],
+        clearing: Clearing<'_>,
         before: DateTime<Utc>,
         why: &str,
         now: DateTime<Utc>,
@@ -179,7 +180,7 @@ impl Incidents {
         let closing: Vec<String> = self
             .open
             .values()
-            .filter(|i| kinds.contains(&i.kind.as_str()) && i.opened <= before)
+            .filter(|i| i.kind.is_cleared_by(clearing) && i.opened <= before)
             .map(|i| i.key.clone())
             .collect();
         closing
@@ -188,7 +189,7 @@ impl Incidents {
             .map(|i| {
                 Notice::new(
                     home_name,
-                    &i.kind,
+                    &i.kind.to_string(),
                     Severity::Info,
                     format!("resolved: {}", i.title),
                     format!(
@@ -232,7 +233,7 @@ impl Incidents {
         serde_json::json!({
             "flare": id,
             "incident": incident.map(|i| i.key.as_str()),
-            "kind": incident.map(|i| i.kind.as_str()),
+            "kind": incident.map(|i| i.kind.to_string()),
             "severity": incident.map(|i| i.severity.as_str()),
             "state": match incident {
                 Some(i) if i.flares.first().map(String::as_str) == Some(id) => "opened",
@@ -295,7 +296,7 @@ pub fn notice_new_flares(home: &Home, now: DateTime<Utc>) -> Result<Vec<Notice>,
         if let Some(notice) = record.on_flare(
             &name_of_home,
             id,
-            &flare.flare,
+            &flare.cause(),
             &flare.subject,
             body.trim(),
             now,
@@ -308,31 +309,31 @@ pub fn notice_new_flares(home: &Home, now: DateTime<Utc>) -> Result<Vec<Notice>,
     Ok(notices)
 }
 
-/// Closes the open incidents of `kinds` (their cause cleared: `why`), and
+/// Closes the open incidents whose cause `clearing` clears (`why`), and
 /// saves the record; the notices are the caller's to send.
 pub fn resolve(
     home: &Home,
-    kinds: &[&str],
+    clearing: Clearing<'_>,
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<Vec<Notice>, NotifyStateError> {
-    resolve_opened_before(home, kinds, now, why, now)
+    resolve_opened_before(home, clearing, now, why, now)
 }
 
 /// [`resolve`], for the incidents opened before `before` only.
 pub fn resolve_opened_before(
     home: &Home,
-    kinds: &[&str],
+    clearing: Clearing<'_>,
     before: DateTime<Utc>,
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<Vec<Notice>, NotifyStateError> {
     let mut record = Incidents::load(home)?;
-    let closing = |i: &Incident| kinds.contains(&i.kind.as_str()) && i.opened <= before;
+    let closing = |i: &Incident| i.kind.is_cleared_by(clearing) && i.opened <= before;
     if !record.open.values().any(closing) {
         return Ok(Vec::new());
     }
-    let notices = record.resolve_opened_before(&home_name(home), kinds, before, why, now);
+    let notices = record.resolve_opened_before(&home_name(home), clearing, before, why, now);
     record.save(home)?;
     Ok(notices)
 }
@@ -347,10 +348,11 @@ pub fn remind(
 ) -> Result<Vec<Notice>, NotifyStateError> {
     let mut record = Incidents::load(home)?;
     if waiting.is_empty() {
-        if !record.open.values().any(|i| i.kind == "proposal") {
+        let clearing = Clearing::NoProposalWaits;
+        if !record.open.values().any(|i| i.kind.is_cleared_by(clearing)) {
             return Ok(Vec::new());
         }
-        let notices = record.resolve(&home_name(home), &["proposal"], "no proposal waits", now);
+        let notices = record.resolve(&home_name(home), clearing, "no proposal waits", now);
         record.reminded = None;
         record.save(home)?;
         return Ok(notices);
@@ -358,7 +360,7 @@ pub fn remind(
     let acked = record
         .open
         .values()
-        .any(|i| i.kind == "proposal" && i.acked);
+        .any(|i| i.kind == Cause::Proposal && i.acked);
     match super::reminder::due(&home_name(home), waiting, record.reminded, every, now) {
         Some(notice) if !acked => {
             record.reminded = Some(now);
@@ -394,16 +396,30 @@ mod tests {
     #[test]
     fn one_notice_per_cause_until_it_clears_then_one_resolved() {
         let mut r = Incidents::default();
-        let opened = r.on_flare("h", "f1", "model", "tick 41: the key is refused", "b", t(0));
+        let opened = r.on_flare(
+            "h",
+            "f1",
+            &Cause::Model,
+            "tick 41: the key is refused",
+            "b",
+            t(0),
+        );
         assert_eq!(opened.unwrap().state, NoticeState::Opened);
         assert!(r
-            .on_flare("h", "f2", "model", "tick 42: the key is refused", "b", t(5))
+            .on_flare(
+                "h",
+                "f2",
+                &Cause::Model,
+                "tick 42: the key is refused",
+                "b",
+                t(5)
+            )
             .is_none());
         // Another cause alerts at once.
         assert!(r
-            .on_flare("h", "f3", "disk", "the disk is full", "b", t(6))
+            .on_flare("h", "f3", &Cause::Disk, "the disk is full", "b", t(6))
             .is_some());
-        let resolved = r.resolve("h", &["model"], "a tick succeeded", t(60));
+        let resolved = r.resolve("h", Clearing::GoodTick, "a tick succeeded", t(60));
         assert_eq!(resolved.len(), 1);
         assert_eq!(resolved[0].state, NoticeState::Resolved);
         assert!(
@@ -412,7 +428,8 @@ mod tests {
             resolved[0].body
         );
         assert!(
-            r.resolve("h", &["model"], "again", t(61)).is_empty(),
+            r.resolve("h", Clearing::GoodTick, "again", t(61))
+                .is_empty(),
             "once"
         );
         assert_eq!(r.open.len(), 1, "the disk's is still open");
@@ -421,7 +438,7 @@ mod tests {
             .on_flare(
                 "h",
                 "f4",
-                "model",
+                &Cause::Model,
                 "tick 90: the key is refused",
                 "b",
                 t(90)
@@ -432,10 +449,13 @@ mod tests {
     #[test]
     fn a_cause_key_ignores_numbers_and_spacing() {
         assert_eq!(
-            cause_key("healer", "Tick 12 failed  (3 in a row)"),
-            cause_key("healer", "tick 9 failed (4 in a row)")
+            cause_key(&Cause::Healer, "Tick 12 failed  (3 in a row)"),
+            cause_key(&Cause::Healer, "tick 9 failed (4 in a row)")
         );
-        assert_ne!(cause_key("healer", "x"), cause_key("outage", "x"));
+        assert_ne!(
+            cause_key(&Cause::Healer, "x"),
+            cause_key(&Cause::Outage, "x")
+        );
     }
 
     #[test]
@@ -444,12 +464,19 @@ mod tests {
         r.on_flare(
             "h",
             "20261127T0600-flare-model",
-            "model",
+            &Cause::Model,
             "refused",
             "b",
             t(0),
         );
-        r.on_flare("h", "20261127T0601-flare-disk", "disk", "full", "b", t(1));
+        r.on_flare(
+            "h",
+            "20261127T0601-flare-disk",
+            &Cause::Disk,
+            "full",
+            "b",
+            t(1),
+        );
         assert_eq!(r.ack("20261127T0600"), vec!["model: refused".to_string()]);
         assert!(r.open["model: refused"].acked && !r.open["disk: full"].acked);
         assert_eq!(r.ack("disk:"), vec!["disk: full".to_string()]);

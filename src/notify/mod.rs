@@ -58,7 +58,8 @@ pub struct Notice {
     pub time: DateTime<Utc>,
     /// The home it is about (its directory's name).
     pub home: String,
-    /// The flare kind (`model`, `budget`, `config`…).
+    /// The flare's cause (`model`, `budget`, `config`…, a word of
+    /// [`crate::mailbox::cause::Cause`]), or `test`, `unit-failed`.
     pub kind: String,
     /// How loud.
     pub severity: Severity,
@@ -104,32 +105,3 @@ impl Notice {
         }
     }
 }
-
-/// How loud a flare of `kind` is. The title tells a budget's warning
-/// (before the limit) from its stop.
-pub fn severity_of(kind: &str, title: &str) -> Severity {
-    match kind {
-        "panic" | "model" | "config" => Severity::Critical,
-        "budget" if title.contains("is spent") => Severity::Critical,
-        "gap" | "proposal" | "consolidation" => Severity::Info,
-        _ => Severity::Warning,
-    }
-}
-
-/// The kinds whose cause a tick that exits 0 clears: the model answers,
-/// the conversation is whole, the tools and the brake let it work. (A
-/// quiet failure is cleared only by a tick that was not quiet.)
-pub const CLEARED_BY_A_GOOD_TICK: [&str; 12] = [
-    "outage",
-    "model",
-    "healer",
-    "panic",
-    "context",
-    "layer1",
-    "state",
-    "gap",
-    "tools",
-    "brake",
-    "collab",
-    "consolidation",
-];

@@ -6,6 +6,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::{Notice, NoticeState, Severity};
+use crate::mailbox::cause::Cause;
 
 /// A proposal as the reminder names it.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +53,7 @@ pub fn due(
         .collect();
     Some(Notice::new(
         home_name,
-        "proposal",
+        &Cause::Proposal.to_string(),
         Severity::Info,
         format!(
             "{} proposal{} wait{} for you",

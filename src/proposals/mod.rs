@@ -18,6 +18,7 @@ mod decide;
 pub mod journal;
 pub mod requests;
 
+use crate::mailbox::cause::Cause;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -343,7 +344,7 @@ pub fn propose(
 fn flare_new(home: &Home, proposal: &Proposal, now: DateTime<Utc>) -> Result<(), ProposalError> {
     let unread = crate::mailbox::flares::list(home)
         .iter()
-        .any(|f| f.flare == "proposal" && !f.read);
+        .any(|f| f.cause() == Cause::Proposal && !f.read);
     if unread {
         return Ok(());
     }
@@ -359,7 +360,7 @@ fn flare_new(home: &Home, proposal: &Proposal, now: DateTime<Utc>) -> Result<(),
         proposal.files.join(", ")
     );
     let title = format!("proposal {n}: {}", proposal.title);
-    outbox::post(home, &Letter::flare("proposal", title, body), now)?;
+    outbox::post(home, &Letter::flare(Cause::Proposal, title, body), now)?;
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 //! before the tool starts, so a kill in the middle leaves it `running`,
 //! never open again.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -215,7 +216,7 @@ pub fn ask(
 fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(), ProposalError> {
     let unread = crate::mailbox::flares::list(home)
         .iter()
-        .any(|f| f.flare == "request" && !f.read);
+        .any(|f| f.cause() == Cause::Request && !f.read);
     if unread {
         return Ok(());
     }
@@ -251,7 +252,7 @@ fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(
             format!("request {n}: {}?", request.tool),
         ),
     };
-    outbox::post(home, &Letter::flare("request", title, body), now)?;
+    outbox::post(home, &Letter::flare(Cause::Request, title, body), now)?;
     Ok(())
 }
 

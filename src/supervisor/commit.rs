@@ -3,6 +3,7 @@
 //! and the tick's own commit with its trailers (after each tick). Keeping
 //! them apart is what lets `git log` answer "who changed this, me or it?".
 
+use crate::mailbox::cause::Cause;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -133,7 +134,7 @@ fn restore_deleted_state(home: &Home, repo: &Repo, now: DateTime<Utc>) {
              `echo '{{\"version\":1,\"messages\":[]}}' > state/messages.json`.\n"
         );
         let flare = crate::mailbox::outbox::Letter::flare(
-            "state",
+            Cause::State,
             format!("{own} was deleted; restored from the last commit"),
             body,
         );

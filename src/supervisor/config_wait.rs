@@ -8,6 +8,7 @@
 //! file that breaks while it runs. At a terminal (`--ticks N`) the error is
 //! still the command's.
 
+use crate::mailbox::cause::Cause;
 use std::time::Duration;
 
 /// How long a save of `hearth.toml` must stand before it is taken.
@@ -136,7 +137,7 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError, route: &NoticeRou
     // A restart on the same broken file says nothing new: the unread
     // flare stands.
     if !flare_says(home, &shown) {
-        let flare = Letter::flare("config", "hearth.toml does not parse at start", body);
+        let flare = Letter::flare(Cause::Config, "hearth.toml does not parse at start", body);
         match outbox::post(home, &flare, now) {
             Ok(rel) => tracing::warn!("flare: {rel}"),
             Err(e) => tracing::error!("could not write the config flare: {e}"),
@@ -280,6 +281,6 @@ impl NoticeRoute {
 fn flare_says(home: &Home, shown: &str) -> bool {
     crate::mailbox::flares::list(home)
         .into_iter()
-        .filter(|f| f.flare == "config" && !f.read)
+        .filter(|f| f.cause() == Cause::Config && !f.read)
         .any(|f| std::fs::read_to_string(home.path(&f.path)).is_ok_and(|text| text.contains(shown)))
 }

@@ -18,6 +18,7 @@
 //! when the disk is merely low, else when room returns, then saying how
 //! long it lasted), and logged at once either way.
 
+use crate::mailbox::cause::Cause;
 use std::path::Path;
 use std::time::Duration;
 
@@ -122,7 +123,7 @@ impl DiskFull {
             ),
         };
         Letter::flare(
-            "disk",
+            Cause::Disk,
             "the disk holding the home is full",
             format!(
                 "The filesystem that holds {} has no room for hearth's writes.\n\n{cause}\n\n\

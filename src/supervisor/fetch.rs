@@ -7,6 +7,7 @@
 //! was rewritten. A fetch that moves the mirror's branch changes a
 //! directory the supervisor watches, which wakes it to take the handoffs.
 
+use crate::mailbox::cause::Cause;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -403,7 +404,7 @@ fn flare(home: &Home, state: &PeerFetch, now: DateTime<Utc>) -> bool {
         crate::config::secret_url::masked(&state.url)
     );
     let subject = format!("peer {} cannot be fetched", state.peer);
-    let letter = crate::mailbox::outbox::Letter::flare("peer", subject, body);
+    let letter = crate::mailbox::outbox::Letter::flare(Cause::Peer, subject, body);
     match crate::mailbox::outbox::post(home, &letter, now) {
         Ok(_) => true,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! that was stopped, a machine that was off or asleep, a loop that hung:
 //! the operator should hear of it, with how long and why when hearth knows.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -71,7 +72,7 @@ pub fn at_start_up(
         stamp(now)
     );
     Some(Letter::flare(
-        "gap",
+        Cause::Gap,
         format!("no tick for {}", human(now - last_end)),
         body,
     ))
@@ -91,7 +92,7 @@ pub fn late_tick(due: DateTime<Utc>, start: DateTime<Utc>, interval: Duration) -
         human(late)
     );
     Some(Letter::flare(
-        "gap",
+        Cause::Gap,
         format!("a tick ran {} late", human(late)),
         body,
     ))

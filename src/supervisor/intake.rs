@@ -11,6 +11,7 @@
 //! (in `inbox/` or its archive), writes no second copy, merges the rounds
 //! into the records by number, and only then records them.
 
+use crate::mailbox::cause::Cause;
 use std::collections::BTreeMap;
 
 use super::Supervisor;
@@ -283,7 +284,7 @@ impl Supervisor<'_> {
     ) -> Option<String> {
         let slug = &h.collaboration.slug;
         let flare = crate::mailbox::outbox::Letter::flare(
-            "collab",
+            Cause::Collab,
             format!("collaboration {slug} reached its rounds limit at {peer}"),
             format!(
                 "{}\n\nRead collaborations/{slug}.md: if the rounds still make progress, \

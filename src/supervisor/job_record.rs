@@ -4,12 +4,12 @@
 //! crash cut, found and closed — `unknown` and flared when they had made a
 //! model call, tried again when they had not.
 
-use super::jobs::flare_kind;
 use super::{Supervisor, SupervisorError};
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::jobs::ledger::{self, JobOutcome, Run};
 use crate::jobs::Job;
+use crate::mailbox::cause::{Cause, Clearing};
 use crate::mailbox::outbox::{self, Letter};
 use crate::repo::{trailers, Identity};
 
@@ -17,11 +17,11 @@ impl Supervisor<'_> {
     /// After a run is recorded: its incident opened after `[jobs]
     /// unmet_flare` unmet runs in a row, resolved by a done one.
     pub(super) fn after_run(&mut self, job: &Job, run: &Run) -> Result<(), SupervisorError> {
-        let kind = flare_kind(&job.name);
+        let kind = Cause::job(&job.name);
         match run.outcome {
             JobOutcome::Done => {
                 let why = format!("job {}'s run was done", job.name);
-                self.resolve_incidents(&[kind.as_str()], &why);
+                self.clear(Clearing::JobDone(&job.name), &why);
             }
             JobOutcome::Unmet => {
                 let streak = self
@@ -67,12 +67,12 @@ impl Supervisor<'_> {
 
     fn post_job_flare(
         &mut self,
-        kind: &str,
+        kind: &Cause,
         subject: &str,
         body: &str,
         tick: Option<u64>,
     ) -> Result<(), SupervisorError> {
-        let mut flare = Letter::flare(kind, subject, body);
+        let mut flare = Letter::flare(kind.clone(), subject, body);
         flare.tick = tick;
         outbox::post(self.home, &flare, self.options.clock.now())?;
         self.notify_new_flares();
@@ -156,7 +156,7 @@ impl Supervisor<'_> {
                 run.job
             );
             let subject = format!("a run of job {} was cut by a crash", run.job);
-            self.post_job_flare(&flare_kind(&run.job), &subject, &body, claim.tick)?;
+            self.post_job_flare(&Cause::job(&run.job), &subject, &body, claim.tick)?;
         }
         Ok(())
     }

@@ -28,11 +28,6 @@ pub const REQUESTS: &str = ".hearth/job-requests";
 /// again (an outage's backoff, when longer).
 const RETRY_WAIT: Duration = Duration::seconds(60);
 
-/// The flare kind of a job's trouble: one incident per job.
-pub fn flare_kind(job: &str) -> String {
-    format!("job-{job}")
-}
-
 /// A run to start now.
 pub(super) struct DueRun {
     job: Job,

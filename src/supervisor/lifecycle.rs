@@ -3,6 +3,7 @@
 //! recovered, a gap since the last stop flared, systemd told; at the end,
 //! hand edits and the outbox committed and the stop recorded.
 
+use crate::mailbox::cause::Clearing;
 use std::time::Duration;
 
 use super::runtime::Phase;
@@ -77,7 +78,7 @@ impl Supervisor<'_> {
         // hearth.toml among them) reach the operator now; the config
         // parses, so its incident is resolved.
         self.notify_new_flares();
-        self.resolve_incidents(&["config"], "hearth.toml parses again");
+        self.clear(Clearing::ConfigParses, "hearth.toml parses again");
         match self.until_room(|sup| sup.act(recovered))? {
             Ok(Some(RunOutcome::Panic)) => return Ok(Some(RunOutcome::Panic)),
             Ok(_) => {}

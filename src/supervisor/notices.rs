@@ -4,6 +4,7 @@
 //! receiver never delays a tick. The dead-man ping goes out around each
 //! tick the same way.
 
+use crate::mailbox::cause::Clearing;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -128,22 +129,22 @@ impl Supervisor<'_> {
         }
     }
 
-    /// The causes of `kinds` cleared (`why`): their open incidents close,
-    /// one notice each.
-    pub(super) fn resolve_incidents(&mut self, kinds: &[&str], why: &str) {
+    /// `clearing` observed (`why`): the open incidents whose cause it
+    /// clears close, one notice each.
+    pub(super) fn clear(&mut self, clearing: Clearing<'_>, why: &str) {
         let now = self.options.clock.now();
-        self.resolve_incidents_before(kinds, now, why);
+        self.clear_opened_before(clearing, now, why);
     }
 
-    /// [`Self::resolve_incidents`], for those opened before `before` only.
-    pub(super) fn resolve_incidents_before(
+    /// [`Self::clear`], for incidents opened before `before` only.
+    pub(super) fn clear_opened_before(
         &mut self,
-        kinds: &[&str],
+        clearing: Clearing<'_>,
         before: chrono::DateTime<chrono::Utc>,
         why: &str,
     ) {
         let now = self.options.clock.now();
-        match incidents::resolve_opened_before(self.home, kinds, before, why, now) {
+        match incidents::resolve_opened_before(self.home, clearing, before, why, now) {
             Ok(notices) => self.send_notices(notices),
             Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
         }
@@ -155,7 +156,7 @@ impl Supervisor<'_> {
     /// a tool resolved once none waits.
     pub(super) fn remind_of_proposals(&mut self) {
         if matches!(crate::proposals::requests::waiting(self.home), Ok(0)) {
-            self.resolve_incidents(&["request"], "no request to run a tool waits");
+            self.clear(Clearing::NoRequestWaits, "no request to run a tool waits");
         }
         let Ok(proposals) = crate::proposals::list(self.home) else {
             return; // status names a book that cannot be read

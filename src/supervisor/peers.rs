@@ -19,6 +19,7 @@
 //! What is ready is taken all at once (`intake.rs`): a backlog after an
 //! outage is one commit, not one per handoff.
 
+use crate::mailbox::cause::Cause;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -127,7 +128,7 @@ impl Supervisor<'_> {
             let subject = format!("peer {peer} cannot be read");
             // Said already: by this supervisor, or before a restart (its
             // incident is open until the peer can be read again).
-            let key = crate::notify::incidents::cause_key("peer", &subject);
+            let key = crate::notify::incidents::cause_key(&Cause::Peer, &subject);
             if self.peers_unreadable.contains(&peer) || open.contains_key(&key) {
                 continue;
             }
@@ -136,7 +137,7 @@ impl Supervisor<'_> {
                  agent goes on ticking. `hearth status` names it while it lasts; this flare is \
                  sent once a spell.\n"
             );
-            let flare = crate::mailbox::outbox::Letter::flare("peer", subject, body);
+            let flare = crate::mailbox::outbox::Letter::flare(Cause::Peer, subject, body);
             match crate::mailbox::outbox::post(self.home, &flare, self.options.clock.now()) {
                 Ok(rel) => tracing::warn!("flare: {rel}"),
                 Err(e) => tracing::warn!("the peer flare could not be written: {e}"),

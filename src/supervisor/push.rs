@@ -6,6 +6,7 @@
 //! `[git] push_flare_min` minutes of failure, one `push` flare. What
 //! happened is kept in `.hearth/push.json` for `hearth status`.
 
+use crate::mailbox::cause::Cause;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -247,7 +248,7 @@ fn flare(
         since = since.format("%Y-%m-%d %H:%M"),
         home = home.root().display(),
     );
-    let letter = Letter::flare("push", "the off-box copy is not being updated", body);
+    let letter = Letter::flare(Cause::Push, "the off-box copy is not being updated", body);
     // Committed here, as hearth's: left for the next look for hand edits,
     // it would be the operator's.
     let committed = outbox::post(home, &letter, now)

@@ -2,6 +2,8 @@
 //! each tick (the last good one kept while it does not parse, said once per
 //! broken version), and its phase for `hearth status`.
 
+use crate::mailbox::cause::Cause;
+use crate::mailbox::cause::Clearing;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -48,7 +50,7 @@ impl Supervisor<'_> {
                 self.config = config;
                 self.said.config_parses();
                 if was_broken {
-                    self.resolve_incidents(&["config"], "hearth.toml parses again");
+                    self.clear(Clearing::ConfigParses, "hearth.toml parses again");
                 }
                 // A peer added (or removed) is watched from now on.
                 self.watch_peers();
@@ -68,7 +70,7 @@ impl Supervisor<'_> {
                      The supervisor keeps running on the last configuration that parsed. \
                      Fix the file; the next tick picks the fix up."
                 );
-                let flare = Letter::flare("config", "hearth.toml does not parse", body);
+                let flare = Letter::flare(Cause::Config, "hearth.toml does not parse", body);
                 match outbox::post(self.home, &flare, self.options.clock.now()) {
                     Ok(rel) => tracing::warn!("flare: {rel}"),
                     Err(e) => tracing::error!("could not write the config flare: {e}"),

@@ -2,6 +2,7 @@
 //! before a tick, pause instead of dying when a write finds none, say so
 //! once, and finish what was cut short when there is room again.
 
+use crate::mailbox::cause::Clearing;
 use chrono::{DateTime, Utc};
 
 use super::disk::{self, DiskLook};
@@ -58,7 +59,7 @@ impl Supervisor<'_> {
                     }
                 }
                 self.wake.hand_edits_failed();
-                self.resolve_incidents(&["disk"], "the disk has room again");
+                self.clear(Clearing::DiskHasRoom, "the disk has room again");
                 if episode.interrupted {
                     if let Some(current) = &mut self.disk {
                         current.interrupted = false;
@@ -81,7 +82,7 @@ impl Supervisor<'_> {
                 "a tick was committed again; the disk was full from {}",
                 crate::clock::to_second(episode.since)
             );
-            self.resolve_incidents(&["disk"], "the disk has room again");
+            self.clear(Clearing::DiskHasRoom, "the disk has room again");
         }
     }
 

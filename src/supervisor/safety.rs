@@ -2,6 +2,7 @@
 //! healer's verdicts (heal, panic), the quiet-failure and gap flares, and
 //! handing new flares to `[flares] exec`.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::{gap, RunOutcome, Supervisor, SupervisorError};
@@ -46,7 +47,11 @@ impl Supervisor<'_> {
             record.tick,
             record.quiet.as_deref().unwrap_or("did nothing")
         );
-        let mut flare = Letter::flare("quiet-failure", "ticks succeed but nothing happens", body);
+        let mut flare = Letter::flare(
+            Cause::QuietFailure,
+            "ticks succeed but nothing happens",
+            body,
+        );
         flare.tick = Some(record.tick);
         outbox::post(self.home, &flare, self.options.clock.now())?;
         Ok(())
@@ -114,7 +119,7 @@ impl Supervisor<'_> {
             );
             if self.said.problem(&problem) {
                 tracing::warn!("{problem}");
-                let flare = Letter::flare("tools", "[flares] exec is not trusted", problem);
+                let flare = Letter::flare(Cause::Tools, "[flares] exec is not trusted", problem);
                 if let Err(e) = outbox::post(self.home, &flare, self.options.clock.now()) {
                     tracing::error!("could not write the tools flare: {e}");
                 }

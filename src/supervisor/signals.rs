@@ -3,6 +3,7 @@
 //! reach `[budget] daily_usd` before the day ends), an outage that lasts,
 //! and a setting the model API refuses (flared at once, with the fix).
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::{Supervisor, SupervisorError};
@@ -70,7 +71,7 @@ impl Supervisor<'_> {
             budget.spent(now) + asks.today,
             at.format("%H:%M")
         );
-        let flare = Letter::flare("budget", "the daily budget will run out today", body);
+        let flare = Letter::flare(Cause::Budget, "the daily budget will run out today", body);
         outbox::post(self.home, &flare, now)?;
         budget.warned = Some(today);
         Ok(())
@@ -102,7 +103,7 @@ impl Supervisor<'_> {
                     o.ticks,
                     o.last_error
                 );
-                let mut flare = Letter::flare("outage", "the model API is unreachable", body);
+                let mut flare = Letter::flare(Cause::Outage, "the model API is unreachable", body);
                 flare.tick = Some(record.tick);
                 let rel = outbox::post(self.home, &flare, now)?;
                 tracing::error!("flare: {rel}");
@@ -139,7 +140,7 @@ impl Supervisor<'_> {
                     f.detail,
                     f.fix.as_deref().unwrap_or_default()
                 );
-                let mut flare = Letter::flare("model", title, body);
+                let mut flare = Letter::flare(Cause::Model, title, body);
                 flare.tick = Some(record.tick);
                 let rel = outbox::post(self.home, &flare, now)?;
                 tracing::error!("flare: {rel}");

@@ -1,6 +1,7 @@
 //! One tick, as the supervisor runs it: the child under its time limit,
 //! the record of how it ended, the healer's count, the commit.
 
+use crate::mailbox::cause::Clearing;
 use std::time::Duration;
 
 use super::child::{ChildEnd, TickChild};
@@ -23,10 +24,10 @@ impl Supervisor<'_> {
     fn clear_causes(&mut self, previous: Option<&TickRecord>, record: &TickRecord) {
         if record.class == Class::Ok {
             let why = format!("tick {} exited 0", record.tick);
-            self.resolve_incidents(&crate::notify::CLEARED_BY_A_GOOD_TICK, &why);
+            self.clear(Clearing::GoodTick, &why);
             if record.quiet.is_none() {
                 let why = format!("tick {} did what it was asked", record.tick);
-                self.resolve_incidents(&["quiet-failure"], &why);
+                self.clear(Clearing::UsefulTick, &why);
             }
         }
         // The budget's: what was said on an earlier UTC day, once a tick
@@ -46,16 +47,19 @@ impl Supervisor<'_> {
             // After skipped ticks (the cap raised, or a new day) the stop
             // is over whenever it was said.
             let before = if after_skips { record.end } else { midnight };
-            self.resolve_incidents_before(&["budget"], before, &why);
+            self.clear_opened_before(Clearing::BudgetAllowsTicks, before, &why);
         }
         // Pushing and fetching run on threads of their own; what they last
         // said is on disk.
         if super::push::PushState::load(self.home).is_some_and(|p| p.failing_since.is_none()) {
-            self.resolve_incidents(&["push"], "pushing works again");
+            self.clear(Clearing::PushWorks, "pushing works again");
         }
         let peers = super::status::remote_peers(self.home, &self.config);
         if peers.iter().all(|p| p.failing_since.is_none()) && self.peers_unreadable.is_empty() {
-            self.resolve_incidents(&["peer"], "every peer can be fetched and read again");
+            self.clear(
+                Clearing::PeersReadable,
+                "every peer can be fetched and read again",
+            );
         }
     }
 

@@ -2,6 +2,7 @@
 //! skips the tick before it touches the inbox or the conversation, and
 //! says so once per UTC day.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::spend;
@@ -35,7 +36,7 @@ pub(super) fn skips(
             "{reason}.{split}\n\nTicks are skipped (exit 3) until the next UTC day; inbox messages wait. \
              Raise [budget] daily_usd in hearth.toml to resume sooner (0 = no limit).\n"
         );
-        let mut flare = Letter::flare("budget", "the daily budget is spent", body);
+        let mut flare = Letter::flare(Cause::Budget, "the daily budget is spent", body);
         flare.tick = Some(report.tick);
         outbox::post(home, &flare, now)?;
         report.budget_flared = Some(crate::budget::day(now));

@@ -4,6 +4,7 @@
 //! and are trusted. What does not hold is named in the log and flared once.
 //! The brake's gate for the tick is opened here too.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::prepare::Prepared;
@@ -76,10 +77,10 @@ fn flare_tool_problems(
     }
     let unread = crate::mailbox::flares::list(home)
         .into_iter()
-        .any(|f| f.flare == "tools" && !f.read);
+        .any(|f| f.cause() == Cause::Tools && !f.read);
     if !unread {
         let mut flare = Letter::flare(
-            "tools",
+            Cause::Tools,
             "operator tools need your attention",
             format!("{}\n", lines.join("\n")),
         );
@@ -133,7 +134,7 @@ fn flare_missing_required(
     );
     let unread = crate::mailbox::flares::list(home)
         .into_iter()
-        .any(|f| f.flare == "brake" && !f.read);
+        .any(|f| f.cause() == Cause::Brake && !f.read);
     if unread {
         return Ok(());
     }
@@ -148,7 +149,7 @@ fn flare_missing_required(
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let mut flare = Letter::flare("brake", "a required read is missing", body);
+    let mut flare = Letter::flare(Cause::Brake, "a required read is missing", body);
     flare.tick = Some(tick);
     outbox::post(home, &flare, now)?;
     Ok(())
@@ -219,10 +220,10 @@ pub(super) fn make_it_fit(
             // Once until the operator reads it, not every tick.
             let unread = crate::mailbox::flares::list(home)
                 .into_iter()
-                .any(|f| f.flare == "context" && !f.read);
+                .any(|f| f.cause() == Cause::Context && !f.read);
             if !unread {
                 let mut flare = Letter::flare(
-                "context",
+                Cause::Context,
                 format!("the {part} does not fit the model's context window"),
                 format!("{detail}.\n\nNo inbox message was consumed; they wait for a tick that fits.\n"),
             );

@@ -4,6 +4,7 @@
 //! answer given in text rather than with `send` is delivered; what it was
 //! asked and said joins the sessions, for `hearth ask`'s hot memory.
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::healer_note::HealerNote;
@@ -125,7 +126,7 @@ fn flare_too_long(
 ) -> Result<(), ExchangeError> {
     let unread = crate::mailbox::flares::list(home)
         .into_iter()
-        .any(|f| f.flare == "context" && !f.read);
+        .any(|f| f.cause() == Cause::Context && !f.read);
     if unread {
         return Ok(());
     }
@@ -144,7 +145,7 @@ fn flare_too_long(
          they wait for a tick that fits.\n"
     );
     let mut flare = Letter::flare(
-        "context",
+        Cause::Context,
         "the request does not fit the server's context window",
         body,
     );

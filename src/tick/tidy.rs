@@ -4,6 +4,7 @@
 //! to an archive (those that carry outside words, when the tick is the
 //! operator's; the oldest, when the history is over its budget).
 
+use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::healer_note::HealerNote;
@@ -66,7 +67,7 @@ fn keep_broken(home: &Home, broken: &Broken, now: DateTime<Utc>) -> Result<(), E
         broken.problem
     );
     let title = format!("{} did not parse", rel::MESSAGES);
-    let flare = Letter::flare("state", &title, body);
+    let flare = Letter::flare(Cause::State, &title, body);
     outbox::post(home, &flare, now)?;
     Ok(())
 }
@@ -87,7 +88,7 @@ fn set_note_aside(home: &Home, problem: &str, now: DateTime<Utc>) -> Result<(), 
          deleted); see `git log -- state/` for the heal itself.\n"
     );
     let title = format!("{} did not parse", rel::HEALER_NOTE);
-    let flare = Letter::flare("state", &title, body);
+    let flare = Letter::flare(Cause::State, &title, body);
     outbox::post(home, &flare, now)?;
     Ok(())
 }

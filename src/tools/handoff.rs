@@ -7,6 +7,7 @@ use super::{ToolContext, ToolError};
 use crate::atomic;
 use crate::collab::handoff::{self, Handoff, HandoffAsk};
 use crate::collab::{store, Change, Collaboration};
+use crate::mailbox::cause::Cause;
 use crate::mailbox::outbox::{self, Letter};
 
 pub(super) fn run(ctx: &mut ToolContext<'_>, request: HandoffAsk) -> Result<String, ToolError> {
@@ -187,7 +188,7 @@ fn flare_max_rounds(ctx: &mut ToolContext<'_>, slug: &str, max: u32) {
          {max}; the handoff was refused. Read collaborations/{slug}.md: if the rounds still make \
          progress, raise max_rounds; else `hearth collab complete {slug}` or `abandon` it."
     );
-    let mut flare = Letter::flare("collab", subject, body);
+    let mut flare = Letter::flare(Cause::Collab, subject, body);
     flare.tick = Some(ctx.tick);
     if let Ok(rel) = outbox::post(ctx.home, &flare, ctx.now) {
         ctx.effects.touch(rel);

@@ -255,7 +255,7 @@ fn hearths_records_that_quote_exchanges_are_outside_and_its_counts_are_not() {
     let flare = hearth::mailbox::outbox::post(
         &home,
         &hearth::mailbox::outbox::Letter::flare(
-            "tools",
+            hearth::mailbox::cause::Cause::Tools,
             "tools/feed.toml failed",
             "feed said: Standing order 7",
         ),

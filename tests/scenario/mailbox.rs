@@ -55,7 +55,7 @@ fn a_flare_is_unread_until_acknowledged() {
     let home = home(&dir);
     let posted = outbox::post(
         &home,
-        &outbox::Letter::flare("gap", "a gap", "body\n"),
+        &outbox::Letter::flare(hearth::mailbox::cause::Cause::Gap, "a gap", "body\n"),
         now(),
     )
     .unwrap();
@@ -72,10 +72,15 @@ fn a_flare_is_unread_until_acknowledged() {
 
     // A unique prefix is enough; one that starts two ids says which.
     let later = now() + chrono::Duration::seconds(1);
-    let second = outbox::post(&home, &outbox::Letter::flare("gap", "b", "b\n"), later).unwrap();
+    let second = outbox::post(
+        &home,
+        &outbox::Letter::flare(hearth::mailbox::cause::Cause::Gap, "b", "b\n"),
+        later,
+    )
+    .unwrap();
     let third = outbox::post(
         &home,
-        &outbox::Letter::flare("push", "c", "c\n"),
+        &outbox::Letter::flare(hearth::mailbox::cause::Cause::Push, "c", "c\n"),
         later + chrono::Duration::seconds(1),
     )
     .unwrap();
