@@ -85,16 +85,29 @@ pub fn record_call(home: &Home, call: &PaidCall) -> Result<(), atomic::WriteErro
     atomic::append_line(&home.path(crate::home::layout::rel::CALLS), &line)
 }
 
+/// The calls of `state/calls.jsonl` (none yet: none; a torn line is
+/// skipped, as a half-appended line is).
+fn paid_calls(home: &Home) -> Vec<PaidCall> {
+    let text =
+        std::fs::read_to_string(home.path(crate::home::layout::rel::CALLS)).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<PaidCall>(l).ok())
+        .collect()
+}
+
+/// What the calls of `state/calls.jsonl` spent after `since`.
+pub fn calls_spent_since(home: &Home, since: DateTime<Utc>) -> f64 {
+    paid_calls(home)
+        .iter()
+        .filter(|call| call.time > since)
+        .fold(0.0, |spent, call| spent + call.cost_usd)
+}
+
 /// What the calls of `state/calls.jsonl` spent on `now`'s UTC day and in
 /// the last hour before `now`.
 pub fn calls_spent(home: &Home, now: DateTime<Utc>) -> AskSpend {
-    let text =
-        std::fs::read_to_string(home.path(crate::home::layout::rel::CALLS)).unwrap_or_default();
     let mut spent = AskSpend::default();
-    for call in text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<PaidCall>(l).ok())
-    {
+    for call in paid_calls(home) {
         if call.time.date_naive() == now.date_naive() {
             spent.today += call.cost_usd;
         }

@@ -36,7 +36,7 @@ use crate::exchange::door::Door;
 use crate::exchange::outcome::Outcome;
 use crate::exchange::run::{Exchange, Opening, Toolset};
 use crate::exchange::tier::{classify, Tier};
-use crate::exchange::{record, ExchangeError, SpentToday};
+use crate::exchange::{record, ExchangeError, Spent};
 use crate::home::layout::rel;
 use crate::home::lock::{AskLock, CommitLock};
 use crate::home::Home;
@@ -126,7 +126,7 @@ pub fn ask(
     now: DateTime<Utc>,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Asked, AskError> {
-    if let Some(reason) = SpentToday::of(home, now).over(config.budget.daily_usd) {
+    if let Some(reason) = Spent::today(home, now).over(config.budget.daily_usd) {
         return Err(AskError::Budget(reason));
     }
     let id = format!(

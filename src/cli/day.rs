@@ -55,14 +55,18 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         return Ok(Exit::Success);
     }
     outln!(
-        "since {}: {} ticks ({} answered the inbox, {} failed, {} idle), {} asks, ${:.2} spent",
+        "since {}: {} ticks ({} answered the inbox, {} failed, {} idle), {} asks, ${:.2} spent{}",
         from.format("%Y-%m-%d %H:%M UTC"),
         day.ticks,
         day.answered,
         day.failed,
         day.idle,
         day.asks,
-        day.spend_usd
+        day.spend_usd,
+        match day.spent.calls > 0.0 {
+            true => format!(" (${:.2} of it by recall's rerank)", day.spent.calls),
+            false => String::new(),
+        }
     );
     for event in &day.events {
         outln!(
@@ -74,6 +78,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     }
     if day.events.is_empty() {
         outln!("nothing happened");
+    }
+    for problem in &day.problems {
+        outln!("problem: {problem}");
     }
     Ok(Exit::Success)
 }

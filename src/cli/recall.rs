@@ -57,7 +57,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let now = env.clock.now();
     // The rerank is a paid call like any other: past the day's cap the
     // lexical order stands, and says why.
-    let over = hearth::exchange::SpentToday::of(&home, now)
+    let over = hearth::exchange::Spent::today(&home, now)
         .over(config.budget.daily_usd)
         .map(|why| format!("{why}; recall falls back to the lexical order"));
     let question = RecallQuestion {

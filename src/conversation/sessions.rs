@@ -127,8 +127,7 @@ pub fn asked_spend_since(lines: &[Line], since: DateTime<Utc>) -> f64 {
     lines
         .iter()
         .filter(|l| l.kind == "answer" && l.time > since)
-        .map(|l| l.cost_usd)
-        .sum()
+        .fold(0.0, |spent, l| spent + l.cost_usd)
 }
 
 /// What asks cost on `now`'s UTC day (they count toward `[budget]
@@ -138,8 +137,7 @@ pub fn asked_spend(lines: &[Line], now: DateTime<Utc>) -> f64 {
     lines
         .iter()
         .filter(|l| l.kind == "answer" && l.time.date_naive() == day)
-        .map(|l| l.cost_usd)
-        .sum()
+        .fold(0.0, |spent, l| spent + l.cost_usd)
 }
 
 /// The exchanges, oldest first: each question with its answer (if one was

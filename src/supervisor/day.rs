@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::exchange::Spent;
 use crate::home::Home;
 use crate::tick::ledger::{Ledger, TickRecord};
 
@@ -37,10 +38,16 @@ pub struct Day {
     pub failed: usize,
     /// Asks since.
     pub asks: usize,
-    /// Dollars spent since, ticks and asks.
+    /// Dollars spent since, every door (what `spent` adds up).
     pub spend_usd: f64,
+    /// Of it, door by door: as `hearth status` counts a day's.
+    pub spent: Spent,
     /// In order.
     pub events: Vec<DayLine>,
+    /// What could not be read, each naming its file: the day above is
+    /// short of what it says.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// The flares posted since `since`, each marked when it is unread.
@@ -69,9 +76,17 @@ fn flare_lines(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Vec<Day
 
 /// The jobs' outcomes since `since`: a line each, but for the runs their
 /// checks skipped, which are one line per job (an hourly watch is 24 a day).
-fn job_lines(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Vec<DayLine> {
+fn job_lines(
+    home: &Home,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+    problems: &mut Vec<String>,
+) -> Vec<DayLine> {
     use crate::jobs::ledger::{JobLedger, JobOutcome};
-    let ledger = JobLedger::read(&home.path(crate::jobs::ledger::FILE)).unwrap_or_default();
+    let ledger = JobLedger::read(&home.path(crate::jobs::ledger::FILE)).unwrap_or_else(|e| {
+        problems.push(format!("{}: {e}", crate::jobs::ledger::FILE));
+        Default::default()
+    });
     let mut lines = Vec::new();
     let mut skipped: std::collections::BTreeMap<&str, (DateTime<Utc>, usize)> = Default::default();
     for run in &ledger.runs {
@@ -187,14 +202,21 @@ fn says(record: &TickRecord) -> String {
 
 /// What happened in `home` from `since` to `now`.
 pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
-    let records: Vec<TickRecord> = Ledger::since(&home.ticks_path(), since).unwrap_or_default();
+    let mut problems = Vec::new();
+    let records: Vec<TickRecord> = Ledger::since(&home.ticks_path(), since).unwrap_or_else(|e| {
+        problems.push(format!(
+            "{}: {e} — the ticks are left out",
+            home.relative(&home.ticks_path())
+        ));
+        Vec::new()
+    });
     let subject = |archived: &str| {
         std::fs::read_to_string(home.path(archived))
             .map(|text| crate::mailbox::inbox::subject_of(&text))
             .unwrap_or_else(|_| archived.to_string())
     };
     let mut events = fold(&records, &subject);
-    let lines = crate::conversation::sessions::read(home);
+    let lines = super::status::sessions(home, &mut problems);
     let mut asks = 0;
     for line in lines
         .iter()
@@ -215,7 +237,11 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
             what: format!("“{question}”"),
         });
     }
-    for p in crate::proposals::list(home).unwrap_or_default() {
+    let proposals = crate::proposals::list(home).unwrap_or_else(|e| {
+        problems.push(format!("{e} — the proposals are left out"));
+        Vec::new()
+    });
+    for p in proposals {
         if p.created >= since {
             events.push(DayLine {
                 at: p.created,
@@ -232,10 +258,9 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
         }
     }
     events.extend(flare_lines(home, since, now));
-    events.extend(job_lines(home, since, now));
+    events.extend(job_lines(home, since, now, &mut problems));
     events.sort_by_key(|e| e.at);
-    let spend_usd = records.iter().map(|r| r.cost_usd).sum::<f64>()
-        + crate::conversation::sessions::asked_spend_since(&lines, since);
+    let spent = Spent::since(records.iter().map(|r| r.cost_usd), &lines, home, since);
     Day {
         since,
         ticks: records.len(),
@@ -246,8 +271,10 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
         idle: records.iter().filter(|r| r.what_it_did() == "idle").count(),
         failed: records.iter().filter(|r| r.class.is_failure()).count(),
         asks,
-        spend_usd,
+        spend_usd: spent.total(),
+        spent,
         events,
+        problems,
     }
 }
 

@@ -55,7 +55,7 @@ impl Supervisor<'_> {
         if budget.warned_today(now) {
             return Ok(());
         }
-        let asks = crate::exchange::SpentToday::asks_of(self.home, now);
+        let asks = crate::exchange::Spent::asks_and_calls(self.home, now);
         let interval = chrono::Duration::seconds(self.config.tick.interval_s as i64);
         let Some(at) = budget.runs_out_at(daily, asks, interval, now) else {
             return Ok(());

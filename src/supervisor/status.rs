@@ -40,7 +40,7 @@ pub struct Status {
     /// Dollars spent today (UTC), every door.
     pub spent_today_usd: f64,
     /// The same, by door: ticks, asks, other calls (recall's rerank).
-    pub spent_today: crate::exchange::SpentToday,
+    pub spent_today: crate::exchange::Spent,
     /// `[budget] daily_usd` (0: no limit).
     pub daily_usd: Option<f64>,
     /// The model API outage in progress, if any.
@@ -373,17 +373,13 @@ fn spent_today(
     home: &Home,
     now: DateTime<Utc>,
     problems: &mut Vec<String>,
-) -> crate::exchange::SpentToday {
+) -> crate::exchange::Spent {
     let budget = crate::budget::Budget::load(home).unwrap_or_else(|e| {
         problems.push(e.to_string());
         Default::default()
     });
     let sessions = sessions(home, problems);
-    crate::exchange::SpentToday {
-        ticks: budget.spent(now),
-        asks: crate::conversation::sessions::asked_spend(&sessions, now),
-        calls: crate::budget::calls_spent(home, now).today,
-    }
+    crate::exchange::Spent::today_with(&budget, &sessions, home, now)
 }
 
 /// A peer on this host: its name and the home it is read from.
@@ -436,7 +432,10 @@ pub fn remote_peers(home: &Home, config: &crate::config::Config) -> Vec<super::f
 }
 
 /// The sessions' lines, those that do not parse among `problems`.
-fn sessions(home: &Home, problems: &mut Vec<String>) -> Vec<crate::conversation::sessions::Line> {
+pub(super) fn sessions(
+    home: &Home,
+    problems: &mut Vec<String>,
+) -> Vec<crate::conversation::sessions::Line> {
     let (sessions, torn) = crate::conversation::sessions::read_checked(home);
     for (line, why) in torn {
         problems.push(format!(

@@ -9,7 +9,7 @@ use super::spend;
 use crate::budget::Budget;
 use crate::config::Config;
 use crate::exchange::report::TickReport;
-use crate::exchange::{ExchangeError, SpentToday};
+use crate::exchange::{ExchangeError, Spent};
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
 
@@ -22,7 +22,13 @@ pub(super) fn skips(
     now: DateTime<Utc>,
 ) -> Result<bool, ExchangeError> {
     let budget = Budget::load_or_empty(home);
-    let Some(reason) = SpentToday::with(&budget, home, now).over(config.budget.daily_usd) else {
+    let Some(reason) = Spent::today_with(
+        &budget,
+        &crate::conversation::sessions::read(home),
+        home,
+        now,
+    )
+    .over(config.budget.daily_usd) else {
         return Ok(false);
     };
     tracing::warn!("tick {} skipped: {reason}", report.tick);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use hearth::ask::journal::{self, Journal, Whose};
 use hearth::conversation::sessions;
-use hearth::exchange::{record, SpentToday};
+use hearth::exchange::{record, Spent};
 use hearth::home::lock::{hold_asks, AskLock};
 use hearth::repo::{Identity, Repo};
 
@@ -178,7 +178,7 @@ fn today_is_counted_once_for_both_doors() {
         },
     )
     .unwrap();
-    let spent = SpentToday::of(&home, now());
+    let spent = Spent::today(&home, now());
     assert_eq!((spent.ticks, spent.asks), (0.75, 0.5));
     assert!(
         spent.over(1.0).is_some(),

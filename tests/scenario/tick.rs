@@ -139,7 +139,7 @@ fn todays_spend_counts_both_doors_and_the_budget_gate_skips_a_tick_over_it() {
         },
     )
     .unwrap();
-    let spent = hearth::exchange::SpentToday::of(&home, now());
+    let spent = hearth::exchange::Spent::today(&home, now());
     assert!(
         (spent.ticks - 0.40).abs() < 1e-9 && (spent.asks - 0.35).abs() < 1e-9,
         "{spent:?}"

@@ -294,4 +294,27 @@ fn every_rerank_call_is_on_the_ledger_counts_against_the_cap_and_stops_there() {
         (status["spent_today"]["calls"].as_f64().unwrap() - 0.6).abs() < 0.01,
         "the part recall spent: {status}"
     );
+    // `hearth day` counts the same money as `hearth status`: the reranks
+    // are spend, whichever surface the operator reads.
+    let day: Value = serde_json::from_str(&home.ok(&["day", "--json"])).unwrap();
+    assert_eq!(
+        day["spend_usd"], status["spent_today_usd"],
+        "day: {day}\nstatus: {status}"
+    );
+    assert_eq!(day["spent"], status["spent_today"], "door by door: {day}");
+    let text = home.ok(&["day"]);
+    assert!(
+        text.contains("$0.60 spent ($0.60 of it by recall's rerank)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_day_with_no_spend_says_nothing_was_spent_not_minus_nothing() {
+    let home = TestHome::with_config("");
+    let day: Value = serde_json::from_str(&home.ok(&["day", "--json"])).unwrap();
+    assert_eq!(day["spend_usd"].to_string(), "0.0", "{day}");
+    assert_eq!(day["spent"]["ticks"].to_string(), "0.0", "{day}");
+    let status: Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["spent_today_usd"].to_string(), "0.0", "{status}");
 }
