@@ -244,61 +244,9 @@ fn read(doors: &Doors, arguments: &Value) -> Result<McpReply, McpRefusal> {
 }
 
 fn status(doors: &Doors) -> Result<McpReply, McpRefusal> {
-    let status = crate::supervisor::status::status(&doors.home, doors.clock.now());
-    let mut text = String::new();
-    text.push_str(&format!(
-        "supervisor: {}\n",
-        if status.running {
-            "running"
-        } else {
-            "not running"
-        }
-    ));
-    match &status.last_tick {
-        Some(t) => text.push_str(&format!(
-            "last tick: {} — {} (exit {}), ended {}\n",
-            t.tick,
-            t.class.as_str(),
-            t.exit,
-            t.end.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        )),
-        None => text.push_str("last tick: none yet\n"),
-    }
-    if let Some(due) = status.next_due {
-        text.push_str(&format!(
-            "next tick due: {}\n",
-            due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        ));
-    }
-    if status.failure_streak > 0 {
-        text.push_str(&format!(
-            "failing: {} ticks in a row\n",
-            status.failure_streak
-        ));
-    }
-    if status.panic.is_some() {
-        text.push_str("PANIC: healing is exhausted; it waits for its operator\n");
-    }
-    if status.outage.is_some() {
-        text.push_str("outage: its model API is not answering\n");
-    }
-    match status.daily_usd {
-        Some(cap) => text.push_str(&format!(
-            "spent today: ${:.4} of ${cap:.2}\n",
-            status.spent_today_usd
-        )),
-        None => text.push_str(&format!("spent today: ${:.4}\n", status.spent_today_usd)),
-    }
-    text.push_str(&format!("unread flares: {}\n", status.unread_flares.len()));
-    for flare in &status.unread_flares {
-        text.push_str(&format!(
-            "  {} {}: {} ({})\n",
-            flare.created, flare.flare, flare.subject, flare.path
-        ));
-    }
-    for problem in &status.problems {
-        text.push_str(&format!("problem: {problem}\n"));
-    }
+    let now = doors.clock.now();
+    let status = crate::supervisor::status::status(&doors.home, now);
+    let text = crate::supervisor::status_text::render(&status, now);
     Ok(McpReply {
         text: text.trim_end().to_string(),
         structured: serde_json::to_value(&status).ok(),

@@ -39,6 +39,7 @@ mod safety;
 mod said;
 mod signals;
 pub mod status;
+pub mod status_text;
 mod ticking;
 mod turns;
 mod upkeep;

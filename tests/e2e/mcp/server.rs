@@ -122,7 +122,12 @@ fn a_real_client_recalls_with_citations_reads_and_sees_status() {
         !failed && status.contains("supervisor: not running"),
         "{status}"
     );
-    assert!(status.contains("spent today: $0.0000"), "{status}");
+    // The door says what `hearth status` says, verdict first.
+    assert!(
+        status.starts_with("health:     trouble: the supervisor is not running"),
+        "{status}"
+    );
+    assert_eq!(status, home.ok(&["status"]).trim_end(), "the CLI's words");
     let (say, failed) = call(&seen, 4);
     assert!(failed && say.contains("--allow-say"), "{say}");
     let (bad, failed) = call(&seen, 5);
