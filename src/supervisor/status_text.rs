@@ -161,7 +161,8 @@ fn print_spend(out: &mut String, status: &Status) {
         // hearth.toml does not parse: a running supervisor keeps the cap
         // of the last configuration that did, which this process cannot see.
         None => {
-            w!(out, 
+            w!(
+                out,
             "spend:      ${:.2} today (UTC); the daily limit is unknown while hearth.toml does \
              not parse (a running supervisor keeps the last one that did)",
             status.spent_today_usd
@@ -198,37 +199,13 @@ fn print_spend(out: &mut String, status: &Status) {
     }
 }
 
-/// The configuration's error, the push, and what waits for the operator.
+/// The configuration's error, the push, the flares, jobs, notices and
+/// peers, and what waits for the operator.
 fn print_waiting(out: &mut String, status: &Status, now: DateTime<Utc>) {
     if let Some(e) = &status.config_error {
         w!(out, "CONFIG:     {e}");
     }
-    if let Some(push) = &status.push {
-        let behind = status
-            .unpushed
-            .map(|n| format!("; {n} commit(s) not on {} yet", push.remote))
-            .unwrap_or_default();
-        match &push.last_ok {
-            Some(at) => w!(
-                out,
-                "push:       last pushed to {} at {}{behind}",
-                push.remote,
-                at.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
-            None => w!(
-                out,
-                "push:       nothing pushed to {} yet{behind}",
-                push.remote
-            ),
-        }
-        if let (Some(since), Some(error)) = (&push.failing_since, &push.last_error) {
-            w!(
-                out,
-                "PUSH FAILING since {}: {error}",
-                since.to_rfc3339_opts(SecondsFormat::Secs, true)
-            );
-        }
-    }
+    print_push(out, status);
     if !status.unread_flares.is_empty() {
         w!(
             out,
@@ -297,6 +274,38 @@ fn print_decisions(out: &mut String, status: &Status) {
             out,
             "requests:   {} calls of acting tools waiting for you (`hearth proposals requests`)",
             status.requests_waiting
+        );
+    }
+}
+
+/// Where the off-box copy stands: its last push, what is not on it yet,
+/// and since when pushing fails.
+fn print_push(out: &mut String, status: &Status) {
+    let Some(push) = &status.push else {
+        return;
+    };
+    let behind = status
+        .unpushed
+        .map(|n| format!("; {n} commit(s) not on {} yet", push.remote))
+        .unwrap_or_default();
+    match &push.last_ok {
+        Some(at) => w!(
+            out,
+            "push:       last pushed to {} at {}{behind}",
+            push.remote,
+            at.to_rfc3339_opts(SecondsFormat::Secs, true)
+        ),
+        None => w!(
+            out,
+            "push:       nothing pushed to {} yet{behind}",
+            push.remote
+        ),
+    }
+    if let (Some(since), Some(error)) = (&push.failing_since, &push.last_error) {
+        w!(
+            out,
+            "PUSH FAILING since {}: {error}",
+            since.to_rfc3339_opts(SecondsFormat::Secs, true)
         );
     }
 }
