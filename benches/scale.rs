@@ -363,7 +363,8 @@ impl Drop for Supervisor {
 
 /// (start, end) of every tick in the ledger, oldest first.
 fn ledger_records(home: &Home) -> Vec<(Duration, Duration)> {
-    let ledger = hearth::tick::ledger::Ledger::read_all(&home.path("state/ticks.jsonl")).unwrap();
+    let ledger =
+        hearth::exchange::ledger::Ledger::read_all(&home.path("state/ticks.jsonl")).unwrap();
     let at = |t: chrono::DateTime<chrono::Utc>| {
         Duration::from_nanos(t.timestamp_nanos_opt().unwrap() as u64)
     };

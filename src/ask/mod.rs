@@ -199,21 +199,17 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     let mut outside = outside::at_start(question);
     // The identity layer it is shown, judged as a tick's is (its journal
     // knows the marks before the model is called).
-    outside.add_from(&crate::tick::provenance::judge_system(
+    outside.add_from(&crate::provenance::identity::judge_system(
         home,
         config,
         &mut system,
+        || crate::exchange::ledger::tainted_ticks(home),
     ));
     let tier = classify(&question.text);
     // The directive the mission tier quotes brings its lines' origins.
     if tier == Tier::Mission {
         let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
-        outside.add_all(crate::provenance::origins::of_file(
-            home,
-            rel::DIRECTIVE,
-            None,
-            &vouched,
-        ));
+        outside.add_all(crate::provenance::identity::of_directive(home, &vouched));
     }
     // Only the knowledge tier puts recall in front of the model; the
     // offline provider answers from it whatever the tier. Otherwise it is

@@ -115,7 +115,7 @@ pub fn boot(home: &Home, config: &BootConfig) -> Boot {
             layer.identity_chars * 100 / budget
         ));
     }
-    // Marked unjudged: the door's judge (`tick::provenance::judge_system`)
+    // Marked unjudged: the door's judge (`provenance::identity::judge_system`)
     // clears what it proves the operator's.
     let system = vec![
         SystemBlock::unjudged(PROMPT, prompt),

@@ -28,7 +28,11 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Config::default()
     });
     let audit = drift::audit(&home, &config.boot);
-    let outside = hearth::tick::provenance::outside_lines(&home, &config);
+    let outside = hearth::provenance::identity::outside_lines(
+        &home,
+        &config,
+        &hearth::exchange::ledger::tainted_ticks(&home),
+    );
     // The prompt and the identity layer go into every request: if they
     // alone do not fit the model's context window, no tick can run.
     let window = config.context_window();

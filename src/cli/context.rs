@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use hearth::config::Config;
-use hearth::tick::{self, ledger::Ledger};
+use hearth::exchange::ledger::Ledger;
+use hearth::tick;
 use serde_json::json;
 
 use super::{CommandError, Env, Exit};

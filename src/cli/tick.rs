@@ -4,8 +4,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use hearth::exchange::ledger::Ledger;
 use hearth::supervisor;
-use hearth::tick::ledger::Ledger;
 use hearth::tick::{self, TickOptions};
 
 use super::{CommandError, Env, Exit};

@@ -16,6 +16,7 @@ pub mod door;
 pub mod driver;
 pub mod fit;
 pub mod give_back;
+pub mod ledger;
 pub mod outcome;
 pub mod record;
 pub mod report;

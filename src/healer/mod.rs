@@ -24,6 +24,7 @@ use serde::Serialize;
 use crate::atomic;
 use crate::config::HealerConfig;
 use crate::exchange::give_back::{self, Moment};
+use crate::exchange::ledger::TickRecord;
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::io_hint::IoError;
@@ -31,7 +32,6 @@ use crate::mailbox::outbox::{self, Letter};
 use crate::mailbox::MailboxError;
 use crate::repo::{Identity, Repo, RepoError};
 use crate::tick::healer_note::HealerNote;
-use crate::tick::ledger::TickRecord;
 use state::{FailedTick, HealerState, Panic};
 
 /// What the conversation state is, for a heal: restored from the good commit.

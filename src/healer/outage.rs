@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::exchange::class::Class;
-use crate::tick::ledger::TickRecord;
+use crate::exchange::ledger::TickRecord;
 
 /// An outage in progress, kept in `state/healer.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,8 +7,8 @@ use chrono::{DateTime, Duration, Utc};
 use super::{observe, Verdict};
 use crate::config::HealerConfig;
 use crate::exchange::class::Class;
+use crate::exchange::ledger::TickRecord;
 use crate::healer::state::HealerState;
-use crate::tick::ledger::TickRecord;
 
 fn at(hours: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_800_000_000, 0).unwrap() + Duration::hours(hours)

@@ -60,6 +60,8 @@ pub enum WriteGate {
     /// Into the exchange's proposal: `main` holds it only if the operator
     /// accepts.
     Propose,
+    /// Into a consolidation's draft: no write of it touches `main`.
+    Stage,
 }
 
 /// Whether a write lands: identity-class memory written by a tainted

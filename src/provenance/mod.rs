@@ -19,6 +19,7 @@
 
 pub mod audit;
 pub mod gate;
+pub mod identity;
 pub mod origin;
 pub mod origins;
 pub mod sender;
@@ -68,6 +69,31 @@ impl Taint {
     /// Whether outside content was read.
     pub fn tainted(&self) -> bool {
         !self.sources.is_empty()
+    }
+
+    /// The one write decision, for every write path: where a write of
+    /// `rel` from `before` (none: a new file) to `after` lands. A staging
+    /// exchange stages every write. A write that turns a file into
+    /// identity (or keeps one) carries the outside lines it keeps, read or
+    /// not (a note promoted with `core: true`), and this exchange is
+    /// outside from then on; then [`gate::write`] decides.
+    pub fn decide_write(
+        &mut self,
+        origins: &OriginJudge,
+        rel: &str,
+        before: Option<&str>,
+        after: &str,
+    ) -> gate::WriteGate {
+        if self.staging {
+            return gate::WriteGate::Stage;
+        }
+        let identity = identity_class(rel, before, after, &self.must_read);
+        if identity && before.is_some() {
+            if let Some(source) = origins::kept_by(origins, rel, after, &self.vouched) {
+                self.read(source);
+            }
+        }
+        gate::write(self.tainted(), identity)
     }
 
     /// Records a source of outside content (once; at most

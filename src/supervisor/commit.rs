@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
+use crate::exchange::ledger::TickRecord;
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::repo::{trailers, Committed, Identity, Repo, RepoPath};
-use crate::tick::ledger::TickRecord;
 
 use super::SupervisorError;
 

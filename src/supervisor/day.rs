@@ -8,9 +8,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::exchange::ledger::{Ledger, TickRecord};
 use crate::exchange::Spent;
 use crate::home::Home;
-use crate::tick::ledger::{Ledger, TickRecord};
 
 /// One line of the day.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -12,13 +12,13 @@ use chrono::{DateTime, Duration, Utc};
 use super::turns::TickEnd;
 use super::{Supervisor, SupervisorError};
 use crate::exchange::class::Class;
+use crate::exchange::ledger::TickRecord;
 use crate::jobs::check::{self, CheckSaid};
 use crate::jobs::evidence::{self, Judgment, Observed};
 use crate::jobs::ledger::{self, JobLedger, JobOutcome, Run};
 use crate::jobs::plan::{self, Next, MAX_TRIES};
 use crate::jobs::turn::{CheckFound, JobTurn};
 use crate::jobs::{spec::CheckOutput, Job};
-use crate::tick::ledger::TickRecord;
 
 /// Where `hearth jobs run NAME` asks a running supervisor for a run: an
 /// empty file per job, taken at the next turn.

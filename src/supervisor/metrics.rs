@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use super::status::Status;
-use crate::tick::ledger::TickRecord;
+use crate::exchange::ledger::TickRecord;
 
 /// What the ledger adds up to: the counters.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -395,7 +395,7 @@ fn escape(value: &str) -> String {
 /// The metrics of `home` now, reading every ledger segment (for `hearth
 /// metrics`; the supervisor keeps its totals as it goes).
 pub fn of_home(home: &crate::home::Home, now: DateTime<Utc>) -> std::io::Result<String> {
-    let ledger = crate::tick::ledger::Ledger::read_all(&home.ticks_path())?;
+    let ledger = crate::exchange::ledger::Ledger::read_all(&home.ticks_path())?;
     let totals = Totals::of(&ledger.records);
     Ok(render(
         &totals,
@@ -426,7 +426,7 @@ impl Textfile {
         if textfile.is_empty() {
             return None;
         }
-        let totals = match crate::tick::ledger::Ledger::read_all(&home.ticks_path()) {
+        let totals = match crate::exchange::ledger::Ledger::read_all(&home.ticks_path()) {
             Ok(ledger) => Totals::of(&ledger.records),
             Err(e) => {
                 // The last good counters, from the file itself, never zero.

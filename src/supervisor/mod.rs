@@ -56,13 +56,13 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::exchange::ledger::{Ledger, TickRecord};
 use crate::healer::state::HealerState;
 use crate::home::lock::RunLock;
 use crate::home::Home;
 use crate::io_hint::IoError;
 use crate::mailbox::flares;
 use crate::repo::Repo;
-use crate::tick::ledger::{Ledger, TickRecord};
 pub use error::SupervisorError;
 use systemd::Notifier;
 use turns::{LoopTurn, TickEnd};

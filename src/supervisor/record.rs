@@ -6,11 +6,11 @@ use chrono::{DateTime, Utc};
 
 use crate::exchange::class::Class;
 use crate::exchange::give_back::{self, Moment};
+use crate::exchange::ledger::{TickRecord, Tokens};
 use crate::exchange::report::TickReport;
 use crate::healer;
 use crate::home::Home;
 use crate::mailbox::{inbox, MailboxError};
-use crate::tick::ledger::{TickRecord, Tokens};
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn record_for(

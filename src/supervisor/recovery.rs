@@ -8,9 +8,9 @@ use super::record::record_for;
 use super::runtime;
 use super::{Supervisor, SupervisorError};
 use crate::exchange::class::Class;
+use crate::exchange::ledger::TickRecord;
 use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
-use crate::tick::ledger::TickRecord;
 
 /// What cut the tick short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,12 +6,12 @@ use crate::mailbox::cause::Cause;
 use chrono::{DateTime, Utc};
 
 use super::{gap, RunOutcome, Supervisor, SupervisorError};
+use crate::exchange::ledger::TickRecord;
 use crate::healer::{self, HealError, Verdict};
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::mailbox::flares;
 use crate::mailbox::outbox::{self, Letter};
-use crate::tick::ledger::TickRecord;
 
 impl Supervisor<'_> {
     /// Carries out the healer's verdict: a heal, or panic (which ends the

@@ -8,10 +8,10 @@ use chrono::{DateTime, Utc};
 
 use super::{Supervisor, SupervisorError};
 use crate::budget::{self, Budget};
+use crate::exchange::ledger::TickRecord;
 use crate::exchange::report::TickReport;
 use crate::healer::outage::{self, OutageNews};
 use crate::mailbox::outbox::{self, Letter};
-use crate::tick::ledger::TickRecord;
 
 impl Supervisor<'_> {
     /// Counts the tick's spend in `state/budget.json`, of which the

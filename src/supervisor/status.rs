@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::runtime::{self, Phase};
+use crate::exchange::ledger::{Ledger, TickRecord};
 use crate::home::{lock, Home};
 use crate::model::cache;
-use crate::tick::ledger::{Ledger, TickRecord};
 use crate::tick::spend::SpendByKind;
 
 /// What `hearth status` says.
@@ -447,7 +447,7 @@ pub(super) fn sessions(
 }
 
 /// The ledger's tally, its skipped lines among `problems`.
-fn tally(home: &Home, problems: &mut Vec<String>) -> crate::tick::ledger::Tally {
+fn tally(home: &Home, problems: &mut Vec<String>) -> crate::exchange::ledger::Tally {
     let ticks_path = home.ticks_path();
     let ledger = match Ledger::tally(&ticks_path) {
         Ok(tally) => tally,

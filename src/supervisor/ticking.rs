@@ -9,13 +9,13 @@ use super::record::{self, record_for};
 use super::runtime::{self, Phase, TickInProgress};
 use super::{commit, Supervisor, SupervisorError, TickEnd};
 use crate::exchange::class::Class;
+use crate::exchange::ledger;
+use crate::exchange::ledger::TickRecord;
 use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
 use crate::io_hint::IoError;
 use crate::jobs::turn::JobTurn;
 use crate::notify::ping::Ping;
-use crate::tick::ledger;
-use crate::tick::ledger::TickRecord;
 
 impl Supervisor<'_> {
     /// What this tick's end clears: a tick that exited 0 ends the model's

@@ -11,9 +11,9 @@ use super::{
     commit, disk, gap, git_wait, recovery, RunOutcome, Supervisor, SupervisorError, ASKS_WAIT,
 };
 use crate::ask::journal::Whose;
+use crate::exchange::ledger::TickRecord;
 use crate::healer::Verdict;
 use crate::mailbox::outbox;
-use crate::tick::ledger::TickRecord;
 
 /// How a turn of the main loop ended.
 pub(super) enum LoopTurn {

@@ -131,7 +131,9 @@ pub fn prepare(
         recall: &recall,
         job,
     });
-    let judged = super::provenance::judge_system(home, config, &mut boot.system);
+    let judged = crate::provenance::identity::judge_system(home, config, &mut boot.system, || {
+        crate::exchange::ledger::tainted_ticks(home)
+    });
     outside.add_from(&user_turn.outside);
     outside.add_from(&judged);
     let tools = offered.specs(&tools::Peering::of(home, config), false);
@@ -169,8 +171,7 @@ fn directive_origins(
     vouched: &crate::provenance::vouch::Vouched,
 ) -> Option<String> {
     text?;
-    let directive = crate::home::layout::rel::DIRECTIVE;
-    crate::provenance::origins::of_file(home, directive, None, vouched)
+    crate::provenance::identity::of_directive(home, vouched)
 }
 
 /// The asks of the sessions, for the tick's context: those that carried

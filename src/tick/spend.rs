@@ -5,8 +5,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::ledger::TickRecord;
 use crate::config::Price;
+use crate::exchange::ledger::TickRecord;
 
 /// Spend over a span of ticks, by kind of token.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
@@ -122,7 +122,7 @@ pub fn today(
     now: DateTime<Utc>,
 ) -> Option<SpendByKind> {
     let midnight = now.date_naive().and_hms_opt(0, 0, 0)?.and_utc();
-    let records = super::ledger::Ledger::since(&home.ticks_path(), midnight).ok()?;
+    let records = crate::exchange::ledger::Ledger::since(&home.ticks_path(), midnight).ok()?;
     let spend = SpendByKind::of(&records, price, midnight, now + Duration::seconds(1));
     (spend.ticks > 0).then_some(spend)
 }
@@ -130,7 +130,7 @@ pub fn today(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tick::ledger::Tokens;
+    use crate::exchange::ledger::Tokens;
 
     fn tick(hour: i64, tokens: Tokens, usd: f64) -> TickRecord {
         let at = DateTime::from_timestamp(1_800_000_000 + hour * 3600, 0).unwrap();

@@ -11,6 +11,7 @@ use crate::atomic;
 use crate::mailbox::outbox::{self, Kind, Letter};
 use crate::memory::page;
 use crate::model::ToolSpec;
+use crate::provenance::gate::WriteGate;
 use crate::provenance::{self, Shown};
 use crate::recall::answer::{self, RecallQuestion, Rerank};
 
@@ -442,25 +443,18 @@ fn store(
     rel: &str,
     bytes: &[u8],
 ) -> Result<Option<String>, ToolError> {
-    if ctx.taint.staging {
-        return Ok(Some(super::staging::stage(ctx, rel, bytes)));
-    }
-    let now_text = std::fs::read_to_string(path).ok();
+    let before = match ctx.taint.staging {
+        true => None, // a staged write reads nothing of the file
+        false => std::fs::read_to_string(path).ok(),
+    };
     let after = String::from_utf8_lossy(bytes);
-    let identity =
-        provenance::identity_class(rel, now_text.as_deref(), &after, &ctx.taint.must_read);
-    // Outside lines the file already holds and the write keeps come with
-    // it, read or not (a note promoted with `core: true`).
-    if identity && now_text.is_some() {
-        let kept = provenance::origins::kept_by(&ctx.origins, rel, &after, &ctx.taint.vouched);
-        if let Some(source) = kept {
-            ctx.taint.read(source);
-        }
-    }
-    if provenance::gate::write(ctx.taint.tainted(), identity)
-        == provenance::gate::WriteGate::Propose
+    match ctx
+        .taint
+        .decide_write(&ctx.origins, rel, before.as_deref(), &after)
     {
-        return super::staging::propose(ctx, tool, rel, bytes).map(Some);
+        WriteGate::Stage => return Ok(Some(super::staging::stage(ctx, rel, bytes))),
+        WriteGate::Propose => return super::staging::propose(ctx, tool, rel, bytes).map(Some),
+        WriteGate::Direct => {}
     }
     ctx.ahead(tool, rel)?;
     atomic::write(path, bytes).map_err(|e| failed(tool, e))?;

@@ -159,7 +159,11 @@ fn a_shallow_history_is_outside_for_every_line_it_cannot_show() {
     // The audit names the identity's lines rather than vouching for them.
     std::fs::write(shallow.path("memory/identity.md"), "# Who I am\n").unwrap();
     let config = hearth::config::Config::default();
-    let audit = hearth::tick::provenance::outside_lines(&shallow, &config);
+    let audit = hearth::provenance::identity::outside_lines(
+        &shallow,
+        &config,
+        &hearth::exchange::ledger::tainted_ticks(&shallow),
+    );
     assert!(!audit.is_empty(), "a shallow history proves no line");
     assert!(audit.iter().all(|f| f.why.contains("shallow")), "{audit:?}");
 }

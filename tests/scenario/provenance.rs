@@ -282,7 +282,11 @@ fn the_audit_names_identity_lines_by_ancestry_whatever_their_wording_until_the_o
         9,
         "memory/notes/x.md:3 ← tick 5 ← inbox/a.md (from news@example.com)",
     );
-    let found = hearth::tick::provenance::outside_lines(&home, &config);
+    let found = hearth::provenance::identity::outside_lines(
+        &home,
+        &config,
+        &hearth::exchange::ledger::tainted_ticks(&home),
+    );
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].line, 4);
     assert_eq!(
@@ -295,7 +299,12 @@ fn the_audit_names_identity_lines_by_ancestry_whatever_their_wording_until_the_o
     text.push_str("I like tea.\n");
     std::fs::write(home.path("memory/identity.md"), &text).unwrap();
     assert_eq!(
-        hearth::tick::provenance::outside_lines(&home, &config).len(),
+        hearth::provenance::identity::outside_lines(
+            &home,
+            &config,
+            &hearth::exchange::ledger::tainted_ticks(&home)
+        )
+        .len(),
         1
     );
     // Vouching clears it, and the book is committed as the operator's.
@@ -304,7 +313,12 @@ fn the_audit_names_identity_lines_by_ancestry_whatever_their_wording_until_the_o
     let done = hearth::provenance::vouching::vouch(&home, &operator, &[place], now()).unwrap();
     assert_eq!(done.vouched.len(), 1, "{done:?}");
     assert!(done.commit.is_some());
-    assert!(hearth::tick::provenance::outside_lines(&home, &config).is_empty());
+    assert!(hearth::provenance::identity::outside_lines(
+        &home,
+        &config,
+        &hearth::exchange::ledger::tainted_ticks(&home)
+    )
+    .is_empty());
 }
 
 #[test]

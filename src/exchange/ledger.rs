@@ -437,6 +437,20 @@ impl TickRecord {
     }
 }
 
+/// What each tick that read outside content read, by tick number
+/// ([`crate::provenance::identity::TaintedTicks`]): the ledger's account
+/// of commits made before hearth kept trailers. A ledger that cannot be
+/// read says nothing here; the commits' own trailers still speak.
+pub fn tainted_ticks(home: &crate::home::Home) -> crate::provenance::identity::TaintedTicks {
+    let ledger = Ledger::read_all(&home.ticks_path()).ok();
+    ledger
+        .iter()
+        .flat_map(|l| &l.records)
+        .filter(|r| !r.tainted_by.is_empty())
+        .map(|r| (r.tick, r.tainted_by.clone()))
+        .collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {

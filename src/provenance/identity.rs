@@ -1,13 +1,17 @@
-//! Where the identity's lines came from, for `hearth audit`: each line of
+//! Where the identity's lines came from: for `hearth audit`, each line of
 //! an identity-class memory whose ancestry touches outside content (its
 //! commit's `Hearth-Outside` chain; for older commits the tick's ledger
 //! line), lines accepted from a proposal made after outside content, and
-//! lines that only read like planted rules. The ledger is the tick's, so
-//! the trace lives beside it.
+//! lines that only read like planted rules; and for every door (a tick, an
+//! ask), the judgment of the system blocks it is about to show. One
+//! judgment, here: the doors call it, neither writes its own.
+//!
+//! The tick's ledger is not this room's to read (it is the exchange's
+//! record, a layer up): the caller hands over what it says of older ticks
+//! ([`TaintedTicks`]), and a door only when a line may need it.
 
 use std::collections::BTreeMap;
 
-use super::ledger::Ledger;
 use crate::config::Config;
 use crate::home::layout::rel;
 use crate::home::Home;
@@ -15,17 +19,20 @@ use crate::outside::Outside;
 use crate::provenance;
 use crate::repo::Repo;
 
+/// What each tick that read outside content read, by tick number, as the
+/// tick's ledger says: the account of commits made before hearth kept
+/// `Hearth-Outside` trailers.
+pub type TaintedTicks = BTreeMap<u64, Outside>;
+
 /// Identity-class lines that came from an exchange which had read content
-/// from outside (its ledger line, or the accepted proposal, says so), and
-/// lines that read like planted rules.
-pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
-    let ledger = Ledger::read_all(&home.ticks_path()).ok();
-    let tainted_ticks: BTreeMap<u64, Outside> = ledger
-        .iter()
-        .flat_map(|l| &l.records)
-        .filter(|r| !r.tainted_by.is_empty())
-        .map(|r| (r.tick, r.tainted_by.clone()))
-        .collect();
+/// from outside (its commit's trailers, its ledger line in `tainted_ticks`,
+/// or the accepted proposal, says so), and lines that read like planted
+/// rules.
+pub fn outside_lines(
+    home: &Home,
+    config: &Config,
+    tainted_ticks: &TaintedTicks,
+) -> Vec<provenance::Finding> {
     let tainted_proposals: BTreeMap<u64, Outside> = crate::proposals::list(home)
         .unwrap_or_else(|e| {
             tracing::warn!("{e}; lines from accepted proposals are not traced");
@@ -78,7 +85,7 @@ pub fn outside_lines(home: &Home, config: &Config) -> Vec<provenance::Finding> {
             &rel,
             &text,
             &origins,
-            &tainted_ticks,
+            tainted_ticks,
             &tainted_proposals,
             &vouched,
         ));
@@ -96,8 +103,9 @@ pub fn judge_system(
     home: &Home,
     config: &Config,
     system: &mut [crate::model::SystemBlock],
+    tainted_ticks: impl FnOnce() -> TaintedTicks,
 ) -> Outside {
-    let found = of_system(home, config, system);
+    let found = of_system(home, config, system, tainted_ticks);
     for block in system {
         block.outside = found.clone();
     }
@@ -110,9 +118,14 @@ pub fn judge_system(
 /// reached identity before hearth kept trailers, or past a gate since
 /// mended). The exchange that is shown it is outside from its start.
 /// Closed world: a history that cannot be read proves nothing, and says so.
-/// The walk is paid only when a line of the blocks has the words of a line
-/// an outside exchange once added.
-pub fn of_system(home: &Home, config: &Config, system: &[crate::model::SystemBlock]) -> Outside {
+/// The walk (and `tainted_ticks`) is paid only when a line of the blocks
+/// has the words of a line an outside exchange once added.
+pub fn of_system(
+    home: &Home,
+    config: &Config,
+    system: &[crate::model::SystemBlock],
+    tainted_ticks: impl FnOnce() -> TaintedTicks,
+) -> Outside {
     let unproven = |why: String| {
         Outside::of(format!(
             "the identity layer (its origin could not be proven: {why})"
@@ -130,9 +143,17 @@ pub fn of_system(home: &Home, config: &Config, system: &[crate::model::SystemBlo
     if !may_hold {
         return Outside::none();
     }
-    outside_lines(home, config)
+    outside_lines(home, config, &tainted_ticks())
         .into_iter()
         .filter(|f| f.kind == provenance::audit::FindingKind::Ancestry)
         .map(|f| format!("the identity layer: {}", f.why))
         .collect()
+}
+
+/// Where the lines of `memory/directive.md` came from, for a door that
+/// quotes it (a tick's turn, an ask's mission tier): a source when any
+/// line is outside and nobody vouched for it; an unreadable history is a
+/// source too (closed world).
+pub fn of_directive(home: &Home, vouched: &provenance::vouch::Vouched) -> Option<String> {
+    provenance::origins::of_file(home, rel::DIRECTIVE, None, vouched)
 }
