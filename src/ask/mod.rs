@@ -196,21 +196,12 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     // Hot memory is the operator's: exchanges that carried outside words
     // stay out (recall can still find them, which taints).
     let exchanges = outside::clean(sessions::exchanges(&sessions::read(home)));
-    let mut outside = outside::at_start(question);
     // The identity layer it is shown, judged as a tick's is (its journal
     // knows the marks before the model is called).
-    outside.add_from(&crate::provenance::identity::judge_system(
-        home,
-        config,
-        &mut system,
-        || crate::exchange::ledger::tainted_ticks(home),
-    ));
+    let mut outside = crate::provenance::identity::judge_system(home, config, &mut system, || {
+        crate::exchange::ledger::tainted_ticks(home)
+    });
     let tier = classify(&question.text);
-    // The directive the mission tier quotes brings its lines' origins.
-    if tier == Tier::Mission {
-        let vouched = crate::provenance::vouch::Vouched::load_or_none(home);
-        outside.add_all(crate::provenance::identity::of_directive(home, &vouched));
-    }
     // Only the knowledge tier puts recall in front of the model; the
     // offline provider answers from it whatever the tier. Otherwise it is
     // not run: a reconcile of a large memory is most of an ask's start-up.
@@ -224,7 +215,11 @@ fn compose(home: &Home, config: &Config, question: &Question) -> Composed {
     } else {
         &[]
     };
-    let (user_text, mut tokens) = user_turn(home, question, tier, &exchanges, shown);
+    let written = user_turn(home, question, tier, &exchanges, shown);
+    // What the turn's sections showed from outside marks the ask.
+    outside.add_from(&written.message.outside);
+    let user_text = written.text();
+    let mut tokens = written.parts;
     let system_tokens: u64 = system.iter().map(|b| estimate_tokens(&b.text)).sum();
     tokens.insert("system".into(), system_tokens);
     Composed {

@@ -24,6 +24,7 @@ pub mod run;
 pub mod spent;
 pub mod step;
 pub mod tier;
+pub mod turn;
 
 use crate::config::Price;
 use crate::conversation::store::ConversationError;

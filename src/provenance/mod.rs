@@ -18,6 +18,7 @@
 //! functions over plain values; the builtins and the doors do the I/O.
 
 pub mod audit;
+pub mod fence;
 pub mod gate;
 pub mod identity;
 pub mod origin;
