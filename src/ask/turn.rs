@@ -6,7 +6,7 @@ use super::{warm, Question, ATTACHMENT_BYTES};
 use crate::config::Config;
 use crate::conversation::sessions::SessionExchange;
 use crate::exchange::tier::{Tier, CONTINUATION_TURNS, HOT_TURNS, MISSION_TURNS};
-use crate::exchange::turn::{Turn, WrittenTurn};
+use crate::exchange::turn::{UserTurn, WrittenTurn};
 use crate::home::layout::rel;
 use crate::home::Home;
 use crate::provenance;
@@ -27,7 +27,7 @@ pub(super) fn recall_for(home: &Home, config: &Config, question: &str) -> Vec<(S
         })
 }
 
-/// The user turn, written by the one builder every door uses ([`Turn`]):
+/// The user turn, written by the one builder every door uses ([`UserTurn`]):
 /// the warm digest, hot memory, the tier's context, the attachment, the
 /// question. Each section that shows outside words marks the turn in the
 /// call that writes it — piped stdin the operator did not vouch for, a
@@ -40,7 +40,7 @@ pub(super) fn user_turn(
     exchanges: &[SessionExchange],
     recall: &[(String, String)],
 ) -> WrittenTurn {
-    let mut turn = Turn::opening(
+    let mut turn = UserTurn::opening(
         "opening",
         "This is `hearth ask`: your operator asks from the shell and reads your answer as it \
          streams. Answer the question directly, in text.",
@@ -95,7 +95,7 @@ pub(super) fn user_turn(
 /// Piped stdin in its fence: outside words unless the operator said they
 /// are theirs (`--stdin-is-mine`; `curl … | hearth ask` is a stranger's
 /// page, and mail piped in names its sender).
-fn attach(turn: &mut Turn, question: &Question, attachment: &super::attachment::Attachment) {
+fn attach(turn: &mut UserTurn, question: &Question, attachment: &super::attachment::Attachment) {
     let source = match question.stdin_is_mine {
         true => None,
         false => Some(match provenance::inbox_sender(&attachment.text) {

@@ -21,7 +21,7 @@ pub const RECALL_EXCERPT_CHARS: usize = 500;
 
 /// A user turn being written.
 #[derive(Debug, Default)]
-pub struct Turn {
+pub struct UserTurn {
     text: String,
     parts: BTreeMap<String, u64>,
     outside: Outside,
@@ -43,10 +43,10 @@ impl WrittenTurn {
     }
 }
 
-impl Turn {
+impl UserTurn {
     /// A turn that opens with `opening` (counted as the part `part`).
-    pub fn opening(part: &str, opening: &str) -> Turn {
-        let mut turn = Turn::default();
+    pub fn opening(part: &str, opening: &str) -> UserTurn {
+        let mut turn = UserTurn::default();
         turn.text.push_str(opening);
         turn.count(part, opening);
         turn
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn a_section_of_outside_words_marks_the_turn_it_is_written_into() {
-        let mut turn = Turn::opening("header", "Tick 3.");
+        let mut turn = UserTurn::opening("header", "Tick 3.");
         turn.fenced(
             "inbox",
             "inbox-message",
@@ -153,7 +153,7 @@ mod tests {
             "hi",
             None,
         );
-        assert!(Turn::default().finish().message.outside.is_empty());
+        assert!(UserTurn::default().finish().message.outside.is_empty());
         turn.fenced(
             "inbox",
             "inbox-message",

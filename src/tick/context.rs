@@ -19,7 +19,7 @@ use super::healer_note::HealerNote;
 use crate::conversation::sessions::SessionExchange;
 use crate::conversation::Message;
 use crate::exchange::tier::{classify, Tier, CONTINUATION_TURNS, MISSION_TURNS};
-use crate::exchange::turn::Turn;
+use crate::exchange::turn::UserTurn;
 use crate::mailbox::inbox::InboxMessage;
 use crate::recall::index::Hit;
 
@@ -47,7 +47,7 @@ pub struct TurnInput<'a> {
 }
 
 /// The user turn, its estimated tokens by part, and its tier, written by
-/// the one builder every door uses ([`Turn`]): each section's outside
+/// the one builder every door uses ([`UserTurn`]): each section's outside
 /// source — a stranger's message by its sender, a job check's output, a
 /// directive's outside lines — marks the turn in the call that writes the
 /// section, so what the turn shows and what it is marked with cannot part.
@@ -57,7 +57,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
         input.tick,
         input.now.to_rfc3339_opts(SecondsFormat::Secs, true)
     );
-    let mut turn = Turn::opening("header", &header);
+    let mut turn = UserTurn::opening("header", &header);
     if let Some(note) = input.healer_note {
         let field = serde_json::json!({ "recovered_by_healer": note });
         let section = format!(
@@ -119,7 +119,7 @@ pub fn user_turn(input: &TurnInput<'_>) -> (Message, BTreeMap<String, u64>, Tier
 /// One inbox message in its fence, with the notes hearth adds after it. A
 /// message from anyone but the operator is labelled quoted data with its
 /// sender and marks the turn; no message can close its fence from inside.
-fn inbox_message(turn: &mut Turn, message: &InboxMessage) {
+fn inbox_message(turn: &mut UserTurn, message: &InboxMessage) {
     let size = message.size.to_string();
     let mut attrs = vec![("path", message.rel.as_str()), ("bytes", size.as_str())];
     let sender = crate::provenance::inbox_sender(&message.text);
@@ -239,7 +239,7 @@ mod tests {
             notes: vec![],
         };
         let shown = |message: &InboxMessage| {
-            let mut turn = Turn::default();
+            let mut turn = UserTurn::default();
             inbox_message(&mut turn, message);
             turn.finish()
         };
