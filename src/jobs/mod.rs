@@ -4,13 +4,15 @@
 //! `check` that can say "nothing to do" for no model call) and what done
 //! means (`[expect]`). [`plan`] decides, purely, when each runs next;
 //! the supervisor runs it as a tick of its own door and writes each step
-//! to `state/jobs.jsonl` ([`ledger`]); [`evidence`] judges done from what
+//! to `state/jobs.jsonl` ([`ledger`]); [`outcome`] decides how each run
+//! ended, in one pure function, with [`evidence`] judging done from what
 //! the run's commit and calls show, never from the model's words.
 
 pub mod check;
 pub mod cron;
 pub mod evidence;
 pub mod ledger;
+pub mod outcome;
 pub mod overview;
 pub mod plan;
 pub mod seen;

@@ -8,6 +8,7 @@ use super::{Supervisor, SupervisorError};
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::jobs::ledger::{self, JobOutcome, Run};
+use crate::jobs::outcome::{self, Seen};
 use crate::jobs::Job;
 use crate::mailbox::cause::{Cause, Clearing};
 use crate::mailbox::outbox::{self, Letter};
@@ -130,19 +131,15 @@ impl Supervisor<'_> {
             let tick = claim
                 .tick
                 .map_or("its tick".to_string(), |n| format!("tick {n}"));
-            if calls == 0 {
-                run.outcome = JobOutcome::Failed;
-                run.cause = Some(format!(
-                    "cut before any model call (the supervisor stopped during {tick}): tried again"
-                ));
-                run.retry_at = Some(now);
+            let seen = Seen::Cut {
+                tick: tick.clone(),
+                calls,
+            };
+            outcome::decide(seen, 0, now).apply_to(&mut run);
+            if run.outcome != JobOutcome::Unknown {
                 self.record_job(&run, &format!("job {}: cut before any model call", run.job))?;
                 continue;
             }
-            run.outcome = JobOutcome::Unknown;
-            run.cause = Some(format!(
-                "the supervisor stopped during {tick}, after {calls} model call(s): whether the run did its work is not known"
-            ));
             self.record_job(&run, &format!("job {}: unknown (cut by a crash)", run.job))?;
             let body = format!(
                 "A run of the job `{}` (planned for {}) was cut when the supervisor stopped \

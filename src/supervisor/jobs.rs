@@ -14,19 +14,16 @@ use super::{Supervisor, SupervisorError};
 use crate::exchange::class::Class;
 use crate::exchange::ledger::TickRecord;
 use crate::jobs::check::{self, CheckSaid};
-use crate::jobs::evidence::{self, Judgment, Observed};
+use crate::jobs::evidence::Observed;
 use crate::jobs::ledger::{self, JobLedger, JobOutcome, Run};
-use crate::jobs::plan::{self, Next, MAX_TRIES};
+use crate::jobs::outcome::{self, Seen};
+use crate::jobs::plan::{self, Next};
 use crate::jobs::turn::{CheckFound, JobTurn};
 use crate::jobs::{spec::CheckOutput, Job};
 
 /// Where `hearth jobs run NAME` asks a running supervisor for a run: an
 /// empty file per job, taken at the next turn.
 pub const REQUESTS: &str = ".hearth/job-requests";
-
-/// The least wait before a run that failed without a model call is tried
-/// again (an outage's backoff, when longer).
-const RETRY_WAIT: Duration = Duration::seconds(60);
 
 /// A run to start now.
 pub(super) struct DueRun {
@@ -247,28 +244,22 @@ impl Supervisor<'_> {
             ))
         };
         let now = self.options.clock.now();
-        let mut run = Run::new(&job.name, planned, start, JobOutcome::Skipped);
-        run.end = Some(now);
-        match said {
+        let seen = match said {
             CheckSaid::Work(text) => {
                 return Ok(Some(Some(CheckFound {
                     text,
                     outside: job.check_output == CheckOutput::Outside,
                 })))
             }
-            CheckSaid::Nothing => {
-                run.cause = Some("its check found nothing to do".into());
-            }
+            CheckSaid::Nothing => Seen::NothingToDo,
             CheckSaid::Failed(why) => {
-                run.outcome = JobOutcome::Failed;
-                // Trying an untrusted check again changes nothing.
-                if trusted && tried + 1 < MAX_TRIES {
-                    run.retry_at = Some(now + RETRY_WAIT);
-                }
                 tracing::warn!("job {}: {why}", job.name);
-                run.cause = Some(why);
+                Seen::CheckFailed { why, trusted }
             }
-        }
+        };
+        let mut run = Run::new(&job.name, planned, start, JobOutcome::Skipped);
+        run.end = Some(now);
+        outcome::decide(seen, tried, now).apply_to(&mut run);
         let subject = match run.outcome {
             JobOutcome::Skipped => {
                 // A check that finds nothing, every few minutes, is no
@@ -285,9 +276,9 @@ impl Supervisor<'_> {
         Ok(None)
     }
 
-    /// The run's outcome from its tick: done or unmet from the evidence
-    /// when it exited 0, failed otherwise (tried again when it made no
-    /// model call).
+    /// The run's ledger line from its tick: what hearth observed of the
+    /// tick (and, when it exited 0, of its commit), decided by
+    /// [`outcome::decide`].
     fn judge_run(&self, job: &Job, claim: Run, end: &TickEnd, tried: usize) -> Run {
         let record = &end.record;
         let mut run = claim;
@@ -295,60 +286,33 @@ impl Supervisor<'_> {
         run.model_calls = end.calls;
         run.tokens = record.tokens.sent() + record.tokens.output;
         run.cost_usd = record.cost_usd;
-        if record.class == Class::Skipped {
-            // The day's budget is spent: every try before the next UTC day
-            // would be skipped too, and used up the run's tries in three
-            // minutes. Not a failure, and not a try.
-            run.outcome = JobOutcome::Skipped;
-            run.cause = Some(format!(
-                "the day's budget is spent ({}): tried again on the next UTC day",
-                record.note.as_deref().unwrap_or("[budget] daily_usd")
-            ));
-            run.retry_at = Some(crate::budget::next_day(record.end));
-            return run;
-        }
-        if record.class != Class::Ok {
-            run.outcome = JobOutcome::Failed;
-            run.cause = Some(record.note.clone().unwrap_or_else(|| {
-                format!(
-                    "its tick exited {} ({})",
-                    record.exit,
-                    record.class.as_str()
-                )
-            }));
-            if end.calls == 0 && tried + 1 < MAX_TRIES {
-                let backoff = record
+        let seen = match record.class {
+            Class::Skipped => Seen::BudgetSpent {
+                note: record.note.clone(),
+            },
+            Class::Ok => Seen::TickOk {
+                expect: &job.expect,
+                commit: self.changed_by_tick(record).map(|changed| Observed {
+                    changed,
+                    sent: record.sent.clone(),
+                    proposal: record.proposal,
+                }),
+            },
+            _ => Seen::TickFailed {
+                cause: record.note.clone().unwrap_or_else(|| {
+                    format!(
+                        "its tick exited {} ({})",
+                        record.exit,
+                        record.class.as_str()
+                    )
+                }),
+                calls: end.calls,
+                backoff: record
                     .backoff_ms
-                    .map_or(RETRY_WAIT, |ms| Duration::milliseconds(ms as i64));
-                run.retry_at = Some(record.end + backoff.max(RETRY_WAIT));
-            }
-            return run;
-        }
-        let changed = match self.changed_by_tick(record) {
-            Ok(changed) => changed,
-            Err(why) => {
-                // Not "unmet": what is missing was never looked at.
-                run.outcome = JobOutcome::Unknown;
-                run.cause = Some(format!("its commit could not be read to judge it: {why}"));
-                return run;
-            }
+                    .map(|ms| Duration::milliseconds(ms as i64)),
+            },
         };
-        let observed = Observed {
-            changed,
-            sent: record.sent.clone(),
-            proposal: record.proposal,
-        };
-        match evidence::judge(&job.expect, &observed) {
-            Judgment::Done(found) => {
-                run.outcome = JobOutcome::Done;
-                run.evidence = found;
-            }
-            Judgment::Unmet { missing, found } => {
-                run.outcome = JobOutcome::Unmet;
-                run.missing = missing;
-                run.evidence = found;
-            }
-        }
+        outcome::decide(seen, tried, record.end).apply_to(&mut run);
         run
     }
 
