@@ -211,7 +211,7 @@ fn run_now(
     }
     find(views, name)?;
     if hearth::home::lock::supervisor_running(home) {
-        let dir = home.path(supervisor::jobs::REQUESTS);
+        let dir = home.path(hearth::home::layout::rel::JOB_REQUESTS);
         std::fs::create_dir_all(&dir)?;
         hearth::atomic::write(&dir.join(name), b"")?;
         outln!(

@@ -66,6 +66,9 @@ pub mod rel {
     pub const CALLS: &str = "state/calls.jsonl";
     /// The warm digest `hearth ask` injects (at most 800 characters).
     pub const WARM: &str = "state/warm.md";
+    /// Where `hearth jobs run NAME` asks a running supervisor for a run:
+    /// an empty file per job, taken at the next turn.
+    pub const JOB_REQUESTS: &str = ".hearth/job-requests";
     /// Changes with every event under `memory/` while a supervisor runs.
     pub const MEMORY_SEQ: &str = ".hearth/memory-seq";
     /// What the last pushes did (`[git] push`), for `hearth status`.

@@ -21,9 +21,8 @@ use crate::jobs::plan::{self, Next};
 use crate::jobs::turn::{CheckFound, JobTurn};
 use crate::jobs::{spec::CheckOutput, Job};
 
-/// Where `hearth jobs run NAME` asks a running supervisor for a run: an
-/// empty file per job, taken at the next turn.
-pub const REQUESTS: &str = ".hearth/job-requests";
+/// Where `hearth jobs run NAME` asks a running supervisor for a run.
+const REQUESTS: &str = crate::home::layout::rel::JOB_REQUESTS;
 
 /// A run to start now.
 pub(super) struct DueRun {

@@ -260,7 +260,7 @@ fn watch_config(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::Recommend
 fn watch_jobs(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::RecommendedWatcher> {
     let dirs = [
         home.path(crate::home::layout::rel::JOBS),
-        home.path(super::jobs::REQUESTS),
+        home.path(crate::home::layout::rel::JOB_REQUESTS),
     ];
     let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_))) {
