@@ -195,6 +195,17 @@ fn write_time(file: &Path, t: DateTime<Utc>) -> Result<(), crate::atomic::WriteE
     crate::atomic::write(file, t.to_rfc3339().as_bytes())
 }
 
+/// A duration as a person says it: `42 s`, `7 min`, `3.5 h`, `2.0 days`.
+pub fn human(d: chrono::Duration) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=7199 => format!("{} min", s / 60),
+        7200..=172_799 => format!("{:.1} h", s as f64 / 3600.0),
+        _ => format!("{:.1} days", s as f64 / 86400.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

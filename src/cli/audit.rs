@@ -5,7 +5,7 @@ use std::path::Path;
 use hearth::boot::drift;
 use hearth::config::Config;
 use hearth::provenance;
-use hearth::supervisor::status::cache_warning;
+use hearth::view::status::cache_warning;
 
 use super::{CommandError, Env, Exit};
 

@@ -235,7 +235,7 @@ fn list(home: &Home, status: Option<&str>, json: bool) -> Result<Exit, CommandEr
 fn peer_lines(home: &Home, now: chrono::DateTime<chrono::Utc>) -> Result<(), CommandError> {
     // A hearth.toml that does not load is named by `hearth status`.
     if let Ok(config) = hearth::config::Config::load(&home.config_path()) {
-        for peer in hearth::supervisor::status::remote_peers(home, &config) {
+        for peer in hearth::view::status::remote_peers(home, &config) {
             outln!("{}", peer.line(now));
         }
     }

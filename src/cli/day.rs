@@ -7,7 +7,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Duration, Utc};
 
-use hearth::supervisor::day;
+use hearth::view::day;
 
 use super::{CommandError, Env, Exit};
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hearth::supervisor::metrics;
+use hearth::view::metrics;
 
 use super::{CommandError, Env, Exit};
 

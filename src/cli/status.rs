@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use hearth::supervisor::{status, status_text};
+use hearth::view::{status, status_text};
 
 use super::{CommandError, Env, Exit};
 

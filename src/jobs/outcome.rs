@@ -18,7 +18,7 @@ pub const RETRY_WAIT: Duration = Duration::seconds(60);
 
 /// What ended a run, as hearth observed it.
 #[derive(Debug, Clone)]
-pub enum Seen<'a> {
+pub enum RunEnd<'a> {
     /// The check found nothing to do: no tick, no model call.
     NothingToDo,
     /// The check failed (or is not trusted, which `trusted` says).
@@ -104,11 +104,11 @@ impl Decided {
 
 /// How the run ended, from what was `seen` at `end` by a run tried
 /// `tried` times before.
-pub fn decide(seen: Seen<'_>, tried: usize, end: DateTime<Utc>) -> Decided {
+pub fn decide(seen: RunEnd<'_>, tried: usize, end: DateTime<Utc>) -> Decided {
     let tries_left = tried + 1 < MAX_TRIES;
     match seen {
-        Seen::NothingToDo => Decided::of(JobOutcome::Skipped, "its check found nothing to do"),
-        Seen::CheckFailed { why, trusted } => {
+        RunEnd::NothingToDo => Decided::of(JobOutcome::Skipped, "its check found nothing to do"),
+        RunEnd::CheckFailed { why, trusted } => {
             // Trying an untrusted check again changes nothing.
             let again = (trusted && tries_left).then(|| end + RETRY_WAIT);
             Decided::of(JobOutcome::Failed, why).retried_at(again)
@@ -116,7 +116,7 @@ pub fn decide(seen: Seen<'_>, tried: usize, end: DateTime<Utc>) -> Decided {
         // The day's budget is spent: every try before the next UTC day
         // would be skipped too, and use up the run's tries in three
         // minutes. Not a failure, and not a try.
-        Seen::BudgetSpent { note } => Decided::of(
+        RunEnd::BudgetSpent { note } => Decided::of(
             JobOutcome::Skipped,
             format!(
                 "the day's budget is spent ({}): tried again on the next UTC day",
@@ -124,7 +124,7 @@ pub fn decide(seen: Seen<'_>, tried: usize, end: DateTime<Utc>) -> Decided {
             ),
         )
         .retried_at(Some(crate::budget::next_day(end))),
-        Seen::TickFailed {
+        RunEnd::TickFailed {
             cause,
             calls,
             backoff,
@@ -134,13 +134,13 @@ pub fn decide(seen: Seen<'_>, tried: usize, end: DateTime<Utc>) -> Decided {
             Decided::of(JobOutcome::Failed, cause).retried_at(again)
         }
         // Not "unmet": what is missing was never looked at.
-        Seen::TickOk {
+        RunEnd::TickOk {
             commit: Err(why), ..
         } => Decided::of(
             JobOutcome::Unknown,
             format!("its commit could not be read to judge it: {why}"),
         ),
-        Seen::TickOk {
+        RunEnd::TickOk {
             expect,
             commit: Ok(observed),
         } => {
@@ -158,14 +158,14 @@ pub fn decide(seen: Seen<'_>, tried: usize, end: DateTime<Utc>) -> Decided {
         }
         // It may have acted already (sent, posted, written): hearth does
         // not run it again by itself.
-        Seen::Cut { tick, calls: 0 } => Decided::of(
+        RunEnd::Cut { tick, calls: 0 } => Decided::of(
             JobOutcome::Failed,
             format!(
                 "cut before any model call (the supervisor stopped during {tick}): tried again"
             ),
         )
         .retried_at(Some(end)),
-        Seen::Cut { tick, calls } => Decided::of(
+        RunEnd::Cut { tick, calls } => Decided::of(
             JobOutcome::Unknown,
             format!(
                 "the supervisor stopped during {tick}, after {calls} model call(s): whether \
@@ -197,7 +197,7 @@ mod tests {
             changed: vec!["memory/digests/d.md".into()],
             ..Observed::default()
         };
-        let ok = |commit| Seen::TickOk {
+        let ok = |commit| RunEnd::TickOk {
             expect: &expect,
             commit,
         };
@@ -215,7 +215,7 @@ mod tests {
     #[test]
     fn a_failure_is_tried_again_only_when_no_model_call_was_made_and_tries_are_left() {
         let failed = |calls, tried| {
-            let seen = Seen::TickFailed {
+            let seen = RunEnd::TickFailed {
                 cause: "the model API is unreachable".into(),
                 calls,
                 backoff: Some(Duration::minutes(5)),
@@ -225,7 +225,7 @@ mod tests {
         assert_eq!(failed(0, 0).retry_at, Some(t() + Duration::minutes(5)));
         assert_eq!(failed(1, 0).retry_at, None, "it may have acted");
         assert_eq!(failed(0, MAX_TRIES - 1).retry_at, None, "no tries left");
-        let untrusted = Seen::CheckFailed {
+        let untrusted = RunEnd::CheckFailed {
             why: "not trusted".into(),
             trusted: false,
         };
@@ -234,12 +234,12 @@ mod tests {
 
     #[test]
     fn a_spent_budget_skips_until_the_next_day_and_a_cut_after_a_call_is_unknown() {
-        let skipped = decide(Seen::BudgetSpent { note: None }, 0, t());
+        let skipped = decide(RunEnd::BudgetSpent { note: None }, 0, t());
         assert_eq!(skipped.outcome, JobOutcome::Skipped);
         assert_eq!(skipped.retry_at, Some(crate::budget::next_day(t())));
         let cut = |calls| {
             let tick = "tick 4".to_string();
-            decide(Seen::Cut { tick, calls }, 0, t())
+            decide(RunEnd::Cut { tick, calls }, 0, t())
         };
         assert_eq!(cut(0).outcome, JobOutcome::Failed);
         assert_eq!(cut(0).retry_at, Some(t()));

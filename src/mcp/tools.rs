@@ -245,8 +245,8 @@ fn read(doors: &Doors, arguments: &Value) -> Result<McpReply, McpRefusal> {
 
 fn status(doors: &Doors) -> Result<McpReply, McpRefusal> {
     let now = doors.clock.now();
-    let status = crate::supervisor::status::status(&doors.home, now);
-    let text = crate::supervisor::status_text::render(&status, now);
+    let status = crate::view::status::status(&doors.home, now);
+    let text = crate::view::status_text::render(&status, now);
     Ok(McpReply {
         text: text.trim_end().to_string(),
         structured: serde_json::to_value(&status).ok(),

@@ -14,13 +14,13 @@ use std::time::Duration;
 /// How long a save of `hearth.toml` must stand before it is taken.
 const SETTLE: Duration = Duration::from_millis(150);
 
-use super::runtime::{self, Phase, SupervisorState};
 use super::wake::{Wake, Wakeups};
 use super::RunOptions;
 use crate::config::notify::NotifyConfig;
 use crate::config::{Config, ConfigError};
 use crate::home::Home;
 use crate::mailbox::outbox::{self, Letter};
+use crate::run_state::phase::{self, Phase, SupervisorState};
 
 /// How often the file is read again.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -76,7 +76,7 @@ pub(super) fn until_it_parses(
                     by_operator: true,
                 },
             );
-            runtime::clear_state(home);
+            phase::clear_state(home);
             return Waited::Stopped(signal);
         }
         match settled(home) {
@@ -154,7 +154,7 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError, route: &NoticeRou
         tick: None,
         next_due: None,
     };
-    if let Err(e) = runtime::write_state(home, &state) {
+    if let Err(e) = phase::write_state(home, &state) {
         tracing::warn!("{e}");
     }
 }

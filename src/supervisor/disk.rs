@@ -25,6 +25,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::mailbox::outbox::Letter;
+use crate::run_state::room::FLOOR;
 
 /// How often a supervisor waiting for room looks again.
 pub const RETRY: Duration = Duration::from_secs(300);
@@ -45,13 +46,6 @@ pub fn look_again_after(most: Duration, interval: chrono::Duration) -> chrono::D
     let most = chrono::Duration::from_std(most).unwrap_or_default();
     let floor = chrono::Duration::from_std(RETRY_FLOOR).unwrap_or_default();
     most.min(interval).max(floor)
-}
-
-/// Bytes an unprivileged writer may still use on the filesystem holding
-/// `path` (what `df` calls available). fs4 (already built for tantivy)
-/// wraps statvfs safely.
-pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
-    fs4::available_space(path)
 }
 
 /// Whether `error`, or anything it was caused by, is the disk being full
@@ -147,10 +141,6 @@ pub enum DiskLook {
     /// Full: no tick now.
     Full,
 }
-
-/// Least room a tick is started with whatever `[tick] min_free_mb` says:
-/// less, and its ledger line and commit would fail half-way.
-pub const FLOOR: u64 = 1 << 20;
 
 /// Folds a look at the free space into the episode in progress; pure, so
 /// the decision is tested without filling a disk. `free` is `None` when
@@ -290,12 +280,5 @@ mod tests {
         assert!(is_disk_full(&git));
         let other = std::io::Error::from_raw_os_error(libc::EACCES);
         assert!(!is_disk_full(&other));
-    }
-
-    #[test]
-    fn free_bytes_reads_the_filesystem() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(free_bytes(dir.path()).unwrap() > 0);
-        assert!(free_bytes(&dir.path().join("missing")).is_err());
     }
 }

@@ -67,13 +67,13 @@ pub fn at_start_up(
     let body = format!(
         "No tick ran for {} (from {} to {}): {why}.\n\nThe agent resumes now. Messages that \
          arrived meanwhile are in its inbox and will be read this tick.\n",
-        human(now - last_end),
+        crate::clock::human(now - last_end),
         stamp(last_end),
         stamp(now)
     );
     Some(Letter::flare(
         Cause::Gap,
-        format!("no tick for {}", human(now - last_end)),
+        format!("no tick for {}", crate::clock::human(now - last_end)),
         body,
     ))
 }
@@ -89,28 +89,17 @@ pub fn late_tick(due: DateTime<Utc>, start: DateTime<Utc>, interval: Duration) -
          The machine may have been suspended, or the supervisor stalled.\n",
         stamp(due),
         stamp(start),
-        human(late)
+        crate::clock::human(late)
     );
     Some(Letter::flare(
         Cause::Gap,
-        format!("a tick ran {} late", human(late)),
+        format!("a tick ran {} late", crate::clock::human(late)),
         body,
     ))
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// A duration as a person says it: `42 s`, `7 min`, `3.5 h`, `2.0 days`.
-pub(super) fn human(d: Duration) -> String {
-    let s = d.num_seconds().max(0);
-    match s {
-        0..=119 => format!("{s} s"),
-        120..=7199 => format!("{} min", s / 60),
-        7200..=172_799 => format!("{:.1} h", s as f64 / 3600.0),
-        _ => format!("{:.1} days", s as f64 / 86400.0),
-    }
 }
 
 #[cfg(test)]

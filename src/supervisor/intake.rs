@@ -21,55 +21,8 @@ use crate::collab::intake_error::IntakeError;
 use crate::collab::{store, Collaboration};
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
+use crate::intake::{refusal, Ready};
 use crate::repo::Identity;
-
-/// Why `h`, in `peer`'s outbox `file`, was not admitted, as the operator
-/// reads it.
-pub(super) fn refusal(
-    peer: &str,
-    file: &str,
-    h: &Handoff,
-    refused: intake::NotAdmitted,
-    max: u32,
-) -> IntakeError {
-    let (peer, path) = (peer.to_string(), format!("outbox/{file}"));
-    let slug = h.collaboration.slug.clone();
-    match refused {
-        intake::NotAdmitted::NotParticipant { participants } => IntakeError::NotParticipant {
-            peer,
-            path,
-            slug,
-            participants: participants.join(", "),
-        },
-        intake::NotAdmitted::NotItsRound => IntakeError::NotItsRound {
-            peer,
-            path,
-            slug,
-            round: h.round,
-        },
-        intake::NotAdmitted::PastMaxRounds => IntakeError::PastMaxRounds {
-            peer,
-            path,
-            slug,
-            round: h.round,
-            max,
-        },
-    }
-}
-
-/// A handoff that is this agent's to take now.
-pub(super) struct Ready {
-    /// The peer it comes from.
-    pub peer: String,
-    /// Its file in the peer's `outbox/` (a plain name, checked).
-    pub file: String,
-    /// The blob it was read from.
-    pub blob: String,
-    /// What it says.
-    pub handoff: Handoff,
-    /// The peer's commit that holds it.
-    pub sent_in: String,
-}
 
 /// What one intake wrote, for its commits.
 #[derive(Default)]

@@ -8,7 +8,7 @@ use super::{Supervisor, SupervisorError};
 use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::jobs::ledger::{self, JobOutcome, Run};
-use crate::jobs::outcome::{self, Seen};
+use crate::jobs::outcome::{self, RunEnd};
 use crate::jobs::Job;
 use crate::mailbox::cause::{Cause, Clearing};
 use crate::mailbox::outbox::{self, Letter};
@@ -131,7 +131,7 @@ impl Supervisor<'_> {
             let tick = claim
                 .tick
                 .map_or("its tick".to_string(), |n| format!("tick {n}"));
-            let seen = Seen::Cut {
+            let seen = RunEnd::Cut {
                 tick: tick.clone(),
                 calls,
             };

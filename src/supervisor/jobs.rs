@@ -16,7 +16,7 @@ use crate::exchange::ledger::TickRecord;
 use crate::jobs::check::{self, CheckSaid};
 use crate::jobs::evidence::Observed;
 use crate::jobs::ledger::{self, JobLedger, JobOutcome, Run};
-use crate::jobs::outcome::{self, Seen};
+use crate::jobs::outcome::{self, RunEnd};
 use crate::jobs::plan::{self, Next};
 use crate::jobs::turn::{CheckFound, JobTurn};
 use crate::jobs::{spec::CheckOutput, Job};
@@ -250,10 +250,10 @@ impl Supervisor<'_> {
                     outside: job.check_output == CheckOutput::Outside,
                 })))
             }
-            CheckSaid::Nothing => Seen::NothingToDo,
+            CheckSaid::Nothing => RunEnd::NothingToDo,
             CheckSaid::Failed(why) => {
                 tracing::warn!("job {}: {why}", job.name);
-                Seen::CheckFailed { why, trusted }
+                RunEnd::CheckFailed { why, trusted }
             }
         };
         let mut run = Run::new(&job.name, planned, start, JobOutcome::Skipped);
@@ -286,10 +286,10 @@ impl Supervisor<'_> {
         run.tokens = record.tokens.sent() + record.tokens.output;
         run.cost_usd = record.cost_usd;
         let seen = match record.class {
-            Class::Skipped => Seen::BudgetSpent {
+            Class::Skipped => RunEnd::BudgetSpent {
                 note: record.note.clone(),
             },
-            Class::Ok => Seen::TickOk {
+            Class::Ok => RunEnd::TickOk {
                 expect: &job.expect,
                 commit: self.changed_by_tick(record).map(|changed| Observed {
                     changed,
@@ -297,7 +297,7 @@ impl Supervisor<'_> {
                     proposal: record.proposal,
                 }),
             },
-            _ => Seen::TickFailed {
+            _ => RunEnd::TickFailed {
                 cause: record.note.clone().unwrap_or_else(|| {
                     format!(
                         "its tick exited {} ({})",

@@ -6,10 +6,8 @@
 use crate::mailbox::cause::Clearing;
 use std::time::Duration;
 
-use super::runtime::Phase;
 use super::{
-    commit, gap, git_wait, metrics, recovery, runtime, RunOutcome, Supervisor, SupervisorError,
-    ASKS_WAIT_AT_EXIT,
+    commit, gap, git_wait, recovery, RunOutcome, Supervisor, SupervisorError, ASKS_WAIT_AT_EXIT,
 };
 use crate::ask::journal::Whose;
 use crate::config::Config;
@@ -17,6 +15,8 @@ use crate::healer::Verdict;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::repo::{clean_stale_locks, Repo};
+use crate::run_state::phase::{self, Phase};
+use crate::view::metrics;
 
 /// The home's repository, once the git locks a killed writer left are
 /// gone (those a live one holds are waited for by every commit), checked
@@ -61,7 +61,7 @@ impl Supervisor<'_> {
         self.metrics = metrics::Textfile::open(home, &self.config.metrics.textfile);
         self.watch_peers();
         self.set_phase(Phase::Starting, None, None);
-        let died_in = runtime::unfinished_tick(home).map(|m| m.map(|m| m.tick));
+        let died_in = phase::unfinished_tick(home).map(|m| m.map(|m| m.tick));
         // What a dead supervisor left is recovered in steps that write (the
         // cut tick's record, the gap flare, a heal): on a full disk each
         // waits for room, as a tick does, and runs again. Exiting instead
@@ -169,6 +169,6 @@ impl Supervisor<'_> {
         if let Some(textfile) = &self.metrics {
             textfile.write(home, false, clock.now());
         }
-        runtime::clear_state(home);
+        phase::clear_state(home);
     }
 }

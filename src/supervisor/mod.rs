@@ -12,39 +12,38 @@
 mod child;
 mod commit;
 mod config_wait;
-pub mod day;
+
 mod disk;
 mod error;
 pub mod fetch;
 mod gap;
 mod git_wait;
-mod handoff_reads;
+
 mod intake;
 mod job_record;
 pub mod jobs;
 mod lifecycle;
-pub mod metrics;
+
 mod notices;
 mod origins;
 mod packer;
-mod peer_source;
+
 mod peers;
 mod push;
 mod record;
 mod recovery;
 mod reload;
 mod room;
-pub mod runtime;
+
 mod safety;
 mod said;
 mod signals;
-pub mod status;
-pub mod status_text;
+
 mod ticking;
 mod turns;
 mod upkeep;
+pub use crate::run_state::push::PushState;
 pub use config_wait::{NoticeRoute, RouteFrom};
-pub use push::PushState;
 pub mod systemd;
 mod waiting;
 pub mod wake;
@@ -146,7 +145,7 @@ struct Supervisor<'a> {
     /// A commit put off while another git holds its lock.
     git_wait: Option<git_wait::GitWait>,
     /// `[metrics] textfile`, with the totals so far.
-    metrics: Option<metrics::Textfile>,
+    metrics: Option<crate::view::metrics::Textfile>,
     /// Delivers `[notify]`'s notices off the tick's path.
     courier: Option<notices::Courier>,
     /// Notices a full disk kept from the queue, tried again at each turn.
@@ -190,7 +189,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
             reason: panic.reason.clone(),
         });
     }
-    if metrics::Textfile::inside_home(home, &config.metrics.textfile) {
+    if crate::view::metrics::Textfile::inside_home(home, &config.metrics.textfile) {
         return Err(SupervisorError::TextfileInHome {
             path: config.metrics.textfile.clone().into(),
             home: home.root().to_path_buf(),
@@ -225,7 +224,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     };
     let outcome = match sup.start_up()? {
         Some(RunOutcome::Panic) => {
-            runtime::clear_state(home);
+            crate::run_state::phase::clear_state(home);
             return Ok(RunOutcome::Panic);
         }
         // Stopped while the start-up waited for room.

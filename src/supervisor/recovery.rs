@@ -5,12 +5,12 @@
 
 use super::commit;
 use super::record::record_for;
-use super::runtime;
 use super::{Supervisor, SupervisorError};
 use crate::exchange::class::Class;
 use crate::exchange::ledger::TickRecord;
 use crate::exchange::report::TickReport;
 use crate::healer::{self, Verdict};
+use crate::run_state::phase;
 
 /// What cut the tick short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ impl Supervisor<'_> {
     /// commit, the good ref, the healer's count. Either way before anything
     /// else touches the home.
     pub(super) fn recover_unfinished_tick(&mut self, cut: Cut) -> Result<Verdict, SupervisorError> {
-        let Some(marker) = runtime::unfinished_tick(self.home) else {
+        let Some(marker) = phase::unfinished_tick(self.home) else {
             return Ok(Verdict::Fine);
         };
         let previous = self.last_tick.clone();
@@ -115,7 +115,7 @@ impl Supervisor<'_> {
             // Committed before the kill; the good ref may not have moved.
             commit::mark_good_if_head_is(&self.repo, record.tick)?;
         }
-        runtime::clear_tick(self.home);
+        phase::clear_tick(self.home);
         Ok(verdict)
     }
 }

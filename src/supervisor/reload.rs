@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::runtime::{self, Phase, SupervisorState};
 use super::Supervisor;
 use crate::config::Config;
 use crate::mailbox::outbox::{self, Letter};
+use crate::run_state::phase::{self, Phase, SupervisorState};
 
 impl Supervisor<'_> {
     /// Keeps the last good config when `hearth.toml` stops parsing, and
@@ -26,7 +26,10 @@ impl Supervisor<'_> {
                 self.repo
                     .set_lock_wait(Duration::from_secs(config.git.lock_wait_s));
                 if config.metrics.textfile != self.config.metrics.textfile {
-                    if super::metrics::Textfile::inside_home(self.home, &config.metrics.textfile) {
+                    if crate::view::metrics::Textfile::inside_home(
+                        self.home,
+                        &config.metrics.textfile,
+                    ) {
                         // Not followed: it would be committed every tick.
                         tracing::error!(
                             "[metrics] textfile = \"{}\" is inside the home; still writing {}",
@@ -34,8 +37,10 @@ impl Supervisor<'_> {
                             self.config.metrics.textfile
                         );
                     } else {
-                        self.metrics =
-                            super::metrics::Textfile::open(self.home, &config.metrics.textfile);
+                        self.metrics = crate::view::metrics::Textfile::open(
+                            self.home,
+                            &config.metrics.textfile,
+                        );
                     }
                 }
                 if config.notify != self.config.notify {
@@ -92,7 +97,7 @@ impl Supervisor<'_> {
             Phase::Waiting if self.git_wait.is_some() => Phase::GitLocked,
             phase => phase,
         };
-        let written = runtime::write_state(
+        let written = phase::write_state(
             self.home,
             &SupervisorState {
                 pid: std::process::id(),

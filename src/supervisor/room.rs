@@ -23,7 +23,7 @@ impl Supervisor<'_> {
     /// before, and the next hand-edit commit looks at everything.
     pub(super) fn room_for_a_tick(&mut self) -> Result<Option<LoopTurn>, SupervisorError> {
         let now = self.options.clock.now();
-        let free = disk::free_bytes(self.home.root()).ok();
+        let free = crate::run_state::room::free_bytes(self.home.root()).ok();
         let new = self.disk.is_none();
         let min_free = self.min_free();
         match disk::look(&mut self.disk, free, min_free, now) {
@@ -140,7 +140,9 @@ impl Supervisor<'_> {
     /// Whether a tick that just failed may have failed for want of room.
     pub(super) fn disk_is_short(&self, note: Option<&str>) -> bool {
         let said_so = note.is_some_and(disk::says_disk_full);
-        said_so || disk::free_bytes(self.home.root()).is_ok_and(|free| free < self.min_free())
+        said_so
+            || crate::run_state::room::free_bytes(self.home.root())
+                .is_ok_and(|free| free < self.min_free())
     }
 
     /// Writes the episode's flare if it is not written yet; a disk with no

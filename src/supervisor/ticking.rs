@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::child::{ChildEnd, TickChild};
 use super::record::{self, record_for};
-use super::runtime::{self, Phase, TickInProgress};
 use super::{commit, Supervisor, SupervisorError, TickEnd};
 use crate::exchange::class::Class;
 use crate::exchange::ledger;
@@ -16,6 +15,7 @@ use crate::healer::{self, Verdict};
 use crate::io_hint::IoError;
 use crate::jobs::turn::JobTurn;
 use crate::notify::ping::Ping;
+use crate::run_state::phase::{self, Phase, TickInProgress};
 
 impl Supervisor<'_> {
     /// What this tick's end clears: a tick that exited 0 ends the model's
@@ -51,10 +51,12 @@ impl Supervisor<'_> {
         }
         // Pushing and fetching run on threads of their own; what they last
         // said is on disk.
-        if super::push::PushState::load(self.home).is_some_and(|p| p.failing_since.is_none()) {
+        if crate::run_state::push::PushState::load(self.home)
+            .is_some_and(|p| p.failing_since.is_none())
+        {
             self.clear(Clearing::PushWorks, "pushing works again");
         }
-        let peers = super::status::remote_peers(self.home, &self.config);
+        let peers = crate::view::status::remote_peers(self.home, &self.config);
         if peers.iter().all(|p| p.failing_since.is_none()) && self.peers_unreadable.is_empty() {
             self.clear(
                 Clearing::PeersReadable,
@@ -74,8 +76,8 @@ impl Supervisor<'_> {
         let previous = self.last_tick.clone();
         let number = previous.as_ref().map_or(0, |t| t.tick) + 1;
         let start = now();
-        runtime::clear_tick(self.home);
-        runtime::mark_tick(
+        phase::clear_tick(self.home);
+        phase::mark_tick(
             self.home,
             &TickInProgress {
                 tick: number,
@@ -198,7 +200,7 @@ impl Supervisor<'_> {
             &touched,
             self.options.clock.now(),
         )?;
-        runtime::clear_tick(self.home);
+        phase::clear_tick(self.home);
         self.upkeep.committed();
         Ok(verdict)
     }

@@ -9,10 +9,11 @@ use chrono::{DateTime, Utc};
 
 use super::systemd::Notifier;
 use super::wake::Wake;
-use super::{runtime::Phase, Supervisor};
+use super::Supervisor;
 use crate::exchange::ledger::TickRecord;
 use crate::mailbox::inbox;
 use crate::model::cache;
+use crate::run_state::phase::Phase;
 
 /// Quiet time after memory events before re-indexing, so an editor's burst
 /// of writes is indexed once, and well within the 1 s freshness promise.

@@ -15,7 +15,7 @@ use crate::json_file::{self, JsonFile};
 /// its own each time, keeps what decides admission on disk
 /// (`.hearth/handoff-reads.json`, never committed), without the messages.
 #[derive(Default, Serialize, Deserialize)]
-pub(super) struct HandoffReads {
+pub struct HandoffReads {
     read: HashMap<String, Result<Handoff, String>>,
     /// New reads since it was loaded (what makes it worth saving).
     #[serde(skip)]
@@ -39,7 +39,7 @@ impl HandoffReads {
     /// none or it cannot be read: it is only a memo). Its handoffs carry
     /// no message: admission never reads one, and the supervisor, which
     /// takes them, never loads this.
-    pub(super) fn for_status(home: &crate::home::Home) -> HandoffReads {
+    pub fn for_status(home: &crate::home::Home) -> HandoffReads {
         json_file::load(&Self::path(home))
             .ok()
             .flatten()
@@ -48,7 +48,7 @@ impl HandoffReads {
 
     /// Keeps status's memo for the next status, when it learned anything;
     /// a home status may not write (another account's) keeps none.
-    pub(super) fn save_for_status(&self, home: &crate::home::Home) {
+    pub fn save_for_status(&self, home: &crate::home::Home) {
         if self.fresh > 0 {
             if let Err(e) = json_file::save(&Self::path(home), self) {
                 tracing::debug!("the status memo of peers' handoffs was not kept: {e}");
@@ -56,7 +56,9 @@ impl HandoffReads {
         }
     }
 
-    pub(super) fn get_or_read(
+    /// The handoff `peer`'s `blob` holds: from the memo when it was read
+    /// before, else from `read` (and kept).
+    pub fn get_or_read(
         &mut self,
         peer: &str,
         blob: &str,

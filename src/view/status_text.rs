@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::runtime::Phase;
 use super::status::{Health, Status};
 use crate::config::collab::FoundingPolicy;
+use crate::run_state::phase::Phase;
 
 /// Writes one line to `out` (a `String` cannot fail to take it).
 macro_rules! w {

@@ -22,9 +22,10 @@ const MAX_HANDOFF_BYTES: u64 = 1024 * 1024;
 
 /// What this home took from each peer's files: the blob each was read
 /// from, where the ledger kept it.
-pub(super) type TakenBlobs = HashMap<(String, String), Option<String>>;
+pub type TakenBlobs = HashMap<(String, String), Option<String>>;
 
-pub(super) fn taken_blobs(home: &crate::home::Home) -> TakenBlobs {
+/// The blobs this home took, by peer and file, from its ledger.
+pub fn taken_blobs(home: &crate::home::Home) -> TakenBlobs {
     store::handoffs_taken(home)
         .into_iter()
         .map(|t| ((t.peer, t.file), t.blob))
@@ -32,7 +33,7 @@ pub(super) fn taken_blobs(home: &crate::home::Home) -> TakenBlobs {
 }
 
 /// What one look at a peer's outbox finds for this agent.
-pub(super) struct OutboxLook {
+pub struct OutboxLook {
     /// The files addressed here not taken yet, oldest name first.
     pub waiting: Vec<HeadFile>,
     /// Why others are not taken: names that cannot be files here, and
@@ -41,7 +42,7 @@ pub(super) struct OutboxLook {
 }
 
 /// Where this supervisor reads a peer's handoffs.
-pub(super) enum Source {
+pub enum Source {
     /// A home on this host, in place.
     Home(PathBuf),
     /// The mirror of a peer on another host, as its last fetch left it.
@@ -49,7 +50,8 @@ pub(super) enum Source {
 }
 
 impl Source {
-    pub(super) fn of(home: &crate::home::Home, name: &str, at: &PeerAt) -> Source {
+    /// Where the peer `name`, at `at` in `[peers]`, is read from.
+    pub fn of(home: &crate::home::Home, name: &str, at: &PeerAt) -> Source {
         match at {
             PeerAt::Path(path) => Source::Home(path.clone()),
             PeerAt::Url(_) => Source::Mirror(mirror_dir(home, name)),
@@ -57,7 +59,7 @@ impl Source {
     }
 
     /// The directories whose change means a handoff may have come.
-    pub(super) fn watched(&self) -> Vec<PathBuf> {
+    pub fn watched(&self) -> Vec<PathBuf> {
         match self {
             Source::Home(path) => vec![path.join(rel::OUTBOX), path.join(".git/refs/heads")],
             Source::Mirror(dir) => vec![dir.join("refs/heads")],
@@ -68,7 +70,7 @@ impl Source {
     /// `outbox/` that are not taken yet; or why the outbox cannot be read.
     /// Every name is checked before anything is built from it, and one
     /// taken already whose blob changed since is named.
-    pub(super) fn look(
+    pub fn look(
         &self,
         peer: &str,
         me: &str,
@@ -127,7 +129,7 @@ impl Source {
 
     /// `file` as the operator would look for it (quoted where it holds
     /// what a log line must not).
-    pub(super) fn shown(&self, file: &str) -> String {
+    pub fn shown(&self, file: &str) -> String {
         let file = match peer_file::check(file) {
             Ok(plain) => plain.to_string(),
             Err(_) => peer_file::quoted(file),
@@ -141,7 +143,7 @@ impl Source {
     /// The handoff `file` as the peer committed it: a blob of bounded size
     /// (read from the object's header first, so a huge one is refused
     /// without being inflated), UTF-8, in the handoff's format.
-    pub(super) fn read(
+    pub fn read(
         &self,
         peer: &str,
         history: Option<&crate::repo::Repo>,
@@ -181,7 +183,7 @@ impl Source {
     /// once for all the handoffs read from it: `None` for a mirror not
     /// fetched yet; why not when one is there and cannot be opened (a
     /// peer's home that is no repository, a corrupt mirror).
-    pub(super) fn history(&self) -> Result<Option<crate::repo::Repo>, String> {
+    pub fn history(&self) -> Result<Option<crate::repo::Repo>, String> {
         match self {
             Source::Home(path) => crate::repo::Repo::open(path).map(Some).map_err(|e| {
                 format!(
@@ -201,6 +203,6 @@ impl Source {
 }
 
 /// Where the mirror of peer `name` lies in `home`.
-pub(super) fn mirror_dir(home: &crate::home::Home, name: &str) -> PathBuf {
+pub fn mirror_dir(home: &crate::home::Home, name: &str) -> PathBuf {
     home.peer_mirror(name)
 }

@@ -5,10 +5,10 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::runtime::{self, Phase};
 use crate::exchange::ledger::{Ledger, TickRecord};
 use crate::home::{lock, Home};
 use crate::model::cache;
+use crate::run_state::phase::{self, Phase};
 use crate::tick::spend::SpendByKind;
 
 /// What `hearth status` says.
@@ -50,13 +50,13 @@ pub struct Status {
     /// `hearth.toml`, when it does not load: the error and what to do.
     pub config_error: Option<String>,
     /// What the pushes did, when `[git] push` was ever on.
-    pub push: Option<super::push::PushState>,
+    pub push: Option<crate::run_state::push::PushState>,
     /// When the oldest proposal still waiting was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oldest_proposal: Option<DateTime<Utc>>,
     /// The peers on other hosts: what their fetches have said.
     #[serde(default)]
-    pub peers: Vec<super::fetch::PeerFetch>,
+    pub peers: Vec<crate::run_state::peer_fetch::PeerFetch>,
     /// The peers on this host (`[peers] NAME = "/path"`), as `collab list`
     /// knows them; their problems are among `problems`.
     #[serde(default)]
@@ -201,14 +201,14 @@ fn paused_for_room(
     config: Option<&crate::config::Config>,
 ) -> Option<Phase> {
     let min_free = config.map_or(0, |c| c.tick.min_free_mb.saturating_mul(1 << 20));
-    let free = super::disk::free_bytes(home.root()).ok()?;
-    (running && free < min_free.max(super::disk::FLOOR)).then_some(Phase::DiskFull)
+    let free = crate::run_state::room::free_bytes(home.root()).ok()?;
+    (running && free < min_free.max(crate::run_state::room::FLOOR)).then_some(Phase::DiskFull)
 }
 
 /// What a look at the home at `now`, without locking it, says.
 pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let running = lock::supervisor_running(home);
-    let state = runtime::read_state(home).filter(|_| running);
+    let state = phase::read_state(home).filter(|_| running);
     let mut problems = Vec::new();
     let ledger = tally(home, &mut problems);
     let (healer, healer_problem) = crate::healer::state::HealerState::load_or_fresh(home);
@@ -223,7 +223,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     }
     let config = crate::config::Config::load(&home.config_path());
     let facts = config_facts(home, &config, &mut problems);
-    let push = super::push::PushState::load(home);
+    let push = crate::run_state::push::PushState::load(home);
     let price = config.as_ref().ok().and_then(|c| c.price());
     let last_24h = last_day(home, price.as_ref(), now, &mut problems);
     let cache_warning = config.as_ref().ok().and_then(cache_warning);
@@ -336,7 +336,7 @@ fn waiting_proposals(
 struct ConfigFacts {
     daily_usd: Option<f64>,
     config_error: Option<String>,
-    peers: Vec<super::fetch::PeerFetch>,
+    peers: Vec<crate::run_state::peer_fetch::PeerFetch>,
     local: Vec<LocalPeer>,
     founding: Option<crate::config::collab::FoundingPolicy>,
 }
@@ -348,7 +348,7 @@ fn config_facts(
 ) -> ConfigFacts {
     match config {
         Ok(config) => {
-            problems.extend(super::peers::problems(home, config));
+            problems.extend(crate::intake::problems(home, config));
             ConfigFacts {
                 daily_usd: Some(config.budget.daily_usd),
                 config_error: None,
@@ -411,14 +411,17 @@ fn local_peers(config: &crate::config::Config) -> Vec<LocalPeer> {
 
 /// What the fetches of each peer on another host have said (one not
 /// fetched yet is listed as such).
-pub fn remote_peers(home: &Home, config: &crate::config::Config) -> Vec<super::fetch::PeerFetch> {
+pub fn remote_peers(
+    home: &Home,
+    config: &crate::config::Config,
+) -> Vec<crate::run_state::peer_fetch::PeerFetch> {
     config
         .peers
         .iter()
         .filter_map(|(peer, at)| match at {
             crate::config::collab::PeerAt::Url(url) => {
-                let mut fetch =
-                    super::fetch::PeerFetch::load(home, peer).unwrap_or(super::fetch::PeerFetch {
+                let mut fetch = crate::run_state::peer_fetch::PeerFetch::load(home, peer)
+                    .unwrap_or(crate::run_state::peer_fetch::PeerFetch {
                         peer: peer.clone(),
                         ..Default::default()
                     });
