@@ -10,7 +10,8 @@
 use crate::conversation::{archive::Archive, sessions, store::Conversation};
 use crate::home::layout::rel;
 use crate::home::Home;
-use crate::repo::Repo;
+use crate::repo::{Repo, RepoError};
+use std::sync::Arc;
 
 use super::origin::{
     bounded, chain, has_words, of_turns, outside_lines, summary, under, OutsideLine,
@@ -46,7 +47,66 @@ pub fn open_repo(home: &Home) -> Result<Repo, crate::repo::RepoError> {
 /// The home and its repository, opened once for an exchange's judgments.
 pub struct OriginJudge {
     home: Home,
-    repo: Result<Repo, String>,
+    repo: Result<Repo, Arc<RepoError>>,
+}
+
+/// Why where a file's words came from could not be told. Each is outside
+/// (the closed world), and each says which thing failed, so a caller can
+/// tell "cannot read" from "read, and outside" (a judgment's `Ok(Some)`)
+/// and a missing file from a broken history.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unproven {
+    /// The file (or a journal) could not be read.
+    #[error("{path}: {source}")]
+    Unreadable {
+        /// What could not be read.
+        path: String,
+        /// Why.
+        source: Arc<std::io::Error>,
+    },
+    /// A record of hearth's does not parse.
+    #[error("{path} does not parse: {why}")]
+    Unparsable {
+        /// The record.
+        path: String,
+        /// What the parser said.
+        why: String,
+    },
+    /// A recall unit (`#turn-N`, `#line-N`) its holder does not have.
+    #[error("{place}: {what}")]
+    NoSuchUnit {
+        /// The unit asked for.
+        place: String,
+        /// What is missing.
+        what: &'static str,
+    },
+    /// The home's history could not be read.
+    #[error("its history cannot be read: {0}")]
+    History(Arc<RepoError>),
+    /// A tainted ask's journal could not be read, so what it wrote under
+    /// `memory/` is not known.
+    #[error("an ask's journal cannot be read ({0})")]
+    AskJournal(Box<Unproven>),
+}
+
+impl Unproven {
+    fn unreadable(path: impl std::fmt::Display, e: std::io::Error) -> Unproven {
+        Unproven::Unreadable {
+            path: path.to_string(),
+            source: Arc::new(e),
+        }
+    }
+
+    fn unparsable(path: impl std::fmt::Display, e: serde_json::Error) -> Unproven {
+        Unproven::Unparsable {
+            path: path.to_string(),
+            why: e.to_string(),
+        }
+    }
+
+    fn history(e: RepoError) -> Unproven {
+        Unproven::History(Arc::new(e))
+    }
 }
 
 /// The part of an ask's journal (`ask::journal::Journal`) a judgment
@@ -63,21 +123,24 @@ struct AskInFlight {
 /// each with the first of its ask's sources, read from their journals at
 /// each judgment (an ask may start while an exchange runs). An error: a
 /// journal that could not be read.
-fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
+fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, Unproven> {
     let entries = match std::fs::read_dir(home.path(rel::ASKS)) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", rel::ASKS)),
+        Err(e) => return Err(Unproven::unreadable(rel::ASKS, e)),
     };
     let mut written = Vec::new();
     for entry in entries {
-        let path = entry.map_err(|e| format!("{}: {e}", rel::ASKS))?.path();
+        let path = entry
+            .map_err(|e| Unproven::unreadable(rel::ASKS, e))?
+            .path();
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let shown = path.display();
+        let bytes = std::fs::read(&path).map_err(|e| Unproven::unreadable(&shown, e))?;
         let ask: AskInFlight =
-            serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            serde_json::from_slice(&bytes).map_err(|e| Unproven::unparsable(&shown, e))?;
         if let Some(first) = ask.outside.first() {
             written.extend(ask.touched.into_iter().map(|t| (t, first.to_string())));
         }
@@ -88,7 +151,7 @@ fn asks_in_flight(home: &Home) -> Result<Vec<(String, String)>, String> {
 /// Whether `rel_path` is a file a tainted ask in progress wrote: its
 /// source, chained to the ask's first. A journal that cannot be read
 /// proves nothing about `memory/`.
-fn written_by_a_tainted_ask(home: &Home, rel_path: &str) -> Result<Option<String>, String> {
+fn written_by_a_tainted_ask(home: &Home, rel_path: &str) -> Result<Option<String>, Unproven> {
     match asks_in_flight(home) {
         Ok(written) => Ok(written
             .iter()
@@ -99,9 +162,7 @@ fn written_by_a_tainted_ask(home: &Home, rel_path: &str) -> Result<Option<String
                     first,
                 )
             })),
-        Err(why) if under(rel_path, rel::MEMORY) => {
-            Err(format!("an ask's journal cannot be read ({why})"))
-        }
+        Err(why) if under(rel_path, rel::MEMORY) => Err(Unproven::AskJournal(Box::new(why))),
         Err(_) => Ok(None),
     }
 }
@@ -163,9 +224,13 @@ fn unproven(rel_path: &str, why: impl std::fmt::Display) -> String {
 /// What one recall unit of a conversation archive (`turn-N`) or of the
 /// session log (`line-N`) carries from outside; an error when the unit
 /// cannot be found or read.
-fn of_unit(home: &Home, file: &str, fragment: &str) -> Result<Option<String>, String> {
+fn of_unit(home: &Home, file: &str, fragment: &str) -> Result<Option<String>, Unproven> {
     let place = format!("{file}#{fragment}");
-    let bytes = std::fs::read(home.path(file)).map_err(|e| e.to_string())?;
+    let no_such = |what| Unproven::NoSuchUnit {
+        place: place.clone(),
+        what,
+    };
+    let bytes = std::fs::read(home.path(file)).map_err(|e| Unproven::unreadable(file, e))?;
     let number = |prefix: &str| {
         fragment
             .strip_prefix(prefix)
@@ -173,14 +238,19 @@ fn of_unit(home: &Home, file: &str, fragment: &str) -> Result<Option<String>, St
             .and_then(|n| n.checked_sub(1))
     };
     if let Some(i) = number("turn-") {
-        let archive: Archive = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-        let turn = archive.messages.get(i).ok_or("no such turn")?;
+        let archive: Archive =
+            serde_json::from_slice(&bytes).map_err(|e| Unproven::unparsable(file, e))?;
+        let turn = archive
+            .messages
+            .get(i)
+            .ok_or_else(|| no_such("no such turn"))?;
         return Ok(of_turns(&place, std::iter::once(turn)));
     }
-    let i = number("line-").ok_or("not a turn or a line")?;
+    let i = number("line-").ok_or_else(|| no_such("not a turn or a line"))?;
     let text = String::from_utf8_lossy(&bytes);
-    let raw = text.lines().nth(i).ok_or("no such line")?;
-    let line: sessions::Line = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    let raw = text.lines().nth(i).ok_or_else(|| no_such("no such line"))?;
+    let line: sessions::Line =
+        serde_json::from_str(raw).map_err(|e| Unproven::unparsable(&place, e))?;
     Ok(line.outside.first().map(|m| chain(&place, m)))
 }
 
@@ -201,7 +271,7 @@ impl OriginJudge {
     pub fn open(home: &Home) -> OriginJudge {
         OriginJudge {
             home: home.clone(),
-            repo: open_repo(home).map_err(|e| e.to_string()),
+            repo: open_repo(home).map_err(Arc::new),
         }
     }
 
@@ -221,8 +291,10 @@ impl OriginJudge {
             .unwrap_or_else(|why| Some(unproven(rel_path, why)))
     }
 
-    fn repo(&self) -> Result<&Repo, String> {
-        self.repo.as_ref().map_err(String::clone)
+    fn repo(&self) -> Result<&Repo, Unproven> {
+        self.repo
+            .as_ref()
+            .map_err(|e| Unproven::History(Arc::clone(e)))
     }
 }
 
@@ -241,7 +313,7 @@ fn judge_file(
     rel_path: &str,
     lines: Option<(usize, usize)>,
     vouched: &Vouched,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, Unproven> {
     let home = &origins.home;
     if rel_path == rel::COLLABORATIONS || rel_path.starts_with("collaborations/") {
         return Ok(Some(format!("{rel_path} (written by peers)")));
@@ -252,18 +324,19 @@ fn judge_file(
         return of_unit(home, file, fragment);
     }
     let path = home.path(rel_path);
-    let read = || std::fs::read(&path).map_err(|e| e.to_string());
+    let read = || std::fs::read(&path).map_err(|e| Unproven::unreadable(rel_path, e));
     if under(rel_path, rel::INBOX) || under(rel_path, rel::INBOX_ARCHIVE) {
         let text = String::from_utf8_lossy(&read()?).into_owned();
         return Ok(inbox_sender(&text).map(|who| format!("{rel_path} (from {who})")));
     }
     if rel_path == rel::MESSAGES {
         let conversation: Conversation =
-            serde_json::from_slice(&read()?).map_err(|e| e.to_string())?;
+            serde_json::from_slice(&read()?).map_err(|e| Unproven::unparsable(rel_path, e))?;
         return Ok(of_turns(rel_path, &conversation.messages));
     }
     if under(rel_path, rel::ARCHIVE) {
-        let archive: Archive = serde_json::from_slice(&read()?).map_err(|e| e.to_string())?;
+        let archive: Archive =
+            serde_json::from_slice(&read()?).map_err(|e| Unproven::unparsable(rel_path, e))?;
         return Ok(of_turns(rel_path, &archive.messages));
     }
     if rel_path == rel::SESSIONS {
@@ -300,7 +373,7 @@ fn judge_file(
     }
     let origins = repo
         .line_origins_on_disk(rel_path)
-        .map_err(|e| e.to_string())?;
+        .map_err(Unproven::history)?;
     let mut found = outside_lines(rel_path, &text, &origins, vouched);
     if let Some((start, end)) = lines {
         found.retain(|l| l.line >= start && l.line <= end);
@@ -341,7 +414,7 @@ pub fn of_listing(origins: &OriginJudge, rel_dir: &str, names: &[String]) -> Opt
     }
     let words = origins
         .repo()
-        .and_then(|repo| repo.outside_words().map_err(|e| e.to_string()));
+        .and_then(|repo| repo.outside_words().map_err(Unproven::history));
     let words = match words {
         Ok(words) => words,
         Err(why) => return Some(unproven(&format!("{dir}/"), why)),
@@ -396,4 +469,44 @@ pub fn kept_by(
         })
         .collect();
     summary(&lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closed world tells its failures apart: a file that is not
+    /// there, a record that does not parse and a history that cannot be
+    /// read are each outside, and each says which it was.
+    #[test]
+    fn a_missing_file_a_broken_record_and_a_lost_history_are_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::DateTime::from_timestamp(1_790_000_000, 0).unwrap();
+        let home = crate::home::init(dir.path(), now).unwrap().home;
+        let judge = OriginJudge::open(&home);
+        let vouched = Vouched::default();
+        match judge_file(&judge, "memory/gone.md", None, &vouched) {
+            Err(Unproven::Unreadable { path, source }) => {
+                assert_eq!(path, "memory/gone.md");
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            }
+            other => panic!("a missing file is unreadable, not {other:?}"),
+        }
+        std::fs::write(home.path(rel::MESSAGES), "{ torn").unwrap();
+        assert!(matches!(
+            judge_file(&judge, rel::MESSAGES, None, &vouched),
+            Err(Unproven::Unparsable { .. })
+        ));
+        std::fs::write(home.path("memory/a.md"), "a line\n").unwrap();
+        std::fs::remove_dir_all(home.root().join(".git")).unwrap();
+        let blind = OriginJudge::open(&home);
+        match judge_file(&blind, "memory/a.md", None, &vouched) {
+            Err(e @ Unproven::History(_)) => {
+                assert!(e.to_string().starts_with("its history cannot be read"))
+            }
+            other => panic!("a lost history is said as such, not {other:?}"),
+        }
+        let said = blind.of_file("memory/a.md", None, &vouched).unwrap();
+        assert!(said.contains("its origin could not be proven"), "{said}");
+    }
 }
