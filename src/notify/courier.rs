@@ -241,8 +241,9 @@ fn try_once(
     p.attempts += 1;
     let (outcome, detail, again) = match target.send(&p.notice) {
         Ok(answer) => ("delivered", answer, None),
-        Err(why) if now - p.notice.time >= GIVE_UP_AFTER => ("failed", why, None),
+        Err(why) if now - p.notice.time >= GIVE_UP_AFTER => ("failed", why.to_string(), None),
         Err(why) => {
+            let why = why.to_string();
             let wait = first_backoff * 2i32.saturating_pow(p.attempts.min(16) - 1);
             p.next_try = now + wait.min(MAX_BACKOFF);
             p.last_error = Some(why.clone());

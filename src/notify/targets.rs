@@ -80,7 +80,7 @@ impl Destination {
     }
 
     /// Sends `notice`; what the receiver answered, or why it failed.
-    pub fn send(&self, notice: &Notice) -> Result<String, String> {
+    pub fn send(&self, notice: &Notice) -> Result<String, Undelivered> {
         match self {
             Destination::Ntfy { url, token } => ntfy(url, token.as_deref(), notice),
             Destination::Webhook {
@@ -89,14 +89,37 @@ impl Destination {
                 secret_env,
             } => match secret {
                 Some(secret) => webhook(url, secret.as_bytes(), notice),
-                None => Err(format!(
+                None => Err(Undelivered::Misconfigured(format!(
                     "{secret_env} is not set: the webhook gets nothing unsigned (set it in the \
                      service's environment, e.g. /etc/hearth/env)"
-                )),
+                ))),
             },
             Destination::Email { to, sendmail } => email(sendmail, to, notice),
         }
     }
+}
+
+/// Why a notice did not reach a target. Each is tried again until the
+/// notice is too old; the kinds tell the operator where to look.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Undelivered {
+    /// The receiver answered, and not with 2xx (a redirect is not followed).
+    #[error("{status}: {body}")]
+    Refused {
+        /// The HTTP status.
+        status: String,
+        /// The start of what it said.
+        body: String,
+    },
+    /// No answer: the request timed out, could not connect, or failed.
+    #[error("{0}")]
+    Unreachable(String),
+    /// `[notify]` or the environment does not let it be sent.
+    #[error("{0}")]
+    Misconfigured(String),
+    /// The local mailer did not take the message.
+    #[error("{0}")]
+    Mailer(String),
 }
 
 /// The targets `[notify]` names, with their secrets.
@@ -124,17 +147,17 @@ pub fn targets(config: &NotifyConfig, secrets: &Secrets) -> Vec<Destination> {
     out
 }
 
-fn client() -> Result<reqwest::blocking::Client, String> {
+fn client() -> Result<reqwest::blocking::Client, Undelivered> {
     reqwest::blocking::Client::builder()
         .timeout(SEND_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(|e| Undelivered::Misconfigured(format!("no HTTP client: {e}")))
 }
 
 /// What an HTTP answer means: 2xx is delivered, anything else is not
 /// (a redirect too: it is not followed).
-fn answered(response: reqwest::blocking::Response) -> Result<String, String> {
+fn answered(response: reqwest::blocking::Response) -> Result<String, Undelivered> {
     let status = response.status();
     if status.is_success() {
         Ok(status.to_string())
@@ -145,13 +168,16 @@ fn answered(response: reqwest::blocking::Response) -> Result<String, String> {
             .chars()
             .take(200)
             .collect();
-        Err(format!("{status}: {}", body.trim()))
+        Err(Undelivered::Refused {
+            status: status.to_string(),
+            body: body.trim().to_string(),
+        })
     }
 }
 
 /// An error without the URL in it (a topic or a ping's path is a secret
 /// of sorts): what kind of failure it was.
-fn failed(e: reqwest::Error) -> String {
+fn failed(e: reqwest::Error) -> Undelivered {
     let what = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
@@ -159,16 +185,15 @@ fn failed(e: reqwest::Error) -> String {
     } else {
         "request failed"
     };
-    format!("{what}: {}", e.without_url())
+    Undelivered::Unreachable(format!("{what}: {}", e.without_url()))
 }
 
 /// ntfy's JSON publishing: POST to the server's root with the topic in the
 /// body, so a title in any script arrives whole (headers are ASCII).
-fn ntfy(url: &str, token: Option<&str>, notice: &Notice) -> Result<String, String> {
-    let (root, topic) = url
-        .trim_end_matches('/')
-        .rsplit_once('/')
-        .ok_or_else(|| format!("[notify] ntfy = {url:?} names no topic"))?;
+fn ntfy(url: &str, token: Option<&str>, notice: &Notice) -> Result<String, Undelivered> {
+    let (root, topic) = url.trim_end_matches('/').rsplit_once('/').ok_or_else(|| {
+        Undelivered::Misconfigured(format!("[notify] ntfy = {url:?} names no topic"))
+    })?;
     let priority = match notice.severity {
         Severity::Critical => 5,
         Severity::Warning => 4,
@@ -198,7 +223,7 @@ pub fn signature(secret: &[u8], body: &[u8]) -> String {
     format!("sha256={hex}")
 }
 
-fn webhook(url: &str, secret: &[u8], notice: &Notice) -> Result<String, String> {
+fn webhook(url: &str, secret: &[u8], notice: &Notice) -> Result<String, Undelivered> {
     let body = serde_json::to_vec(notice).expect("a notice serialises");
     client()?
         .post(url)
@@ -212,7 +237,7 @@ fn webhook(url: &str, secret: &[u8], notice: &Notice) -> Result<String, String> 
 
 /// Mail through `sendmail -t -i`: the headers name the recipient, the
 /// message is on stdin; its exit status says whether it was taken.
-fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, String> {
+fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, Undelivered> {
     let subject: String = format!("[hearth {}] {}", notice.home, notice.title)
         .chars()
         .filter(|c| !c.is_control())
@@ -233,7 +258,11 @@ fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {sendmail} ({e}); set [notify] sendmail"))?;
+        .map_err(|e| {
+            Undelivered::Misconfigured(format!(
+                "cannot run {sendmail} ({e}); set [notify] sendmail"
+            ))
+        })?;
     if let Some(mut stdin) = child.stdin.take() {
         // One that exits without reading (it refused) says why by its
         // status and its stderr, not by the pipe it closed.
@@ -249,15 +278,17 @@ fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, String> {
                     use std::io::Read;
                     let _ = e.read_to_string(&mut err);
                 }
-                return Err(format!("{sendmail} exited {status}: {}", err.trim()));
+                let said = format!("{sendmail} exited {status}: {}", err.trim());
+                return Err(Undelivered::Mailer(said));
             }
             Ok(None) if start.elapsed() > SEND_TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{sendmail} took longer than {SEND_TIMEOUT:?}"));
+                let said = format!("{sendmail} took longer than {SEND_TIMEOUT:?}");
+                return Err(Undelivered::Mailer(said));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("{sendmail}: {e}")),
+            Err(e) => return Err(Undelivered::Mailer(format!("{sendmail}: {e}"))),
         }
     }
 }
