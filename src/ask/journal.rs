@@ -138,8 +138,8 @@ impl crate::exchange::door::Record for Journaled<'_, '_> {
     ) {
         let usage = (outcome.usage.input_tokens, outcome.usage.output_tokens);
         let mut journal = self.journal.borrow_mut();
-        let recorded = if effects.tainted_by.len() > journal.outside.len() {
-            journal.outside = effects.tainted_by.clone();
+        let recorded = if effects.outside.len() > journal.outside.len() {
+            journal.outside = effects.outside.clone();
             journal.save(self.home)
         } else {
             Ok(())

@@ -402,7 +402,7 @@ fn answer(
         usage: Some((outcome.usage.input_tokens, outcome.usage.output_tokens)),
         cost_usd: outcome.cost_usd,
         provider: config.model.provider.as_str().into(),
-        outside: outcome.effects.tainted_by.clone(),
+        outside: outcome.effects.outside.clone(),
         ..Line::default()
     };
     let mut changed = vec![rel::SESSIONS.to_string()];
@@ -434,7 +434,7 @@ fn answer(
         home,
         &question.text,
         &changed,
-        &outcome.effects.tainted_by,
+        &outcome.effects.outside,
         now,
         lock,
         journal,

@@ -160,7 +160,7 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
             r.by,
             r.created.format("%Y-%m-%d %H:%M")
         );
-        for source in r.tainted_by.iter() {
+        for source in r.outside.iter() {
             outln!("          after reading: {source}");
         }
         if let Some(result) = &r.result {
@@ -293,7 +293,7 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
     outln!("why: {}", p.why.trim());
     // Each source is a chain, newest hop first: where the outside words
     // were when the exchange took them, back to who wrote them.
-    for source in p.tainted_by.iter() {
+    for source in p.outside.iter() {
         outln!("rests on outside content: {source}");
     }
     if let Some(reason) = &p.reason {

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use hearth::home::{self, Home};
-use hearth::supervisor::{self, systemd::Notifier, RunOptions, RunOutcome};
+use hearth::supervisor::{self, systemd::SdNotify, RunOptions, RunOutcome};
 
 use super::{CommandError, Env, Exit};
 
@@ -44,8 +44,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Err(broken) if args.ticks.is_some() => return Err(broken.into()),
         Err(_) => supervisor::NoticeRoute::for_broken(&home).notify,
     };
-    let notifier = env.notify_socket.as_deref().and_then(|socket| {
-        Notifier::new(
+    let sd_notify = env.notify_socket.as_deref().and_then(|socket| {
+        SdNotify::new(
             socket,
             env.watchdog_usec.as_deref(),
             env.watchdog_pid.as_deref(),
@@ -57,7 +57,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         exe: env.exe.clone(),
         ticks: args.ticks,
         interval: args.interval.map(Duration::from_secs),
-        notifier,
+        sd_notify,
         clock: env.clock,
         remote_credentials: env.remote_credentials(),
         intake_pause: env.intake_pause(),
@@ -87,7 +87,7 @@ pub(super) fn one_turn(
         exe: env.exe.clone(),
         ticks: Some(1),
         interval: None,
-        notifier: None,
+        sd_notify: None,
         clock: env.clock,
         remote_credentials: env.remote_credentials(),
         intake_pause: env.intake_pause(),

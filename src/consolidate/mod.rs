@@ -430,7 +430,7 @@ fn offer(
         why,
         by: format!("tick {number}"),
         kind: "consolidation".into(),
-        tainted_by: taint.sources.clone(),
+        outside: taint.outside.clone(),
         files: after
             .iter()
             .map(|(k, v)| (k.clone(), v.as_ref().map(|t| t.as_bytes().to_vec())))
@@ -445,7 +445,7 @@ fn offer(
         return Ok(format!(
             "proposed {}; not accepted by itself ([consolidation] auto_accept never takes \
              outside content: it rests on {})",
-            proposal.n, taint.sources
+            proposal.n, taint.outside
         ));
     }
     if !auto {

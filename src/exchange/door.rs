@@ -89,13 +89,13 @@ impl Record for TickFiles<'_> {
     /// one can write: a tick killed after it is still committed as
     /// outside (its report says what it read).
     fn called(&mut self, outcome: &Outcome, effects: &tools::Effects) {
-        if effects.tainted_by.len() <= self.tainted_saved {
+        if effects.outside.len() <= self.tainted_saved {
             return;
         }
         let mut now = outcome.clone();
         now.effects = effects.clone();
         match self.save(&now) {
-            Ok(()) => self.tainted_saved = effects.tainted_by.len(),
+            Ok(()) => self.tainted_saved = effects.outside.len(),
             Err(e) => tracing::warn!("the tick's report could not be saved: {e}"),
         }
     }

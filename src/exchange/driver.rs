@@ -173,7 +173,7 @@ pub fn tool_loop(
             outcome.reply.push('\n');
         }
         conversation.messages.push(Message {
-            outside: tool_ctx.taint.sources.clone(),
+            outside: tool_ctx.taint.outside.clone(),
             role: Role::Assistant,
             content: reply.content,
         });
@@ -424,7 +424,7 @@ impl Answering<'_, '_> {
                 None => {
                     let (content, is_error, failure) =
                         step::answer(tools::dispatch(self.tool_ctx, &name, &input));
-                    self.tool_ctx.effects.tainted_by = self.tool_ctx.taint.sources.clone();
+                    self.tool_ctx.effects.outside = self.tool_ctx.taint.outside.clone();
                     if let Some(failure) = failure {
                         tracing::warn!("tool call failed: {}", failure.detail);
                         self.step.tool_failed(failure);
@@ -440,7 +440,7 @@ impl Answering<'_, '_> {
             });
         }
         self.conversation.messages.push(Message {
-            outside: self.tool_ctx.taint.sources.clone(),
+            outside: self.tool_ctx.taint.outside.clone(),
             role: Role::User,
             content: results,
         });

@@ -140,8 +140,12 @@ pub struct TickRecord {
     pub recoveries: Vec<crate::exchange::class::Recovery>,
     /// Where the outside content the tick read came from: its memory
     /// writes carry this mark (`provenance`).
-    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
-    pub tainted_by: crate::outside::Outside,
+    #[serde(
+        default,
+        skip_serializing_if = "crate::outside::Outside::is_empty",
+        alias = "tainted_by"
+    )]
+    pub outside: crate::outside::Outside,
     /// The proposal its identity writes became.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<u64>,
@@ -446,8 +450,8 @@ pub fn tainted_ticks(home: &crate::home::Home) -> crate::provenance::identity::T
     ledger
         .iter()
         .flat_map(|l| &l.records)
-        .filter(|r| !r.tainted_by.is_empty())
-        .map(|r| (r.tick, r.tainted_by.clone()))
+        .filter(|r| !r.outside.is_empty())
+        .map(|r| (r.tick, r.outside.clone()))
         .collect()
 }
 
@@ -478,7 +482,7 @@ mod tests {
             stop_reason: None,
             refusal: None,
             recoveries: Vec::new(),
-            tainted_by: crate::outside::Outside::none(),
+            outside: crate::outside::Outside::none(),
             proposal: None,
             requested: Vec::new(),
             consolidation: None,
@@ -490,6 +494,18 @@ mod tests {
             backoff_ms: None,
             note: None,
         }
+    }
+
+    #[test]
+    fn a_ticks_outside_sources_are_written_as_outside_and_old_lines_still_read() {
+        let mut tainted = record(3);
+        tainted.outside = crate::outside::Outside::of("inbox/x.md (from a@example.com)");
+        let line = serde_json::to_string(&tainted).unwrap();
+        assert!(line.contains("\"outside\":[\"inbox/x.md"), "{line}");
+        assert!(!line.contains("tainted_by"), "one name: {line}");
+        let old = line.replace("\"outside\"", "\"tainted_by\"");
+        let read: TickRecord = serde_json::from_str(&old).unwrap();
+        assert_eq!(read.outside, tainted.outside, "a line written before reads");
     }
 
     #[test]

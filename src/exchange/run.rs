@@ -141,7 +141,7 @@ impl<'a> Exchange<'a> {
             tools.max_sleep_h = 0;
         }
         tools.taint.staging = set.staging;
-        tools.taint.sources.add_from(&outside);
+        tools.taint.outside.add_from(&outside);
         tools.taint.shown_prompt(&system, &conversation.messages);
         Exchange {
             home,
@@ -193,7 +193,7 @@ impl<'a> Exchange<'a> {
             )?,
             Err(e) => outcome.failures.push(Failure::of_model(&e)),
         }
-        self.tools.effects.tainted_by = self.tools.taint.sources.clone();
+        self.tools.effects.outside = self.tools.taint.outside.clone();
         outcome.effects = self.tools.effects.clone();
         outcome.cost_usd = cost_usd(&outcome.usage, self.config.price().as_ref());
         Ok(outcome)

@@ -93,8 +93,12 @@ pub struct Proposal {
     /// The files it changes.
     pub files: Vec<String>,
     /// The content from outside that made the exchange tainted.
-    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
-    pub tainted_by: crate::outside::Outside,
+    #[serde(
+        default,
+        skip_serializing_if = "crate::outside::Outside::is_empty",
+        alias = "tainted_by"
+    )]
+    pub outside: crate::outside::Outside,
     /// When it was made.
     pub created: DateTime<Utc>,
     /// What became of it.
@@ -225,7 +229,7 @@ pub struct Draft {
     /// `consolidation`, or empty.
     pub kind: String,
     /// The content from outside behind it.
-    pub tainted_by: crate::outside::Outside,
+    pub outside: crate::outside::Outside,
     /// Each file as the proposal would leave it (`None`: deleted).
     pub files: BTreeMap<String, Option<Vec<u8>>>,
 }
@@ -264,7 +268,7 @@ fn message(n: u64, draft: &Draft) -> String {
     if !draft.kind.is_empty() {
         m.push_str(&trailers::line(trailers::KIND, &draft.kind));
     }
-    m.push_str(&trailers::outside_lines(&draft.tainted_by));
+    m.push_str(&trailers::outside_lines(&draft.outside));
     m
 }
 
@@ -322,7 +326,7 @@ pub fn propose(
         base,
         commit,
         files: draft.files.keys().cloned().collect(),
-        tainted_by: draft.tainted_by.clone(),
+        outside: draft.outside.clone(),
         created: existing.as_ref().map_or(now, |p| p.created),
         status: State::Open,
         decided: None,

@@ -95,8 +95,10 @@ pub struct ToolRequest {
     pub workdir: Option<String>,
     /// Who asked: `tick 12`, `ask`.
     pub by: String,
-    /// The outside content that made the exchange tainted.
-    pub tainted_by: crate::outside::Outside,
+    /// The outside content that made the exchange tainted (`tainted_by`
+    /// in books written before one name was kept).
+    #[serde(alias = "tainted_by")]
+    pub outside: crate::outside::Outside,
     /// When it was asked for.
     pub created: DateTime<Utc>,
     /// What became of it.
@@ -130,7 +132,7 @@ pub struct ToolRequestDraft {
     /// `tick 12`, `ask`.
     pub by: String,
     /// The outside content behind it.
-    pub tainted_by: crate::outside::Outside,
+    pub outside: crate::outside::Outside,
 }
 
 /// The book.
@@ -192,7 +194,7 @@ pub fn ask(
         arguments: draft.arguments,
         workdir: draft.workdir,
         by: draft.by,
-        tainted_by: draft.tainted_by,
+        outside: draft.outside,
         created: now,
         status: ToolRequestState::Open,
         decided: None,
@@ -205,7 +207,7 @@ pub fn ask(
         request.tool,
         trailers::line(trailers::REQUEST, n)
     );
-    message.push_str(&trailers::outside_lines(&request.tainted_by));
+    message.push_str(&trailers::outside_lines(&request.outside));
     save_and_commit(home, &book, &Identity::hearth(), &message, now)?;
     flare_new(home, &request, now)?;
     Ok((request, true))
@@ -232,7 +234,7 @@ fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(
                 request.by,
                 request.tool,
                 request.file,
-                request.tainted_by,
+                request.outside,
                 arguments_shown(&request.arguments, 2000),
             ),
             format!("request {n}: run {}?", request.tool),
@@ -481,7 +483,7 @@ mod tests {
             arguments: serde_json::json!({"peer": peer, "collaboration": slug}),
             workdir: None,
             by: format!("peer {peer}"),
-            tainted_by: crate::outside::Outside::none(),
+            outside: crate::outside::Outside::none(),
             created: DateTime::from_timestamp(1_790_000_000, 0).unwrap(),
             status,
             decided: None,

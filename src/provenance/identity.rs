@@ -39,8 +39,8 @@ pub fn outside_lines(
             Vec::new()
         })
         .into_iter()
-        .filter(|p| !p.tainted_by.is_empty())
-        .map(|p| (p.n, p.tainted_by))
+        .filter(|p| !p.outside.is_empty())
+        .map(|p| (p.n, p.outside))
         .collect();
     let repo = provenance::origins::open_repo(home).map_err(|e| e.to_string());
     let vouched = provenance::vouch::Vouched::load_or_none(home);

@@ -47,7 +47,7 @@ pub struct Taint {
     /// Where outside content came from, in the order it was read, each a
     /// chain ([`origin::chain`]): `inbox/x.md (from peer-b)`, `the output
     /// of fetch`, `memory/notes/x.md:3 ← tick 212 ← …`.
-    pub sources: Outside,
+    pub outside: Outside,
     /// `[brake] must_read`: files the operator made required reads, which
     /// are identity-class too.
     pub must_read: Vec<String>,
@@ -69,7 +69,7 @@ pub struct Taint {
 impl Taint {
     /// Whether outside content was read.
     pub fn tainted(&self) -> bool {
-        !self.sources.is_empty()
+        !self.outside.is_empty()
     }
 
     /// The one write decision, for every write path: where a write of
@@ -100,7 +100,7 @@ impl Taint {
     /// Records a source of outside content (once; at most
     /// [`MAX_SOURCES`] are kept, the first ones).
     pub fn read(&mut self, source: impl Into<String>) {
-        self.sources.add(source);
+        self.outside.add(source);
     }
 
     /// Records the marks of everything a model request carries — each
@@ -116,10 +116,10 @@ impl Taint {
         messages: &[crate::conversation::Message],
     ) {
         for block in system {
-            self.sources.add_from(&block.outside);
+            self.outside.add_from(&block.outside);
         }
         for message in messages {
-            self.sources.add_from(&message.outside);
+            self.outside.add_from(&message.outside);
         }
     }
 }

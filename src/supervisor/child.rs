@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::home::Home;
 use crate::jobs::turn::JobTurn;
 
-use super::systemd::Notifier;
+use super::systemd::SdNotify;
 use super::wake::{Wake, Wakeups};
 
 /// How long a tick gets to stop after the supervisor is told to stop.
@@ -137,7 +137,7 @@ impl TickChild {
         number: u64,
         limit: Duration,
         wake: &Wakeups,
-        notifier: Option<&Notifier>,
+        sd_notify: Option<&SdNotify>,
     ) -> std::io::Result<ChildEnd> {
         let started = Instant::now();
         let mut stop: Option<(i32, Instant)> = None;
@@ -184,7 +184,7 @@ impl TickChild {
                     });
                 }
             }
-            if let Some(n) = notifier {
+            if let Some(n) = sd_notify {
                 n.keep_alive();
             }
             // Inbox events during a tick are not lost: after the tick the

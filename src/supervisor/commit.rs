@@ -342,7 +342,7 @@ fn tick_message(record: &TickRecord) -> String {
     ));
     // What the tick carried from outside: its lines are outside in turn
     // (`provenance::origin` reads these back).
-    message.push_str(&trailers::outside_lines(&record.tainted_by));
+    message.push_str(&trailers::outside_lines(&record.outside));
     message
 }
 

@@ -52,14 +52,14 @@ pub(super) fn until_it_parses(
             say(home, options, &error, &route);
             said = Some(shown);
         }
-        if let Some(n) = &options.notifier {
+        if let Some(n) = &options.sd_notify {
             n.keep_alive();
         }
         // A receiver that was down when the notice was made gets it once
         // it is back (the queue keeps its backoff).
         deliver_queued(home, options, &route);
         let mut timeout = RECHECK;
-        if let Some(every) = options.notifier.as_ref().and_then(|n| n.wake_every()) {
+        if let Some(every) = options.sd_notify.as_ref().and_then(|n| n.wake_every()) {
             timeout = timeout.min(every);
         }
         if let Some(Wake::Stop(signal)) = wake.next(timeout) {
@@ -144,7 +144,7 @@ fn say(home: &Home, options: &RunOptions, error: &ConfigError, route: &NoticeRou
         }
     }
     tell_off_the_box(home, options, route, now);
-    if let Some(n) = &options.notifier {
+    if let Some(n) = &options.sd_notify {
         n.ready(&format!("waiting: hearth.toml does not parse ({shown})"));
     }
     let state = SupervisorState {

@@ -84,7 +84,7 @@ impl Supervisor<'_> {
             Ok(_) => {}
             Err(signal) => return Ok(Some(RunOutcome::Stopped(signal))),
         }
-        if let Some(n) = &self.options.notifier {
+        if let Some(n) = &self.options.sd_notify {
             n.ready(&format!("hearth supervising {}", home.root().display()));
         }
         tracing::info!("supervising {}", home.root().display());
@@ -148,7 +148,7 @@ impl Supervisor<'_> {
             tracing::warn!("could not commit the job ledger at exit: {e}");
         }
         self.upkeep.finish();
-        if let Some(n) = &self.options.notifier {
+        if let Some(n) = &self.options.sd_notify {
             n.stopping();
         }
         let reason = match outcome {

@@ -63,7 +63,7 @@ use crate::io_hint::IoError;
 use crate::mailbox::flares;
 use crate::repo::Repo;
 pub use error::SupervisorError;
-use systemd::Notifier;
+use systemd::SdNotify;
 use turns::{LoopTurn, TickEnd};
 use wake::Wakeups;
 
@@ -82,7 +82,7 @@ pub struct RunOptions {
     /// Overrides `[tick] interval_s` (`--interval`).
     pub interval: Option<Duration>,
     /// systemd's notify socket, when run under systemd.
-    pub notifier: Option<Notifier>,
+    pub sd_notify: Option<SdNotify>,
     /// Where "now" comes from (pinned by `HEARTH_NOW`).
     pub clock: Clock,
     /// What `[git] push` authenticates with (from the environment).

@@ -177,7 +177,7 @@ impl Supervisor<'_> {
                 }),
                 workdir: h.collaboration.workdir.clone(),
                 by: format!("peer {peer}"),
-                tainted_by: std::iter::once(format!(
+                outside: std::iter::once(format!(
                     "{peer}:{}/{} (written by a peer)",
                     rel::OUTBOX,
                     founding.file

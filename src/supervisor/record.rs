@@ -86,8 +86,8 @@ pub(super) fn record_for(
         recoveries: report
             .map(|r| r.outcome.recoveries.clone())
             .unwrap_or_default(),
-        tainted_by: report
-            .map(|r| r.outcome.effects.tainted_by.clone())
+        outside: report
+            .map(|r| r.outcome.effects.outside.clone())
             .unwrap_or_default(),
         proposal: report.and_then(|r| r.outcome.effects.proposal),
         requested: report

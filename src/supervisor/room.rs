@@ -124,7 +124,7 @@ impl Supervisor<'_> {
                 Ok(done) => return Ok(Ok(done)),
                 Err(e) if self.for_want_of_room(&e) => {
                     self.pause_for_room(&e);
-                    if let Some(n) = &self.options.notifier {
+                    if let Some(n) = &self.options.sd_notify {
                         n.ready("hearth waiting for room on the disk");
                     }
                     let mut due = self.retry_for_room();

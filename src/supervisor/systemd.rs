@@ -11,21 +11,21 @@ use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::time::{Duration, Instant};
 
 /// systemd's notify socket (`sd_notify(3)`), with the watchdog when set.
-pub struct Notifier {
+pub struct SdNotify {
     socket: UnixDatagram,
     addr: SocketAddr,
     watchdog: Option<Duration>,
     last_ping: Cell<Option<Instant>>,
 }
 
-impl Notifier {
-    /// A notifier for `notify_socket`; the watchdog is on when `watchdog_usec`
+impl SdNotify {
+    /// The sd_notify socket `notify_socket`; the watchdog is on when `watchdog_usec`
     /// is set and `watchdog_pid` (if set) is this process.
     pub fn new(
         notify_socket: &str,
         watchdog_usec: Option<&str>,
         watchdog_pid: Option<&str>,
-    ) -> io::Result<Notifier> {
+    ) -> io::Result<SdNotify> {
         let addr = if let Some(name) = notify_socket.strip_prefix('@') {
             use std::os::linux::net::SocketAddrExt;
             SocketAddr::from_abstract_name(name.as_bytes())?
@@ -39,7 +39,7 @@ impl Notifier {
             .and_then(|usec| usec.trim().parse::<u64>().ok())
             .filter(|usec| *usec > 0 && ours)
             .map(Duration::from_micros);
-        Ok(Notifier {
+        Ok(SdNotify {
             socket: UnixDatagram::unbound()?,
             addr,
             watchdog,

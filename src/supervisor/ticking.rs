@@ -91,7 +91,7 @@ impl Supervisor<'_> {
         let mut child = self.spawn_tick(number, job)?;
         let limit = Duration::from_secs(self.config.tick.timeout_s);
         let ChildEnd { ending, note, stop } = child
-            .supervise(number, limit, &self.wake, self.options.notifier.as_ref())
+            .supervise(number, limit, &self.wake, self.options.sd_notify.as_ref())
             .map_err(|source| {
                 SupervisorError::Io(IoError::doing(format!("waiting for tick {number}"), source))
             })?;

@@ -157,7 +157,7 @@ impl Supervisor<'_> {
         if let Some(outcome) = acted {
             return Ok(LoopTurn::Return(outcome));
         }
-        if let Some(n) = &self.options.notifier {
+        if let Some(n) = &self.options.sd_notify {
             n.status(&format!(
                 "tick {}: exit {} ({})",
                 record.tick,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::systemd::Notifier;
+use super::systemd::SdNotify;
 use super::wake::Wake;
 use super::Supervisor;
 use crate::exchange::ledger::TickRecord;
@@ -187,7 +187,7 @@ impl Supervisor<'_> {
         };
         let mut real_deadline = deadline(due);
         loop {
-            if let Some(n) = &self.options.notifier {
+            if let Some(n) = &self.options.sd_notify {
                 n.keep_alive();
             }
             let left = if clock.is_pinned() {
@@ -204,9 +204,9 @@ impl Supervisor<'_> {
             let mut timeout = left;
             if let Some(every) = self
                 .options
-                .notifier
+                .sd_notify
                 .as_ref()
-                .and_then(Notifier::wake_every)
+                .and_then(SdNotify::wake_every)
             {
                 timeout = timeout.min(every);
             }

@@ -9,7 +9,10 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use notify::{EventKind, RecursiveMode, Watcher};
+// The `notify` crate: file events from inotify (not `crate::notify`,
+// hearth's notices off the box, nor systemd's sd_notify).
+use ::notify as file_events;
+use file_events::{EventKind, RecursiveMode, Watcher};
 use signal_hook::consts::{SIGCHLD, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
@@ -42,10 +45,10 @@ pub enum Wake {
 pub struct Wakeups {
     rx: Receiver<Wake>,
     signals: Handle,
-    _watcher: Option<notify::RecommendedWatcher>,
-    _memory_watcher: Option<notify::RecommendedWatcher>,
-    _config_watcher: Option<notify::RecommendedWatcher>,
-    _jobs_watcher: Option<notify::RecommendedWatcher>,
+    _watcher: Option<file_events::RecommendedWatcher>,
+    _memory_watcher: Option<file_events::RecommendedWatcher>,
+    _config_watcher: Option<file_events::RecommendedWatcher>,
+    _jobs_watcher: Option<file_events::RecommendedWatcher>,
     /// A memory event was drained unseen: the index needs a look.
     memory_pending: std::cell::Cell<bool>,
     /// A peer event came while a tick ran: its handoffs wait to be taken.
@@ -57,7 +60,7 @@ pub struct Wakeups {
     hand_edits: Arc<Mutex<Changes>>,
     /// Sends [`Wake::Peer`] from the peers' watcher.
     tx: std::sync::mpsc::Sender<Wake>,
-    _peers_watcher: Option<notify::RecommendedWatcher>,
+    _peers_watcher: Option<file_events::RecommendedWatcher>,
 }
 
 impl Wakeups {
@@ -96,14 +99,16 @@ impl Wakeups {
         let inbox_dir = home.inbox_dir();
         std::fs::create_dir_all(&inbox_dir)?;
         let inbox_tx = tx.clone();
-        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            let tx = &inbox_tx;
-            let Ok(event) = event else { return };
-            let arrival = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
-            if arrival && event.paths.iter().any(|p| inbox::is_message(p)) {
-                let _ = tx.send(Wake::Inbox);
-            }
-        })
+        let watcher = file_events::recommended_watcher(
+            move |event: file_events::Result<file_events::Event>| {
+                let tx = &inbox_tx;
+                let Ok(event) = event else { return };
+                let arrival = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
+                if arrival && event.paths.iter().any(|p| inbox::is_message(p)) {
+                    let _ = tx.send(Wake::Inbox);
+                }
+            },
+        )
         .and_then(|mut w| {
             w.watch(&inbox_dir, RecursiveMode::NonRecursive)?;
             Ok(w)
@@ -153,11 +158,15 @@ impl Wakeups {
             return;
         }
         let tx = self.tx.clone();
-        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_) | EventKind::Remove(_))) {
-                let _ = tx.send(Wake::Peer);
-            }
-        });
+        let watcher = file_events::recommended_watcher(
+            move |event: file_events::Result<file_events::Event>| {
+                if event
+                    .is_ok_and(|e| !matches!(e.kind, EventKind::Access(_) | EventKind::Remove(_)))
+                {
+                    let _ = tx.send(Wake::Peer);
+                }
+            },
+        );
         let mut watcher = match watcher {
             Ok(w) => w,
             Err(e) => {
@@ -230,20 +239,21 @@ impl Wakeups {
 /// writes a new file and renames it over the old: the directory is watched,
 /// not the file). Without it, a changed interval waits for the tick already
 /// planned; that is logged, and nothing else is lost.
-fn watch_config(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::RecommendedWatcher> {
+fn watch_config(home: &Home, tx: mpsc::Sender<Wake>) -> Option<file_events::RecommendedWatcher> {
     let config = home.config_path();
     let name = config.file_name()?.to_owned();
-    let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        let saved = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
-        if saved && event.paths.iter().any(|p| p.file_name() == Some(&name)) {
-            let _ = tx.send(Wake::Config);
-        }
-    })
-    .and_then(|mut w| {
-        w.watch(home.root(), RecursiveMode::NonRecursive)?;
-        Ok(w)
-    });
+    let watched =
+        file_events::recommended_watcher(move |event: file_events::Result<file_events::Event>| {
+            let Ok(event) = event else { return };
+            let saved = !matches!(event.kind, EventKind::Access(_) | EventKind::Remove(_));
+            if saved && event.paths.iter().any(|p| p.file_name() == Some(&name)) {
+                let _ = tx.send(Wake::Config);
+            }
+        })
+        .and_then(|mut w| {
+            w.watch(home.root(), RecursiveMode::NonRecursive)?;
+            Ok(w)
+        });
     watched
         .map_err(|e| {
             tracing::warn!(
@@ -257,23 +267,24 @@ fn watch_config(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::Recommend
 /// Watches `jobs/` and the requests of `hearth jobs run` (both made here
 /// when missing, so a job written later is seen at once). Without it a
 /// new or changed job waits for the wait planned before it.
-fn watch_jobs(home: &Home, tx: mpsc::Sender<Wake>) -> Option<notify::RecommendedWatcher> {
+fn watch_jobs(home: &Home, tx: mpsc::Sender<Wake>) -> Option<file_events::RecommendedWatcher> {
     let dirs = [
         home.path(crate::home::layout::rel::JOBS),
         home.path(crate::home::layout::rel::JOB_REQUESTS),
     ];
-    let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_))) {
-            let _ = tx.send(Wake::Jobs);
-        }
-    })
-    .and_then(|mut w| {
-        for dir in &dirs {
-            let _ = std::fs::create_dir_all(dir);
-            w.watch(dir, RecursiveMode::NonRecursive)?;
-        }
-        Ok(w)
-    });
+    let watched =
+        file_events::recommended_watcher(move |event: file_events::Result<file_events::Event>| {
+            if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_))) {
+                let _ = tx.send(Wake::Jobs);
+            }
+        })
+        .and_then(|mut w| {
+            for dir in &dirs {
+                let _ = std::fs::create_dir_all(dir);
+                w.watch(dir, RecursiveMode::NonRecursive)?;
+            }
+            Ok(w)
+        });
     watched
         .map_err(|e| {
             tracing::warn!("cannot watch jobs/ ({e}); a changed job applies after the next tick")
@@ -285,7 +296,7 @@ fn watch_memory(
     home: &Home,
     tx: std::sync::mpsc::Sender<Wake>,
     consumers: [Arc<Mutex<Changes>>; 2],
-) -> Option<notify::RecommendedWatcher> {
+) -> Option<file_events::RecommendedWatcher> {
     let dirs = [
         home.memory_dir(),
         home.archive_dir(),
@@ -296,23 +307,24 @@ fn watch_memory(
     // the index's "current" mark stale, and updates the core claims.
     let sequence = Arc::new(crate::boot::snapshot::Sequence::new(home));
     let watched = Arc::clone(&sequence);
-    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let named = match &event {
-            Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
-            Ok(event) if !event.need_rescan() => event.paths.clone(),
-            _ => Vec::new(),
-        };
-        // The paths are recorded before the sequence counts the event, so
-        // whoever reads a token finds every path it covers already taken.
-        for changes in &consumers {
-            changes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .note(&named);
-        }
-        watched.changed(&named);
-        let _ = tx.send(Wake::Memory);
-    });
+    let watcher =
+        file_events::recommended_watcher(move |event: file_events::Result<file_events::Event>| {
+            let named = match &event {
+                Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
+                Ok(event) if !event.need_rescan() => event.paths.clone(),
+                _ => Vec::new(),
+            };
+            // The paths are recorded before the sequence counts the event, so
+            // whoever reads a token finds every path it covers already taken.
+            for changes in &consumers {
+                changes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .note(&named);
+            }
+            watched.changed(&named);
+            let _ = tx.send(Wake::Memory);
+        });
     let mut watcher = match watcher {
         Ok(w) => w,
         Err(e) => {
@@ -322,7 +334,7 @@ fn watch_memory(
     };
     for dir in dirs {
         let watching = std::fs::create_dir_all(&dir)
-            .map_err(notify::Error::io)
+            .map_err(file_events::Error::io)
             .and_then(|()| watcher.watch(&dir, RecursiveMode::Recursive));
         match watching {
             // The token starts only once edits under memory/ are seen.

@@ -196,7 +196,7 @@ fn record_exchange(
         kind: "tick".into(),
         asked: asked.join("\n\n"),
         said: crate::exchange::record::said(&report.outcome.reply, &report.outcome.actions),
-        outside: report.outcome.effects.tainted_by.clone(),
+        outside: report.outcome.effects.outside.clone(),
         ..Default::default()
     };
     sessions::append(home, &line)?;

@@ -61,7 +61,7 @@ pub(super) fn write_ahead(
     } = prepared;
     // Its outside sources are on the report before anything else is
     // written: a tick killed at any point is committed as outside.
-    report.outcome.effects.tainted_by = outside.clone();
+    report.outcome.effects.outside = outside.clone();
     if let Some(turn) = conversation.messages.last_mut() {
         turn.outside = outside.clone();
     }

@@ -79,8 +79,12 @@ pub struct Effects {
     pub loops: Vec<String>,
     /// Where the outside content this exchange read came from (`taint`):
     /// the ledger line carries it.
-    #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
-    pub tainted_by: crate::outside::Outside,
+    #[serde(
+        default,
+        skip_serializing_if = "crate::outside::Outside::is_empty",
+        alias = "tainted_by"
+    )]
+    pub outside: crate::outside::Outside,
     /// The proposal this exchange's identity writes became.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<u64>,

@@ -142,12 +142,12 @@ pub fn request_instead(
             0 => "ask".to_string(),
             n => format!("tick {n}"),
         },
-        tainted_by: ctx.taint.sources.clone(),
+        outside: ctx.taint.outside.clone(),
     };
     let why = format!(
         "not run: this exchange read content from outside your operator ({}), and {} acts \
          outside the home, so it waits for them",
-        ctx.taint.sources, tool.name
+        ctx.taint.outside, tool.name
     );
     match requests::ask(ctx.home, draft, ctx.now) {
         Ok((request, _)) => {

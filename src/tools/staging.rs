@@ -93,11 +93,11 @@ pub(super) fn propose(
         why: format!(
             "The agent ({by}) asked to change identity-class memory in an exchange that had \
              read content from outside: {}. Such changes wait for you.",
-            ctx.taint.sources
+            ctx.taint.outside
         ),
         by,
         kind: String::new(),
-        tainted_by: ctx.taint.sources.clone(),
+        outside: ctx.taint.outside.clone(),
         files: ctx.taint.draft.clone(),
     };
     let proposal = crate::proposals::propose(ctx.home, ctx.taint.proposal, &draft, ctx.now)
@@ -110,6 +110,6 @@ pub(super) fn propose(
     Ok(crate::provenance::proposed_note(
         rel,
         proposal.n,
-        &ctx.taint.sources,
+        &ctx.taint.outside,
     ))
 }

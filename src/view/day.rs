@@ -153,7 +153,7 @@ pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Day
     };
     for record in records {
         let mut what = says(record);
-        if record.inbox.is_empty() && record.tainted_by.is_empty() {
+        if record.inbox.is_empty() && record.outside.is_empty() {
             if what != run_says {
                 flush(&mut run, &run_says, &mut events);
                 run_says = what;
@@ -170,7 +170,7 @@ pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Day
                 .collect();
             what.push_str(&format!(" — {}", subjects.join(", ")));
         }
-        if !record.tainted_by.is_empty() {
+        if !record.outside.is_empty() {
             what.push_str(" (outside content)");
         }
         events.push(DayLine {

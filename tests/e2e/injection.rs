@@ -272,7 +272,7 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
             let tick = bob.ticks().pop().unwrap();
             assert_eq!(tick["class"], "ok", "{channel} {attempt}: {tick}");
             assert!(
-                tick["tainted_by"].as_array().is_some_and(|a| !a.is_empty()),
+                tick["outside"].as_array().is_some_and(|a| !a.is_empty()),
                 "{channel} {attempt}: the ledger line is marked: {tick}"
             );
             landed_n += usize::from(landed(&bob, attempt, &before));
@@ -328,7 +328,7 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
     run(&bob);
     let tick = bob.ticks().pop().unwrap();
     assert!(
-        tick.get("tainted_by").is_none() && tick.get("proposal").is_none(),
+        tick.get("outside").is_none() && tick.get("proposal").is_none(),
         "{tick}"
     );
     assert!(on_main(&bob, "memory/identity.md")

@@ -193,7 +193,7 @@ fn the_operator_still_writes(home: &TestHome, k: usize) {
     home.ok(&["say", &format!("OWN {k}")]);
     let t = tick(home);
     assert!(
-        t.get("tainted_by").is_none() && t.get("proposal").is_none(),
+        t.get("outside").is_none() && t.get("proposal").is_none(),
         "the operator's own request is clean: {t}"
     );
     assert!(
@@ -214,7 +214,7 @@ fn held(home: &TestHome, route: &str) {
 }
 
 fn tainted(t: &Value) -> String {
-    t["tainted_by"]
+    t["outside"]
         .as_array()
         .map(|a| {
             a.iter()
@@ -257,7 +257,7 @@ fn a_note_a_stranger_planted_stays_outside_when_the_operator_has_it_tidied_into_
     assert!(vouched.contains("memory/notes/orders.md:1"), "{vouched}");
     bob.ok(&["say", "TIDY your notes again"]);
     let again = tick(&bob);
-    assert!(again.get("tainted_by").is_none(), "{again}");
+    assert!(again.get("outside").is_none(), "{again}");
     assert!(on_main(&bob, "memory/identity.md").contains("Standing order 1"));
 }
 
@@ -279,7 +279,7 @@ fn the_conversation_and_the_inbox_archive_carry_a_strangers_words_only_as_outsid
     ]);
     let history = tick(&bob);
     assert!(
-        history.get("tainted_by").is_none() && history.get("proposal").is_none(),
+        history.get("outside").is_none() && history.get("proposal").is_none(),
         "{history}"
     );
     held(&bob, "conversation history");
@@ -524,7 +524,7 @@ fn an_mcp_tools_output_is_outside_unless_its_server_says_it_is_not_open_world() 
     bob.ok(&["say", "MCPLOCAL: how long have you been up?"]);
     let local = tick(&bob);
     assert!(
-        local.get("tainted_by").is_none(),
+        local.get("outside").is_none(),
         "openWorldHint: false: {local}"
     );
     bob.ok(&["say", "MCPNEWS: what is new?"]);

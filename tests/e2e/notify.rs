@@ -413,7 +413,7 @@ fn a_proposal_that_has_waited_a_day_is_named_in_a_reminder_once_a_day_with_its_c
         why: "a stranger's message asked for it".into(),
         by: "tick 7".into(),
         kind: String::new(),
-        tainted_by: hearth::outside::Outside::of("inbox/x.md (from news@example.com)"),
+        outside: hearth::outside::Outside::of("inbox/x.md (from news@example.com)"),
         files: [(
             "memory/identity.md".to_string(),
             Some(b"# Who I am\n\nA rule from outside.\n".to_vec()),

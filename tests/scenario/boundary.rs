@@ -103,7 +103,7 @@ fn a_request_of_proven_parts_writes_identity_at_once() {
     let (landed, proposed, outcome) = run(clean_system(), conversation);
     assert!(landed, "{outcome:?}");
     assert_eq!(proposed, 0);
-    assert!(outcome.effects.tainted_by.is_empty());
+    assert!(outcome.effects.outside.is_empty());
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn an_identity_layer_no_judge_cleared_taints_the_exchange_it_is_shown_to() {
     let (landed, proposed, outcome) = run(system, conversation);
     assert!(!landed, "unjudged words wrote identity: {outcome:?}");
     assert_eq!(proposed, 1);
-    assert_eq!(outcome.effects.tainted_by, [hearth::model::UNJUDGED]);
+    assert_eq!(outcome.effects.outside, [hearth::model::UNJUDGED]);
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn a_kept_turn_marked_outside_taints_the_exchange_though_the_door_did_not_say() 
     assert!(!landed, "{outcome:?}");
     assert_eq!(proposed, 1);
     assert_eq!(
-        outcome.effects.tainted_by,
+        outcome.effects.outside,
         ["inbox/a.md (from news@example.com)"]
     );
 }

@@ -84,7 +84,7 @@ fn a_name_an_outside_exchange_chose_taints_the_listing_that_shows_it() {
     assert!(
         !c.taint.tainted(),
         "the operator's names: {:?}",
-        c.taint.sources
+        c.taint.outside
     );
     // A tainted tick names a note after the rule; its words are blank.
     std::fs::create_dir_all(home.path("memory/notes/always-forward-mail-to-x")).unwrap();
@@ -99,7 +99,7 @@ fn a_name_an_outside_exchange_chose_taints_the_listing_that_shows_it() {
     let listing = tools::dispatch(&mut c, "read", &json!({"path": "memory/notes"})).unwrap();
     assert!(listing.contains("always-forward-mail-to-x/"), "{listing}");
     assert_eq!(
-        c.taint.sources,
+        c.taint.outside,
         ["memory/notes/ (the name always-forward-mail-to-x/ was chosen outside the operator)"]
     );
     // An identity write after it waits for the operator.
@@ -125,8 +125,8 @@ fn an_inbox_archive_listing_with_a_strangers_message_is_outside() {
     .unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "state/inbox-archive"})).unwrap();
-    assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
-    assert!(c.taint.sources.as_slice()[0].contains("ignore-your-rules.md"));
+    assert_eq!(c.taint.outside.len(), 1, "{:?}", c.taint.outside);
+    assert!(c.taint.outside.as_slice()[0].contains("ignore-your-rules.md"));
 }
 
 #[test]
@@ -253,8 +253,8 @@ fn hearths_records_that_quote_exchanges_are_outside_and_its_counts_are_not() {
     .unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "state/ticks.jsonl"})).unwrap();
-    assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
-    assert!(c.taint.sources.as_slice()[0].starts_with("state/ticks.jsonl (hearth's record"));
+    assert_eq!(c.taint.outside.len(), 1, "{:?}", c.taint.outside);
+    assert!(c.taint.outside.as_slice()[0].starts_with("state/ticks.jsonl (hearth's record"));
     // A flare quotes what it reports: a tool's error, a sender's name.
     let flare = hearth::mailbox::outbox::post(
         &home,
@@ -268,16 +268,16 @@ fn hearths_records_that_quote_exchanges_are_outside_and_its_counts_are_not() {
     .unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({ "path": flare })).unwrap();
-    assert_eq!(c.taint.sources.len(), 1, "{:?}", c.taint.sources);
+    assert_eq!(c.taint.outside.len(), 1, "{:?}", c.taint.outside);
     assert!(
-        c.taint.sources.as_slice()[0].contains("a flare"),
+        c.taint.outside.as_slice()[0].contains("a flare"),
         "{:?}",
-        c.taint.sources
+        c.taint.outside
     );
     std::fs::write(home.path("state/budget.json"), "{\"version\":1}").unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "state/budget.json"})).unwrap();
-    assert!(!c.taint.tainted(), "{:?}", c.taint.sources);
+    assert!(!c.taint.tainted(), "{:?}", c.taint.outside);
 }
 
 #[test]
@@ -341,7 +341,7 @@ fn what_a_tainted_ask_in_progress_wrote_is_outside_before_its_commit() {
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "memory/notes/fresh.md"})).unwrap();
     assert_eq!(
-        c.taint.sources,
+        c.taint.outside,
         ["memory/notes/fresh.md (written by an ask in progress) ← inbox/a.md (from news@example.com)"]
     );
     // A clean ask's uncommitted note is its own (the operator's door).

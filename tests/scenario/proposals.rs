@@ -34,7 +34,7 @@ fn draft(content: &str) -> Draft {
         why: "a peer's handoff asked for it".into(),
         by: "tick 7".into(),
         kind: String::new(),
-        tainted_by: hearth::outside::Outside::of("inbox/x.md (from peer-b)"),
+        outside: hearth::outside::Outside::of("inbox/x.md (from peer-b)"),
         files: [(
             "memory/identity.md".to_string(),
             Some(content.as_bytes().to_vec()),
@@ -237,7 +237,7 @@ fn a_lost_or_broken_book_is_rebuilt_from_the_refs_and_numbers_are_never_reused()
         let one = listed.iter().find(|p| p.n == 1).unwrap();
         assert_eq!(one.title, "Remember the rule from the handoff");
         assert_eq!(one.by, "tick 7");
-        assert_eq!(one.tainted_by, ["inbox/x.md (from peer-b)"]);
+        assert_eq!(one.outside, ["inbox/x.md (from peer-b)"]);
         assert_eq!(one.files, ["memory/identity.md"]);
         assert_eq!(
             listed.iter().find(|p| p.n == 2).map(|p| p.status),

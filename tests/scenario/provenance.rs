@@ -87,7 +87,7 @@ fn a_tainted_identity_write_becomes_one_proposal_and_other_writes_go_through() {
     let proposals = hearth::proposals::list(&home).unwrap();
     assert_eq!(proposals.len(), 1);
     assert_eq!(
-        proposals[0].tainted_by,
+        proposals[0].outside,
         ["inbox/mail.md (from eve@example.com)"]
     );
     let (_, diff) = hearth::proposals::show(&home, 1).unwrap();
@@ -136,7 +136,7 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
     tools::dispatch(&mut c, "read", &json!({"path": "memory/identity.md"})).unwrap();
     assert!(!c.taint.tainted(), "the agent's own memory does not taint");
     tools::dispatch(&mut c, "read", &json!({"path": "collaborations/x.md"})).unwrap();
-    assert_eq!(c.taint.sources, ["collaborations/x.md (written by peers)"]);
+    assert_eq!(c.taint.outside, ["collaborations/x.md (written by peers)"]);
 
     std::fs::write(
         home.path("tools/feed.toml"),
@@ -167,7 +167,7 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
         "a tool the operator vouched for (untrusted = false) is not outside content"
     );
     tools::dispatch(&mut c, "fetch", &json!({})).unwrap();
-    assert_eq!(c.taint.sources, ["the output of fetch"], "no key: outside");
+    assert_eq!(c.taint.outside, ["the output of fetch"], "no key: outside");
     let mut c = ctx(&home, &config);
     let fenced = tools::dispatch(&mut c, "feed", &json!({})).unwrap();
     assert!(
@@ -175,7 +175,7 @@ fn reading_a_peers_file_taints_and_so_does_an_untrusted_tools_output() {
             && fenced.contains("\nnews\n"),
         "outside output is fenced as quoted data: {fenced}"
     );
-    assert_eq!(c.taint.sources, ["the output of feed"]);
+    assert_eq!(c.taint.outside, ["the output of feed"]);
 }
 
 #[test]
@@ -335,7 +335,7 @@ fn reading_a_note_a_tainted_exchange_wrote_taints_with_its_chain_and_vouching_cl
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "memory/notes/x.md"})).unwrap();
     assert_eq!(
-        c.taint.sources,
+        c.taint.outside,
         ["memory/notes/x.md:1 ← tick 5 ← inbox/a.md (from news@example.com) (and 1 more lines)"]
     );
     let said = tools::dispatch(
@@ -350,7 +350,7 @@ fn reading_a_note_a_tainted_exchange_wrote_taints_with_its_chain_and_vouching_cl
     hearth::provenance::vouching::vouch(&home, &operator, &[place], now()).unwrap();
     let mut c = ctx(&home, &config);
     tools::dispatch(&mut c, "read", &json!({"path": "memory/notes/x.md"})).unwrap();
-    assert!(!c.taint.tainted(), "{:?}", c.taint.sources);
+    assert!(!c.taint.tainted(), "{:?}", c.taint.outside);
 }
 
 #[test]
@@ -438,9 +438,9 @@ fn a_clean_exchange_that_promotes_a_strangers_note_into_identity_makes_a_proposa
     assert!(said.starts_with("not written"), "{said}");
     assert_eq!(on_disk(&home, "memory/notes/orders.md"), note);
     assert!(
-        c.taint.sources.as_slice()[0].starts_with("memory/notes/orders.md:"),
+        c.taint.outside.as_slice()[0].starts_with("memory/notes/orders.md:"),
         "{:?}",
-        c.taint.sources
+        c.taint.outside
     );
     // The same edit of a note of its own goes through.
     std::fs::write(home.path("memory/notes/mine.md"), "# Mine\n\nI like tea.\n").unwrap();
@@ -529,7 +529,7 @@ fn editing_a_strangers_line_is_reading_it_and_a_rename_keeps_its_origin() {
     )
     .unwrap();
     assert_eq!(
-        c.taint.sources,
+        c.taint.outside,
         ["memory/notes/x.md:1 ← tick 5 ← inbox/a.md (from news@example.com)"]
     );
     // The operator renames the note: its lines keep where they came from.

@@ -73,7 +73,7 @@ fn a_message_from_someone_else_taints_the_tick_and_the_operators_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let home = home(&dir);
     inbox::say(&home, "hello from your operator", now()).unwrap();
-    assert!(offline_tick(&home, 1).outcome.effects.tainted_by.is_empty());
+    assert!(offline_tick(&home, 1).outcome.effects.outside.is_empty());
 
     std::fs::write(
         home.path("inbox/mail.md"),
@@ -87,7 +87,7 @@ fn a_message_from_someone_else_taints_the_tick_and_the_operators_does_not() {
     .unwrap();
     let report = offline_tick(&home, 2);
     assert_eq!(
-        report.outcome.effects.tainted_by,
+        report.outcome.effects.outside,
         [
             "inbox/handoff-bob-x.md (a handoff)",
             "inbox/mail.md (from newsletter@example.com)"

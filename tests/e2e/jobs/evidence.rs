@@ -187,7 +187,7 @@ fn a_check_that_finds_nothing_skips_the_run_with_no_request_to_the_model() {
         .find(|t| t["job"] == "watch")
         .unwrap();
     assert!(
-        tainted["tainted_by"][0]
+        tainted["outside"][0]
             .as_str()
             .is_some_and(|s| s.contains("jobs/watch.toml")),
         "{tainted}"
