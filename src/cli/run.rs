@@ -63,6 +63,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         intake_pause: env.intake_pause(),
         notify_secrets: env.notify_secrets(&notify),
         run_job: None,
+        in_process: None,
     };
     let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");
@@ -93,6 +94,7 @@ pub(super) fn one_turn(
         intake_pause: env.intake_pause(),
         notify_secrets: env.notify_secrets(&config.notify),
         run_job,
+        in_process: None,
     })
 }
 

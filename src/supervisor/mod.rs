@@ -96,6 +96,24 @@ pub struct RunOptions {
     /// A job to run first, whatever its schedule (`hearth jobs run NAME`
     /// with no supervisor running).
     pub run_job: Option<String>,
+    /// Run each tick inside this process instead of as a child (`exe`
+    /// is then not started): for tests that need no process boundary.
+    /// The tick, its report, its ledger line and its commit are the same;
+    /// what a child gives that this cannot — a time limit that kills, a
+    /// process group reaped, a signal mid-tick — is not there.
+    pub in_process: Option<InProcessTicks>,
+}
+
+/// What an in-process tick gets that a tick child reads from its
+/// environment.
+#[derive(Debug, Clone, Default)]
+pub struct InProcessTicks {
+    /// The provider's API key.
+    pub api_key: Option<String>,
+    /// What a test asks of each tick.
+    pub hooks: crate::tick::TestHooks,
+    /// The environment operator tools see.
+    pub environment: std::collections::BTreeMap<String, String>,
 }
 
 /// Why the supervisor returned.

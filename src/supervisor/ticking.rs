@@ -88,15 +88,22 @@ impl Supervisor<'_> {
         tracing::info!("tick {number} starting");
         self.ping(Ping::Start);
 
-        let mut child = self.spawn_tick(number, job)?;
-        let limit = Duration::from_secs(self.config.tick.timeout_s);
-        let ChildEnd { ending, note, stop } = child
-            .supervise(number, limit, &self.wake, self.options.sd_notify.as_ref())
-            .map_err(|source| {
-                SupervisorError::Io(IoError::doing(format!("waiting for tick {number}"), source))
-            })?;
-        // Reap anything the tick left running in its group.
-        child.signal_group(libc::SIGKILL);
+        let ChildEnd { ending, note, stop } = match &self.options.in_process {
+            Some(ticks) => self.tick_in_process(number, job, ticks),
+            None => {
+                let mut child = self.spawn_tick(number, job)?;
+                let limit = Duration::from_secs(self.config.tick.timeout_s);
+                let end = child
+                    .supervise(number, limit, &self.wake, self.options.sd_notify.as_ref())
+                    .map_err(|source| {
+                        let doing = format!("waiting for tick {number}");
+                        SupervisorError::Io(IoError::doing(doing, source))
+                    })?;
+                // Reap anything the tick left running in its group.
+                child.signal_group(libc::SIGKILL);
+                end
+            }
+        };
 
         let report = TickReport::load(self.home, number);
         let class = Class::from_exit(ending.code());
@@ -143,12 +150,50 @@ impl Supervisor<'_> {
         })
     }
 
-    /// Starts tick `number` (running `job`, if one), told the interval it
-    /// runs at (`--interval` included): how long its prefix should stay
+    /// The config a tick runs with: told the interval it runs at
+    /// (`--interval` included), since how long its prefix should stay
     /// cached depends on it.
-    fn spawn_tick(&self, number: u64, job: Option<&JobTurn>) -> Result<TickChild, SupervisorError> {
+    fn tick_config(&self) -> crate::config::Config {
         let mut config = self.config.clone();
         config.tick.interval_s = u64::try_from(self.interval().num_seconds()).unwrap_or(u64::MAX);
+        config
+    }
+
+    /// Runs tick `number` here, as `hearth tick --supervised` runs it in a
+    /// child: its report on disk (an error recorded in it), and the exit
+    /// code the child would have ended with.
+    fn tick_in_process(
+        &self,
+        number: u64,
+        job: Option<&JobTurn>,
+        ticks: &super::InProcessTicks,
+    ) -> ChildEnd {
+        let options = crate::tick::TickOptions {
+            number,
+            api_key: ticks.api_key.clone(),
+            hooks: ticks.hooks.clone(),
+            environment: ticks.environment.clone(),
+            job: job.cloned(),
+        };
+        let now = self.options.clock.now();
+        let code = match crate::tick::run(self.home, &self.tick_config(), &options, now) {
+            Ok(report) => report.class().exit_code(),
+            Err(e) => {
+                let said = format!("{e} (hint: {})", e.hint());
+                TickReport::record_error(self.home, number, &said);
+                1
+            }
+        };
+        ChildEnd {
+            ending: super::child::Ending::Exited(code),
+            note: None,
+            stop: None,
+        }
+    }
+
+    /// Starts tick `number` (running `job`, if one) as a child process.
+    fn spawn_tick(&self, number: u64, job: Option<&JobTurn>) -> Result<TickChild, SupervisorError> {
+        let config = self.tick_config();
         TickChild::spawn(&self.options.exe, self.home, number, &config, job).map_err(|source| {
             SupervisorError::Spawn {
                 exe: self.options.exe.clone(),

@@ -168,6 +168,35 @@ impl TestHome {
         }
     }
 
+    /// `hearth run --ticks n` inside this test process: the same
+    /// supervisor, ticks, ledger lines and commits as the binary's, with
+    /// the pinned clock and `key` as the provider's API key, and no child
+    /// process (for a test that needs no kill, signal, time limit or
+    /// process group). Fails the test with the supervisor's error.
+    pub fn run_here(&self, ticks: u64, key: Option<&str>) -> hearth::supervisor::RunOutcome {
+        let home = hearth::home::Home::open(&self.path).expect("a home");
+        let now = chrono::DateTime::parse_from_rfc3339(PINNED_NOW)
+            .unwrap()
+            .to_utc();
+        let options = hearth::supervisor::RunOptions {
+            exe: PathBuf::from("/nonexistent/in-process-ticks-start-no-child"),
+            ticks: Some(ticks),
+            interval: None,
+            sd_notify: None,
+            clock: hearth::clock::Clock::Pinned(now),
+            remote_credentials: Default::default(),
+            intake_pause: None,
+            notify_secrets: Default::default(),
+            run_job: None,
+            in_process: Some(hearth::supervisor::InProcessTicks {
+                api_key: key.map(str::to_string),
+                ..Default::default()
+            }),
+        };
+        hearth::supervisor::run(&home, options)
+            .unwrap_or_else(|e| panic!("the supervisor failed: {e} ({})", e.hint()))
+    }
+
     pub fn file(&self, rel: &str) -> PathBuf {
         self.path.join(rel)
     }

@@ -71,7 +71,7 @@ fn home_with(then: Vec<Answer>, extra: &str) -> (ModelServer, TestHome) {
 }
 
 fn tick(home: &TestHome) {
-    home.ok_keyed(&["run", "--ticks", "1"], KEY);
+    home.run_here(1, Some(KEY));
 }
 
 fn on_main(home: &TestHome, rel: &str) -> Option<String> {

@@ -234,7 +234,7 @@ fn planted_rules_from_outside_never_reach_identity_on_main_and_each_is_proposed(
     .map(|rel| (rel, on_main(&bob, rel)))
     .collect();
     let run = |home: &TestHome| {
-        home.ok_keyed(&["run", "--ticks", "1"], KEY);
+        home.run_here(1, Some(KEY));
     };
 
     let mut table = Vec::new();

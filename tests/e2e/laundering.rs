@@ -180,7 +180,7 @@ fn on_main(home: &TestHome, rel: &str) -> String {
 }
 
 fn tick(home: &TestHome) -> Value {
-    home.ok_keyed(&["run", "--ticks", "1"], KEY);
+    home.run_here(1, Some(KEY));
     home.ticks().pop().unwrap()
 }
 

@@ -546,7 +546,7 @@ fn a_reply_that_claims_a_write_its_tools_never_made_is_named_on_the_ledger_the_s
     }]);
     let home = TestHome::with_config(&config(&claims.url));
     home.ok(&["say", "Please note that high tide is at six."]);
-    home.ok_keyed(&["run", "--ticks", "1"], "sk-ant-test");
+    home.run_here(1, Some("sk-ant-test"));
     let tick = home.ticks().last().unwrap().clone();
     assert_eq!(
         tick["unbacked"],
@@ -600,7 +600,7 @@ fn a_reply_that_claims_a_write_its_tools_never_made_is_named_on_the_ledger_the_s
     ]);
     std::fs::write(home.file("hearth.toml"), config(&writes.url)).unwrap();
     home.ok(&["say", "Please note that low tide is at noon."]);
-    home.ok_keyed(&["run", "--ticks", "1"], "sk-ant-test");
+    home.run_here(1, Some("sk-ant-test"));
     let tick = home.ticks().last().unwrap().clone();
     assert!(tick.get("unbacked").is_none(), "{tick}");
     let subject = String::from_utf8(home.git(&["log", "-1", "--format=%s"]).stdout).unwrap();

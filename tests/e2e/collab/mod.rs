@@ -105,7 +105,7 @@ pub(super) fn hands_off(input: serde_json::Value) -> Vec<crate::common::model_se
 }
 
 pub(super) fn tick(home: &TestHome) {
-    home.ok_keyed(&["run", "--ticks", "1"], KEY);
+    home.run_here(1, Some(KEY));
 }
 
 /// Alice's model, founding "Design X" by handing it to bob.
