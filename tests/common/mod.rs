@@ -197,6 +197,33 @@ impl TestHome {
             .unwrap_or_else(|e| panic!("the supervisor failed: {e} ({})", e.hint()))
     }
 
+    /// `hearth ask QUESTION` inside this test process: the same ask, its
+    /// journal, session lines and commit as the binary's, at the pinned
+    /// time with `key`; the answer's text. Fails the test with the ask's
+    /// error.
+    pub fn ask_here(&self, question: &str, key: Option<&str>) -> String {
+        let home = hearth::home::Home::open(&self.path).expect("a home");
+        let config = hearth::config::Config::load(&home.config_path()).expect("hearth.toml");
+        let now = chrono::DateTime::parse_from_rfc3339(PINNED_NOW)
+            .unwrap()
+            .to_utc();
+        let question = hearth::ask::Question {
+            text: question.to_string(),
+            attachment: None,
+            read_only: false,
+            stdin_is_mine: false,
+            relayed_by: None,
+            api_key: key.map(str::to_string),
+            environment: Default::default(),
+        };
+        let mut streamed = String::new();
+        hearth::ask::ask(&home, &config, &question, now, &mut |t| {
+            streamed.push_str(t)
+        })
+        .unwrap_or_else(|e| panic!("the ask failed: {e} ({})", e.hint()));
+        streamed
+    }
+
     pub fn file(&self, rel: &str) -> PathBuf {
         self.path.join(rel)
     }

@@ -308,11 +308,8 @@ fn the_conversation_and_the_inbox_archive_carry_a_strangers_words_only_as_outsid
     assert!(archive["proposal"].as_u64().is_some(), "{archive}");
     held(&bob, "inbox archive");
     // (e) an ask's hot memory leaves the tainted ticks out.
-    let asked = bob.ok_keyed(&["ask", "FROM-HISTORY: what standing order?"], KEY);
-    assert!(
-        String::from_utf8_lossy(&asked.stdout).contains("no standing order"),
-        "{asked:?}"
-    );
+    let asked = bob.ask_here("FROM-HISTORY: what standing order?", Some(KEY));
+    assert!(asked.contains("no standing order"), "{asked:?}");
     held(&bob, "ask hot memory");
     the_operator_still_writes(&bob, 3);
 }
@@ -331,7 +328,7 @@ fn recall_brings_its_hits_origins_to_ticks_and_asks() {
     assert!(recalled["proposal"].as_u64().is_some(), "{recalled}");
     held(&bob, "recall tool");
     let before = bob.ok(&["proposals", "--json"]);
-    bob.ok_keyed(&["ask", "RECALL the standing order and keep it"], KEY);
+    bob.ask_here("RECALL the standing order and keep it", Some(KEY));
     held(&bob, "ask recall");
     let after = bob.ok(&["proposals", "--json"]);
     assert_ne!(before, after, "the ask's copy is a proposal: {after}");
