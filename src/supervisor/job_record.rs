@@ -22,7 +22,7 @@ impl Supervisor<'_> {
         match run.outcome {
             JobOutcome::Done => {
                 let why = format!("job {}'s run was done", job.name);
-                self.clear(Clearing::JobDone(&job.name), &why);
+                self.notices.clear(Clearing::JobDone(&job.name), &why);
             }
             JobOutcome::Unmet => {
                 let streak = self
@@ -76,7 +76,7 @@ impl Supervisor<'_> {
         let mut flare = Letter::flare(kind.clone(), subject, body);
         flare.tick = tick;
         outbox::post(self.home, &flare, self.options.clock.now())?;
-        self.notify_new_flares();
+        self.notices.new_flares();
         let now = self.options.clock.now();
         let _lock = CommitLock::acquire(self.home)?;
         self.repo.commit(

@@ -77,8 +77,9 @@ impl Supervisor<'_> {
         // Flares posted while no supervisor ran (the wait for a broken
         // hearth.toml among them) reach the operator now; the config
         // parses, so its incident is resolved.
-        self.notify_new_flares();
-        self.clear(Clearing::ConfigParses, "hearth.toml parses again");
+        self.notices.new_flares();
+        self.notices
+            .clear(Clearing::ConfigParses, "hearth.toml parses again");
         match self.until_room(|sup| sup.act(recovered))? {
             Ok(Some(RunOutcome::Panic)) => return Ok(Some(RunOutcome::Panic)),
             Ok(_) => {}
@@ -135,11 +136,7 @@ impl Supervisor<'_> {
         }
         // What waits for a receiver is tried once more, bounded: a run of
         // `--ticks N` ends before the courier's next round.
-        self.courier = None;
-        let route = super::notices::Route::of(config, &self.options.notify_secrets);
-        if let Err(e) = route.deliver_due(home, clock.now()) {
-            tracing::warn!("notices could not be delivered at exit: {e}");
-        }
+        self.notices.finish(config);
         let posted = "outbox: posted since the last tick";
         if let Err(e) = commit::commit_outbox(home, &self.repo, posted, clock.now()) {
             tracing::warn!("could not commit the outbox at exit: {e}");

@@ -135,7 +135,12 @@ pub enum RunOutcome {
 /// (the healer's verdicts: heals and panic), `jobs.rs` and `job_record.rs`
 /// (work at set times, and its record), `git_wait.rs` and `room.rs`
 /// (a git lock held, a full disk), `signals.rs`, `reload.rs` (a changed
-/// `hearth.toml`), `peers.rs` (handoffs from peers; `handoff_reads.rs`, what their blobs said, read once).
+/// `hearth.toml`), `peers.rs` and `intake.rs` (taking handoffs from peers;
+/// what they posted is read by `crate::intake`). Its components own their
+/// state and are not `Supervisor`: `notices.rs` (incidents, notices, the
+/// courier), `upkeep.rs` (pushing, line origins, packing), `fetch.rs`.
+/// What it publishes for readers is `crate::run_state`'s; what readers
+/// see is computed in `crate::view`.
 struct Supervisor<'a> {
     home: &'a Home,
     repo: Repo,
@@ -164,10 +169,8 @@ struct Supervisor<'a> {
     git_wait: Option<git_wait::GitWait>,
     /// `[metrics] textfile`, with the totals so far.
     metrics: Option<crate::view::metrics::Textfile>,
-    /// Delivers `[notify]`'s notices off the tick's path.
-    courier: Option<notices::Courier>,
-    /// Notices a full disk kept from the queue, tried again at each turn.
-    unsent_notices: Vec<crate::notify::Notice>,
+    /// Incidents, notices and their courier (`notices.rs`).
+    notices: notices::Notices,
     /// When each job was first seen (`state/jobs-seen.json`).
     jobs_seen: crate::jobs::seen::JobsSeen,
 }
@@ -214,11 +217,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         });
     }
     let upkeep = upkeep::Upkeep::start(home, &config, &options, wake.sender());
-    let courier = notices::Courier::start(
-        home,
-        options.clock,
-        notices::Route::of(&config, &options.notify_secrets),
-    );
+    let notices = notices::Notices::start(home, options.clock, &config, &options.notify_secrets);
     let mut sup = Supervisor {
         home,
         repo,
@@ -235,8 +234,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         disk: None,
         git_wait: None,
         metrics: None,
-        courier: Some(courier),
-        unsent_notices: Vec::new(),
+        notices,
         jobs_seen: crate::jobs::seen::JobsSeen::load(home),
         options,
     };

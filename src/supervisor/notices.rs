@@ -1,16 +1,20 @@
-//! The supervisor's side of `notify`: new flares open incidents (or count
-//! in open ones), causes that clear resolve them, and the notices go to
-//! the targets of `[notify]` through a courier thread, so a slow or dead
-//! receiver never delays a tick. The dead-man ping goes out around each
-//! tick the same way.
+//! The supervisor's side of `notify`, a component with its own state
+//! ([`Notices`]): new flares open incidents (or count in open ones),
+//! causes that clear resolve them, and the notices go to the targets of
+//! `[notify]` through a courier thread, so a slow or dead receiver never
+//! delays a tick. The dead-man ping goes out around each tick the same
+//! way.
 
 use crate::mailbox::cause::Clearing;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::Supervisor;
+use std::collections::BTreeSet;
+
 use crate::clock::Clock;
+use crate::config::notify::NotifyConfig;
+use crate::config::Config;
 use crate::home::Home;
 use crate::notify::ping::{self, Ping};
 use crate::notify::reminder::WaitingProposal;
@@ -118,21 +122,74 @@ impl Courier {
     }
 }
 
-impl Supervisor<'_> {
+/// The supervisor's notices, as a component of its own: new flares open
+/// incidents (or count in open ones), clearings resolve them, proposals
+/// waiting are recalled, and what that says is queued for the courier
+/// thread. It owns the courier, the notices a full disk kept from the
+/// queue (kept in memory, never dropped), and what it has said of its own
+/// troubles; it is told the home, the clock and the current `[notify]`.
+pub(super) struct Notices {
+    home: Home,
+    clock: Clock,
+    secrets: Secrets,
+    notify: NotifyConfig,
+    courier: Option<Courier>,
+    unsent: Vec<Notice>,
+    said: BTreeSet<String>,
+}
+
+impl Notices {
+    /// Starts the courier for `config`'s `[notify]`: what is queued
+    /// already goes first.
+    pub(super) fn start(home: &Home, clock: Clock, config: &Config, secrets: &Secrets) -> Notices {
+        let route = Route::of(config, secrets);
+        Notices {
+            home: home.clone(),
+            clock,
+            secrets: secrets.clone(),
+            notify: config.notify.clone(),
+            courier: Some(Courier::start(home, clock, route)),
+            unsent: Vec::new(),
+            said: BTreeSet::new(),
+        }
+    }
+
+    /// `[notify]` changed: the courier delivers by the new one.
+    pub(super) fn reconfigure(&mut self, config: &Config) {
+        if config.notify == self.notify {
+            return;
+        }
+        self.notify = config.notify.clone();
+        if let Some(c) = &self.courier {
+            c.set_route(Route::of(config, &self.secrets));
+        }
+    }
+
+    /// Stops the courier thread and tries, once and bounded, what waits
+    /// for a receiver: a run of `--ticks N` ends before the courier's next
+    /// round.
+    pub(super) fn finish(&mut self, config: &Config) {
+        self.courier = None;
+        let route = Route::of(config, &self.secrets);
+        if let Err(e) = route.deliver_due(&self.home, self.clock.now()) {
+            tracing::warn!("notices could not be delivered at exit: {e}");
+        }
+    }
+
     /// Looks at flares not seen before: each opens an incident (a notice
     /// queued for every target) or counts in its open one.
-    pub(super) fn notify_new_flares(&mut self) {
-        let now = self.options.clock.now();
-        match incidents::notice_new_flares(self.home, now) {
-            Ok(notices) => self.send_notices(notices),
-            Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
+    pub(super) fn new_flares(&mut self) {
+        let now = self.clock.now();
+        match incidents::notice_new_flares(&self.home, now) {
+            Ok(notices) => self.send(notices),
+            Err(e) => self.say_problem(format!("{}: {e}", incidents::FILE)),
         }
     }
 
     /// `clearing` observed (`why`): the open incidents whose cause it
     /// clears close, one notice each.
     pub(super) fn clear(&mut self, clearing: Clearing<'_>, why: &str) {
-        let now = self.options.clock.now();
+        let now = self.clock.now();
         self.clear_opened_before(clearing, now, why);
     }
 
@@ -143,10 +200,10 @@ impl Supervisor<'_> {
         before: chrono::DateTime<chrono::Utc>,
         why: &str,
     ) {
-        let now = self.options.clock.now();
-        match incidents::resolve_opened_before(self.home, clearing, before, why, now) {
-            Ok(notices) => self.send_notices(notices),
-            Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
+        let now = self.clock.now();
+        match incidents::resolve_opened_before(&self.home, clearing, before, why, now) {
+            Ok(notices) => self.send(notices),
+            Err(e) => self.say_problem(format!("{}: {e}", incidents::FILE)),
         }
     }
 
@@ -155,10 +212,10 @@ impl Supervisor<'_> {
     /// waiting, the proposals' incident resolved; and the requests' to run
     /// a tool resolved once none waits.
     pub(super) fn remind_of_proposals(&mut self) {
-        if matches!(crate::proposals::requests::waiting(self.home), Ok(0)) {
+        if matches!(crate::proposals::requests::waiting(&self.home), Ok(0)) {
             self.clear(Clearing::NoRequestWaits, "no request to run a tool waits");
         }
-        let Ok(proposals) = crate::proposals::list(self.home) else {
+        let Ok(proposals) = crate::proposals::list(&self.home) else {
             return; // status names a book that cannot be read
         };
         let waiting: Vec<WaitingProposal> = proposals
@@ -170,54 +227,54 @@ impl Supervisor<'_> {
                 created: p.created,
             })
             .collect();
-        let every = chrono::Duration::hours(self.config.notify.proposal_reminder_h as i64);
-        let now = self.options.clock.now();
-        match incidents::remind(self.home, &waiting, every, now) {
-            Ok(notices) => self.send_notices(notices),
-            Err(e) => self.say_notify_problem(format!("{}: {e}", incidents::FILE)),
+        let every = chrono::Duration::hours(self.notify.proposal_reminder_h as i64);
+        let now = self.clock.now();
+        match incidents::remind(&self.home, &waiting, every, now) {
+            Ok(notices) => self.send(notices),
+            Err(e) => self.say_problem(format!("{}: {e}", incidents::FILE)),
         }
     }
 
     /// Queues `notices` (and any a full disk kept from being queued
     /// before: they wait in memory, never dropped) and wakes the courier.
-    fn send_notices(&mut self, notices: Vec<Notice>) {
+    fn send(&mut self, notices: Vec<Notice>) {
         for n in &notices {
             tracing::info!("notice: {} {} ({})", n.state.as_str(), n.title, n.incident);
         }
-        self.unsent_notices.extend(notices);
-        if self.unsent_notices.is_empty() {
+        self.unsent.extend(notices);
+        if self.unsent.is_empty() {
             return;
         }
-        let route = Route::of(&self.config, &self.options.notify_secrets);
+        let targets = targets::targets(&self.notify, &self.secrets);
         let queued = courier::enqueue(
-            self.home,
-            &self.unsent_notices,
-            &route.targets,
-            self.config.notify.min_severity,
-            self.options.clock.now(),
+            &self.home,
+            &self.unsent,
+            &targets,
+            self.notify.min_severity,
+            self.clock.now(),
         );
         match queued {
             Ok(n) => {
-                self.unsent_notices.clear();
+                self.unsent.clear();
                 if let (true, Some(c)) = (n > 0, &self.courier) {
                     c.poke();
                 }
             }
-            Err(e) => self.say_notify_problem(format!(
+            Err(e) => self.say_problem(format!(
                 "{}: {e} (the notices are kept until it can be written)",
                 courier::QUEUE
             )),
         }
     }
 
-    fn say_notify_problem(&mut self, problem: String) {
-        if self.said.problem(&problem) {
+    fn say_problem(&mut self, problem: String) {
+        if self.said.insert(problem.clone()) {
             tracing::error!("{problem}; notices are not sent until it is fixed");
         }
     }
 
     /// The dead-man ping, if `[notify] ping` is set (in the background).
     pub(super) fn ping(&self, what: Ping) {
-        ping::send(&self.config.notify.ping, what);
+        ping::send(&self.notify.ping, what);
     }
 }

@@ -43,19 +43,13 @@ impl Supervisor<'_> {
                         );
                     }
                 }
-                if config.notify != self.config.notify {
-                    if let Some(c) = &self.courier {
-                        c.set_route(super::notices::Route::of(
-                            &config,
-                            &self.options.notify_secrets,
-                        ));
-                    }
-                }
+                self.notices.reconfigure(&config);
                 let was_broken = self.said.config_was_broken();
                 self.config = config;
                 self.said.config_parses();
                 if was_broken {
-                    self.clear(Clearing::ConfigParses, "hearth.toml parses again");
+                    self.notices
+                        .clear(Clearing::ConfigParses, "hearth.toml parses again");
                 }
                 // A peer added (or removed) is watched from now on.
                 self.watch_peers();

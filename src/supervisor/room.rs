@@ -59,7 +59,8 @@ impl Supervisor<'_> {
                     }
                 }
                 self.wake.hand_edits_failed();
-                self.clear(Clearing::DiskHasRoom, "the disk has room again");
+                self.notices
+                    .clear(Clearing::DiskHasRoom, "the disk has room again");
                 if episode.interrupted {
                     if let Some(current) = &mut self.disk {
                         current.interrupted = false;
@@ -82,7 +83,8 @@ impl Supervisor<'_> {
                 "a tick was committed again; the disk was full from {}",
                 crate::clock::to_second(episode.since)
             );
-            self.clear(Clearing::DiskHasRoom, "the disk has room again");
+            self.notices
+                .clear(Clearing::DiskHasRoom, "the disk has room again");
         }
     }
 

@@ -107,7 +107,7 @@ impl Supervisor<'_> {
     /// Hands each flare not yet seen to `[flares] exec`, and to the
     /// incidents of `[notify]`.
     pub(super) fn announce_new_flares(&mut self) {
-        self.notify_new_flares();
+        self.notices.new_flares();
         let exec = self.config.flares.exec.clone();
         // A command from a home you did not write does not run until you
         // trust it (`hearth trust`): said once, and flared.

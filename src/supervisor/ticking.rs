@@ -24,10 +24,10 @@ impl Supervisor<'_> {
     fn clear_causes(&mut self, previous: Option<&TickRecord>, record: &TickRecord) {
         if record.class == Class::Ok {
             let why = format!("tick {} exited 0", record.tick);
-            self.clear(Clearing::GoodTick, &why);
+            self.notices.clear(Clearing::GoodTick, &why);
             if record.quiet.is_none() {
                 let why = format!("tick {} did what it was asked", record.tick);
-                self.clear(Clearing::UsefulTick, &why);
+                self.notices.clear(Clearing::UsefulTick, &why);
             }
         }
         // The budget's: what was said on an earlier UTC day, once a tick
@@ -47,18 +47,20 @@ impl Supervisor<'_> {
             // After skipped ticks (the cap raised, or a new day) the stop
             // is over whenever it was said.
             let before = if after_skips { record.end } else { midnight };
-            self.clear_opened_before(Clearing::BudgetAllowsTicks, before, &why);
+            self.notices
+                .clear_opened_before(Clearing::BudgetAllowsTicks, before, &why);
         }
         // Pushing and fetching run on threads of their own; what they last
         // said is on disk.
         if crate::run_state::push::PushState::load(self.home)
             .is_some_and(|p| p.failing_since.is_none())
         {
-            self.clear(Clearing::PushWorks, "pushing works again");
+            self.notices
+                .clear(Clearing::PushWorks, "pushing works again");
         }
         let peers = crate::view::status::remote_peers(self.home, &self.config);
         if peers.iter().all(|p| p.failing_since.is_none()) && self.peers_unreadable.is_empty() {
-            self.clear(
+            self.notices.clear(
                 Clearing::PeersReadable,
                 "every peer can be fetched and read again",
             );
@@ -86,7 +88,7 @@ impl Supervisor<'_> {
         )?;
         self.set_phase(Phase::Ticking, Some(number), None);
         tracing::info!("tick {number} starting");
-        self.ping(Ping::Start);
+        self.notices.ping(Ping::Start);
 
         let ChildEnd { ending, note, stop } = match &self.options.in_process {
             Some(ticks) => self.tick_in_process(number, job, ticks),
@@ -138,7 +140,7 @@ impl Supervisor<'_> {
             record.exit,
             record.class.as_str()
         );
-        self.ping(Ping::after(record.exit));
+        self.notices.ping(Ping::after(record.exit));
         let calls = report.as_ref().map_or(0, |r| r.outcome.calls);
         let sleep_until = report.and_then(|r| r.outcome.effects.sleep_until);
         Ok(TickEnd {
@@ -235,9 +237,9 @@ impl Supervisor<'_> {
         self.healer.save(self.home)?;
         // The incidents its flares open and its end clears are in its
         // commit, not in one of their own after it.
-        self.notify_new_flares();
+        self.notices.new_flares();
         self.clear_causes(previous.as_ref(), record);
-        self.remind_of_proposals();
+        self.notices.remind_of_proposals();
         commit::commit_tick(
             self.home,
             &self.repo,
