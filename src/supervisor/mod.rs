@@ -37,6 +37,7 @@ mod room;
 
 mod safety;
 mod said;
+mod schedule;
 mod signals;
 
 mod ticking;

@@ -9,10 +9,9 @@ use chrono::{DateTime, Utc};
 
 use super::systemd::SdNotify;
 use super::wake::Wake;
-use super::Supervisor;
+use super::{schedule, Supervisor};
 use crate::exchange::ledger::TickRecord;
 use crate::mailbox::inbox;
-use crate::model::cache;
 use crate::run_state::phase::Phase;
 
 /// Quiet time after memory events before re-indexing, so an editor's burst
@@ -27,100 +26,47 @@ const INBOX_SETTLE: Duration = Duration::from_millis(150);
 const MISSING_PEER_RECHECK: Duration = Duration::from_secs(1);
 
 impl Supervisor<'_> {
-    /// `--ticks` runs start at once, and so does a start with a message
-    /// waiting; otherwise the schedule carries over from the last recorded
-    /// tick, so a restart does not tick early.
+    /// The first tick's time ([`schedule::first_due`]).
     pub(super) fn first_due(&self) -> DateTime<Utc> {
-        let now = self.options.clock.now();
-        if self.options.ticks.is_some() {
-            return now;
-        }
         // A message waiting already (left while no supervisor ran, or
         // come before the inbox was watched) is answered now, as one that
         // arrives while we wait would be.
-        if inbox::pending(self.home).is_ok_and(|p| !p.is_empty()) {
-            return now;
-        }
-        match &self.last_tick {
-            Some(last) => (last.end + self.interval()).min(now + self.interval()),
-            None => now,
-        }
+        let waits = inbox::pending(self.home).is_ok_and(|p| !p.is_empty());
+        schedule::first_due(
+            self.options.clock.now(),
+            self.options.ticks.is_some(),
+            waits,
+            self.last_tick.as_ref().map(|t| t.end),
+            self.interval(),
+        )
     }
 
+    /// The interval between ticks ([`schedule::interval`]).
     pub(super) fn interval(&self) -> chrono::Duration {
-        let interval = self
-            .options
-            .interval
-            .or_else(|| {
-                // `--ticks N` without `--interval` runs back to back.
-                self.options.ticks.map(|_| Duration::ZERO)
-            })
-            .unwrap_or(Duration::from_secs(self.config.tick.interval_s));
-        chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::MAX)
+        schedule::interval(
+            self.options.interval,
+            self.options.ticks,
+            self.config.tick.interval_s,
+        )
     }
 
+    /// The next tick's time after `record` ([`schedule::next_due`]).
     pub(super) fn next_due(
         &self,
         record: &TickRecord,
         sleep_until: Option<DateTime<Utc>>,
     ) -> DateTime<Utc> {
-        if let Some(ms) = record.backoff_ms {
-            // A provider outage: try again after the backoff, not before,
-            // whatever waits in the inbox.
-            return record.end + chrono::Duration::milliseconds(ms as i64);
-        }
-        let due = record.end + self.interval();
-        if record.class == crate::exchange::class::Class::Skipped {
-            // Skipped (the day's budget is spent): a waiting message would
-            // only be skipped again, so the interval passes first; ticking
-            // at once would spin until midnight.
-            return sleep_until.map_or(due, |s| s.max(due));
-        }
+        // Arrived while the tick ran, after it read the inbox.
+        let waits = inbox::pending(self.home).is_ok_and(|p| !p.is_empty());
+        let interval = self.interval();
+        let pulled = schedule::pulled_into_the_cache(
+            record,
+            interval,
+            self.config.tick.cache_aware,
+            self.config.price(),
+        );
         let now = self.options.clock.now();
-        let pending = inbox::pending(self.home)
-            .map(|p| !p.is_empty())
-            .unwrap_or(false);
-        if pending {
-            // Arrived while the tick ran, after it read the inbox.
-            return now;
-        }
-        let due = sleep_until.map_or(due, |s| s.max(due));
-        // Never before the agent's own sleep ends.
-        match self.pulled_into_the_cache(record) {
-            Some(pulled) if sleep_until.is_none_or(|s| pulled >= s) => pulled.min(due),
-            _ => due,
-        }
-    }
-
-    /// With `[tick] cache_aware`, when an interval just past the cache's
-    /// longest lifetime would let the conversation's prefix die: the time
-    /// to tick instead (before it dies, counted from the tick's start, so
-    /// however long the tick ran), if the last tick's tokens say reading
-    /// it costs less per hour than the extra ticks. Only ever earlier than
-    /// due, so no inbox message waits longer.
-    fn pulled_into_the_cache(&self, record: &TickRecord) -> Option<DateTime<Utc>> {
-        let interval = self.interval().to_std().ok()?;
-        let pull = cache::between_ticks(interval, self.config.tick.cache_aware).pull_to?;
-        let price = self.config.price()?;
-        let per = |tokens: u64, rate: f64| tokens as f64 * rate / 1_000_000.0;
-        let tokens = &record.tokens;
-        let sent = tokens.sent();
-        if sent < cache::MIN_CACHEABLE {
-            return None;
-        }
-        // What is new each tick: when the last tick read its prefix, what
-        // it did not read; else the last answer and a user turn, about.
-        let fresh = if tokens.cache_read > 0 {
-            sent - tokens.cache_read
-        } else {
-            sent.min(2 * tokens.output + 300)
-        };
-        let output = per(tokens.output, price.output_per_mtok);
-        let cached =
-            per(sent - fresh, price.cache_read()) + per(fresh, price.cache_write_1h()) + output;
-        let uncached = per(sent, price.input_per_mtok) + output;
-        cache::pull_pays(cached, uncached, interval, pull)
-            .then(|| record.start + chrono::Duration::from_std(pull).unwrap_or_default())
+        schedule::next_due(record, sleep_until, now, waits, interval, pulled)
     }
 
     /// The wait's end: the interval's `due`, or a job's run before it (a
