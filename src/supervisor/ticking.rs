@@ -92,19 +92,7 @@ impl Supervisor<'_> {
 
         let ChildEnd { ending, note, stop } = match &self.options.in_process {
             Some(ticks) => self.tick_in_process(number, job, ticks),
-            None => {
-                let mut child = self.spawn_tick(number, job)?;
-                let limit = Duration::from_secs(self.config.tick.timeout_s);
-                let end = child
-                    .supervise(number, limit, &self.wake, self.options.sd_notify.as_ref())
-                    .map_err(|source| {
-                        let doing = format!("waiting for tick {number}");
-                        SupervisorError::Io(IoError::doing(doing, source))
-                    })?;
-                // Reap anything the tick left running in its group.
-                child.signal_group(libc::SIGKILL);
-                end
-            }
+            None => self.tick_as_child(number, job)?,
         };
 
         let report = TickReport::load(self.home, number);
@@ -191,6 +179,25 @@ impl Supervisor<'_> {
             note: None,
             stop: None,
         }
+    }
+
+    /// Runs tick `number` as a child process under its time limit, and
+    /// reaps anything it left running in its group.
+    fn tick_as_child(
+        &mut self,
+        number: u64,
+        job: Option<&JobTurn>,
+    ) -> Result<ChildEnd, SupervisorError> {
+        let mut child = self.spawn_tick(number, job)?;
+        let limit = Duration::from_secs(self.config.tick.timeout_s);
+        let end = child
+            .supervise(number, limit, &self.wake, self.options.sd_notify.as_ref())
+            .map_err(|source| {
+                let doing = format!("waiting for tick {number}");
+                SupervisorError::Io(IoError::doing(doing, source))
+            })?;
+        child.signal_group(libc::SIGKILL);
+        Ok(end)
     }
 
     /// Starts tick `number` (running `job`, if one) as a child process.
