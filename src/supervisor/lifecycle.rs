@@ -122,7 +122,14 @@ impl Supervisor<'_> {
         }
         let (clock, config) = (self.options.clock, &self.config);
         let everything = commit::hand_edit_scope(home, &self.repo, None);
+        let tick_waits = crate::run_state::phase::unfinished_tick(home).is_some();
         match crate::home::lock::hold_asks(home, ASKS_WAIT_AT_EXIT) {
+            // A tick's writes wait for its commit at the next start: taken
+            // now, they would be the operator's.
+            _ if tick_waits => tracing::info!(
+                "a tick's commit is not made yet: it and the hand edits are committed at the \
+                 next start"
+            ),
             None => tracing::info!("an ask is running: hand edits are committed at the next start"),
             Some(_asks) => {
                 let gone = "its process ended before its commit";

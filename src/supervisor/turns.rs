@@ -210,6 +210,11 @@ impl Supervisor<'_> {
     /// a commit that fails (say, the disk is full) is tried again before
     /// the next tick; the supervisor must outlive both.
     pub(super) fn commit_hand_edits(&mut self) {
+        if self.tick_writes_wait() {
+            // Committed after the tick's own commit, with a full look.
+            self.wake.hand_edits_failed();
+            return;
+        }
         let Some(_asks) = crate::home::lock::hold_asks(self.home, ASKS_WAIT) else {
             // Its writes are its commit's; the hand edits wait for a full
             // look next time (nothing the watcher saw is dropped).
@@ -256,6 +261,23 @@ impl Supervisor<'_> {
                 }
             }
         }
+    }
+
+    /// Whether a tick's own writes may be in the worktree uncommitted: its
+    /// marker is there (a commit put off for git's lock or a full disk, or
+    /// a tick a dead supervisor left not recovered yet). A hand-edit commit
+    /// now would take them as the operator's — the agent's words, outside
+    /// ones among them, passed off as the operator's — so it waits for the
+    /// tick's commit.
+    pub(super) fn tick_writes_wait(&self) -> bool {
+        let waits = crate::run_state::phase::unfinished_tick(self.home).is_some();
+        if waits {
+            tracing::debug!(
+                "a tick's commit is not made yet: hand edits are committed after it, so its \
+                 writes are never taken as the operator's"
+            );
+        }
+        waits
     }
 
     pub(super) fn stop_requested(&self) -> Option<i32> {

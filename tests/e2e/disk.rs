@@ -346,7 +346,10 @@ fn a_supervisor_restarted_after_a_kill_on_a_full_disk_waits_for_room() {
         std::fs::read_to_string(home.file(".hearth/tick-report.json"))
             .is_ok_and(|r| r.contains("\"tick\":2") || r.contains("\"tick\": 2"))
     });
-    // A hand edit that waits for room: tried at every look, said once.
+    // A hand edit that waits: for room, and for the cut tick's commit
+    // (until it is made, the tick's writes are in the worktree, and a
+    // hand-edit commit would take them as the operator's). Said at most
+    // once while it waits, never at every look.
     std::fs::write(home.file("memory/during.md"), "# During\n").unwrap();
     disk.fill();
     let mut supervisor = home.spawn_with(home.keyed(&["run"], KEY));
@@ -361,10 +364,9 @@ fn a_supervisor_restarted_after_a_kill_on_a_full_disk_waits_for_room() {
         home.log()
     );
     let said = home.log().matches("could not commit hand edits").count();
-    assert_eq!(
-        said,
-        1,
-        "said once a spell, not at every look:\n{}",
+    assert!(
+        said <= 1,
+        "said once a spell at most, not at every look:\n{}",
         home.log()
     );
     disk.free();

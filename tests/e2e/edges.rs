@@ -87,6 +87,59 @@ fn a_git_commit_holding_the_index_lock_puts_the_supervisors_commits_off_and_they
     assert!(home.log().contains("git let go"), "{}", home.log());
 }
 
+/// The files a tick wrote and could not commit yet (its commit put off
+/// for another git's lock; the marker says a tick is unfinished) are the
+/// tick's, never the operator's: a hand edit saved meanwhile waits for the
+/// tick's commit, and the tick's files do not ride in it "by hand".
+#[test]
+fn a_put_off_ticks_writes_never_ride_in_a_hand_edit_commit() {
+    let home = TestHome::with_config("[git]\nlock_wait_s = 0\n");
+    home.ok(&["run", "--ticks", "1"]);
+    std::fs::write(home.file("memory/identity.md"), "# Me\n\nedited in git\n").unwrap();
+    let go = home.path.with_file_name("editor-may-finish");
+    let git = git_commit_with_editor_open(&home, &go);
+
+    let supervisor = home.spawn(&["run", "--ticks", "2"]);
+    home.wait_for(
+        Duration::from_secs(30),
+        "the supervisor to put tick 2's commit off",
+        || home.log().contains("hearth's commit waits for it"),
+    );
+    // Git lets go, and the operator saves a note at once: its hand-edit
+    // commit would come before the put-off one.
+    std::fs::write(&go, "").unwrap();
+    assert!(finish(git, Duration::from_secs(10)).success());
+    std::fs::write(home.file("memory/mine.md"), "the operator's\n").unwrap();
+    let status = finish(supervisor, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}\n{}", home.log());
+
+    let subjects: Vec<String> = home.history().iter().map(|c| c.summary.clone()).collect();
+    let tick_2 = subjects
+        .iter()
+        .filter(|s| s.starts_with("tick 2: "))
+        .count();
+    assert_eq!(tick_2, 1, "tick 2 has its commit: {subjects:?}");
+    // Every commit made "by hand" since the put-off holds the operator's
+    // note and nothing the tick wrote.
+    let git_done = home.git(&["log", "--format=%H", "--grep=^operator: by git"]);
+    let since = format!("{}..HEAD", String::from_utf8_lossy(&git_done.stdout).trim());
+    let by_hand = home.git(&["log", "--format=%H %s", "--grep=(by hand)", &since]);
+    assert!(
+        String::from_utf8_lossy(&by_hand.stdout).contains("(by hand)"),
+        "the operator's note is committed, after the tick's"
+    );
+    for line in String::from_utf8_lossy(&by_hand.stdout).lines() {
+        let (commit, subject) = line.split_once(' ').unwrap();
+        let files = home.git(&["show", "--format=", "--name-only", commit]);
+        let files = String::from_utf8_lossy(&files.stdout).into_owned();
+        assert_eq!(
+            files.trim(),
+            "memory/mine.md",
+            "{subject:?} took the tick's writes as the operator's"
+        );
+    }
+}
+
 #[test]
 fn hand_edits_are_committed_while_asks_keep_overlapping() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
