@@ -62,15 +62,27 @@ pub struct TickFiles<'a> {
     report: &'a mut TickReport,
     /// How many sources of outside content the report on disk names.
     tainted_saved: usize,
+    /// Where each paid call's spend goes first, in blocks taken now
+    /// ([`super::paid`]): a full disk cannot lose it.
+    paid: Option<super::paid::PaidSlot>,
 }
 
 impl<'a> TickFiles<'a> {
     /// The record of a tick in `home`, written into its `report`.
     pub fn new(home: &'a Home, report: &'a mut TickReport) -> TickFiles<'a> {
+        let paid = super::paid::PaidSlot::reserve(home, report.tick)
+            .map_err(|e| {
+                tracing::warn!(
+                    "{}: {e}; a paid call's spend is kept in the report alone",
+                    super::paid::FILE
+                )
+            })
+            .ok();
         TickFiles {
             home,
             report,
             tainted_saved: 0,
+            paid,
         }
     }
 
@@ -82,6 +94,11 @@ impl<'a> TickFiles<'a> {
 
 impl Record for TickFiles<'_> {
     fn paid(&mut self, outcome: &Outcome) -> Result<(), ExchangeError> {
+        if let Some(slot) = &mut self.paid {
+            if let Err(e) = slot.write(outcome.calls, outcome.usage, outcome.cost_usd) {
+                tracing::warn!("{}: {e}", super::paid::FILE);
+            }
+        }
         self.save(outcome)
     }
 

@@ -18,6 +18,7 @@ pub mod fit;
 pub mod give_back;
 pub mod ledger;
 pub mod outcome;
+pub mod paid;
 pub mod record;
 pub mod report;
 pub mod run;

@@ -93,6 +93,27 @@ impl TickReport {
         json_file::save(&Self::path(home), self)
     }
 
+    /// The report tick `tick` left, its spend brought up to what its paid
+    /// slot says when the slot is ahead: the report's rewrite after a paid
+    /// call failed (a full disk), and the call must still be counted.
+    pub fn load_with_paid(home: &Home, tick: u64) -> Option<TickReport> {
+        let mut report = TickReport::load(home, tick)?;
+        if let Some(paid) = super::paid::of_tick(home, tick) {
+            if paid.calls > report.outcome.calls {
+                tracing::warn!(
+                    "tick {tick}'s report missed {} paid call(s) (its rewrite failed); \
+                     their spend is taken from {}",
+                    paid.calls - report.outcome.calls,
+                    super::paid::FILE
+                );
+                report.outcome.calls = paid.calls;
+                report.outcome.usage = paid.usage;
+                report.outcome.cost_usd = paid.cost_usd;
+            }
+        }
+        Some(report)
+    }
+
     /// Records `error` (its first line, bounded) as what ended the tick,
     /// on the report on disk; nothing is written when there is none.
     pub fn record_error(home: &Home, tick: u64, error: &str) {

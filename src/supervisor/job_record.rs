@@ -161,7 +161,8 @@ impl Supervisor<'_> {
     /// How many model calls the cut tick `number` made: its report's count,
     /// or its ledger line's tokens when it was recorded.
     fn calls_of_cut_tick(&self, number: u64) -> u32 {
-        if let Some(report) = crate::exchange::report::TickReport::load(self.home, number) {
+        if let Some(report) = crate::exchange::report::TickReport::load_with_paid(self.home, number)
+        {
             let usage = &report.outcome.usage;
             let paid = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens > 0;
             return report.outcome.calls.max(u32::from(paid));

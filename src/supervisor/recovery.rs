@@ -48,7 +48,7 @@ impl Supervisor<'_> {
             .filter(|n| *n > last_number)
             .unwrap_or(last_number + 1);
         let start = marker.map(|m| m.start).unwrap_or(now);
-        let report = TickReport::load(self.home, number);
+        let report = TickReport::load_with_paid(self.home, number);
         let note = match cut {
             Cut::SupervisorDied => {
                 "The supervisor stopped during this tick (killed or lost power); \

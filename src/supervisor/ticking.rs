@@ -95,7 +95,7 @@ impl Supervisor<'_> {
             None => self.tick_as_child(number, job)?,
         };
 
-        let report = TickReport::load(self.home, number);
+        let report = TickReport::load_with_paid(self.home, number);
         let class = Class::from_exit(ending.code());
         let record = record_for(
             self.healer.last_answer,

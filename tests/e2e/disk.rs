@@ -177,6 +177,20 @@ fn a_disk_that_fills_mid_tick_pauses_ticks_and_loses_nothing() {
     assert_eq!(answered(&home, "question.md").len(), 1, "answered once");
     assert_nothing_lost(&home, &edit);
     assert!(!home.log().contains(KEY));
+    // Every call the provider billed is on the ledger, the one the full
+    // disk cut included: 400 input and 12 output tokens at $3 and $15 a
+    // million each.
+    let billed = server.received().len() as f64 * (400.0 * 3.0 + 12.0 * 15.0) / 1e6;
+    let ledger: f64 = home
+        .ticks()
+        .iter()
+        .map(|t| t["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (ledger - billed).abs() < 1e-9,
+        "the ledger's ${ledger} is the bill's ${billed}: {:?}",
+        home.ticks()
+    );
 }
 
 #[test]
