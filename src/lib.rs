@@ -45,3 +45,4 @@ pub mod supervisor;
 pub mod tick;
 pub mod tools;
 pub mod view;
+pub mod web;

@@ -40,6 +40,7 @@ mod status;
 mod tick;
 mod trust;
 mod vouch;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -115,6 +116,8 @@ enum Command {
     Index(index::Args),
     /// Serve the memory to MCP clients (Claude Code, Codex…) on stdio: recall, read, status.
     Mcp(mcp::Args),
+    /// The operator's page, read-only: today, incidents, proposals, ticks (needs HEARTH_WEB_TOKEN over TCP).
+    Web(web::Args),
     /// Print shell completions (bash, zsh, fish, …) or the man page (`man`).
     Completions(completions::Args),
 }
@@ -152,6 +155,7 @@ pub fn main() -> ExitCode {
         Command::Recall(args) => recall::run(&env, home, args),
         Command::Index(args) => index::run(&env, home, args),
         Command::Mcp(args) => mcp::run(&env, home, args),
+        Command::Web(args) => web::run(&env, home, args),
         Command::Completions(args) => completions::run(args),
     };
     match result {

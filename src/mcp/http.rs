@@ -33,7 +33,7 @@ use hyper::{Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::listen::Listen;
+use super::listen::{Body, Listen, Listener};
 use super::serve::Handler;
 use super::{guard, Doors};
 
@@ -141,8 +141,6 @@ pub fn authorized(header: Option<&[u8]>, token: Option<&str>) -> bool {
             == 0
 }
 
-type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
-
 fn refused(status: StatusCode, text: &str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(text.to_string())).boxed());
     *response.status_mut() = status;
@@ -153,36 +151,6 @@ fn refused(status: StatusCode, text: &str) -> Response<Body> {
         );
     }
     response
-}
-
-/// One accepted connection, whichever the listener.
-trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static {}
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Conn for T {}
-
-enum Listener {
-    Tcp(tokio::net::TcpListener),
-    Unix(tokio::net::UnixListener),
-}
-
-impl Listener {
-    /// The next connection to serve (`None`: one refused at the door, a
-    /// socket peer of another account), or why none could be accepted.
-    async fn accept(&self) -> std::io::Result<Option<Box<dyn Conn>>> {
-        Ok(match self {
-            Listener::Tcp(tcp) => Some(Box::new(tcp.accept().await?.0)),
-            Listener::Unix(unix) => {
-                let stream = unix.accept().await?.0;
-                if super::listen::same_account(&stream) {
-                    Some(Box::new(stream))
-                } else {
-                    tracing::warn!(
-                        "MCP over a Unix socket: a client of another account was refused"
-                    );
-                    None
-                }
-            }
-        })
-    }
 }
 
 type Service = StreamableHttpService<Handler, LocalSessionManager>;
@@ -265,7 +233,7 @@ async fn accept_loop(listener: &Listener, door: Arc<OpenDoor>) {
         let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
             return;
         };
-        let conn = match listener.accept().await {
+        let conn = match listener.accept("MCP").await {
             Ok(Some(conn)) => conn,
             Ok(None) => continue,
             Err(e) => {

@@ -100,6 +100,43 @@ pub fn same_account(stream: &tokio::net::UnixStream) -> bool {
     stream.peer_cred().is_ok_and(|cred| cred.uid() == me)
 }
 
+/// A response body, as both HTTP doors (the MCP door, the page) build them.
+pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
+
+/// One accepted connection, whichever the listener.
+pub trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Conn for T {}
+
+/// A bound door: TCP, or a Unix socket of this account's.
+pub enum Listener {
+    /// Over TCP.
+    Tcp(tokio::net::TcpListener),
+    /// On a Unix socket (mode 0600).
+    Unix(tokio::net::UnixListener),
+}
+
+impl Listener {
+    /// The next connection to serve (`None`: one refused at the door, a
+    /// socket peer of another account, said in the log as `door`'s), or
+    /// why none could be accepted.
+    pub async fn accept(&self, door: &str) -> std::io::Result<Option<Box<dyn Conn>>> {
+        Ok(match self {
+            Listener::Tcp(tcp) => Some(Box::new(tcp.accept().await?.0)),
+            Listener::Unix(unix) => {
+                let stream = unix.accept().await?.0;
+                if same_account(&stream) {
+                    Some(Box::new(stream))
+                } else {
+                    tracing::warn!(
+                        "{door} over a Unix socket: a client of another account was refused"
+                    );
+                    None
+                }
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

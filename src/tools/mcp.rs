@@ -304,7 +304,7 @@ async fn start(
         .process_group(0)
         .kill_on_drop(true);
     for name in &tool.env {
-        if let Some(value) = environment.get(name) {
+        if let Some(value) = environment.get(name).filter(|_| super::passable(name)) {
             command.env(name, value);
         }
     }

@@ -391,7 +391,7 @@ impl OperatorTool {
             .stderr(Stdio::piped());
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         for name in &self.env {
-            if let Some(value) = environment.get(name) {
+            if let Some(value) = environment.get(name).filter(|_| super::passable(name)) {
                 command.env(name, value);
             }
         }

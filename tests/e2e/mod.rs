@@ -29,3 +29,4 @@ mod systemd;
 mod trials;
 mod truths;
 mod units;
+mod web;

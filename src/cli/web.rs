@@ -1,0 +1,52 @@
+//! `hearth web [--listen ADDR | unix:PATH] [--host NAME]…`: the operator's
+//! page, read-only. Over TCP it needs HEARTH_WEB_TOKEN (the login page
+//! asks for it; scripts send it as a bearer token).
+
+use std::path::Path;
+
+use hearth::mcp::listen::Listen;
+use hearth::web::{self, WebOptions};
+
+use super::{CommandError, Env, Exit};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where to serve: ADDR (e.g. 127.0.0.1:8780; needs HEARTH_WEB_TOKEN,
+    /// since any account on the host and any page in your browser reach a
+    /// loopback port), or unix:PATH, a socket only this account can use
+    /// (mode 0600; reach it with `ssh -L 8780:PATH host`).
+    #[arg(long, value_name = "ADDR|unix:PATH", default_value = "127.0.0.1:8780")]
+    listen: Listen,
+    /// A name the page is reached by through a proxy (agent.example):
+    /// requests addressed to any other name are refused.
+    #[arg(long = "host", value_name = "NAME")]
+    hosts: Vec<String>,
+    /// The proxy in front serves https: session cookies are marked Secure.
+    #[arg(long)]
+    behind_https: bool,
+}
+
+pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
+    let home = env.open_home(flag)?;
+    let token = env
+        .vars()
+        .get(web::TOKEN_VARIABLE)
+        .filter(|t| !t.is_empty())
+        .cloned();
+    let options = WebOptions {
+        listen: args.listen,
+        token,
+        hosts: args.hosts,
+        secure_cookies: args.behind_https,
+    };
+    tracing::info!("serving the page of {}", home.root().display());
+    web::serve(home, env.clock, options, |at| {
+        // Where it listens (a port of 0 is the system's choice).
+        println!("hearth: the page is at {at}");
+    })
+    .map_err(|e| {
+        let hint = e.hint();
+        CommandError::new(e, hint)
+    })?;
+    Ok(Exit::Success)
+}

@@ -1,0 +1,140 @@
+//! Who and what the page answers, decided as pure functions over a
+//! request's headers: the `Host` it was sent to (DNS rebinding: a name the
+//! attacker controls, pointed at this machine, is refused), where a form
+//! came from (a POST from another origin is refused), the token a script
+//! sends, and the headers every answer carries.
+
+/// The names a request may be addressed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// `host:port` pairs (or bare names, for a proxy's public name),
+    /// lowercased.
+    names: Vec<String>,
+    /// Any port of a loopback name (a Unix socket reached through
+    /// `ssh -L`, whose local port is the operator's choice).
+    any_loopback_port: bool,
+}
+
+impl Served {
+    /// What a TCP page on `port` answers to: its loopback names on that
+    /// port, and `extra` (the public names a proxy forwards, `--host`).
+    pub fn tcp(ip: std::net::IpAddr, port: u16, extra: &[String]) -> Served {
+        let mut names = vec![format!("{ip}:{port}")];
+        if let std::net::IpAddr::V6(v6) = ip {
+            names.push(format!("[{v6}]:{port}"));
+        }
+        if ip.is_loopback() || ip.is_unspecified() {
+            for name in ["localhost", "127.0.0.1", "[::1]"] {
+                names.push(format!("{name}:{port}"));
+            }
+        }
+        names.extend(extra.iter().map(|h| h.to_ascii_lowercase()));
+        Served {
+            names,
+            any_loopback_port: false,
+        }
+    }
+
+    /// What a page on a Unix socket answers to: a loopback name, any port
+    /// (the socket is forwarded by `ssh -L` to a port of the operator's
+    /// choosing), and `extra`.
+    pub fn unix(extra: &[String]) -> Served {
+        Served {
+            names: extra.iter().map(|h| h.to_ascii_lowercase()).collect(),
+            any_loopback_port: true,
+        }
+    }
+
+    /// Whether a request with this `Host` header is one of ours.
+    pub fn allows(&self, host: Option<&str>) -> bool {
+        let Some(host) = host.map(str::to_ascii_lowercase) else {
+            return false; // HTTP/1.1 requires one
+        };
+        if self.names.contains(&host) {
+            return true;
+        }
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+            _ => host.as_str(),
+        };
+        self.any_loopback_port && ["localhost", "127.0.0.1", "[::1]"].contains(&name)
+    }
+}
+
+/// Whether a state-changing request came from the page itself: its
+/// `Origin` names the host it was sent to, or (a browser that sends no
+/// Origin) `Sec-Fetch-Site` says same-origin. Neither: refused, since a
+/// form on any page the operator opens can post here.
+pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, host: Option<&str>) -> bool {
+    match (origin, host) {
+        (Some(origin), Some(host)) => {
+            let origin = origin.to_ascii_lowercase();
+            let authority = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"));
+            authority == Some(host.to_ascii_lowercase().as_str())
+        }
+        (None, _) => fetch_site == Some("same-origin"),
+        (Some(_), None) => false,
+    }
+}
+
+/// The token in `given`, compared with `token` in time that does not
+/// depend on where they differ.
+pub fn token_matches(given: &[u8], token: &str) -> bool {
+    given.len() == token.len()
+        && given
+            .iter()
+            .zip(token.as_bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// The headers every answer carries: no script but the page's own files
+/// (none today), no frame, no sniffing, no referrer.
+pub const HEADERS: [(&str, &str); 5] = [
+    (
+        "content-security-policy",
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+         frame-ancestors 'none'; base-uri 'none'",
+    ),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+    ("x-frame-options", "DENY"),
+    ("cache-control", "no-store"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_names_it_serves_pass_and_a_rebound_name_does_not() {
+        let tcp = Served::tcp(
+            "127.0.0.1".parse().unwrap(),
+            8780,
+            &["agent.example".into()],
+        );
+        assert!(tcp.allows(Some("127.0.0.1:8780")));
+        assert!(tcp.allows(Some("LOCALHOST:8780")));
+        assert!(tcp.allows(Some("agent.example")));
+        assert!(!tcp.allows(Some("attacker.example:8780")), "DNS rebinding");
+        assert!(!tcp.allows(Some("localhost:9999")));
+        assert!(!tcp.allows(None));
+        let unix = Served::unix(&[]);
+        assert!(unix.allows(Some("localhost:4711")));
+        assert!(unix.allows(Some("127.0.0.1")));
+        assert!(!unix.allows(Some("attacker.example:4711")));
+    }
+
+    #[test]
+    fn a_post_must_come_from_the_page_itself() {
+        let host = Some("127.0.0.1:8780");
+        assert!(same_origin(Some("http://127.0.0.1:8780"), None, host));
+        assert!(!same_origin(Some("http://attacker.example"), None, host));
+        assert!(!same_origin(Some("null"), None, host));
+        assert!(same_origin(None, Some("same-origin"), host));
+        assert!(!same_origin(None, Some("cross-site"), host));
+        assert!(!same_origin(None, None, host), "no word is no proof");
+    }
+}

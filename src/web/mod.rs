@@ -1,0 +1,417 @@
+//! `hearth web`: the operator's page — what the agent did, what it
+//! costs, what waits — readable from a phone, and safer than the pages
+//! rivals ship (their advisories: dashboards open without auth, a URL
+//! parameter that chose where the page connected, DNS rebinding, stored
+//! script from raw markdown).
+//!
+//! Who may read it ([`guard`], [`session`]): over TCP — loopback too, since
+//! the operator's own browser and any account on the host reach it — it
+//! opens only with `HEARTH_WEB_TOKEN` set; a browser logs in with the
+//! token at `/login` and gets a session cookie, a script sends `Authorization:
+//! Bearer`. On a Unix socket (mode 0600, this account alone, for `ssh -L`)
+//! the token is optional. Every request must be addressed to a name the
+//! page serves (`Host`), every POST must come from the page itself, and
+//! every answer forbids frames, sniffing, referrers and any script.
+//!
+//! What it shows ([`pages`]) comes from the read room (`crate::view`) and
+//! the home's records, escaped. It is read-only: no act is taken from the
+//! page yet, and no URL parameter chooses anything the server fetches.
+
+pub mod guard;
+pub mod pages;
+pub mod session;
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+
+use crate::clock::Clock;
+use crate::home::Home;
+use crate::mcp::listen::{self, Body, Listen, Listener};
+use guard::Served;
+use session::{Login, Sessions};
+
+/// The environment variable that holds the token.
+pub const TOKEN_VARIABLE: &str = "HEARTH_WEB_TOKEN";
+
+/// The largest request body read (a login form): anything larger is 413.
+const MAX_BODY: usize = 4096;
+
+/// Connections served at once; the rest wait in the kernel's queue.
+const MAX_CONNECTIONS: usize = 64;
+
+/// A request's headers must have come within this.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the page would not open.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    /// A TCP address without a token.
+    #[error(
+        "{addr}: {TOKEN_VARIABLE} is not set, and over TCP any account on this host, and any \
+         page the operator's browser opens, could read the agent's memory"
+    )]
+    NoToken {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+    },
+    /// The address could not be bound or served.
+    #[error("could not serve the page on {at}: {source}")]
+    Io {
+        /// Where.
+        at: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl WebError {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            WebError::NoToken { .. } => format!(
+                "export {TOKEN_VARIABLE}=<a long random string> (the login page asks for it), \
+                 or serve this account alone on a Unix socket and reach it with ssh -L: \
+                 --listen unix:/run/user/$UID/hearth-web.sock"
+            ),
+            WebError::Io { source, .. } => crate::io_hint::kind_hint(source),
+        }
+    }
+}
+
+/// How the page is served.
+#[derive(Debug, Clone)]
+pub struct WebOptions {
+    /// Where it listens.
+    pub listen: Listen,
+    /// The token (required over TCP).
+    pub token: Option<String>,
+    /// Public names a proxy forwards under (`--host agent.example`).
+    pub hosts: Vec<String>,
+    /// Cookies marked Secure (served as https behind a proxy).
+    pub secure_cookies: bool,
+}
+
+/// The page as it serves: what every request shares.
+struct Page {
+    home: Home,
+    clock: Clock,
+    token: Option<String>,
+    served: Served,
+    secure_cookies: bool,
+    sessions: Mutex<Sessions>,
+}
+
+/// Serves the page of `home` until the process is stopped; `listening` is
+/// told where (a port of 0 is chosen by the system).
+pub fn serve(
+    home: Home,
+    clock: Clock,
+    options: WebOptions,
+    listening: impl FnOnce(String),
+) -> Result<(), WebError> {
+    if let (Listen::Tcp(addr), None) = (&options.listen, &options.token) {
+        return Err(WebError::NoToken { addr: *addr });
+    }
+    let at = options.listen.to_string();
+    let io = |source| WebError::Io {
+        at: at.clone(),
+        source,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(io)?;
+    runtime.block_on(async {
+        let (listener, served, shown) = match &options.listen {
+            Listen::Tcp(addr) => {
+                let tcp = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
+                let bound = tcp.local_addr().map_err(io)?;
+                let served = Served::tcp(bound.ip(), bound.port(), &options.hosts);
+                (Listener::Tcp(tcp), served, format!("http://{bound}/"))
+            }
+            Listen::Unix(path) => {
+                let unix = listen::bind_unix(path).map_err(io)?;
+                let served = Served::unix(&options.hosts);
+                (
+                    Listener::Unix(unix),
+                    served,
+                    format!("unix:{}", path.display()),
+                )
+            }
+        };
+        listening(shown);
+        let page = Arc::new(Page {
+            home,
+            clock,
+            token: options.token.clone(),
+            served,
+            secure_cookies: options.secure_cookies,
+            sessions: Mutex::new(Sessions::default()),
+        });
+        accept_loop(&listener, page).await;
+        Ok(())
+    })
+}
+
+async fn accept_loop(listener: &Listener, page: Arc<Page>) {
+    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+            return;
+        };
+        let conn = match listener.accept("the page").await {
+            Ok(Some(conn)) => conn,
+            Ok(None) => continue,
+            Err(e) => {
+                tracing::warn!("the page: a connection could not be accepted ({e})");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let page = Arc::clone(&page);
+        tokio::spawn(async move {
+            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let page = Arc::clone(&page);
+                async move { Ok::<_, Infallible>(answer(page, request).await) }
+            });
+            let io = hyper_util::rt::TokioIo::new(conn);
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(io, answer)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!("the page: a connection ended: {e}");
+            }
+            drop(permit);
+        });
+    }
+}
+
+fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    for (name, value) in guard::HEADERS {
+        headers.insert(name, hyper::header::HeaderValue::from_static(value));
+    }
+    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
+        headers.insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn text(status: StatusCode, body: &str) -> Response<Body> {
+    respond(status, "text/plain; charset=utf-8", format!("{body}\n"))
+}
+
+fn html(status: StatusCode, markup: maud::Markup) -> Response<Body> {
+    respond(status, "text/html; charset=utf-8", markup.into_string())
+}
+
+fn see_other(to: &'static str, cookie: Option<String>) -> Response<Body> {
+    let mut response = respond(
+        StatusCode::SEE_OTHER,
+        "text/plain; charset=utf-8",
+        String::new(),
+    );
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::LOCATION,
+        hyper::header::HeaderValue::from_static(to),
+    );
+    if let Some(value) = cookie.and_then(|c| hyper::header::HeaderValue::from_str(&c).ok()) {
+        headers.insert(hyper::header::SET_COOKIE, value);
+    }
+    response
+}
+
+fn header(request: &Request<Incoming>, name: hyper::header::HeaderName) -> Option<&str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// One request: the name it was sent to, its origin (for a POST) and its
+/// credentials checked before anything of the home is read.
+async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
+    let host = header(&request, hyper::header::HOST).map(str::to_string);
+    if !page.served.allows(host.as_deref()) {
+        return text(
+            StatusCode::MISDIRECTED_REQUEST,
+            "this page does not serve that name (a rebound DNS name, or a proxy's name not \
+             given with --host)",
+        );
+    }
+    let method = request.method().clone();
+    if method == Method::POST {
+        let origin = header(&request, hyper::header::ORIGIN);
+        let site = request
+            .headers()
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok());
+        if !guard::same_origin(origin, site, host.as_deref()) {
+            return text(StatusCode::FORBIDDEN, "a form from another page is refused");
+        }
+    } else if method != Method::GET && method != Method::HEAD {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "GET, or a form's POST");
+    }
+    let path = request.uri().path().to_string();
+    match (method.as_str(), path.as_str()) {
+        (_, "/style.css") => respond(StatusCode::OK, "text/css", pages::STYLE.to_string()),
+        ("GET", "/login") => html(StatusCode::OK, pages::login(false, false)),
+        ("POST", "/login") => log_in(&page, request).await,
+        ("POST", "/logout") => {
+            let cookie = header(&request, hyper::header::COOKIE).map(str::to_string);
+            if let Some(id) = session::from_cookie(cookie.as_deref()) {
+                page.sessions.lock().expect("sessions").logout(id);
+            }
+            see_other("/login", None)
+        }
+        _ if !signed_in(&page, &request) => see_other("/login", None),
+        ("GET" | "HEAD", _) => view(page, path).await,
+        _ => text(
+            StatusCode::FORBIDDEN,
+            "the page is read-only: decide on the server (`hearth proposals accept N`)",
+        ),
+    }
+}
+
+/// Whether the request carries the token or an open session.
+fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
+    let Some(token) = &page.token else {
+        return true; // a Unix socket of this account's, no token set
+    };
+    let bearer = header(request, hyper::header::AUTHORIZATION)
+        .and_then(|h| {
+            h.strip_prefix("Bearer ")
+                .or_else(|| h.strip_prefix("bearer "))
+        })
+        .is_some_and(|given| guard::token_matches(given.trim().as_bytes(), token));
+    if bearer {
+        return true;
+    }
+    let cookie = header(request, hyper::header::COOKIE);
+    session::from_cookie(cookie).is_some_and(|id| {
+        page.sessions
+            .lock()
+            .expect("sessions")
+            .check(id, Instant::now())
+    })
+}
+
+/// `POST /login`: the token in a form, bounded and rate-limited.
+async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
+    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a login is a short form"),
+    };
+    let given = form_value(&body, "token").unwrap_or_default();
+    let matched = page
+        .token
+        .as_deref()
+        .is_none_or(|token| guard::token_matches(given.as_bytes(), token));
+    let login = page
+        .sessions
+        .lock()
+        .expect("sessions")
+        .login(matched, Instant::now());
+    match login {
+        Login::Opened(id) => see_other("/", Some(session::set_cookie(&id, page.secure_cookies))),
+        Login::Refused => html(StatusCode::UNAUTHORIZED, pages::login(true, false)),
+        Login::TooMany => html(StatusCode::TOO_MANY_REQUESTS, pages::login(false, true)),
+    }
+}
+
+/// A page of the home, rendered off the async threads.
+async fn view(page: Arc<Page>, path: String) -> Response<Body> {
+    let rendered = tokio::task::spawn_blocking(move || {
+        let now = page.clock.now();
+        let frame = pages::Frame::of(&page.home, now);
+        match path.as_str() {
+            "/" => Some(pages::today(&frame, &page.home)),
+            "/incidents" => Some(pages::incidents(&frame, &page.home)),
+            "/proposals" => Some(pages::proposals(&frame, &page.home)),
+            _ => path
+                .strip_prefix("/ticks/")
+                .and_then(|n| n.parse::<u64>().ok())
+                .and_then(|n| pages::tick(&frame, &page.home, n)),
+        }
+        .ok_or_else(|| pages::not_found(&frame))
+    })
+    .await;
+    match rendered {
+        Ok(Ok(markup)) => html(StatusCode::OK, markup),
+        Ok(Err(missing)) => html(StatusCode::NOT_FOUND, missing),
+        Err(e) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("the page failed: {e}"),
+        ),
+    }
+}
+
+/// The value of `name` in an `application/x-www-form-urlencoded` body.
+fn form_value(body: &[u8], name: &str) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    text.split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| url_decode(value))
+}
+
+fn url_decode(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_tool_is_ever_given_a_doors_token() {
+        assert!(!crate::tools::passable(TOKEN_VARIABLE));
+        assert!(!crate::tools::passable(crate::mcp::http::TOKEN_VARIABLE));
+        assert!(crate::tools::passable("FEED_URL"));
+    }
+
+    #[test]
+    fn a_form_value_is_decoded() {
+        assert_eq!(
+            form_value(b"token=a%2Bb+c%21", "token").as_deref(),
+            Some("a+b c!")
+        );
+        assert_eq!(
+            form_value(b"x=1&token=s3cret", "token").as_deref(),
+            Some("s3cret")
+        );
+        assert_eq!(form_value(b"x=1", "token"), None);
+        assert_eq!(url_decode("100%"), "100%");
+        assert_eq!(url_decode("%zz"), "%zz");
+    }
+}

@@ -1,0 +1,250 @@
+//! The pages, rendered from the read room's models (`crate::view`) and
+//! the home's records: never a figure of their own. Every page says the
+//! commit it was rendered from and the verdict (`<meta name=
+//! "hearth-commit">`, `<meta name="hearth-verdict">`, and in its header
+//! and footer). Everything the agent, a peer or a stranger wrote — memory,
+//! subjects, flare titles, file names — reaches the page through maud,
+//! which escapes it: shown as text, never run.
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use maud::{html, Markup, DOCTYPE};
+
+use crate::exchange::ledger::{Ledger, TickRecord};
+use crate::home::Home;
+use crate::view::status::Status;
+use crate::view::status_text::{health_word, verdict_line};
+
+/// The stylesheet, compiled in (`/style.css`): no inline style, so the
+/// policy can forbid it.
+pub const STYLE: &str = "body{font:16px/1.45 system-ui,sans-serif;margin:0 auto;max-width:46rem;\
+padding:0 .75rem;color:#222}header,footer{font-size:.85rem;color:#555;padding:.5rem 0}\
+nav a{margin-right:.75rem}.healthy{color:#176a2c}.attention{color:#8a5a00}.trouble{color:#a11}\
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .35rem;\
+border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font-size:.9em}\
+input,button{font-size:1rem;padding:.4rem}";
+
+/// What every page shows around its body.
+pub struct Frame {
+    /// The commit the page is rendered from (none: a home with no commit).
+    pub commit: Option<String>,
+    /// The home's status (its verdict at the top).
+    pub status: Status,
+    /// When it was rendered.
+    pub now: DateTime<Utc>,
+}
+
+impl Frame {
+    /// The frame of `home` as of `now`.
+    pub fn of(home: &Home, now: DateTime<Utc>) -> Frame {
+        Frame {
+            commit: crate::repo::Repo::open(home.root())
+                .ok()
+                .and_then(|r| r.head()),
+            status: crate::view::status::status(home, now),
+            now,
+        }
+    }
+
+    fn page(&self, title: &str, body: Markup) -> Markup {
+        let health = health_word(self.status.verdict.health);
+        let commit = self.commit.as_deref().unwrap_or("none");
+        let tick = self.status.last_tick.as_ref().map(|t| t.tick);
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    meta name="hearth-commit" content=(commit);
+                    meta name="hearth-verdict" content=(health);
+                    title { (title) " · hearth" }
+                    link rel="stylesheet" href="/style.css";
+                }
+                body {
+                    header {
+                        nav {
+                            a href="/" { "today" }
+                            a href="/incidents" { "incidents" }
+                            a href="/proposals" { "proposals" }
+                        }
+                        p class=(health) { strong { (verdict_line(&self.status)) } }
+                    }
+                    main { h1 { (title) } (body) }
+                    footer {
+                        "rendered from commit " code { (short(commit)) }
+                        @if let Some(tick) = tick { " after tick " (tick) }
+                        " at " (stamp(self.now))
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// The login page (`failed`: the last token was wrong; `wait`: too many
+/// were).
+pub fn login(failed: bool, wait: bool) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "log in · hearth" }
+                link rel="stylesheet" href="/style.css";
+            }
+            body {
+                main {
+                    h1 { "hearth" }
+                    @if wait { p class="trouble" { "Too many wrong tokens just now: try again in a minute." } }
+                    @else if failed { p class="trouble" { "That is not the token." } }
+                    form method="post" action="/login" {
+                        label { "Token (HEARTH_WEB_TOKEN) " input type="password" name="token" autocomplete="current-password"; }
+                        " " button type="submit" { "Log in" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `/`: the last 24 hours as `hearth day` tells them, each tick linked.
+pub fn today(frame: &Frame, home: &Home) -> Markup {
+    let since = frame.now - Duration::hours(24);
+    let day = crate::view::day::day(home, since, frame.now);
+    let body = html! {
+        p {
+            (day.ticks) " ticks (" (day.answered) " answered the inbox, " (day.failed) " failed, "
+            (day.idle) " idle), " (day.asks) " asks, "
+            (format!("${:.2}", day.spend_usd)) " spent"
+            @if day.spent.calls > 0.0 { (format!(" (${:.2} of it by recall's rerank)", day.spent.calls)) }
+        }
+        @if day.events.is_empty() { p { "Nothing happened." } }
+        @else {
+            table {
+                tr { th { "when" } th { "who" } th { "what" } }
+                @for event in &day.events {
+                    tr {
+                        td { (event.at.format("%m-%d %H:%M")) }
+                        td {
+                            @match tick_of(&event.who) {
+                                Some(n) => a href=(format!("/ticks/{n}")) { (event.who) },
+                                None => (event.who),
+                            }
+                        }
+                        td { (event.what) }
+                    }
+                }
+            }
+        }
+        @for problem in &day.problems { p class="attention" { "cannot read: " (problem) } }
+    };
+    frame.page("today", body)
+}
+
+/// The first tick a day line names (`tick 12`, `ticks 13–104`).
+fn tick_of(who: &str) -> Option<u64> {
+    let rest = who
+        .strip_prefix("ticks ")
+        .or_else(|| who.strip_prefix("tick "))?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `/incidents`: what is open, with its flares.
+pub fn incidents(frame: &Frame, home: &Home) -> Markup {
+    let record = crate::notify::incidents::Incidents::load(home);
+    let body = match record {
+        Err(e) => html! { p class="trouble" { "cannot read: " (e.to_string()) } },
+        Ok(record) if record.open.is_empty() => html! { p { "No incident is open." } },
+        Ok(record) => html! {
+            table {
+                tr { th { "opened" } th { "cause" } th { "what" } th { "flares" } }
+                @for i in record.open.values() {
+                    tr {
+                        td { (stamp(i.opened)) }
+                        td { (i.kind.to_string()) " (" (i.severity.as_str()) ")" }
+                        td { (i.title) @if i.acked { " — acknowledged" } }
+                        td { (i.count) }
+                    }
+                }
+            }
+        },
+    };
+    frame.page("incidents", body)
+}
+
+/// `/proposals`: what waits for the operator, and what became of the rest.
+pub fn proposals(frame: &Frame, home: &Home) -> Markup {
+    let body = match crate::proposals::list(home) {
+        Err(e) => html! { p class="trouble" { "cannot read: " (e.to_string()) } },
+        Ok(list) if list.is_empty() => html! { p { "No proposal yet." } },
+        Ok(list) => html! {
+            p { "Decide with " code { "hearth proposals accept N" } " or " code { "reject N" } " on the server, for now." }
+            table {
+                tr { th { "#" } th { "status" } th { "title" } th { "files" } th { "rests on" } }
+                @for p in list.iter().rev() {
+                    tr {
+                        td { (p.n) }
+                        td { (p.status.as_str()) }
+                        td { (p.title) br; small { "by " (p.by) } }
+                        td { @for f in &p.files { code { (f) } br; } }
+                        td { @for o in p.outside.as_slice() { (o) br; } }
+                    }
+                }
+            }
+        },
+    };
+    frame.page("proposals", body)
+}
+
+/// `/ticks/N`: one tick's ledger line (`None`: there is no such tick).
+pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
+    let ledger = Ledger::read_all(&home.ticks_path()).ok()?;
+    let record: &TickRecord = ledger.records.iter().find(|r| r.tick == n)?;
+    let body = html! {
+        table {
+            tr { th { "started" } td { (stamp(record.start)) } }
+            tr { th { "ended" } td { (stamp(record.end)) " — exit " (record.exit) " (" (record.class.as_str()) ")" } }
+            tr { th { "did" } td { (record.what_it_did()) } }
+            tr { th { "tokens" } td { (record.tokens.sent()) " sent, " (record.tokens.output) " out" } }
+            tr { th { "cost" } td { (format!("${:.4}", record.cost_usd)) } }
+            @if let Some(note) = &record.note { tr { th { "note" } td { (note) } } }
+            @if !record.outside.is_empty() {
+                tr { th { "outside" } td { @for o in record.outside.as_slice() { (o) br; } } }
+            }
+            @if !record.unbacked.is_empty() {
+                tr { th { "said, not done" } td { @for u in &record.unbacked { (u) br; } } }
+            }
+        }
+    };
+    Some(frame.page(&format!("tick {n}"), body))
+}
+
+/// A page for a path the page does not have.
+pub fn not_found(frame: &Frame) -> Markup {
+    frame.page("not here", html! { p { "There is no such page." } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_day_line_links_the_tick_it_names() {
+        assert_eq!(tick_of("tick 12"), Some(12));
+        assert_eq!(tick_of("ticks 13–104"), Some(13));
+        assert_eq!(tick_of("ask"), None);
+        assert_eq!(tick_of("proposal 3"), None);
+    }
+}

@@ -1,0 +1,242 @@
+//! `hearth web`, served by the binary and read over real HTTP on
+//! loopback, as a browser and an attacker would: nothing of the home
+//! without the token, a strict session cookie, names and origins it does
+//! not serve refused, what it shows the same as the CLI's figures, and
+//! words from outside shown as text.
+
+use std::io::BufRead;
+use std::process::{Child, Stdio};
+
+use reqwest::blocking::{Client, Response};
+use reqwest::header::{COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
+use reqwest::redirect::Policy;
+
+use crate::common::TestHome;
+
+const TOKEN: &str = "a-long-random-token-for-the-page";
+
+/// `hearth web --listen 127.0.0.1:0` with the token, and where it listens.
+struct Page {
+    child: Child,
+    base: String,
+    host: String,
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Page {
+    fn open(home: &TestHome) -> Page {
+        let mut cmd = home.cmd(&["web", "--listen", "127.0.0.1:0"]);
+        cmd.env("HEARTH_WEB_TOKEN", TOKEN);
+        let log = std::fs::File::create(home.path.with_file_name("web.log")).unwrap();
+        let mut child = cmd.stdout(Stdio::piped()).stderr(log).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("hearth: the page is at ")
+            .unwrap_or_else(|| panic!("no address printed: {line:?}"))
+            .trim_end_matches('/')
+            .to_string();
+        let host = base.trim_start_matches("http://").to_string();
+        Page { child, base, host }
+    }
+
+    fn client() -> Client {
+        Client::builder().redirect(Policy::none()).build().unwrap()
+    }
+
+    fn get(&self, path: &str, cookie: Option<&str>) -> Response {
+        let mut request = Page::client().get(format!("{}{path}", self.base));
+        if let Some(cookie) = cookie {
+            request = request.header(COOKIE, cookie);
+        }
+        request.send().unwrap()
+    }
+
+    fn log_in(&self, token: &str) -> Response {
+        Page::client()
+            .post(format!("{}/login", self.base))
+            .header(ORIGIN, &self.base)
+            .form(&[("token", token)])
+            .send()
+            .unwrap()
+    }
+
+    /// A session cookie, by logging in with the token.
+    fn session(&self) -> String {
+        let answer = self.log_in(TOKEN);
+        assert_eq!(answer.status(), 303);
+        let set = answer.headers()[SET_COOKIE].to_str().unwrap().to_string();
+        set.split(';').next().unwrap().to_string()
+    }
+}
+
+fn meta(page: &str, name: &str) -> String {
+    let at = page
+        .find(&format!("<meta name=\"{name}\" content=\""))
+        .unwrap_or_else(|| panic!("no {name} in {page}"));
+    let rest = &page[at..];
+    let start = rest.find("content=\"").unwrap() + 9;
+    rest[start..start + rest[start..].find('"').unwrap()].to_string()
+}
+
+#[test]
+fn over_tcp_the_page_opens_only_with_its_token() {
+    let home = TestHome::with_config("");
+    let out = home.output(&["web", "--listen", "127.0.0.1:0"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("HEARTH_WEB_TOKEN is not set"), "{said}");
+}
+
+#[test]
+fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
+    let home = TestHome::with_config("");
+    std::fs::write(home.file("memory/secret.md"), "the vault code is 4711\n").unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let page = Page::open(&home);
+    for path in ["/", "/incidents", "/proposals", "/ticks/1"] {
+        let answer = page.get(path, None);
+        assert_eq!(answer.status(), 303, "{path}");
+        assert_eq!(answer.headers()[LOCATION], "/login");
+        assert!(
+            !answer.text().unwrap().contains("tick"),
+            "{path} says nothing"
+        );
+    }
+    let wrong = page.get("/", Some("hearth_session=0123456789abcdef"));
+    assert_eq!(wrong.status(), 303, "a made-up session is no session");
+    assert_eq!(page.log_in("guess").status(), 401);
+    let mut last = 0;
+    for _ in 0..12 {
+        last = page.log_in("guess again").status().as_u16();
+    }
+    assert_eq!(last, 429, "a run of wrong tokens is stopped");
+    assert_eq!(page.log_in(TOKEN).status(), 429, "the right one waits too");
+}
+
+#[test]
+fn a_login_gives_a_strict_cookie_and_the_page_says_the_commit_and_verdict_the_cli_does() {
+    let home = TestHome::with_config("");
+    home.ok(&["say", "hello"]);
+    home.ok(&["run", "--ticks", "2"]);
+    let page = Page::open(&home);
+    let answer = page.log_in(TOKEN);
+    let set = answer.headers()[SET_COOKIE].to_str().unwrap();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/"),
+        "{set}"
+    );
+    let cookie = page.session();
+    let today = page.get("/", Some(&cookie));
+    assert_eq!(today.status(), 200);
+    let headers = today.headers().clone();
+    assert!(headers["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .contains("frame-ancestors 'none'"));
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    let today = today.text().unwrap();
+    let head = home.git(&["rev-parse", "HEAD"]);
+    assert_eq!(
+        meta(&today, "hearth-commit"),
+        String::from_utf8_lossy(&head.stdout).trim()
+    );
+    let check = home.output(&["status", "--check"]);
+    let word = String::from_utf8_lossy(&check.stdout);
+    let word = word.split(':').next().unwrap().trim();
+    assert_eq!(meta(&today, "hearth-verdict"), word);
+    let day: serde_json::Value = serde_json::from_str(&home.ok(&["day", "--json"])).unwrap();
+    let figures = format!(
+        "{} ticks ({} answered the inbox, {} failed, {} idle)",
+        day["ticks"], day["answered"], day["failed"], day["idle"]
+    );
+    assert!(today.contains(&figures), "{figures} in {today}");
+    assert!(today.contains("href=\"/ticks/1\""), "{today}");
+    let tick = page.get("/ticks/2", Some(&cookie)).text().unwrap();
+    assert!(tick.contains("exit 0 (ok)"), "{tick}");
+    assert_eq!(page.get("/ticks/99", Some(&cookie)).status(), 404);
+    // A script reads it with the token as a bearer.
+    let scripted = Page::client()
+        .get(format!("{}/incidents", page.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap();
+    assert_eq!(scripted.status(), 200);
+}
+
+#[test]
+fn a_foreign_name_and_a_form_from_another_page_are_refused() {
+    let home = TestHome::with_config("");
+    let page = Page::open(&home);
+    let cookie = page.session();
+    // DNS rebinding: the attacker's name, pointed at this machine.
+    let rebound = Page::client()
+        .get(format!("{}/", page.base))
+        .header(
+            HOST,
+            format!("attacker.example:{}", page.host.rsplit(':').next().unwrap()),
+        )
+        .header(COOKIE, &cookie)
+        .send()
+        .unwrap();
+    assert_eq!(rebound.status(), 421);
+    let forged = Page::client()
+        .post(format!("{}/login", page.base))
+        .header(ORIGIN, "http://attacker.example")
+        .form(&[("token", TOKEN)])
+        .send()
+        .unwrap();
+    assert_eq!(forged.status(), 403);
+    assert!(forged.headers().get(SET_COOKIE).is_none());
+    let unsigned = Page::client()
+        .post(format!("{}/login", page.base))
+        .form(&[("token", TOKEN)])
+        .send()
+        .unwrap();
+    assert_eq!(
+        unsigned.status(),
+        403,
+        "no Origin and no Sec-Fetch-Site: no proof"
+    );
+    let act = Page::client()
+        .post(format!("{}/proposals", page.base))
+        .header(ORIGIN, &page.base)
+        .header(COOKIE, &cookie)
+        .send()
+        .unwrap();
+    assert_eq!(act.status(), 403, "read-only");
+}
+
+#[test]
+fn words_from_outside_are_shown_as_text_and_never_run() {
+    let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("inbox/news.md"),
+        "---\nfrom: news@example.com\nsubject: <script>alert('pwned')</script>\n---\n\
+         <img src=x onerror=alert(1)> read me\n",
+    )
+    .unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let page = Page::open(&home);
+    let cookie = page.session();
+    let today = page.get("/", Some(&cookie)).text().unwrap();
+    assert!(
+        today.contains("&lt;script&gt;alert('pwned')&lt;/script&gt;"),
+        "the subject is shown, escaped: {today}"
+    );
+    assert!(
+        !today.contains("<script"),
+        "no script reaches the page: {today}"
+    );
+    assert!(!today.contains("<img"), "{today}");
+}
