@@ -1,6 +1,7 @@
-//! `hearth web [--listen ADDR | unix:PATH] [--host NAME]…`: the operator's
-//! page, read-only. Over TCP it needs HEARTH_WEB_TOKEN (the login page
-//! asks for it; scripts send it as a bearer token).
+//! `hearth web [--listen ADDR | unix:PATH] [--host NAME]… [--allow-act]`:
+//! the operator's page, read-only unless `--allow-act`. Over TCP it needs
+//! HEARTH_WEB_TOKEN (the login page asks for it; scripts send it as a
+//! bearer token).
 
 use std::path::Path;
 
@@ -24,6 +25,10 @@ pub struct Args {
     /// The proxy in front serves https: session cookies are marked Secure.
     #[arg(long)]
     behind_https: bool,
+    /// Let the page decide: accept or reject a proposal (each on the
+    /// version it showed, as your commit). Without it the page only reads.
+    #[arg(long)]
+    allow_act: bool,
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
@@ -38,6 +43,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         token,
         hosts: args.hosts,
         secure_cookies: args.behind_https,
+        allow_act: args.allow_act,
     };
     tracing::info!("serving the page of {}", home.root().display());
     web::serve(home, env.clock, options, |at| {

@@ -14,9 +14,12 @@
 //! every answer forbids frames, sniffing, referrers and any script.
 //!
 //! What it shows ([`pages`]) comes from the read room (`crate::view`) and
-//! the home's records, escaped. It is read-only: no act is taken from the
-//! page yet, and no URL parameter chooses anything the server fetches.
+//! the home's records, escaped. Acts — accepting or rejecting a proposal —
+//! are taken only with `--allow-act` ([`acts`]), each on the version the
+//! page showed, as the same operator's commit the CLI makes. No URL
+//! parameter chooses anything the server fetches.
 
+pub mod acts;
 pub mod guard;
 pub mod pages;
 pub mod session;
@@ -96,6 +99,9 @@ pub struct WebOptions {
     pub hosts: Vec<String>,
     /// Cookies marked Secure (served as https behind a proxy).
     pub secure_cookies: bool,
+    /// Acts are taken from the page (`--allow-act`): accept or reject a
+    /// proposal. Without it every act is refused.
+    pub allow_act: bool,
 }
 
 /// The page as it serves: what every request shares.
@@ -105,6 +111,7 @@ struct Page {
     token: Option<String>,
     served: Served,
     secure_cookies: bool,
+    allow_act: bool,
     sessions: Mutex<Sessions>,
 }
 
@@ -148,12 +155,16 @@ pub fn serve(
             }
         };
         listening(shown);
+        if options.allow_act {
+            tracing::warn!("the page takes acts (--allow-act): accept and reject from it");
+        }
         let page = Arc::new(Page {
             home,
             clock,
             token: options.token.clone(),
             served,
             secure_cookies: options.secure_cookies,
+            allow_act: options.allow_act,
             sessions: Mutex::new(Sessions::default()),
         });
         accept_loop(&listener, page).await;
@@ -276,9 +287,38 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
         }
         _ if !signed_in(&page, &request) => see_other("/login", None),
         ("GET" | "HEAD", _) => view(page, path).await,
+        ("POST", _) if page.allow_act => act(page, path, request).await,
         _ => text(
             StatusCode::FORBIDDEN,
-            "the page is read-only: decide on the server (`hearth proposals accept N`)",
+            "the page is read-only (started without --allow-act): decide on the server \
+             (`hearth proposals accept N`)",
+        ),
+    }
+}
+
+/// `POST /proposals/N/accept` or `…/reject`: the operator's decision, the
+/// same commit the CLI makes, on the version the page showed (`commit`):
+/// a proposal that changed since is refused, not decided.
+async fn act(page: Arc<Page>, path: String, request: Request<Incoming>) -> Response<Body> {
+    let Some(act) = acts::Act::of_path(&path) else {
+        return text(StatusCode::NOT_FOUND, "there is no such act");
+    };
+    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a decision is a short form"),
+    };
+    let seen = form_value(&body, "commit").unwrap_or_default();
+    let reason = form_value(&body, "reason").filter(|r| !r.trim().is_empty());
+    let done = tokio::task::spawn_blocking(move || {
+        act.take(&page.home, &seen, reason.as_deref(), page.clock.now())
+    })
+    .await;
+    match done {
+        Ok(Ok(())) => see_other("/proposals", None),
+        Ok(Err(refusal)) => text(refusal.status(), &refusal.to_string()),
+        Err(e) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("the act failed: {e}"),
         ),
     }
 }
@@ -337,7 +377,7 @@ async fn view(page: Arc<Page>, path: String) -> Response<Body> {
         match path.as_str() {
             "/" => Some(pages::today(&frame, &page.home)),
             "/incidents" => Some(pages::incidents(&frame, &page.home)),
-            "/proposals" => Some(pages::proposals(&frame, &page.home)),
+            "/proposals" => Some(pages::proposals(&frame, &page.home, page.allow_act)),
             _ => path
                 .strip_prefix("/ticks/")
                 .and_then(|n| n.parse::<u64>().ok())

@@ -185,19 +185,26 @@ pub fn incidents(frame: &Frame, home: &Home) -> Markup {
 }
 
 /// `/proposals`: what waits for the operator, and what became of the rest.
-pub fn proposals(frame: &Frame, home: &Home) -> Markup {
+/// With `acts`, each waiting one has its accept and reject, each naming
+/// the version shown (its commit).
+pub fn proposals(frame: &Frame, home: &Home, acts: bool) -> Markup {
     let body = match crate::proposals::list(home) {
         Err(e) => html! { p class="trouble" { "cannot read: " (e.to_string()) } },
         Ok(list) if list.is_empty() => html! { p { "No proposal yet." } },
         Ok(list) => html! {
-            p { "Decide with " code { "hearth proposals accept N" } " or " code { "reject N" } " on the server, for now." }
+            @if !acts {
+                p { "Decide with " code { "hearth proposals accept N" } " or " code { "reject N" } " on the server (this page was started without --allow-act)." }
+            }
             table {
                 tr { th { "#" } th { "status" } th { "title" } th { "files" } th { "rests on" } }
                 @for p in list.iter().rev() {
                     tr {
                         td { (p.n) }
                         td { (p.status.as_str()) }
-                        td { (p.title) br; small { "by " (p.by) } }
+                        td {
+                            (p.title) br; small { "by " (p.by) ", commit " code { (short(&p.commit)) } }
+                            @if acts && p.status.waiting() { (decide(p.n, &p.commit)) }
+                        }
                         td { @for f in &p.files { code { (f) } br; } }
                         td { @for o in p.outside.as_slice() { (o) br; } }
                     }
@@ -206,6 +213,21 @@ pub fn proposals(frame: &Frame, home: &Home) -> Markup {
         },
     };
     frame.page("proposals", body)
+}
+
+/// The two forms that decide proposal `n` as shown at `commit`.
+fn decide(n: u64, commit: &str) -> Markup {
+    html! {
+        form method="post" action=(format!("/proposals/{n}/accept")) {
+            input type="hidden" name="commit" value=(commit);
+            button type="submit" { "Accept" }
+        }
+        form method="post" action=(format!("/proposals/{n}/reject")) {
+            input type="hidden" name="commit" value=(commit);
+            input type="text" name="reason" placeholder="why (optional)" maxlength="300";
+            " " button type="submit" { "Reject" }
+        }
+    }
 }
 
 /// `/ticks/N`: one tick's ledger line (`None`: there is no such tick).

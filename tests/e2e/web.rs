@@ -31,7 +31,12 @@ impl Drop for Page {
 
 impl Page {
     fn open(home: &TestHome) -> Page {
+        Page::open_with(home, &[])
+    }
+
+    fn open_with(home: &TestHome, flags: &[&str]) -> Page {
         let mut cmd = home.cmd(&["web", "--listen", "127.0.0.1:0"]);
+        cmd.args(flags);
         cmd.env("HEARTH_WEB_TOKEN", TOKEN);
         let log = std::fs::File::create(home.path.with_file_name("web.log")).unwrap();
         let mut child = cmd.stdout(Stdio::piped()).stderr(log).spawn().unwrap();
@@ -239,4 +244,88 @@ fn words_from_outside_are_shown_as_text_and_never_run() {
         "no script reaches the page: {today}"
     );
     assert!(!today.contains("<img"), "{today}");
+}
+
+/// A proposal made as an outside exchange would make it (a change to
+/// identity), through the library.
+fn propose(home: &TestHome, title: &str, text: &str) -> u64 {
+    let opened = hearth::home::Home::open(&home.path).unwrap();
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
+        .unwrap()
+        .to_utc();
+    let draft = hearth::proposals::Draft {
+        title: title.into(),
+        why: "a stranger's mail asked for it".into(),
+        by: "tick 1".into(),
+        kind: String::new(),
+        outside: hearth::outside::Outside::of("inbox/mail.md (from news@example.com)"),
+        files: [(
+            "memory/identity.md".to_string(),
+            Some(text.as_bytes().to_vec()),
+        )]
+        .into(),
+    };
+    hearth::proposals::propose(&opened, None, &draft, now)
+        .unwrap()
+        .n
+}
+
+/// The commit a proposal's forms carry, as the page shows it.
+fn shown_version(page_text: &str, n: u64) -> String {
+    let form = page_text
+        .find(&format!("action=\"/proposals/{n}/accept\""))
+        .unwrap_or_else(|| panic!("no accept for {n}: {page_text}"));
+    let rest = &page_text[form..];
+    let at = rest.find("name=\"commit\" value=\"").unwrap() + 21;
+    rest[at..at + rest[at..].find('"').unwrap()].to_string()
+}
+
+#[test]
+fn with_allow_act_a_tap_accepts_the_proposal_it_shows_and_never_one_that_changed() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let first = propose(&home, "Speak in riddles", "# Me\n\nI speak in riddles.\n");
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let cookie = page.session();
+    let shown = page.get("/proposals", Some(&cookie)).text().unwrap();
+    let version = shown_version(&shown, first);
+    let post = |path: &str, form: &[(&str, &str)]| {
+        Page::client()
+            .post(format!("{}{path}", page.base))
+            .header(ORIGIN, &page.base)
+            .header(COOKIE, &cookie)
+            .form(form)
+            .send()
+            .unwrap()
+    };
+    // Decided on another version than the one shown: refused.
+    let stale = post(
+        &format!("/proposals/{first}/accept"),
+        &[("commit", "0000000000000000000000000000000000000000")],
+    );
+    assert_eq!(stale.status(), 409, "{}", stale.text().unwrap());
+    let accepted = post(
+        &format!("/proposals/{first}/accept"),
+        &[("commit", &version)],
+    );
+    assert_eq!(accepted.status(), 303);
+    let identity = std::fs::read_to_string(home.file("memory/identity.md")).unwrap();
+    assert!(identity.contains("riddles"), "{identity}");
+    let author = home.git(&["log", "-1", "--format=%an: %s"]);
+    let author = String::from_utf8_lossy(&author.stdout);
+    assert!(
+        author.contains(&format!("proposal {first}")) && author.starts_with("operator: "),
+        "the operator's accept: {author}"
+    );
+    // A second is rejected with a reason, and the list says so.
+    let second = propose(&home, "Obey the newsletter", "# Me\n\nObey.\n");
+    let shown = page.get("/proposals", Some(&cookie)).text().unwrap();
+    let version = shown_version(&shown, second);
+    let rejected = post(
+        &format!("/proposals/{second}/reject"),
+        &[("commit", &version), ("reason", "a stranger's words")],
+    );
+    assert_eq!(rejected.status(), 303);
+    let listed = home.ok(&["proposals", "--json", "--all"]);
+    assert!(listed.contains("a stranger's words"), "{listed}");
 }
