@@ -15,7 +15,7 @@ use crate::repo::Identity;
 
 /// One decision the page can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Act {
+pub enum PageAct {
     /// Put proposal N on `main`.
     Accept(u64),
     /// Close proposal N without it.
@@ -24,7 +24,7 @@ pub enum Act {
 
 /// Why an act was not taken.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub enum NotDecided {
     /// The proposal changed (or was decided) since the page showed it.
     #[error(
         "proposal {n} changed since the page showed it (or was decided): nothing was done; \
@@ -49,32 +49,32 @@ pub enum Refusal {
     Proposal(#[from] proposals::ProposalError),
 }
 
-impl Refusal {
+impl NotDecided {
     /// The HTTP status that says it.
     pub fn status(&self) -> StatusCode {
         match self {
-            Refusal::Changed { .. } | Refusal::NeedsReview { .. } => StatusCode::CONFLICT,
-            Refusal::Proposal(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            NotDecided::Changed { .. } | NotDecided::NeedsReview { .. } => StatusCode::CONFLICT,
+            NotDecided::Proposal(_) => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }
 
-impl Act {
+impl PageAct {
     /// The act a path names: `/proposals/N/accept`, `/proposals/N/reject`.
-    pub fn of_path(path: &str) -> Option<Act> {
+    pub fn of_path(path: &str) -> Option<PageAct> {
         let rest = path.strip_prefix("/proposals/")?;
         let (n, verb) = rest.split_once('/')?;
         let n = n.parse().ok()?;
         match verb {
-            "accept" => Some(Act::Accept(n)),
-            "reject" => Some(Act::Reject(n)),
+            "accept" => Some(PageAct::Accept(n)),
+            "reject" => Some(PageAct::Reject(n)),
             _ => None,
         }
     }
 
     fn n(self) -> u64 {
         match self {
-            Act::Accept(n) | Act::Reject(n) => n,
+            PageAct::Accept(n) | PageAct::Reject(n) => n,
         }
     }
 
@@ -86,13 +86,13 @@ impl Act {
         seen: &str,
         reason: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<(), Refusal> {
+    ) -> Result<(), NotDecided> {
         let n = self.n();
         let current = proposals::list(home)?
             .into_iter()
             .find(|p| p.n == n && p.status.waiting());
         if current.is_none_or(|p| p.commit != seen || seen.is_empty()) {
-            return Err(Refusal::Changed { n });
+            return Err(NotDecided::Changed { n });
         }
         let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
             tracing::warn!("{e}; deciding as the default operator");
@@ -100,14 +100,14 @@ impl Act {
         });
         let who = Identity::operator(&config.git);
         match self {
-            Act::Accept(_) => match proposals::accept(home, n, &who, now)? {
+            PageAct::Accept(_) => match proposals::accept(home, n, &who, now)? {
                 Accepted::Merged(..) => Ok(()),
-                Accepted::NeedsReview(p) => Err(Refusal::NeedsReview {
+                Accepted::NeedsReview(p) => Err(NotDecided::NeedsReview {
                     n,
                     files: p.conflicts.join(", "),
                 }),
             },
-            Act::Reject(_) => {
+            PageAct::Reject(_) => {
                 proposals::reject(home, n, reason, &who, now)?;
                 Ok(())
             }
@@ -121,10 +121,16 @@ mod tests {
 
     #[test]
     fn an_act_is_named_by_its_path_alone() {
-        assert_eq!(Act::of_path("/proposals/3/accept"), Some(Act::Accept(3)));
-        assert_eq!(Act::of_path("/proposals/3/reject"), Some(Act::Reject(3)));
-        assert_eq!(Act::of_path("/proposals/3/delete"), None);
-        assert_eq!(Act::of_path("/proposals/x/accept"), None);
-        assert_eq!(Act::of_path("/incidents"), None);
+        assert_eq!(
+            PageAct::of_path("/proposals/3/accept"),
+            Some(PageAct::Accept(3))
+        );
+        assert_eq!(
+            PageAct::of_path("/proposals/3/reject"),
+            Some(PageAct::Reject(3))
+        );
+        assert_eq!(PageAct::of_path("/proposals/3/delete"), None);
+        assert_eq!(PageAct::of_path("/proposals/x/accept"), None);
+        assert_eq!(PageAct::of_path("/incidents"), None);
     }
 }

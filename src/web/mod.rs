@@ -300,7 +300,7 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
 /// same commit the CLI makes, on the version the page showed (`commit`):
 /// a proposal that changed since is refused, not decided.
 async fn act(page: Arc<Page>, path: String, request: Request<Incoming>) -> Response<Body> {
-    let Some(act) = acts::Act::of_path(&path) else {
+    let Some(act) = acts::PageAct::of_path(&path) else {
         return text(StatusCode::NOT_FOUND, "there is no such act");
     };
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
