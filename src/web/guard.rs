@@ -62,11 +62,14 @@ impl Served {
 }
 
 /// Whether a state-changing request came from the page itself: its
-/// `Origin` names the host it was sent to, or (a browser that sends no
-/// Origin) `Sec-Fetch-Site` says same-origin. Neither: refused, since a
-/// form on any page the operator opens can post here.
+/// `Origin` names the host it was sent to; or, when the browser hides the
+/// origin (`Origin: null`, which Chromium sends for a form under the
+/// page's `Referrer-Policy: no-referrer`, or none at all), `Sec-Fetch-Site`
+/// — a header no page can set — says same-origin. Neither: refused, since
+/// a form on any page the operator opens can post here.
 pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, host: Option<&str>) -> bool {
     match (origin, host) {
+        (None | Some("null"), _) => fetch_site == Some("same-origin"),
         (Some(origin), Some(host)) => {
             let origin = origin.to_ascii_lowercase();
             let authority = origin
@@ -74,7 +77,6 @@ pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, host: Option<
                 .or_else(|| origin.strip_prefix("https://"));
             authority == Some(host.to_ascii_lowercase().as_str())
         }
-        (None, _) => fetch_site == Some("same-origin"),
         (Some(_), None) => false,
     }
 }
@@ -133,6 +135,14 @@ mod tests {
         assert!(same_origin(Some("http://127.0.0.1:8780"), None, host));
         assert!(!same_origin(Some("http://attacker.example"), None, host));
         assert!(!same_origin(Some("null"), None, host));
+        assert!(
+            !same_origin(Some("null"), Some("cross-site"), host),
+            "a sandboxed frame"
+        );
+        assert!(
+            same_origin(Some("null"), Some("same-origin"), host),
+            "no-referrer's form"
+        );
         assert!(same_origin(None, Some("same-origin"), host));
         assert!(!same_origin(None, Some("cross-site"), host));
         assert!(!same_origin(None, None, host), "no word is no proof");

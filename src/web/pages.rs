@@ -21,7 +21,9 @@ padding:0 .75rem;color:#222}header,footer{font-size:.85rem;color:#555;padding:.5
 nav a{margin-right:.75rem}.healthy{color:#176a2c}.attention{color:#8a5a00}.trouble{color:#a11}\
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .35rem;\
 border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font-size:.9em}\
-input,button{font-size:1rem;padding:.4rem}";
+input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
+@media (max-width:600px){table,tbody,tr,td{display:block}tr:first-child{display:none}\
+tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
 
 /// What every page shows around its body.
 pub struct Frame {

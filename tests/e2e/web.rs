@@ -329,3 +329,76 @@ fn with_allow_act_a_tap_accepts_the_proposal_it_shows_and_never_one_that_changed
     let listed = home.ok(&["proposals", "--json", "--all"]);
     assert!(listed.contains("a stranger's words"), "{listed}");
 }
+
+/// The operator's phone, for real: Chromium at 390×844 logs in, reads
+/// every view (each saying the commit and the verdict the CLI says, none
+/// wider than the screen, no planted script run) and accepts a proposal
+/// with a tap. Screenshots of each view go to `target/screenshots/`.
+#[test]
+fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a_tap() {
+    use crate::common::webdriver::Browser;
+    let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("inbox/news.md"),
+        "---\nfrom: news@example.com\nsubject: <script>window.pwned = 1</script>\n---\n\
+         <img src=x onerror=\"window.pwned = 2\"> read me\n",
+    )
+    .unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let n = propose(
+        &home,
+        "<img src=x onerror=\"window.pwned = 3\"> Speak in riddles",
+        "# Me\n\nI speak in riddles.\n",
+    );
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let browser = Browser::start(390, 844);
+    browser.go(&format!("{}/", page.base));
+    assert!(browser.url().ends_with("/login"), "{}", browser.url());
+    browser.type_into("input[name=token]", TOKEN);
+    browser.click("button[type=submit]");
+    let said = browser.eval("return document.body.innerText");
+    assert_eq!(browser.url(), format!("{}/", page.base), "{said}");
+
+    let head = home.git(&["rev-parse", "HEAD"]);
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    let check = home.output(&["status", "--check"]);
+    let word = String::from_utf8_lossy(&check.stdout);
+    let word = word.split(':').next().unwrap().trim().to_string();
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    for (name, path) in [
+        ("today", "/"),
+        ("incidents", "/incidents"),
+        ("proposals", "/proposals"),
+        ("tick", "/ticks/1"),
+    ] {
+        browser.go(&format!("{}{path}", page.base));
+        let meta = |m: &str| {
+            browser.eval(&format!(
+                "return document.querySelector('meta[name=\"{m}\"]').content"
+            ))
+        };
+        assert_eq!(meta("hearth-commit"), head.as_str(), "{path}");
+        assert_eq!(meta("hearth-verdict"), word.as_str(), "{path}");
+        let fits = browser.eval("return document.documentElement.scrollWidth <= window.innerWidth");
+        assert_eq!(fits, true, "{path} is wider than a phone");
+        let ran = browser.eval("return window.pwned === undefined");
+        assert_eq!(ran, true, "a planted script ran on {path}");
+        browser.screenshot(&shots.join(format!("web-{name}.png")));
+    }
+    // Three taps from a notice: the link, the proposals page, Accept.
+    browser.go(&format!("{}/proposals", page.base));
+    let title = browser.eval("return document.querySelector('td:nth-child(3)').innerText");
+    assert!(
+        title.as_str().unwrap().contains("<img src=x"),
+        "the planted title is shown as text: {title}"
+    );
+    browser.click(&format!("form[action=\"/proposals/{n}/accept\"] button"));
+    assert!(browser.url().ends_with("/proposals"), "{}", browser.url());
+    let identity = std::fs::read_to_string(home.file("memory/identity.md")).unwrap();
+    assert!(
+        identity.contains("riddles"),
+        "accepted by the tap: {identity}"
+    );
+    let author = home.git(&["log", "-1", "--format=%an"]);
+    assert_eq!(String::from_utf8_lossy(&author.stdout).trim(), "operator");
+}
