@@ -51,7 +51,17 @@ fn units_verify_clean_and_expose_at_most_1_5() {
         .join("hearth-notify@hearth@alice.service.service");
     std::fs::copy(&notify, &notify_instance).unwrap();
 
-    for unit in [&single, &instance, &notify_instance] {
+    // The page's units, not enabled by the package, hardened the same.
+    let web = installed_copy(dir.path(), "supervisor/hearth-web.service", "hearth-web.service");
+    let web_template = installed_copy(
+        dir.path(),
+        "supervisor/hearth-web@.service",
+        "hearth-web@.service",
+    );
+    let web_instance = dir.path().join("hearth-web@alice.service");
+    std::fs::copy(&web_template, &web_instance).unwrap();
+
+    for unit in [&single, &instance, &notify_instance, &web, &web_instance] {
         let out = analyze(&["verify", unit.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
