@@ -18,6 +18,7 @@ pub mod notify;
 pub mod prices;
 pub mod secret_url;
 mod validate;
+pub mod web;
 
 pub(crate) use validate::line_of_key;
 use validate::Invalid;
@@ -136,6 +137,8 @@ pub struct Config {
     pub notify: notify::NotifyConfig,
     /// `[jobs]`: when a job that does not do its work is flared.
     pub jobs: jobs::JobsConfig,
+    /// `[web]`: where the operator's page is, for the notices' links.
+    pub web: web::WebConfig,
 }
 
 /// `[tick]`.

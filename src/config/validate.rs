@@ -8,6 +8,9 @@ use super::{collab, Config, ProviderKind};
 impl Config {
     /// The first value hearth cannot use, if any.
     pub(super) fn validate(&self) -> Result<(), Invalid> {
+        if let Some(problem) = self.web.problem() {
+            return Err(Invalid::at("web", "url", problem));
+        }
         let textfile = &self.metrics.textfile;
         if !textfile.is_empty() && !Path::new(textfile).is_absolute() {
             // Inside the home it would be committed as a hand edit every tick.

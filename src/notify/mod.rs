@@ -71,6 +71,10 @@ pub struct Notice {
     pub incident: String,
     /// Opened, resolved…
     pub state: NoticeState,
+    /// Where the operator's page shows it (`[web] url`): a link that
+    /// identifies, never authorizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 impl Notice {
@@ -102,6 +106,20 @@ impl Notice {
             body,
             incident: incident.to_string(),
             state,
+            link: None,
         }
+    }
+
+    /// The notice with a link to where `page` (the page's address) shows
+    /// it: the proposals for a proposal's, else the incidents.
+    pub fn linked(mut self, page: Option<&str>) -> Notice {
+        self.link = page.map(|base| {
+            let view = match self.kind.as_str() {
+                "proposal" | "request" => "/proposals",
+                _ => "/incidents",
+            };
+            format!("{base}{view}")
+        });
+        self
     }
 }

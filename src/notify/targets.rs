@@ -200,13 +200,17 @@ fn ntfy(url: &str, token: Option<&str>, notice: &Notice) -> Result<String, Undel
         Severity::Info => 3,
     };
     let message: String = notice.body.chars().take(4000).collect();
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "topic": topic,
         "title": format!("{}: {}", notice.home, notice.title),
         "message": message,
         "priority": priority,
         "tags": ["hearth", notice.kind, notice.state.as_str()],
     });
+    if let Some(link) = &notice.link {
+        // ntfy opens it when the notification is tapped.
+        body["click"] = serde_json::Value::String(link.clone());
+    }
     let mut request = client()?.post(format!("{root}/")).json(&body);
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -243,9 +247,13 @@ fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, Undelivere
         .filter(|c| !c.is_control())
         .take(200)
         .collect();
+    let open = notice
+        .link
+        .as_ref()
+        .map_or(String::new(), |link| format!("\n\nOpen: {link}"));
     let message = format!(
         "To: {to}\nSubject: {subject}\nContent-Type: text/plain; charset=utf-8\n\
-         X-Hearth-Notice: {}\n\n{}\n\n-- \nhearth, {} ({}, {})\n",
+         X-Hearth-Notice: {}\n\n{}{open}\n\n-- \nhearth, {} ({}, {})\n",
         notice.id,
         notice.body,
         notice.home,

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 use crate::clock::Clock;
 use crate::config::notify::NotifyConfig;
+use crate::config::web::WebConfig;
 use crate::config::Config;
 use crate::home::Home;
 use crate::notify::ping::{self, Ping};
@@ -133,6 +134,8 @@ pub(super) struct Notices {
     clock: Clock,
     secrets: Secrets,
     notify: NotifyConfig,
+    /// Where the operator's page is (`[web] url`): each notice links to it.
+    web: WebConfig,
     courier: Option<Courier>,
     unsent: Vec<Notice>,
     said: BTreeSet<String>,
@@ -148,6 +151,7 @@ impl Notices {
             clock,
             secrets: secrets.clone(),
             notify: config.notify.clone(),
+            web: config.web.clone(),
             courier: Some(Courier::start(home, clock, route)),
             unsent: Vec::new(),
             said: BTreeSet::new(),
@@ -156,6 +160,7 @@ impl Notices {
 
     /// `[notify]` changed: the courier delivers by the new one.
     pub(super) fn reconfigure(&mut self, config: &Config) {
+        self.web = config.web.clone();
         if config.notify == self.notify {
             return;
         }
@@ -241,7 +246,9 @@ impl Notices {
         for n in &notices {
             tracing::info!("notice: {} {} ({})", n.state.as_str(), n.title, n.incident);
         }
-        self.unsent.extend(notices);
+        let page = self.web.base();
+        self.unsent
+            .extend(notices.into_iter().map(|n| n.linked(page)));
         if self.unsent.is_empty() {
             return;
         }

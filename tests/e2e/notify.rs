@@ -459,3 +459,47 @@ fn a_proposal_that_has_waited_a_day_is_named_in_a_reminder_once_a_day_with_its_c
         "{metrics}"
     );
 }
+
+/// `[web] url` makes a notice carry a link to where the operator's page
+/// shows it — ntfy opens it on a tap — and the link holds no secret; a
+/// `[web] url` with one is refused at load.
+#[test]
+fn a_notice_links_to_the_page_that_shows_its_incident() {
+    let ntfy = Receiver::start();
+    let home = TestHome::with_config(&format!(
+        "[notify]\nntfy = \"{}/t\"\n[web]\nurl = \"https://agent.example/\"\n",
+        ntfy.url
+    ));
+    let opened = hearth::home::Home::open(&home.path).unwrap();
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
+        .unwrap()
+        .to_utc();
+    let flare = hearth::mailbox::outbox::Letter::flare(
+        hearth::mailbox::cause::Cause::Push,
+        "the off-box copy is not being updated",
+        "the remote refused the push",
+    );
+    hearth::mailbox::outbox::post(&opened, &flare, now).unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let taken = ntfy.taken();
+    let opened_notice = taken
+        .iter()
+        .map(|r| r.json())
+        .find(|n| {
+            n["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("off-box copy"))
+        })
+        .unwrap_or_else(|| panic!("no notice of the flare: {taken:?}"));
+    assert_eq!(opened_notice["click"], "https://agent.example/incidents");
+
+    std::fs::write(
+        home.file("hearth.toml"),
+        "[web]\nurl = \"https://agent.example/?token=s3cret\"\n",
+    )
+    .unwrap();
+    let refused = home.output(&["status", "--check"]);
+    let said = String::from_utf8_lossy(&refused.stdout).into_owned()
+        + &String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("a link never carries a secret"), "{said}");
+}

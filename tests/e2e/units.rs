@@ -52,7 +52,11 @@ fn units_verify_clean_and_expose_at_most_1_5() {
     std::fs::copy(&notify, &notify_instance).unwrap();
 
     // The page's units, not enabled by the package, hardened the same.
-    let web = installed_copy(dir.path(), "supervisor/hearth-web.service", "hearth-web.service");
+    let web = installed_copy(
+        dir.path(),
+        "supervisor/hearth-web.service",
+        "hearth-web.service",
+    );
     let web_template = installed_copy(
         dir.path(),
         "supervisor/hearth-web@.service",
