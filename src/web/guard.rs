@@ -92,13 +92,13 @@ pub fn token_matches(given: &[u8], token: &str) -> bool {
             == 0
 }
 
-/// The headers every answer carries: no script but the page's own files
-/// (none today), no frame, no sniffing, no referrer.
+/// The headers every answer carries: no script but the page's own file
+/// (`/live.js`; none inline, no eval), no frame, no sniffing, no referrer.
 pub const HEADERS: [(&str, &str); 5] = [
     (
         "content-security-policy",
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
-         frame-ancestors 'none'; base-uri 'none'",
+        "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; \
+         img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     ),
     ("x-content-type-options", "nosniff"),
     ("referrer-policy", "no-referrer"),

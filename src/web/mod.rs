@@ -113,6 +113,8 @@ struct Page {
     secure_cookies: bool,
     allow_act: bool,
     sessions: Mutex<Sessions>,
+    /// Event streams open now.
+    streams: std::sync::atomic::AtomicUsize,
 }
 
 /// Serves the page of `home` until the process is stopped; `listening` is
@@ -166,6 +168,7 @@ pub fn serve(
             secure_cookies: options.secure_cookies,
             allow_act: options.allow_act,
             sessions: Mutex::new(Sessions::default()),
+            streams: Default::default(),
         });
         accept_loop(&listener, page).await;
         Ok(())
@@ -276,6 +279,11 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     match (method.as_str(), path.as_str()) {
         (_, "/style.css") => respond(StatusCode::OK, "text/css", pages::STYLE.to_string()),
+        (_, "/live.js") => respond(
+            StatusCode::OK,
+            "text/javascript; charset=utf-8",
+            pages::LIVE_JS.to_string(),
+        ),
         ("GET", "/login") => html(StatusCode::OK, pages::login(false, false)),
         ("POST", "/login") => log_in(&page, request).await,
         ("POST", "/logout") => {
@@ -286,6 +294,7 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             see_other("/login", None)
         }
         _ if !signed_in(&page, &request) => see_other("/login", None),
+        ("GET", "/events") => events(page),
         ("GET" | "HEAD", _) => view(page, path).await,
         ("POST", _) if page.allow_act => act(page, path, request).await,
         _ => text(
@@ -294,6 +303,79 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
              (`hearth proposals accept N`)",
         ),
     }
+}
+
+/// How often an open page's stream looks at `main`: a commit reaches the
+/// page within this (and the time to read it).
+const EVENTS_EVERY: Duration = Duration::from_millis(250);
+
+/// A comment line this often keeps a stream open through proxies, and
+/// finds a closed one.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Streams open at once (each an open page); past it, 503.
+const MAX_STREAMS: usize = 16;
+
+/// `GET /events`: server-sent events, one `commit` event (`SHA TICK`)
+/// each time `main` moves, so an open page learns of a new tick without a
+/// reload. Nothing is read from the request.
+fn events(page: Arc<Page>) -> Response<Body> {
+    use std::sync::atomic::Ordering;
+    if page.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
+        page.streams.fetch_sub(1, Ordering::SeqCst);
+        return text(StatusCode::SERVICE_UNAVAILABLE, "too many pages are open");
+    }
+    let (mut sender, body) = http_body_util::channel::Channel::<Bytes, Infallible>::new(2);
+    tokio::spawn(async move {
+        let mut last: Option<String> = None;
+        let mut quiet = Duration::ZERO;
+        loop {
+            let (home, seen) = (page.home.clone(), last.clone());
+            // The ledger is read only when `main` moved.
+            let now = tokio::task::spawn_blocking(move || moved(&home, seen.as_deref()))
+                .await
+                .ok()
+                .flatten();
+            let said = match now {
+                Some((head, tick)) => {
+                    let said = format!("event: commit\ndata: {head} {tick}\n\n");
+                    last = Some(head);
+                    quiet = Duration::ZERO;
+                    Some(said)
+                }
+                _ if quiet >= KEEP_ALIVE => {
+                    quiet = Duration::ZERO;
+                    Some(": still here\n\n".to_string())
+                }
+                _ => None,
+            };
+            if let Some(said) = said {
+                if sender.send_data(Bytes::from(said)).await.is_err() {
+                    break; // the page was closed
+                }
+            }
+            tokio::time::sleep(EVENTS_EVERY).await;
+            quiet += EVENTS_EVERY;
+        }
+        page.streams.fetch_sub(1, Ordering::SeqCst);
+    });
+    let mut response = respond(StatusCode::OK, "text/event-stream", String::new());
+    *response.body_mut() = body.boxed();
+    response
+}
+
+/// `main`'s commit and the last tick's number (empty when none), when
+/// `main` is not at `seen` any more.
+fn moved(home: &Home, seen: Option<&str>) -> Option<(String, String)> {
+    let head = crate::repo::Repo::open(home.root()).ok()?.head()?;
+    if seen == Some(head.as_str()) {
+        return None;
+    }
+    let tick = crate::exchange::ledger::Ledger::read(&home.ticks_path())
+        .ok()
+        .and_then(|l| l.last().map(|t| t.tick.to_string()))
+        .unwrap_or_default();
+    Some((head, tick))
 }
 
 /// `POST /proposals/N/accept` or `…/reject`: the operator's decision, the

@@ -25,6 +25,9 @@ input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
 @media (max-width:600px){table,tbody,tr,td{display:block}tr:first-child{display:none}\
 tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
 
+/// The page's one script (`/live.js`), compiled in.
+pub const LIVE_JS: &str = include_str!("assets/live.js");
+
 /// What every page shows around its body.
 pub struct Frame {
     /// The commit the page is rendered from (none: a home with no commit).
@@ -61,6 +64,7 @@ impl Frame {
                     meta name="hearth-verdict" content=(health);
                     title { (title) " · hearth" }
                     link rel="stylesheet" href="/style.css";
+                    script src="/live.js" defer {}
                 }
                 body {
                     header {
@@ -70,6 +74,7 @@ impl Frame {
                             a href="/proposals" { "proposals" }
                         }
                         p class=(health) { strong { (verdict_line(&self.status)) } }
+                        p id="live" {}
                     }
                     main { h1 { (title) } (body) }
                     footer {
