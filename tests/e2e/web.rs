@@ -359,8 +359,9 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
     assert!(browser.url().ends_with("/login"), "{}", browser.url());
     browser.type_into("input[name=token]", TOKEN);
     browser.click("button[type=submit]");
-    let said = browser.eval("return document.body.innerText");
-    assert_eq!(browser.url(), format!("{}/", page.base), "{said}");
+    home.wait_for(std::time::Duration::from_secs(20), "the login", || {
+        browser.url() == format!("{}/", page.base)
+    });
 
     let head = home.git(&["rev-parse", "HEAD"]);
     let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
