@@ -220,6 +220,16 @@ pub struct Tally {
     pub skipped: Vec<(usize, String)>,
 }
 
+/// Each rotated segment's line count, by its file name: (size, lines).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SegmentCounts {
+    counts: BTreeMap<String, (u64, usize)>,
+}
+
+impl crate::json_file::JsonFile for SegmentCounts {
+    const VERSION: u32 = 1;
+}
+
 impl Ledger {
     /// Reads the live ledger (or, when a rotation has just emptied it, the
     /// newest segment); lines that do not parse are kept aside in `skipped`.
@@ -280,15 +290,51 @@ impl Ledger {
     /// of one-minute ticks they are hundreds of MB, and they were written
     /// whole by a rotation.
     pub fn tally(path: &Path) -> std::io::Result<Tally> {
+        Ledger::tally_remembering(path, None)
+    }
+
+    /// [`Ledger::tally`], each segment's count kept in `memo` (under
+    /// `.hearth/`, never committed) by its name and size: a segment is
+    /// written whole by one rotation and never again, so it is counted
+    /// once, and a status on a year of ticks reads none of them. A memo
+    /// that cannot be read or written only costs the count.
+    pub fn tally_remembering(path: &Path, memo: Option<&Path>) -> std::io::Result<Tally> {
         let live = Ledger::read_file(path)?;
         let segments = segments(path);
+        let mut known: SegmentCounts = memo
+            .and_then(|m| crate::json_file::load(m).ok().flatten())
+            .unwrap_or_default();
+        let mut fresh = false;
         let mut recorded = live.records.len();
         for segment in &segments {
-            let bytes = std::fs::read(segment)?;
-            recorded += bytes
-                .split(|b| *b == b'\n')
-                .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
-                .count();
+            let name = segment
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let size = std::fs::metadata(segment)?.len();
+            match known.counts.get(&name) {
+                Some(&(was, lines)) if was == size => recorded += lines,
+                _ => {
+                    let bytes = std::fs::read(segment)?;
+                    let lines = bytes
+                        .split(|b| *b == b'\n')
+                        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+                        .count();
+                    known.counts.insert(name, (size, lines));
+                    fresh = true;
+                    recorded += lines;
+                }
+            }
+        }
+        if let (true, Some(memo)) = (fresh, memo) {
+            known.counts.retain(|name, _| {
+                segments
+                    .iter()
+                    .any(|s| s.file_name().is_some_and(|n| n.to_string_lossy() == *name))
+            });
+            if let Err(e) = crate::json_file::save(memo, &known) {
+                tracing::debug!("the ledger's segment counts were not kept: {e}");
+            }
         }
         let last = match live.last() {
             Some(last) => Some(last.clone()),

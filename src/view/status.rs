@@ -450,9 +450,13 @@ pub(super) fn sessions(
 }
 
 /// The ledger's tally, its skipped lines among `problems`.
+/// Where status keeps the ledger's segment counts (never committed).
+const SEGMENT_COUNTS: &str = ".hearth/ledger-segments.json";
+
 fn tally(home: &Home, problems: &mut Vec<String>) -> crate::exchange::ledger::Tally {
     let ticks_path = home.ticks_path();
-    let ledger = match Ledger::tally(&ticks_path) {
+    let memo = home.path(SEGMENT_COUNTS);
+    let ledger = match Ledger::tally_remembering(&ticks_path, Some(&memo)) {
         Ok(tally) => tally,
         Err(e) => {
             problems.push(format!("{}: {e}", home.relative(&ticks_path)));
