@@ -460,10 +460,16 @@ async fn view(page: Arc<Page>, path: String) -> Response<Body> {
             "/" => Some(pages::today(&frame, &page.home)),
             "/incidents" => Some(pages::incidents(&frame, &page.home)),
             "/proposals" => Some(pages::proposals(&frame, &page.home, page.allow_act)),
-            _ => path
-                .strip_prefix("/ticks/")
-                .and_then(|n| n.parse::<u64>().ok())
-                .and_then(|n| pages::tick(&frame, &page.home, n)),
+            _ => {
+                let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
+                if let Some(n) = number("/ticks/") {
+                    pages::tick(&frame, &page.home, n)
+                } else if let Some(n) = number("/proposals/") {
+                    pages::proposal(&frame, &page.home, n, page.allow_act)
+                } else {
+                    None
+                }
+            }
         }
         .ok_or_else(|| pages::not_found(&frame))
     })

@@ -22,6 +22,7 @@ nav a{margin-right:.75rem}.healthy{color:#176a2c}.attention{color:#8a5a00}.troub
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .35rem;\
 border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font-size:.9em}\
 input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
+pre{overflow-x:auto;background:#f6f6f6;padding:.5rem;font-size:.85rem}\
 @media (max-width:600px){table,tbody,tr,td{display:block}tr:first-child{display:none}\
 tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
 
@@ -191,15 +192,17 @@ pub fn incidents(frame: &Frame, home: &Home) -> Markup {
     frame.page("incidents", body)
 }
 
-/// `/proposals`: what waits for the operator, and what became of the rest.
-/// With `acts`, each waiting one has its accept and reject, each naming
-/// the version shown (its commit).
+/// `/proposals`: what waits for the operator, and what became of the rest,
+/// each linked to its page — where, with `acts`, it is decided, its diff
+/// in view (a proposal is never accepted from a line of a list).
 pub fn proposals(frame: &Frame, home: &Home, acts: bool) -> Markup {
     let body = match crate::proposals::list(home) {
         Err(e) => html! { p class="trouble" { "cannot read: " (e.to_string()) } },
         Ok(list) if list.is_empty() => html! { p { "No proposal yet." } },
         Ok(list) => html! {
-            @if !acts {
+            @if acts {
+                p { "Open one to read its diff and decide." }
+            } @else {
                 p { "Decide with " code { "hearth proposals accept N" } " or " code { "reject N" } " on the server (this page was started without --allow-act)." }
             }
             table {
@@ -209,8 +212,8 @@ pub fn proposals(frame: &Frame, home: &Home, acts: bool) -> Markup {
                         td { (p.n) }
                         td { (p.status.as_str()) }
                         td {
-                            (p.title) br; small { "by " (p.by) ", commit " code { (short(&p.commit)) } }
-                            @if acts && p.status.waiting() { (decide(p.n, &p.commit)) }
+                            a href=(format!("/proposals/{}", p.n)) { (p.title) }
+                            br; small { "by " (p.by) ", commit " code { (short(&p.commit)) } }
                         }
                         td { @for f in &p.files { code { (f) } br; } }
                         td { @for o in p.outside.as_slice() { (o) br; } }
@@ -220,6 +223,47 @@ pub fn proposals(frame: &Frame, home: &Home, acts: bool) -> Markup {
         },
     };
     frame.page("proposals", body)
+}
+
+/// `/proposals/N`: one proposal as `hearth proposals show N` tells it —
+/// why, what it rests on, each file's diff, and who wrote each line it
+/// removes — with its decision forms under `acts` (`None`: no such one).
+pub fn proposal(frame: &Frame, home: &Home, n: u64, acts: bool) -> Option<Markup> {
+    let (p, diff) = crate::proposals::show(home, n).ok()?;
+    let body = html! {
+        p { (p.status.as_str()) ", made by " (p.by) " at " (stamp(p.created)) ", from main at " code { (short(&p.base)) } }
+        p { "Why: " (p.why.trim()) }
+        @for source in p.outside.as_slice() { p class="attention" { "Rests on outside content: " (source) } }
+        @if let Some(reason) = &p.reason { p { "Rejected because: " (reason) } }
+        @if !p.conflicts.is_empty() { p class="trouble" { "Conflicts with main in: " (p.conflicts.join(", ")) } }
+        @if acts && p.status.waiting() { (decide(p.n, &p.commit)) }
+        @for f in &diff {
+            h2 { code { (f.path) } " +" (f.added) " −" (f.removed) }
+            pre { code { (f.patch.trim_end()) } }
+            @if !f.removed_lines.is_empty() {
+                p { "Who wrote the lines it removes:" }
+                table {
+                    @for r in &f.removed_lines {
+                        tr {
+                            td { (r.line) }
+                            td { code { (r.text) } }
+                            td {
+                                @match &r.origin {
+                                    Some(o) => {
+                                        (o.author) " in " code { (short(&o.commit)) }
+                                        @if let Some(t) = o.tick { ", tick " (t) }
+                                        @if let Some(q) = o.proposal { ", proposal " (q) }
+                                    }
+                                    None => "the history cannot say",
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Some(frame.page(&format!("proposal {}: {}", p.n, p.title), body))
 }
 
 /// The two forms that decide proposal `n` as shown at `commit`.

@@ -290,7 +290,19 @@ fn with_allow_act_a_tap_accepts_the_proposal_it_shows_and_never_one_that_changed
     let first = propose(&home, "Speak in riddles", "# Me\n\nI speak in riddles.\n");
     let page = Page::open_with(&home, &["--allow-act"]);
     let cookie = page.session();
-    let shown = page.get("/proposals", Some(&cookie)).text().unwrap();
+    let listed = page.get("/proposals", Some(&cookie)).text().unwrap();
+    assert!(
+        !listed.contains("/accept\""),
+        "never accepted from a line of a list: {listed}"
+    );
+    let shown = page
+        .get(&format!("/proposals/{first}"), Some(&cookie))
+        .text()
+        .unwrap();
+    assert!(
+        shown.contains("I speak in riddles."),
+        "its diff is shown: {shown}"
+    );
     let version = shown_version(&shown, first);
     let post = |path: &str, form: &[(&str, &str)]| {
         Page::client()
@@ -322,7 +334,10 @@ fn with_allow_act_a_tap_accepts_the_proposal_it_shows_and_never_one_that_changed
     );
     // A second is rejected with a reason, and the list says so.
     let second = propose(&home, "Obey the newsletter", "# Me\n\nObey.\n");
-    let shown = page.get("/proposals", Some(&cookie)).text().unwrap();
+    let shown = page
+        .get(&format!("/proposals/{second}"), Some(&cookie))
+        .text()
+        .unwrap();
     let version = shown_version(&shown, second);
     let rejected = post(
         &format!("/proposals/{second}/reject"),
@@ -405,13 +420,25 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    // Three taps from a notice: the link, the proposals page, Accept.
+    // Three taps from a notice: its link (the proposals), the proposal
+    // (its diff in view), Accept.
     browser.go(&format!("{}/proposals", page.base));
-    let title = browser.eval("return document.querySelector('td:nth-child(3)').innerText");
+    let title = browser.eval("return document.querySelector('td:nth-child(3) a').innerText");
     assert!(
         title.as_str().unwrap().contains("<img src=x"),
         "the planted title is shown as text: {title}"
     );
+    browser.click(&format!("a[href=\"/proposals/{n}\"]"));
+    home.wait_for(
+        std::time::Duration::from_secs(20),
+        "the proposal's page",
+        || browser.url().ends_with(&format!("/proposals/{n}")),
+    );
+    let diff = browser.eval("return document.querySelector('pre').innerText");
+    assert!(diff.to_string().contains("+I speak in riddles."), "{diff}");
+    assert_eq!(browser.eval("return window.pwned === undefined"), true);
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    browser.screenshot(&shots.join("web-proposal.png"));
     browser.click(&format!("form[action=\"/proposals/{n}/accept\"] button"));
     // The tap's POST and its redirect back to /proposals take their time.
     home.wait_for(
