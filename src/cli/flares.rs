@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use hearth::config::Config;
-use hearth::home::lock::CommitLock;
 use hearth::mailbox::flares;
-use hearth::repo::{Identity, Repo};
+use hearth::notify::acknowledge::{acknowledge, NotAcknowledged};
+use hearth::repo::Identity;
 
 use super::{CommandError, Env, Exit};
 
@@ -132,35 +132,6 @@ fn print_incidents(home: &hearth::home::Home) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Acknowledges the incidents `ids` name (a key's start, or a flare of
-/// theirs): the ids left for the flares' read marks, with the flares of
-/// each incident acknowledged, and the keys acknowledged.
-fn ack_incidents(
-    home: &hearth::home::Home,
-    ids: Vec<String>,
-) -> Result<(Vec<String>, Vec<String>), CommandError> {
-    use hearth::notify::incidents::Incidents;
-    let mut record = Incidents::load(home).unwrap_or_default();
-    let mut flare_ids = Vec::new();
-    let mut acked = Vec::new();
-    for id in ids {
-        let keys = record.ack(&id);
-        if keys.iter().any(|k| k.starts_with(&id)) {
-            // A key: its flares are what is marked read.
-            for key in &keys {
-                flare_ids.extend(record.open[key].flares.iter().cloned());
-            }
-        } else {
-            flare_ids.push(id);
-        }
-        acked.extend(keys);
-    }
-    if !acked.is_empty() {
-        record.save(home)?;
-    }
-    Ok((flare_ids, acked))
-}
-
 /// `--ack`: marks flares (or letters) read, and acknowledges the incidents
 /// named; committed as the operator's.
 fn ack(
@@ -178,29 +149,15 @@ fn ack(
         ));
     }
     let config = Config::load(&home.config_path()).unwrap_or_default();
-    let _lock = CommitLock::acquire(home)?;
-    // An incident's key (or a flare of it) acknowledges its cause: its
-    // flares are marked read, and it reminds no more.
-    let (ids, acked) = match which {
-        flares::Which::Flares => ack_incidents(home, ids)?,
-        flares::Which::Letters => (ids, Vec::new()),
-    };
-    let newly = if ids.is_empty() && !all {
-        Vec::new()
-    } else {
-        flares::ack_of(home, which, &ids)
-            .map_err(|e| CommandError::new(e, format!("`hearth {command} --all` lists every ID")))?
-    };
-    let repo = Repo::open(home.root())?;
-    repo.commit(
-        &[
-            hearth::home::layout::rel::FLARES_READ,
-            hearth::notify::incidents::FILE,
-        ],
-        &Identity::operator(&config.git),
-        &format!("{command}: {} marked read", newly.len()),
-        env.clock.now(),
-    )?;
+    let who = Identity::operator(&config.git);
+    let done = acknowledge(home, which, ids, all, &who, command, env.clock.now()).map_err(|e| {
+        let hint = match &e {
+            NotAcknowledged::Marks(_) => format!("`hearth {command} --all` lists every ID"),
+            _ => "try again; the marks are written whole or not at all".to_string(),
+        };
+        CommandError::new(e, hint)
+    })?;
+    let (acked, newly) = (done.incidents, done.marked);
     for key in &acked {
         outln!("acknowledged the incident {key}");
     }

@@ -8,6 +8,7 @@
 //! the tick's path; the dead-man ping tells a monitoring service the host
 //! is alive.
 
+pub mod acknowledge;
 pub mod courier;
 pub mod incidents;
 pub mod ping;
