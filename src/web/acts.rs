@@ -1,5 +1,5 @@
 //! What the operator decides from the page (`--allow-act`): accept or
-//! reject a proposal. Each act names the version it was decided on — the
+//! reject a proposal, acknowledge an incident. Each act names the version it was decided on — the
 //! proposal's commit the page showed — and is refused when the proposal
 //! has changed since, so a tap never accepts words the operator did not
 //! see. The decision is the CLI's own (`proposals::accept`, `reject`): one
@@ -10,6 +10,7 @@ use hyper::StatusCode;
 
 use crate::config::Config;
 use crate::home::Home;
+use crate::mailbox::flares::Which;
 use crate::proposals::{self, Accepted};
 use crate::repo::Identity;
 
@@ -20,6 +21,9 @@ pub enum PageAct {
     Accept(u64),
     /// Close proposal N without it.
     Reject(u64),
+    /// Acknowledge the incident whose key the form names: its flares
+    /// marked read, no reminder.
+    Acknowledge,
 }
 
 /// Why an act was not taken.
@@ -44,17 +48,27 @@ pub enum NotDecided {
         /// The files in conflict.
         files: String,
     },
+    /// The incident is not open any more.
+    #[error("that incident is not open any more: reload the page")]
+    Gone,
     /// The book or the repository said no.
     #[error(transparent)]
     Proposal(#[from] proposals::ProposalError),
+    /// The acknowledgement could not be kept.
+    #[error(transparent)]
+    Acknowledge(#[from] crate::notify::acknowledge::NotAcknowledged),
 }
 
 impl NotDecided {
     /// The HTTP status that says it.
     pub fn status(&self) -> StatusCode {
         match self {
-            NotDecided::Changed { .. } | NotDecided::NeedsReview { .. } => StatusCode::CONFLICT,
-            NotDecided::Proposal(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            NotDecided::Changed { .. } | NotDecided::NeedsReview { .. } | NotDecided::Gone => {
+                StatusCode::CONFLICT
+            }
+            NotDecided::Proposal(_) | NotDecided::Acknowledge(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
         }
     }
 }
@@ -62,6 +76,9 @@ impl NotDecided {
 impl PageAct {
     /// The act a path names: `/proposals/N/accept`, `/proposals/N/reject`.
     pub fn of_path(path: &str) -> Option<PageAct> {
+        if path == "/incidents/acknowledge" {
+            return Some(PageAct::Acknowledge);
+        }
         let rest = path.strip_prefix("/proposals/")?;
         let (n, verb) = rest.split_once('/')?;
         let n = n.parse().ok()?;
@@ -72,14 +89,8 @@ impl PageAct {
         }
     }
 
-    fn n(self) -> u64 {
-        match self {
-            PageAct::Accept(n) | PageAct::Reject(n) => n,
-        }
-    }
-
-    /// Takes the act on the proposal as the page showed it (`seen`, its
-    /// commit), as the operator.
+    /// Takes the act on what the page showed — a proposal at its commit,
+    /// an incident by its key (`seen`) — as the operator.
     pub fn take(
         self,
         home: &Home,
@@ -87,18 +98,17 @@ impl PageAct {
         reason: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(), NotDecided> {
-        let n = self.n();
+        let n = match self {
+            PageAct::Accept(n) | PageAct::Reject(n) => n,
+            PageAct::Acknowledge => return acknowledge(home, seen, now),
+        };
         let current = proposals::list(home)?
             .into_iter()
             .find(|p| p.n == n && p.status.waiting());
         if current.is_none_or(|p| p.commit != seen || seen.is_empty()) {
             return Err(NotDecided::Changed { n });
         }
-        let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
-            tracing::warn!("{e}; deciding as the default operator");
-            Config::default()
-        });
-        let who = Identity::operator(&config.git);
+        let who = operator(home);
         match self {
             PageAct::Accept(_) => match proposals::accept(home, n, &who, now)? {
                 Accepted::Merged(..) => Ok(()),
@@ -111,8 +121,33 @@ impl PageAct {
                 proposals::reject(home, n, reason, &who, now)?;
                 Ok(())
             }
+            PageAct::Acknowledge => Ok(()),
         }
     }
+}
+
+/// Who decides from the page: the operator of `[git]`.
+fn operator(home: &Home) -> Identity {
+    let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
+        tracing::warn!("{e}; deciding as the default operator");
+        Config::default()
+    });
+    Identity::operator(&config.git)
+}
+
+/// Acknowledges the open incident whose key is `key`, exactly (an
+/// incident closed or changed since the page showed it is refused).
+fn acknowledge(home: &Home, key: &str, now: DateTime<Utc>) -> Result<(), NotDecided> {
+    let open = crate::notify::incidents::Incidents::load(home)
+        .map(|record| record.open.contains_key(key))
+        .unwrap_or(false);
+    if !open || key.is_empty() {
+        return Err(NotDecided::Gone);
+    }
+    let ids = vec![key.to_string()];
+    let who = operator(home);
+    crate::notify::acknowledge::acknowledge(home, Which::Flares, ids, false, &who, "page", now)?;
+    Ok(())
 }
 
 #[cfg(test)]

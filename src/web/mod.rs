@@ -389,13 +389,17 @@ async fn act(page: Arc<Page>, path: String, request: Request<Incoming>) -> Respo
         Ok(collected) => collected.to_bytes(),
         Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a decision is a short form"),
     };
-    let seen = form_value(&body, "commit").unwrap_or_default();
+    // What the page showed: a proposal's commit, or an incident's key.
+    let seen = form_value(&body, "commit")
+        .or_else(|| form_value(&body, "key"))
+        .unwrap_or_default();
     let reason = form_value(&body, "reason").filter(|r| !r.trim().is_empty());
     let done = tokio::task::spawn_blocking(move || {
         act.take(&page.home, &seen, reason.as_deref(), page.clock.now())
     })
     .await;
     match done {
+        Ok(Ok(())) if act == acts::PageAct::Acknowledge => see_other("/incidents", None),
         Ok(Ok(())) => see_other("/proposals", None),
         Ok(Err(refusal)) => text(refusal.status(), &refusal.to_string()),
         Err(e) => text(
@@ -458,7 +462,7 @@ async fn view(page: Arc<Page>, path: String) -> Response<Body> {
         let frame = pages::Frame::of(&page.home, now);
         match path.as_str() {
             "/" => Some(pages::today(&frame, &page.home)),
-            "/incidents" => Some(pages::incidents(&frame, &page.home)),
+            "/incidents" => Some(pages::incidents(&frame, &page.home, page.allow_act)),
             "/proposals" => Some(pages::proposals(&frame, &page.home, page.allow_act)),
             _ => {
                 let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();

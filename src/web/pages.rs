@@ -169,8 +169,9 @@ fn tick_of(who: &str) -> Option<u64> {
         .ok()
 }
 
-/// `/incidents`: what is open, with its flares.
-pub fn incidents(frame: &Frame, home: &Home) -> Markup {
+/// `/incidents`: what is open, with its flares; with `acts`, each can be
+/// acknowledged (no reminder; its flares marked read).
+pub fn incidents(frame: &Frame, home: &Home, acts: bool) -> Markup {
     let record = crate::notify::incidents::Incidents::load(home);
     let body = match record {
         Err(e) => html! { p class="trouble" { "cannot read: " (e.to_string()) } },
@@ -182,7 +183,16 @@ pub fn incidents(frame: &Frame, home: &Home) -> Markup {
                     tr {
                         td { (stamp(i.opened)) }
                         td { (i.kind.to_string()) " (" (i.severity.as_str()) ")" }
-                        td { (i.title) @if i.acked { " — acknowledged" } }
+                        td {
+                            (i.title)
+                            @if i.acked { " — acknowledged" }
+                            @else if acts {
+                                form method="post" action="/incidents/acknowledge" {
+                                    input type="hidden" name="key" value=(i.key);
+                                    button type="submit" { "Acknowledge" }
+                                }
+                            }
+                        }
                         td { (i.count) }
                     }
                 }

@@ -463,3 +463,50 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
     let author = home.git(&["log", "-1", "--format=%an"]);
     assert_eq!(String::from_utf8_lossy(&author.stdout).trim(), "operator");
 }
+
+#[test]
+fn with_allow_act_an_incident_is_acknowledged_as_the_cli_does_it() {
+    let home = TestHome::with_config("");
+    let opened = hearth::home::Home::open(&home.path).unwrap();
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
+        .unwrap()
+        .to_utc();
+    let flare = hearth::mailbox::outbox::Letter::flare(
+        hearth::mailbox::cause::Cause::Push,
+        "the off-box copy is not being updated",
+        "the remote refused the push",
+    );
+    hearth::mailbox::outbox::post(&opened, &flare, now).unwrap();
+    home.ok(&["run", "--ticks", "1"]); // the incident opens
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let cookie = page.session();
+    let shown = page.get("/incidents", Some(&cookie)).text().unwrap();
+    let at = shown
+        .find("name=\"key\" value=\"")
+        .unwrap_or_else(|| panic!("no acknowledge: {shown}"))
+        + 18;
+    let key = shown[at..at + shown[at..].find('"').unwrap()].to_string();
+    assert!(key.starts_with("push: "), "{key}");
+    let post = |key: &str| {
+        Page::client()
+            .post(format!("{}/incidents/acknowledge", page.base))
+            .header(ORIGIN, &page.base)
+            .header(COOKIE, &cookie)
+            .form(&[("key", key)])
+            .send()
+            .unwrap()
+    };
+    assert_eq!(
+        post("push: another cause").status(),
+        409,
+        "only what was shown"
+    );
+    assert_eq!(post(&key).status(), 303);
+    let listed = home.ok(&["flares"]);
+    assert!(listed.contains("(acknowledged)"), "{listed}");
+    let last = home.git(&["log", "-1", "--format=%an: %s"]);
+    let last = String::from_utf8_lossy(&last.stdout);
+    assert!(last.starts_with("operator: page: 1 marked read"), "{last}");
+    let again = page.get("/incidents", Some(&cookie)).text().unwrap();
+    assert!(again.contains("acknowledged"), "{again}");
+}
