@@ -73,6 +73,7 @@ impl Frame {
                             a href="/" { "today" }
                             a href="/incidents" { "incidents" }
                             a href="/proposals" { "proposals" }
+                            a href="/jobs" { "jobs" }
                         }
                         p class=(health) { strong { (verdict_line(&self.status)) } }
                         p id="live" {}
@@ -312,6 +313,45 @@ pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
         }
     };
     Some(frame.page(&format!("tick {n}"), body))
+}
+
+/// `/jobs`: each job's schedule in words, its next run, whether it is late
+/// and how its last runs ended, with what their commits showed (the
+/// model's words never count).
+pub fn jobs(frame: &Frame, home: &Home) -> Markup {
+    let timeout =
+        crate::config::Config::load(&home.config_path()).map_or(600, |c| c.tick.timeout_s);
+    let grace = Duration::seconds(i64::try_from(timeout).unwrap_or(i64::MAX / 2) + 60);
+    let (views, problems, notes) = crate::jobs::overview::overview(home, frame.now, grace);
+    let body = html! {
+        @if views.is_empty() && problems.is_empty() { p { "No job (jobs/NAME.toml)." } }
+        @for v in &views {
+            h2 { (v.job.name) }
+            p {
+                (v.job.when())
+                @if let Some(next) = v.next { "; next " (stamp(next)) }
+            }
+            @if let Some(trouble) = v.trouble() { p class="attention" { (trouble) } }
+            @if !v.history.is_empty() {
+                table {
+                    @for run in v.history.iter().rev().take(10) {
+                        tr {
+                            td { (stamp(run.start)) }
+                            td { (run.outcome.as_str()) }
+                            td {
+                                @for e in &run.evidence { (e) br; }
+                                @for m in &run.missing { "missing " (m) br; }
+                                @if let Some(cause) = &run.cause { (cause) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @for problem in &problems { p class="trouble" { (problem.to_string()) } }
+        @for note in &notes { p class="attention" { (note) } }
+    };
+    frame.page("jobs", body)
 }
 
 /// A page for a path the page does not have.

@@ -108,7 +108,7 @@ fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
     std::fs::write(home.file("memory/secret.md"), "the vault code is 4711\n").unwrap();
     home.ok(&["run", "--ticks", "1"]);
     let page = Page::open(&home);
-    for path in ["/", "/incidents", "/proposals", "/ticks/1"] {
+    for path in ["/", "/incidents", "/proposals", "/jobs", "/ticks/1"] {
         let answer = page.get(path, None);
         assert_eq!(answer.status(), 303, "{path}");
         assert_eq!(answer.headers()[LOCATION], "/login");
@@ -131,6 +131,11 @@ fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
 #[test]
 fn a_login_gives_a_strict_cookie_and_the_page_says_the_commit_and_verdict_the_cli_does() {
     let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\nprompt = \"The morning digest.\"\n",
+    )
+    .unwrap();
     home.ok(&["say", "hello"]);
     home.ok(&["run", "--ticks", "2"]);
     let page = Page::open(&home);
@@ -170,6 +175,16 @@ fn a_login_gives_a_strict_cookie_and_the_page_says_the_commit_and_verdict_the_cl
     let tick = page.get("/ticks/2", Some(&cookie)).text().unwrap();
     assert!(tick.contains("exit 0 (ok)"), "{tick}");
     assert_eq!(page.get("/ticks/99", Some(&cookie)).status(), 404);
+    let jobs = page.get("/jobs", Some(&cookie)).text().unwrap();
+    let cli = home.ok(&["jobs", "--json"]);
+    let cli: serde_json::Value = serde_json::from_str(&cli).unwrap();
+    let when = cli["jobs"][0]["when"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{cli}"));
+    assert!(
+        jobs.contains("digest") && jobs.contains(when),
+        "{when} in {jobs}"
+    );
     // A script reads it with the token as a bearer.
     let scripted = Page::client()
         .get(format!("{}/incidents", page.base))
@@ -388,6 +403,7 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
         ("today", "/"),
         ("incidents", "/incidents"),
         ("proposals", "/proposals"),
+        ("jobs", "/jobs"),
         ("tick", "/ticks/1"),
     ] {
         browser.go(&format!("{}{path}", page.base));
