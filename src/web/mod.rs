@@ -465,6 +465,7 @@ async fn view(page: Arc<Page>, path: String) -> Response<Body> {
             "/incidents" => Some(pages::incidents(&frame, &page.home, page.allow_act)),
             "/proposals" => Some(pages::proposals(&frame, &page.home, page.allow_act)),
             "/jobs" => Some(pages::jobs(&frame, &page.home)),
+            "/spend" => Some(pages::spend(&frame, &page.home)),
             _ => {
                 let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
                 if let Some(n) = number("/ticks/") {

@@ -108,7 +108,14 @@ fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
     std::fs::write(home.file("memory/secret.md"), "the vault code is 4711\n").unwrap();
     home.ok(&["run", "--ticks", "1"]);
     let page = Page::open(&home);
-    for path in ["/", "/incidents", "/proposals", "/jobs", "/ticks/1"] {
+    for path in [
+        "/",
+        "/incidents",
+        "/proposals",
+        "/jobs",
+        "/spend",
+        "/ticks/1",
+    ] {
         let answer = page.get(path, None);
         assert_eq!(answer.status(), 303, "{path}");
         assert_eq!(answer.headers()[LOCATION], "/login");
@@ -175,6 +182,16 @@ fn a_login_gives_a_strict_cookie_and_the_page_says_the_commit_and_verdict_the_cl
     let tick = page.get("/ticks/2", Some(&cookie)).text().unwrap();
     assert!(tick.contains("exit 0 (ok)"), "{tick}");
     assert_eq!(page.get("/ticks/99", Some(&cookie)).status(), 404);
+    let spend = page.get("/spend", Some(&cookie)).text().unwrap();
+    let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
+    let today = format!(
+        "Today (UTC): ${:.2}",
+        status["spent_today_usd"].as_f64().unwrap()
+    );
+    assert!(
+        spend.contains(&today) && spend.contains("<svg"),
+        "{today} in {spend}"
+    );
     let jobs = page.get("/jobs", Some(&cookie)).text().unwrap();
     let cli = home.ok(&["jobs", "--json"]);
     let cli: serde_json::Value = serde_json::from_str(&cli).unwrap();
@@ -404,6 +421,7 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
         ("incidents", "/incidents"),
         ("proposals", "/proposals"),
         ("jobs", "/jobs"),
+        ("spend", "/spend"),
         ("tick", "/ticks/1"),
     ] {
         browser.go(&format!("{}{path}", page.base));
