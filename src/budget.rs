@@ -31,6 +31,11 @@ pub struct Budget {
     /// spending resumed, said once in the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed: Option<String>,
+    /// The newest tick whose spend `days` holds: a tick is counted once,
+    /// however many times its end is recorded (a save a full disk cut,
+    /// then the recovery of the same tick).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_through: Option<u64>,
 }
 
 /// One tick's spend, when it ended.

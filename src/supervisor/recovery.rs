@@ -96,6 +96,9 @@ impl Supervisor<'_> {
             record.tick
         );
         let report = TickReport::load(self.home, record.tick);
+        // Its spend, unless the budget holds it already: a full disk can
+        // cut the save between the ledger line and the budget.
+        self.record_spend(record, report.as_ref())?;
         let touched = report
             .map(|r| r.outcome.effects.touched.clone())
             .unwrap_or_default();

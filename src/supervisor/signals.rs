@@ -25,10 +25,14 @@ impl Supervisor<'_> {
         let flared = report.and_then(|r| r.budget_flared.clone());
         let skipped = report.is_some_and(|r| r.skipped.is_some());
         let mut budget = Budget::load_or_empty(self.home);
+        if budget.counted_through.is_some_and(|t| t >= record.tick) {
+            return Ok(()); // counted already, before a cut
+        }
         let resumed = budget.resumes(record.end).filter(|_| !skipped);
         if record.cost_usd <= 0.0 && flared.is_none() && resumed.is_none() {
             return Ok(());
         }
+        budget.counted_through = Some(record.tick);
         if let Some(day) = resumed {
             tracing::warn!(
                 "tick {} ran: spending resumed after the daily budget stopped ticks on {day}",

@@ -437,3 +437,46 @@ fn a_pack_left_without_its_index_by_a_kill_9_is_removed_at_the_next_pack() {
         String::from_utf8_lossy(&fsck.stderr)
     );
 }
+
+/// A tick whose ledger line was written and whose budget save was cut (a
+/// full disk, a kill) is recorded but not counted: the recovery counts
+/// its spend, once, however many times it runs.
+#[test]
+fn a_recorded_tick_whose_budget_save_was_cut_is_counted_once() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    // What the cut leaves: tick 2's ledger line (it paid $0.50), its
+    // marker, and a budget that never heard of it.
+    let line = home.read("state/ticks.jsonl");
+    let mut record: serde_json::Value = serde_json::from_str(line.lines().last().unwrap()).unwrap();
+    record["tick"] = 2.into();
+    record["cost_usd"] = 0.5.into();
+    let mut ledger = std::fs::OpenOptions::new()
+        .append(true)
+        .open(home.file("state/ticks.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut ledger, format!("{record}\n").as_bytes()).unwrap();
+    let opened = hearth::home::Home::open(&home.path).unwrap();
+    let start = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
+        .unwrap()
+        .to_utc();
+    let marker = hearth::run_state::phase::TickInProgress { tick: 2, start };
+    hearth::run_state::phase::mark_tick(&opened, &marker).unwrap();
+    let spent = |home: &TestHome| {
+        let text = std::fs::read_to_string(home.file("state/budget.json")).unwrap_or_default();
+        let budget: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        budget["days"]["2026-11-24"].as_f64().unwrap_or(0.0)
+    };
+    // `--ticks 0`: the start-up's recovery, and no tick after it.
+    home.ok(&["run", "--ticks", "0"]);
+    assert!(
+        (spent(&home) - 0.5).abs() < 1e-9,
+        "counted: {}",
+        spent(&home)
+    );
+    // A second recovery of the same tick (its marker left again) does
+    // not count it twice.
+    hearth::run_state::phase::mark_tick(&opened, &marker).unwrap();
+    home.ok(&["run", "--ticks", "0"]);
+    assert!((spent(&home) - 0.5).abs() < 1e-9, "once: {}", spent(&home));
+}
