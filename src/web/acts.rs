@@ -98,32 +98,37 @@ impl PageAct {
         reason: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(), NotDecided> {
-        let n = match self {
-            PageAct::Accept(n) | PageAct::Reject(n) => n,
-            PageAct::Acknowledge => return acknowledge(home, seen, now),
-        };
-        let current = proposals::list(home)?
-            .into_iter()
-            .find(|p| p.n == n && p.status.waiting());
-        if current.is_none_or(|p| p.commit != seen || seen.is_empty()) {
-            return Err(NotDecided::Changed { n });
-        }
-        let who = operator(home);
         match self {
-            PageAct::Accept(_) => match proposals::accept(home, n, &who, now)? {
-                Accepted::Merged(..) => Ok(()),
-                Accepted::NeedsReview(p) => Err(NotDecided::NeedsReview {
-                    n,
-                    files: p.conflicts.join(", "),
-                }),
-            },
-            PageAct::Reject(_) => {
+            PageAct::Acknowledge => acknowledge(home, seen, now),
+            PageAct::Accept(n) => {
+                let who = as_shown(home, n, seen)?;
+                match proposals::accept(home, n, &who, now)? {
+                    Accepted::Merged(..) => Ok(()),
+                    Accepted::NeedsReview(p) => Err(NotDecided::NeedsReview {
+                        n,
+                        files: p.conflicts.join(", "),
+                    }),
+                }
+            }
+            PageAct::Reject(n) => {
+                let who = as_shown(home, n, seen)?;
                 proposals::reject(home, n, reason, &who, now)?;
                 Ok(())
             }
-            PageAct::Acknowledge => Ok(()),
         }
     }
+}
+
+/// The operator who decides proposal `n`, when it still waits at the
+/// commit the page showed (`seen`); refused otherwise.
+fn as_shown(home: &Home, n: u64, seen: &str) -> Result<Identity, NotDecided> {
+    let current = proposals::list(home)?
+        .into_iter()
+        .find(|p| p.n == n && p.status.waiting());
+    if current.is_none_or(|p| p.commit != seen || seen.is_empty()) {
+        return Err(NotDecided::Changed { n });
+    }
+    Ok(operator(home))
 }
 
 /// Who decides from the page: the operator of `[git]`.
