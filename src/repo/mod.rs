@@ -20,6 +20,7 @@ mod proposal;
 mod push;
 pub mod reflog;
 mod stable_read;
+mod tick_commit;
 pub mod trailers;
 mod worktree;
 

@@ -293,11 +293,22 @@ fn decide(n: u64, commit: &str) -> Markup {
     }
 }
 
-/// `/ticks/N`: one tick's ledger line (`None`: there is no such tick).
+/// `/ticks/N`: one tick's ledger line and its commit — subject and patch
+/// (`None`: there is no such tick).
 pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
     let ledger = Ledger::read_all(&home.ticks_path()).ok()?;
     let record: &TickRecord = ledger.records.iter().find(|r| r.tick == n)?;
+    let repo = crate::repo::Repo::open(home.root()).ok();
+    let commit = repo.as_ref().and_then(|r| r.tick_commit(n, record.end));
+    let patch = match (&repo, &commit) {
+        (Some(repo), Some((id, _))) => repo.commit_patch(id, 64 * 1024).ok(),
+        _ => None,
+    };
     let body = html! {
+        @match &commit {
+            Some((id, subject)) => p { "Commit " code { (short(id)) } ": " (subject) },
+            None => p class="attention" { "Its commit is not in the last day of history (or not made yet)." },
+        }
         table {
             tr { th { "started" } td { (stamp(record.start)) } }
             tr { th { "ended" } td { (stamp(record.end)) " — exit " (record.exit) " (" (record.class.as_str()) ")" } }
@@ -312,6 +323,7 @@ pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
                 tr { th { "said, not done" } td { @for u in &record.unbacked { (u) br; } } }
             }
         }
+        @if let Some(patch) = &patch { h2 { "Its commit" } pre { code { (patch.trim_end()) } } }
     };
     Some(frame.page(&format!("tick {n}"), body))
 }

@@ -181,6 +181,13 @@ fn a_login_gives_a_strict_cookie_and_the_page_says_the_commit_and_verdict_the_cl
     assert!(today.contains("href=\"/ticks/1\""), "{today}");
     let tick = page.get("/ticks/2", Some(&cookie)).text().unwrap();
     assert!(tick.contains("exit 0 (ok)"), "{tick}");
+    let subject = home.git(&["log", "--format=%s", "--grep=^tick 2: "]);
+    let subject = String::from_utf8_lossy(&subject.stdout).trim().to_string();
+    assert!(
+        !subject.is_empty() && tick.contains(&subject),
+        "{subject:?} in {tick}"
+    );
+    assert!(tick.contains("state/ticks.jsonl"), "its patch: {tick}");
     assert_eq!(page.get("/ticks/99", Some(&cookie)).status(), 404);
     let spend = page.get("/spend", Some(&cookie)).text().unwrap();
     let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
