@@ -23,7 +23,7 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .
 border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font-size:.9em}\
 input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
 pre{overflow-x:auto;background:#f6f6f6;padding:.5rem;font-size:.85rem}\
-@media (max-width:600px){table,tbody,tr,td{display:block}tr:first-child{display:none}\
+@media (max-width:600px){table,tbody,tr,td{display:block}tr.head{display:none}\
 tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
 
 /// The page's one script (`/live.js`), compiled in.
@@ -140,7 +140,7 @@ pub fn today(frame: &Frame, home: &Home) -> Markup {
         @if day.events.is_empty() { p { "Nothing happened." } }
         @else {
             table {
-                tr { th { "when" } th { "who" } th { "what" } }
+                tr class="head" { th { "when" } th { "who" } th { "what" } }
                 @for event in &day.events {
                     tr {
                         td { (event.at.format("%m-%d %H:%M")) }
@@ -180,7 +180,7 @@ pub fn incidents(frame: &Frame, home: &Home, acts: bool) -> Markup {
         Ok(record) if record.open.is_empty() => html! { p { "No incident is open." } },
         Ok(record) => html! {
             table {
-                tr { th { "opened" } th { "cause" } th { "what" } th { "flares" } }
+                tr class="head" { th { "opened" } th { "cause" } th { "what" } th { "flares" } }
                 @for i in record.open.values() {
                     tr {
                         td { (stamp(i.opened)) }
@@ -218,7 +218,7 @@ pub fn proposals(frame: &Frame, home: &Home, acts: bool) -> Markup {
                 p { "Decide with " code { "hearth proposals accept N" } " or " code { "reject N" } " on the server (this page was started without --allow-act)." }
             }
             table {
-                tr { th { "#" } th { "status" } th { "title" } th { "files" } th { "rests on" } }
+                tr class="head" { th { "#" } th { "status" } th { "title" } th { "files" } th { "rests on" } }
                 @for p in list.iter().rev() {
                     tr {
                         td { (p.n) }
@@ -408,7 +408,7 @@ pub fn spend(frame: &Frame, home: &Home) -> Markup {
             }
         }
         table {
-            tr { th { "day" } th { "ticks" } th { "asks" } th { "recall" } th { "all" } }
+            tr class="head" { th { "day" } th { "ticks" } th { "asks" } th { "recall" } th { "all" } }
             @for (day, spent) in days.iter().rev().filter(|(_, s)| s.total() > 0.0) {
                 tr {
                     td { (day) }
