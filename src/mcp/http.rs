@@ -21,7 +21,6 @@
 //! whole. Many clients at once; every write goes through the home's commit
 //! lock, as on stdio.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -132,13 +131,7 @@ pub fn authorized(header: Option<&[u8]>, token: Option<&str>) -> bool {
     else {
         return false;
     };
-    // Constant time in the token's length: no byte is learned by timing.
-    given.len() == token.len()
-        && given
-            .iter()
-            .zip(token.as_bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    super::listen::token_matches(given, token)
 }
 
 fn refused(status: StatusCode, text: &str) -> Response<Body> {
@@ -210,7 +203,18 @@ pub fn serve(
             token,
             limits,
         });
-        accept_loop(&listener, door).await;
+        let (max, timeout) = (door.limits.max_connections, door.limits.header_timeout);
+        super::listen::serve_connections(
+            &listener,
+            "MCP over HTTP",
+            max,
+            timeout,
+            move |request| {
+                let door = Arc::clone(&door);
+                async move { answer(&door, request).await }
+            },
+        )
+        .await;
         Ok(())
     })
 }
@@ -221,59 +225,6 @@ struct OpenDoor {
     sessions: Arc<LocalSessionManager>,
     token: Option<String>,
     limits: DoorLimits,
-}
-
-/// Accepts connections for ever, at most `max_connections` served at
-/// once: a permit is taken before the accept, so past the cap the others
-/// wait in the kernel's queue and no descriptor is spent on them.
-async fn accept_loop(listener: &Listener, door: Arc<OpenDoor>) {
-    let permits = Arc::new(tokio::sync::Semaphore::new(door.limits.max_connections));
-    let mut failing: u64 = 0;
-    loop {
-        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
-            return;
-        };
-        let conn = match listener.accept("MCP").await {
-            Ok(Some(conn)) => conn,
-            Ok(None) => continue,
-            Err(e) => {
-                // Out of descriptors, say: said once a spell, and backed
-                // off, never a loop that spins a core and floods the log.
-                if failing == 0 {
-                    tracing::warn!(
-                        "MCP over HTTP: connections cannot be accepted ({e}); trying again, \
-                         slower, until they can"
-                    );
-                }
-                failing += 1;
-                let wait = Duration::from_millis(50 << failing.min(5));
-                tokio::time::sleep(wait).await;
-                continue;
-            }
-        };
-        if failing > 0 {
-            tracing::info!("MCP over HTTP: accepting again ({failing} failed accepts)");
-            failing = 0;
-        }
-        let door = Arc::clone(&door);
-        let header_timeout = door.limits.header_timeout;
-        tokio::spawn(async move {
-            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let door = Arc::clone(&door);
-                async move { Ok::<_, Infallible>(answer(&door, request).await) }
-            });
-            let io = hyper_util::rt::TokioIo::new(conn);
-            let served = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout)
-                .serve_connection(io, answer)
-                .await;
-            if let Err(e) = served {
-                tracing::debug!("MCP over HTTP: a connection ended: {e}");
-            }
-            drop(permit);
-        });
-    }
 }
 
 /// One request: the token, the path, the size and the session cap

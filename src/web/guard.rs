@@ -81,17 +81,6 @@ pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, host: Option<
     }
 }
 
-/// The token in `given`, compared with `token` in time that does not
-/// depend on where they differ.
-pub fn token_matches(given: &[u8], token: &str) -> bool {
-    given.len() == token.len()
-        && given
-            .iter()
-            .zip(token.as_bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
 /// The headers every answer carries: no script but the page's own file
 /// (`/live.js`; none inline, no eval), no frame, no sniffing, no referrer.
 pub const HEADERS: [(&str, &str); 5] = [

@@ -170,44 +170,16 @@ pub fn serve(
             sessions: Mutex::new(Sessions::default()),
             streams: Default::default(),
         });
-        accept_loop(&listener, page).await;
+        listen::serve_connections(
+            &listener,
+            "the page",
+            MAX_CONNECTIONS,
+            HEADER_TIMEOUT,
+            move |request| answer(Arc::clone(&page), request),
+        )
+        .await;
         Ok(())
     })
-}
-
-async fn accept_loop(listener: &Listener, page: Arc<Page>) {
-    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
-            return;
-        };
-        let conn = match listener.accept("the page").await {
-            Ok(Some(conn)) => conn,
-            Ok(None) => continue,
-            Err(e) => {
-                tracing::warn!("the page: a connection could not be accepted ({e})");
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
-            }
-        };
-        let page = Arc::clone(&page);
-        tokio::spawn(async move {
-            let answer = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let page = Arc::clone(&page);
-                async move { Ok::<_, Infallible>(answer(page, request).await) }
-            });
-            let io = hyper_util::rt::TokioIo::new(conn);
-            let served = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(io, answer)
-                .await;
-            if let Err(e) = served {
-                tracing::debug!("the page: a connection ended: {e}");
-            }
-            drop(permit);
-        });
-    }
 }
 
 fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
@@ -419,7 +391,7 @@ fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
             h.strip_prefix("Bearer ")
                 .or_else(|| h.strip_prefix("bearer "))
         })
-        .is_some_and(|given| guard::token_matches(given.trim().as_bytes(), token));
+        .is_some_and(|given| listen::token_matches(given.trim().as_bytes(), token));
     if bearer {
         return true;
     }
@@ -442,7 +414,7 @@ async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
     let matched = page
         .token
         .as_deref()
-        .is_none_or(|token| guard::token_matches(given.as_bytes(), token));
+        .is_none_or(|token| listen::token_matches(given.as_bytes(), token));
     let login = page
         .sessions
         .lock()
