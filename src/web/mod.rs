@@ -20,11 +20,12 @@
 //! parameter chooses anything the server fetches.
 
 pub mod acts;
+mod events;
+mod form;
 pub mod guard;
 pub mod pages;
 pub mod session;
 
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -266,7 +267,7 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             see_other("/login", None)
         }
         _ if !signed_in(&page, &request) => see_other("/login", None),
-        ("GET", "/events") => events(page),
+        ("GET", "/events") => events::stream(page),
         ("GET" | "HEAD", _) => view(page, path).await,
         ("POST", _) if page.allow_act => act(page, path, request).await,
         _ => text(
@@ -275,79 +276,6 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
              (`hearth proposals accept N`)",
         ),
     }
-}
-
-/// How often an open page's stream looks at `main`: a commit reaches the
-/// page within this (and the time to read it).
-const EVENTS_EVERY: Duration = Duration::from_millis(250);
-
-/// A comment line this often keeps a stream open through proxies, and
-/// finds a closed one.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
-
-/// Streams open at once (each an open page); past it, 503.
-const MAX_STREAMS: usize = 16;
-
-/// `GET /events`: server-sent events, one `commit` event (`SHA TICK`)
-/// each time `main` moves, so an open page learns of a new tick without a
-/// reload. Nothing is read from the request.
-fn events(page: Arc<Page>) -> Response<Body> {
-    use std::sync::atomic::Ordering;
-    if page.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
-        page.streams.fetch_sub(1, Ordering::SeqCst);
-        return text(StatusCode::SERVICE_UNAVAILABLE, "too many pages are open");
-    }
-    let (mut sender, body) = http_body_util::channel::Channel::<Bytes, Infallible>::new(2);
-    tokio::spawn(async move {
-        let mut last: Option<String> = None;
-        let mut quiet = Duration::ZERO;
-        loop {
-            let (home, seen) = (page.home.clone(), last.clone());
-            // The ledger is read only when `main` moved.
-            let now = tokio::task::spawn_blocking(move || moved(&home, seen.as_deref()))
-                .await
-                .ok()
-                .flatten();
-            let said = match now {
-                Some((head, tick)) => {
-                    let said = format!("event: commit\ndata: {head} {tick}\n\n");
-                    last = Some(head);
-                    quiet = Duration::ZERO;
-                    Some(said)
-                }
-                _ if quiet >= KEEP_ALIVE => {
-                    quiet = Duration::ZERO;
-                    Some(": still here\n\n".to_string())
-                }
-                _ => None,
-            };
-            if let Some(said) = said {
-                if sender.send_data(Bytes::from(said)).await.is_err() {
-                    break; // the page was closed
-                }
-            }
-            tokio::time::sleep(EVENTS_EVERY).await;
-            quiet += EVENTS_EVERY;
-        }
-        page.streams.fetch_sub(1, Ordering::SeqCst);
-    });
-    let mut response = respond(StatusCode::OK, "text/event-stream", String::new());
-    *response.body_mut() = body.boxed();
-    response
-}
-
-/// `main`'s commit and the last tick's number (empty when none), when
-/// `main` is not at `seen` any more.
-fn moved(home: &Home, seen: Option<&str>) -> Option<(String, String)> {
-    let head = crate::repo::Repo::open(home.root()).ok()?.head()?;
-    if seen == Some(head.as_str()) {
-        return None;
-    }
-    let tick = crate::exchange::ledger::Ledger::read(&home.ticks_path())
-        .ok()
-        .and_then(|l| l.last().map(|t| t.tick.to_string()))
-        .unwrap_or_default();
-    Some((head, tick))
 }
 
 /// `POST /proposals/N/accept` or `…/reject`: the operator's decision, the
@@ -362,10 +290,10 @@ async fn act(page: Arc<Page>, path: String, request: Request<Incoming>) -> Respo
         Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a decision is a short form"),
     };
     // What the page showed: a proposal's commit, or an incident's key.
-    let seen = form_value(&body, "commit")
-        .or_else(|| form_value(&body, "key"))
+    let seen = form::value(&body, "commit")
+        .or_else(|| form::value(&body, "key"))
         .unwrap_or_default();
-    let reason = form_value(&body, "reason").filter(|r| !r.trim().is_empty());
+    let reason = form::value(&body, "reason").filter(|r| !r.trim().is_empty());
     let done = tokio::task::spawn_blocking(move || {
         act.take(&page.home, &seen, reason.as_deref(), page.clock.now())
     })
@@ -410,7 +338,7 @@ async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
         Ok(collected) => collected.to_bytes(),
         Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a login is a short form"),
     };
-    let given = form_value(&body, "token").unwrap_or_default();
+    let given = form::value(&body, "token").unwrap_or_default();
     let matched = page
         .token
         .as_deref()
@@ -462,39 +390,6 @@ async fn view(page: Arc<Page>, path: String) -> Response<Body> {
     }
 }
 
-/// The value of `name` in an `application/x-www-form-urlencoded` body.
-fn form_value(body: &[u8], name: &str) -> Option<String> {
-    let text = std::str::from_utf8(body).ok()?;
-    text.split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| url_decode(value))
-}
-
-fn url_decode(value: &str) -> String {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,20 +399,5 @@ mod tests {
         assert!(!crate::tools::passable(TOKEN_VARIABLE));
         assert!(!crate::tools::passable(crate::mcp::http::TOKEN_VARIABLE));
         assert!(crate::tools::passable("FEED_URL"));
-    }
-
-    #[test]
-    fn a_form_value_is_decoded() {
-        assert_eq!(
-            form_value(b"token=a%2Bb+c%21", "token").as_deref(),
-            Some("a+b c!")
-        );
-        assert_eq!(
-            form_value(b"x=1&token=s3cret", "token").as_deref(),
-            Some("s3cret")
-        );
-        assert_eq!(form_value(b"x=1", "token"), None);
-        assert_eq!(url_decode("100%"), "100%");
-        assert_eq!(url_decode("%zz"), "%zz");
     }
 }
