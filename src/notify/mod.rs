@@ -115,8 +115,9 @@ impl Notice {
     /// it: the proposals for a proposal's, else the incidents.
     pub fn linked(mut self, page: Option<&str>) -> Notice {
         self.link = page.map(|base| {
-            let view = match self.kind.as_str() {
-                "proposal" | "request" => "/proposals",
+            use crate::mailbox::cause::Cause;
+            let view = match Cause::parse(&self.kind) {
+                Cause::Proposal | Cause::Request => "/proposals",
                 _ => "/incidents",
             };
             format!("{base}{view}")

@@ -225,6 +225,17 @@ impl TestHome {
         streamed
     }
 
+    /// A flare about `cause` posted in `outbox/` as hearth posts one (for
+    /// a test of what a flare opens), at the pinned time.
+    pub fn post_flare(&self, cause: hearth::mailbox::cause::Cause, subject: &str, body: &str) {
+        let home = hearth::home::Home::open(&self.path).expect("a home");
+        let now = chrono::DateTime::parse_from_rfc3339(PINNED_NOW)
+            .unwrap()
+            .to_utc();
+        let flare = hearth::mailbox::outbox::Letter::flare(cause, subject, body);
+        hearth::mailbox::outbox::post(&home, &flare, now).unwrap();
+    }
+
     pub fn file(&self, rel: &str) -> PathBuf {
         self.path.join(rel)
     }

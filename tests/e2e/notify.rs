@@ -470,16 +470,11 @@ fn a_notice_links_to_the_page_that_shows_its_incident() {
         "[notify]\nntfy = \"{}/t\"\n[web]\nurl = \"https://agent.example/\"\n",
         ntfy.url
     ));
-    let opened = hearth::home::Home::open(&home.path).unwrap();
-    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
-        .unwrap()
-        .to_utc();
-    let flare = hearth::mailbox::outbox::Letter::flare(
+    home.post_flare(
         hearth::mailbox::cause::Cause::Push,
         "the off-box copy is not being updated",
         "the remote refused the push",
     );
-    hearth::mailbox::outbox::post(&opened, &flare, now).unwrap();
     home.ok(&["run", "--ticks", "1"]);
     let taken = ntfy.taken();
     let opened_notice = taken

@@ -508,16 +508,11 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
 #[test]
 fn with_allow_act_an_incident_is_acknowledged_as_the_cli_does_it() {
     let home = TestHome::with_config("");
-    let opened = hearth::home::Home::open(&home.path).unwrap();
-    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
-        .unwrap()
-        .to_utc();
-    let flare = hearth::mailbox::outbox::Letter::flare(
+    home.post_flare(
         hearth::mailbox::cause::Cause::Push,
         "the off-box copy is not being updated",
         "the remote refused the push",
     );
-    hearth::mailbox::outbox::post(&opened, &flare, now).unwrap();
     home.ok(&["run", "--ticks", "1"]); // the incident opens
     let page = Page::open_with(&home, &["--allow-act"]);
     let cookie = page.session();
