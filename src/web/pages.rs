@@ -126,12 +126,14 @@ pub fn login(failed: bool, wait: bool) -> Markup {
     }
 }
 
-/// `/`: the last 24 hours as `hearth day` tells them, each tick linked.
+/// `/`: the last 24 hours as `hearth day` tells them (and says so), each
+/// tick linked.
 pub fn today(frame: &Frame, home: &Home) -> Markup {
     let since = frame.now - Duration::hours(24);
     let day = crate::view::day::day(home, since, frame.now);
     let body = html! {
         p {
+            "Since " (day.since.format("%Y-%m-%d %H:%M UTC")) " (the last 24 hours): "
             (day.ticks) " ticks (" (day.answered) " answered the inbox, " (day.failed) " failed, "
             (day.idle) " idle), " (day.asks) " asks, "
             (format!("${:.2}", day.spend_usd)) " spent"
