@@ -75,7 +75,7 @@ fn list(
             None => outln!("  next:    never (the schedule matches no date)"),
         }
         match &v.last {
-            Some(run) => outln!("  last:    {}", describe(run)),
+            Some(run) => outln!("  last:    {}", run.describe()),
             None => outln!("  last:    no run yet"),
         }
         outln!(
@@ -114,15 +114,8 @@ fn show(views: &[JobView], name: &str, json: bool) -> Result<Exit, CommandError>
     if view.history.is_empty() {
         outln!("no runs yet");
     }
-    for (i, run) in view.history.iter().enumerate() {
-        // A claim is shown only while it is open (its outcome follows it).
-        let closed = view.history[i + 1..]
-            .iter()
-            .any(|later| later.planned == run.planned && later.outcome != JobOutcome::Running);
-        if run.outcome == JobOutcome::Running && closed {
-            continue;
-        }
-        outln!("{}", describe(run));
+    for run in view.runs_shown() {
+        outln!("{}", run.describe());
     }
     Ok(Exit::Success)
 }
@@ -139,42 +132,6 @@ fn find<'a>(views: &'a [JobView], name: &str) -> Result<&'a JobView, CommandErro
             },
         )
     })
-}
-
-/// `planned 2026-11-27T07:00:00Z: done (tick 42) — wrote memory/digests/a.md · $0.0123`
-fn describe(run: &Run) -> String {
-    let mut text = format!(
-        "planned {}: {}",
-        hearth::clock::to_second(run.planned),
-        run.outcome.as_str()
-    );
-    if let Some(tick) = run.tick {
-        text.push_str(&format!(" (tick {tick})"));
-    }
-    if run.times > 1 {
-        text.push_str(&format!(" ×{}", run.times));
-    }
-    let mut said = run.evidence.clone();
-    if !run.missing.is_empty() {
-        said.push(format!("missing: {}", run.missing.join(", ")));
-    }
-    if let Some(cause) = &run.cause {
-        said.push(cause.clone());
-    }
-    if let Some(at) = run.retry_at {
-        said.push(format!("tried again at {}", hearth::clock::to_second(at)));
-    }
-    if !said.is_empty() {
-        text.push_str(" — ");
-        text.push_str(&said.join("; "));
-    }
-    if run.model_calls > 0 || run.cost_usd > 0.0 {
-        text.push_str(&format!(
-            " · {} call(s), {} tokens, ${:.4}",
-            run.model_calls, run.tokens, run.cost_usd
-        ));
-    }
-    text
 }
 
 fn view_json(v: &JobView) -> serde_json::Value {
@@ -209,11 +166,9 @@ fn run_now(
             problem.fix.clone(),
         ));
     }
-    find(views, name)?;
+    let view = find(views, name)?;
     if hearth::home::lock::supervisor_running(home) {
-        let dir = home.path(hearth::home::layout::rel::JOB_REQUESTS);
-        std::fs::create_dir_all(&dir)?;
-        hearth::atomic::write(&dir.join(name), b"")?;
+        hearth::jobs::asked::ask_to_run(home, &view.job)?;
         outln!(
             "asked the running supervisor to run job {name} now (after a tick that is running); \
              `hearth jobs show {name}` says how it ends"
@@ -237,7 +192,7 @@ fn run_now(
         .filter(|r| r.outcome != JobOutcome::Running)
         .collect();
     for run in &runs {
-        outln!("{}", describe(run));
+        outln!("{}", run.describe());
     }
     Ok(match runs.last().map(|r| r.outcome) {
         Some(JobOutcome::Done | JobOutcome::Skipped) => Exit::Success,

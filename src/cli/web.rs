@@ -1,4 +1,5 @@
-//! `hearth web [--listen ADDR | unix:PATH] [--host NAME]… [--allow-act]`:
+//! `hearth web [--listen ADDR | unix:PATH] [--host NAME]… [--allow-act]
+//! [--homes DIR]`:
 //! the operator's page, read-only unless `--allow-act`. Over TCP it needs
 //! HEARTH_WEB_TOKEN (the login page asks for it; scripts send it as a
 //! bearer token).
@@ -6,6 +7,7 @@
 use std::path::Path;
 
 use hearth::mcp::listen::Listen;
+use hearth::web::homes::Homes;
 use hearth::web::{self, WebOptions};
 
 use super::{CommandError, Env, Exit};
@@ -29,10 +31,23 @@ pub struct Args {
     /// version it showed, as your commit). Without it the page only reads.
     #[arg(long)]
     allow_act: bool,
+    /// Serve every home under DIR (hosts of hearth@NAME): an index of
+    /// them at /, each home's pages under /h/NAME/.
+    #[arg(long, value_name = "DIR", conflicts_with = "home")]
+    homes: Option<std::path::PathBuf>,
 }
 
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
-    let home = env.open_home(flag)?;
+    let homes = match &args.homes {
+        Some(dir) if !dir.is_dir() => {
+            return Err(CommandError::new(
+                anyhow::anyhow!("{}: not a directory", dir.display()),
+                "give --homes the directory that holds the homes (/var/lib/hearth)".to_string(),
+            ))
+        }
+        Some(dir) => Homes::Many(std::path::absolute(dir)?),
+        None => Homes::One(env.open_home(flag)?),
+    };
     let token = env
         .vars()
         .get(web::TOKEN_VARIABLE)
@@ -45,8 +60,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         secure_cookies: args.behind_https,
         allow_act: args.allow_act,
     };
-    tracing::info!("serving the page of {}", home.root().display());
-    web::serve(home, env.clock, options, |at| {
+    tracing::info!("serving the page of {homes:?}");
+    web::serve(homes, env.clock, options, |at| {
         // Where it listens (a port of 0 is the system's choice).
         println!("hearth: the page is at {at}");
     })

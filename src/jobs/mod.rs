@@ -8,6 +8,7 @@
 //! ended, in one pure function, with [`evidence`] judging done from what
 //! the run's commit and calls show, never from the model's words.
 
+pub mod asked;
 pub mod check;
 pub mod cron;
 pub mod evidence;

@@ -32,6 +32,17 @@ pub struct JobView {
 }
 
 impl JobView {
+    /// Its runs as `jobs show` lists them, oldest first: a claim
+    /// (`running`) only while it is open, since its outcome follows it.
+    pub fn runs_shown(&self) -> impl DoubleEndedIterator<Item = &Run> + '_ {
+        self.history.iter().enumerate().filter_map(|(i, run)| {
+            let closed = self.history[i + 1..].iter().any(|later| {
+                later.planned == run.planned && later.outcome != super::ledger::JobOutcome::Running
+            });
+            (run.outcome != super::ledger::JobOutcome::Running || !closed).then_some(run)
+        })
+    }
+
     /// Why `status --check` names it, if it does.
     pub fn trouble(&self) -> Option<String> {
         if self.next.is_none() && self.late_since.is_none() {

@@ -112,16 +112,77 @@ impl Notice {
     }
 
     /// The notice with a link to where `page` (the page's address) shows
-    /// it: the proposals for a proposal's, else the incidents.
+    /// it: the proposal or request it names (its title says `proposal 3:`,
+    /// `request 2:`), the job's page for a job's, else the incidents — so
+    /// from the phone a proposal is one tap from its decision.
     pub fn linked(mut self, page: Option<&str>) -> Notice {
         self.link = page.map(|base| {
             use crate::mailbox::cause::Cause;
-            let view = match Cause::parse(&self.kind) {
-                Cause::Proposal | Cause::Request => "/proposals",
-                _ => "/incidents",
+            let named = |word: &str| -> Option<u64> {
+                let rest = self.title.strip_prefix(word)?.strip_prefix(' ')?;
+                rest.split(':').next()?.parse().ok()
             };
-            format!("{base}{view}")
+            let view = match Cause::parse(&self.kind) {
+                Cause::Proposal => named("proposal")
+                    .map_or_else(|| "/proposals".to_string(), |n| format!("/proposals/{n}")),
+                Cause::Request => named("request")
+                    .map_or_else(|| "/proposals".to_string(), |n| format!("/requests/{n}")),
+                Cause::Job(name) => format!(
+                    "/jobs/{}",
+                    percent_encoding::utf8_percent_encode(
+                        &name,
+                        percent_encoding::NON_ALPHANUMERIC
+                    )
+                ),
+                _ => "/incidents".to_string(),
+            };
+            format!("{}{view}", base.trim_end_matches('/'))
         });
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notice(kind: &str, title: &str) -> Notice {
+        Notice::new(
+            "alice",
+            kind,
+            Severity::Info,
+            title.into(),
+            String::new(),
+            kind,
+            NoticeState::Opened,
+            chrono::DateTime::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn a_link_leads_to_what_the_notice_is_about() {
+        let page = Some("https://agent.example/");
+        let link = |kind, title| notice(kind, title).linked(page).link.unwrap();
+        assert_eq!(
+            link("proposal", "proposal 3: keep the tide table"),
+            "https://agent.example/proposals/3"
+        );
+        assert_eq!(
+            link("request", "request 2: run post?"),
+            "https://agent.example/requests/2"
+        );
+        assert_eq!(
+            link("job-digest", "job digest: done has no evidence"),
+            "https://agent.example/jobs/digest"
+        );
+        assert_eq!(
+            link("model", "the model fails"),
+            "https://agent.example/incidents"
+        );
+        assert_eq!(
+            link("proposal", "3 proposals wait"),
+            "https://agent.example/proposals"
+        );
+        assert_eq!(notice("model", "x").linked(None).link, None);
     }
 }

@@ -124,7 +124,11 @@ impl Repo {
     /// The engine: each line of `content` (the file `rel` as it is now)
     /// with its origin, from the store when it holds HEAD's blob, else by
     /// blame.
-    fn origins_of(&self, rel: &str, content: &[u8]) -> Result<Vec<Option<LineOrigin>>, RepoError> {
+    pub fn origins_of(
+        &self,
+        rel: &str,
+        content: &[u8],
+    ) -> Result<Vec<Option<LineOrigin>>, RepoError> {
         let lines = line_count(content);
         if self.git.is_shallow() {
             return Err(self.error(git2::Error::from_str(

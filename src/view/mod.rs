@@ -10,6 +10,7 @@
 //! peers' handoffs; nothing here needs a running supervisor.
 
 pub mod day;
+pub mod memory;
 pub mod metrics;
 pub mod status;
 pub mod status_text;

@@ -1,9 +1,13 @@
 //! What the operator decides from the page (`--allow-act`): accept or
-//! reject a proposal, acknowledge an incident. Each act names the version it was decided on — the
-//! proposal's commit the page showed — and is refused when the proposal
-//! has changed since, so a tap never accepts words the operator did not
-//! see. The decision is the CLI's own (`proposals::accept`, `reject`): one
-//! commit by the operator, with the reason.
+//! reject a proposal, approve or decline a request, acknowledge an
+//! incident, run a job now. Each act names the version it was decided on
+//! — the proposal's commit, the request's manifest digest, the incident's
+//! key, the job file's digest the page showed — and is refused when that
+//! changed since, so a tap never acts on words the operator did not see.
+//! Each is the CLI's own act (`proposals::accept`, `reject`,
+//! `tools::requested::approve`, `requests::decline`,
+//! `notify::acknowledge`, `jobs::asked`): the same commit by the
+//! operator, with the reason.
 
 use chrono::{DateTime, Utc};
 use hyper::StatusCode;
@@ -15,12 +19,18 @@ use crate::proposals::{self, Accepted};
 use crate::repo::Identity;
 
 /// One decision the page can take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageAct {
     /// Put proposal N on `main`.
     Accept(u64),
     /// Close proposal N without it.
     Reject(u64),
+    /// Run request N's tool once, as the operator.
+    Approve(u64),
+    /// Drop request N without running it.
+    Decline(u64),
+    /// Ask for a run of the job now.
+    RunJob(String),
     /// Acknowledge the incident whose key the form names: its flares
     /// marked read, no reminder.
     Acknowledge,
@@ -51,6 +61,29 @@ pub enum NotDecided {
     /// The incident is not open any more.
     #[error("that incident is not open any more: reload the page")]
     Gone,
+    /// The request was decided, or is not the one the page showed.
+    #[error(
+        "request {n} was decided or changed since the page showed it: nothing was run; \
+         reload the page"
+    )]
+    RequestChanged {
+        /// The request.
+        n: u64,
+    },
+    /// The job's file changed (or went) since the page showed it.
+    #[error(
+        "jobs/{name}.toml changed since the page showed it: nothing was asked; reload the page"
+    )]
+    JobChanged {
+        /// The job.
+        name: String,
+    },
+    /// The approved tool did not run.
+    #[error(transparent)]
+    Approve(#[from] crate::tools::requested::ApproveError),
+    /// The run could not be asked for.
+    #[error("could not ask for the run: {0}")]
+    Ask(#[from] crate::atomic::WriteError),
     /// The book or the repository said no.
     #[error(transparent)]
     Proposal(#[from] proposals::ProposalError),
@@ -63,43 +96,89 @@ impl NotDecided {
     /// The HTTP status that says it.
     pub fn status(&self) -> StatusCode {
         match self {
-            NotDecided::Changed { .. } | NotDecided::NeedsReview { .. } | NotDecided::Gone => {
-                StatusCode::CONFLICT
-            }
-            NotDecided::Proposal(_) | NotDecided::Acknowledge(_) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            NotDecided::Changed { .. }
+            | NotDecided::NeedsReview { .. }
+            | NotDecided::Gone
+            | NotDecided::RequestChanged { .. }
+            | NotDecided::JobChanged { .. } => StatusCode::CONFLICT,
+            NotDecided::Proposal(_)
+            | NotDecided::Acknowledge(_)
+            | NotDecided::Approve(_)
+            | NotDecided::Ask(_) => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }
 
 impl PageAct {
-    /// The act a path names: `/proposals/N/accept`, `/proposals/N/reject`.
+    /// The act a path names: `/proposals/N/accept`, `…/reject`,
+    /// `/requests/N/approve`, `…/decline`, `/incidents/acknowledge`,
+    /// `/jobs/NAME/run`.
     pub fn of_path(path: &str) -> Option<PageAct> {
         if path == "/incidents/acknowledge" {
             return Some(PageAct::Acknowledge);
         }
-        let rest = path.strip_prefix("/proposals/")?;
-        let (n, verb) = rest.split_once('/')?;
-        let n = n.parse().ok()?;
-        match verb {
-            "accept" => Some(PageAct::Accept(n)),
-            "reject" => Some(PageAct::Reject(n)),
+        let (room, rest) = path.strip_prefix('/')?.split_once('/')?;
+        let (what, verb) = rest.split_once('/')?;
+        if what.is_empty() || verb.contains('/') {
+            return None;
+        }
+        let n = || what.parse::<u64>().ok();
+        match (room, verb) {
+            ("proposals", "accept") => n().map(PageAct::Accept),
+            ("proposals", "reject") => n().map(PageAct::Reject),
+            ("requests", "approve") => n().map(PageAct::Approve),
+            ("requests", "decline") => n().map(PageAct::Decline),
+            ("jobs", "run") => Some(PageAct::RunJob(what.to_string())),
             _ => None,
+        }
+    }
+
+    /// The view to go back to once it is taken.
+    pub fn back_to(&self) -> String {
+        match self {
+            PageAct::Acknowledge => "/incidents".into(),
+            PageAct::Accept(_) | PageAct::Reject(_) => "/proposals".into(),
+            PageAct::Approve(n) | PageAct::Decline(n) => format!("/requests/{n}"),
+            PageAct::RunJob(name) => format!(
+                "/jobs/{}",
+                percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC)
+            ),
         }
     }
 
     /// Takes the act on what the page showed — a proposal at its commit,
     /// an incident by its key (`seen`) — as the operator.
     pub fn take(
-        self,
+        &self,
         home: &Home,
         seen: &str,
         reason: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(), NotDecided> {
-        match self {
+        match *self {
             PageAct::Acknowledge => acknowledge(home, seen, now),
+            PageAct::Approve(n) => {
+                request_as_shown(home, n, seen)?;
+                let config = config(home);
+                let environment = std::env::vars().collect();
+                let who = Identity::operator(&config.git);
+                crate::tools::requested::approve(home, &config, &environment, n, &who, now)?;
+                Ok(())
+            }
+            PageAct::Decline(n) => {
+                request_as_shown(home, n, seen)?;
+                proposals::requests::decline(home, n, reason, &operator(home), now)?;
+                Ok(())
+            }
+            PageAct::RunJob(ref name) => {
+                let (jobs, _) = crate::jobs::load_all(home);
+                let job = jobs
+                    .iter()
+                    .find(|j| &j.name == name && j.digest == seen && !seen.is_empty())
+                    .ok_or_else(|| NotDecided::JobChanged { name: name.clone() })?;
+                crate::jobs::asked::ask_to_run(home, job)?;
+                Ok(())
+            }
             PageAct::Accept(n) => {
                 let who = as_shown(home, n, seen)?;
                 match proposals::accept(home, n, &who, now)? {
@@ -131,13 +210,26 @@ fn as_shown(home: &Home, n: u64, seen: &str) -> Result<Identity, NotDecided> {
     Ok(operator(home))
 }
 
+/// Request `n`, when it is still open and asks for the manifest the page
+/// showed (`seen`, its digest); refused otherwise.
+fn request_as_shown(home: &Home, n: u64, seen: &str) -> Result<(), NotDecided> {
+    match proposals::requests::open(home, n) {
+        Ok(request) if request.digest == seen && !seen.is_empty() => Ok(()),
+        _ => Err(NotDecided::RequestChanged { n }),
+    }
+}
+
+/// The home's settings, or the defaults (said) when hearth.toml is broken.
+fn config(home: &Home) -> Config {
+    Config::load(&home.config_path()).unwrap_or_else(|e| {
+        tracing::warn!("{e}; deciding with the default settings");
+        Config::default()
+    })
+}
+
 /// Who decides from the page: the operator of `[git]`.
 fn operator(home: &Home) -> Identity {
-    let config = Config::load(&home.config_path()).unwrap_or_else(|e| {
-        tracing::warn!("{e}; deciding as the default operator");
-        Config::default()
-    });
-    Identity::operator(&config.git)
+    Identity::operator(&config(home).git)
 }
 
 /// Acknowledges the open incident whose key is `key`, exactly (an
@@ -172,5 +264,15 @@ mod tests {
         assert_eq!(PageAct::of_path("/proposals/3/delete"), None);
         assert_eq!(PageAct::of_path("/proposals/x/accept"), None);
         assert_eq!(PageAct::of_path("/incidents"), None);
+        assert_eq!(
+            PageAct::of_path("/requests/2/approve"),
+            Some(PageAct::Approve(2))
+        );
+        assert_eq!(
+            PageAct::of_path("/jobs/digest/run"),
+            Some(PageAct::RunJob("digest".into()))
+        );
+        assert_eq!(PageAct::of_path("/jobs/a/b/run"), None);
+        assert_eq!(PageAct::of_path("/jobs//run"), None);
     }
 }

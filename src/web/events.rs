@@ -27,7 +27,7 @@ const MAX_STREAMS: usize = 16;
 /// `GET /events`: server-sent events, one `commit` event (`SHA TICK`)
 /// each time `main` moves, so an open page learns of a new tick without a
 /// reload. Nothing is read from the request.
-pub(super) fn stream(page: Arc<Page>) -> Response<Body> {
+pub(super) fn stream(page: Arc<Page>, home: Home) -> Response<Body> {
     use std::sync::atomic::Ordering;
     if page.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
         page.streams.fetch_sub(1, Ordering::SeqCst);
@@ -38,7 +38,7 @@ pub(super) fn stream(page: Arc<Page>) -> Response<Body> {
         let mut last: Option<String> = None;
         let mut quiet = Duration::ZERO;
         loop {
-            let (home, seen) = (page.home.clone(), last.clone());
+            let (home, seen) = (home.clone(), last.clone());
             // The ledger is read only when `main` moved.
             let now = tokio::task::spawn_blocking(move || moved(&home, seen.as_deref()))
                 .await

@@ -1,6 +1,7 @@
 //! The page's one kind of request body: a short
 //! `application/x-www-form-urlencoded` form (a login, a decision), read
-//! for one named field.
+//! for one named field — and a query string (`/recall?q=…`), which is
+//! written the same way.
 
 /// The value of `name` in an `application/x-www-form-urlencoded` body.
 pub(super) fn value(body: &[u8], name: &str) -> Option<String> {

@@ -23,6 +23,7 @@ pub mod acts;
 mod events;
 mod form;
 pub mod guard;
+pub mod homes;
 pub mod pages;
 pub mod session;
 
@@ -38,6 +39,7 @@ use crate::clock::Clock;
 use crate::home::Home;
 use crate::mcp::listen::{self, Body, Listen, Listener};
 use guard::Served;
+use homes::{Homes, Resolved};
 use session::{Login, Sessions};
 
 /// The environment variable that holds the token.
@@ -107,7 +109,7 @@ pub struct WebOptions {
 
 /// The page as it serves: what every request shares.
 struct Page {
-    home: Home,
+    homes: Homes,
     clock: Clock,
     token: Option<String>,
     served: Served,
@@ -121,7 +123,7 @@ struct Page {
 /// Serves the page of `home` until the process is stopped; `listening` is
 /// told where (a port of 0 is chosen by the system).
 pub fn serve(
-    home: Home,
+    homes: Homes,
     clock: Clock,
     options: WebOptions,
     listening: impl FnOnce(String),
@@ -162,7 +164,7 @@ pub fn serve(
             tracing::warn!("the page takes acts (--allow-act): accept and reject from it");
         }
         let page = Arc::new(Page {
-            home,
+            homes,
             clock,
             token: options.token.clone(),
             served,
@@ -204,17 +206,16 @@ fn html(status: StatusCode, markup: maud::Markup) -> Response<Body> {
     respond(status, "text/html; charset=utf-8", markup.into_string())
 }
 
-fn see_other(to: &'static str, cookie: Option<String>) -> Response<Body> {
+fn see_other(to: &str, cookie: Option<String>) -> Response<Body> {
     let mut response = respond(
         StatusCode::SEE_OTHER,
         "text/plain; charset=utf-8",
         String::new(),
     );
     let headers = response.headers_mut();
-    headers.insert(
-        hyper::header::LOCATION,
-        hyper::header::HeaderValue::from_static(to),
-    );
+    if let Ok(value) = hyper::header::HeaderValue::from_str(to) {
+        headers.insert(hyper::header::LOCATION, value);
+    }
     if let Some(value) = cookie.and_then(|c| hyper::header::HeaderValue::from_str(&c).ok()) {
         headers.insert(hyper::header::SET_COOKIE, value);
     }
@@ -251,25 +252,56 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
     }
     let path = request.uri().path().to_string();
     match (method.as_str(), path.as_str()) {
-        (_, "/style.css") => respond(StatusCode::OK, "text/css", pages::STYLE.to_string()),
-        (_, "/live.js") => respond(
-            StatusCode::OK,
-            "text/javascript; charset=utf-8",
-            pages::LIVE_JS.to_string(),
-        ),
-        ("GET", "/login") => html(StatusCode::OK, pages::login(false, false)),
-        ("POST", "/login") => log_in(&page, request).await,
+        (_, "/style.css") => return respond(StatusCode::OK, "text/css", pages::STYLE.to_string()),
+        (_, "/live.js") => {
+            return respond(
+                StatusCode::OK,
+                "text/javascript; charset=utf-8",
+                pages::LIVE_JS.to_string(),
+            )
+        }
+        ("GET", "/login") => return html(StatusCode::OK, pages::login(false, false)),
+        ("POST", "/login") => return log_in(&page, request).await,
         ("POST", "/logout") => {
             let cookie = header(&request, hyper::header::COOKIE).map(str::to_string);
             if let Some(id) = session::from_cookie(cookie.as_deref()) {
                 page.sessions.lock().expect("sessions").logout(id);
             }
-            see_other("/login", None)
+            return see_other("/login", None);
         }
-        _ if !signed_in(&page, &request) => see_other("/login", None),
-        ("GET", "/events") => events::stream(page),
-        ("GET" | "HEAD", _) => view(page, path).await,
-        ("POST", _) if page.allow_act => act(page, path, request).await,
+        _ if !signed_in(&page, &request) => return see_other("/login", None),
+        _ => {}
+    }
+    let (home, base, rest) = match page.homes.resolve(&path) {
+        Resolved::Index => {
+            let homes = page.homes.clone();
+            let now = page.clock.now();
+            let listed =
+                tokio::task::spawn_blocking(move || pages::index(&homes.list(), now)).await;
+            return match listed {
+                Ok(markup) => html(StatusCode::OK, markup),
+                Err(e) => text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("the page failed: {e}"),
+                ),
+            };
+        }
+        Resolved::Missing => return text(StatusCode::NOT_FOUND, "there is no such home here"),
+        Resolved::Home { home, base, rest } => (home, base, rest),
+    };
+    // The page's own names (a memory file's, a job's) are percent-encoded
+    // in its links: decoded once, here.
+    let Ok(rest) = percent_encoding::percent_decode_str(&rest)
+        .decode_utf8()
+        .map(|r| r.into_owned())
+    else {
+        return text(StatusCode::NOT_FOUND, "there is no such page");
+    };
+    let query = request.uri().query().unwrap_or("").to_string();
+    match (method.as_str(), rest.as_str()) {
+        ("GET", "/events") => events::stream(page, home),
+        ("GET" | "HEAD", _) => view(page, home, base, rest, query).await,
+        ("POST", _) if page.allow_act => act(page, home, base, rest, request).await,
         _ => text(
             StatusCode::FORBIDDEN,
             "the page is read-only (started without --allow-act): decide on the server \
@@ -281,7 +313,13 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
 /// `POST /proposals/N/accept` or `…/reject`: the operator's decision, the
 /// same commit the CLI makes, on the version the page showed (`commit`):
 /// a proposal that changed since is refused, not decided.
-async fn act(page: Arc<Page>, path: String, request: Request<Incoming>) -> Response<Body> {
+async fn act(
+    page: Arc<Page>,
+    home: Home,
+    base: String,
+    path: String,
+    request: Request<Incoming>,
+) -> Response<Body> {
     let Some(act) = acts::PageAct::of_path(&path) else {
         return text(StatusCode::NOT_FOUND, "there is no such act");
     };
@@ -289,18 +327,20 @@ async fn act(page: Arc<Page>, path: String, request: Request<Incoming>) -> Respo
         Ok(collected) => collected.to_bytes(),
         Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a decision is a short form"),
     };
-    // What the page showed: a proposal's commit, or an incident's key.
-    let seen = form::value(&body, "commit")
-        .or_else(|| form::value(&body, "key"))
+    // What the page showed: a proposal's commit, a request's or a job's
+    // digest, an incident's key.
+    let seen = ["commit", "digest", "key"]
+        .iter()
+        .find_map(|field| form::value(&body, field))
         .unwrap_or_default();
     let reason = form::value(&body, "reason").filter(|r| !r.trim().is_empty());
+    let back = format!("{base}{}", act.back_to());
     let done = tokio::task::spawn_blocking(move || {
-        act.take(&page.home, &seen, reason.as_deref(), page.clock.now())
+        act.take(&home, &seen, reason.as_deref(), page.clock.now())
     })
     .await;
     match done {
-        Ok(Ok(())) if act == acts::PageAct::Acknowledge => see_other("/incidents", None),
-        Ok(Ok(())) => see_other("/proposals", None),
+        Ok(Ok(())) => see_other(&back, None),
         Ok(Err(refusal)) => text(refusal.status(), &refusal.to_string()),
         Err(e) => text(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -355,23 +395,41 @@ async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// A page of the home, rendered off the async threads.
-async fn view(page: Arc<Page>, path: String) -> Response<Body> {
+/// A page of `home` (served under `base`), rendered off the async
+/// threads.
+async fn view(
+    page: Arc<Page>,
+    home: Home,
+    base: String,
+    path: String,
+    query: String,
+) -> Response<Body> {
     let rendered = tokio::task::spawn_blocking(move || {
-        let now = page.clock.now();
-        let frame = pages::Frame::of(&page.home, now);
+        let frame = pages::Frame::of(&home, &base, page.clock.now());
+        let acts = page.allow_act;
+        let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
         match path.as_str() {
-            "/" => Some(pages::today(&frame, &page.home)),
-            "/incidents" => Some(pages::incidents(&frame, &page.home, page.allow_act)),
-            "/proposals" => Some(pages::proposals(&frame, &page.home, page.allow_act)),
-            "/jobs" => Some(pages::jobs(&frame, &page.home)),
-            "/spend" => Some(pages::spend(&frame, &page.home)),
+            "/" => Some(pages::today(&frame, &home)),
+            "/incidents" => Some(pages::incidents(&frame, &home, acts)),
+            "/proposals" => Some(pages::proposals(&frame, &home, acts)),
+            "/jobs" => Some(pages::jobs(&frame, &home)),
+            "/spend" => Some(pages::spend(&frame, &home)),
+            "/memory" | "/memory/" => Some(pages::memory(&frame, &home)),
+            "/recall" => {
+                let q = form::value(query.as_bytes(), "q").unwrap_or_default();
+                Some(pages::recall(&frame, &home, &q))
+            }
+            _ if path.starts_with("/memory/") => pages::memory_file(&frame, &home, &path[1..]),
+            _ if path.starts_with("/jobs/") => {
+                pages::job(&frame, &home, &path["/jobs/".len()..], acts)
+            }
             _ => {
-                let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
                 if let Some(n) = number("/ticks/") {
-                    pages::tick(&frame, &page.home, n)
+                    pages::tick(&frame, &home, n)
                 } else if let Some(n) = number("/proposals/") {
-                    pages::proposal(&frame, &page.home, n, page.allow_act)
+                    pages::proposal(&frame, &home, n, acts)
+                } else if let Some(n) = number("/requests/") {
+                    pages::request(&frame, &home, n, acts)
                 } else {
                     None
                 }

@@ -4,11 +4,12 @@
 (function () {
   "use strict";
   var shown = document.querySelector('meta[name="hearth-commit"]');
+  var base = document.querySelector('meta[name="hearth-base"]');
   var note = document.getElementById("live");
   if (!shown || !note || !window.EventSource) {
     return;
   }
-  var source = new EventSource("/events");
+  var source = new EventSource((base ? base.content : "") + "/events");
   source.addEventListener("commit", function (event) {
     var parts = String(event.data).split(" ");
     if (parts[0] === shown.content) {

@@ -12,7 +12,7 @@ use super::*;
 
 /// A tool that "posts" its text by appending it to `posted`, outside the
 /// home: each run is one line there.
-fn poster(posted: &std::path::Path, extra: &str) -> String {
+pub(crate) fn poster(posted: &std::path::Path, extra: &str) -> String {
     format!(
         "name = \"post\"\ndescription = \"Post a status update.\"\n\
          command = [\"/bin/sh\", \"-c\", \"echo \\\"$HEARTH_ARG_TEXT\\\" >> {}; echo posted\"]\n{extra}\n\
@@ -21,7 +21,7 @@ fn poster(posted: &std::path::Path, extra: &str) -> String {
     )
 }
 
-fn strangers_message(home: &TestHome) {
+pub(crate) fn strangers_message(home: &TestHome) {
     std::fs::write(
         home.file("inbox/newsletter.md"),
         "---\nfrom: newsletter@example.com\nsubject: news\n---\n\
@@ -30,7 +30,7 @@ fn strangers_message(home: &TestHome) {
     .unwrap();
 }
 
-fn posts(posted: &std::path::Path) -> Vec<String> {
+pub(crate) fn posts(posted: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(posted)
         .unwrap_or_default()
         .lines()

@@ -18,7 +18,7 @@ fn home_for(server: &ModelServer, extra: &str) -> TestHome {
     ))
 }
 
-fn run(home: &TestHome, ticks: &str) -> std::process::Output {
+pub(crate) fn run(home: &TestHome, ticks: &str) -> std::process::Output {
     home.keyed(&["run", "--ticks", ticks], KEY)
         .output()
         .unwrap()
@@ -440,13 +440,13 @@ fn an_explicit_provider_without_its_key_is_a_clear_start_up_error() {
     assert!(home.ticks().is_empty());
 }
 
-mod acting;
+pub(crate) mod acting;
 mod ask;
 mod brake;
 mod cache;
 mod mcp_tools;
 mod openai;
-mod operator_tools;
+pub(crate) mod operator_tools;
 mod outages;
 mod overflow;
 mod real_servers;

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 
-pub(super) fn call(tool: &str, input: Value) -> Answer {
+pub(crate) fn call(tool: &str, input: Value) -> Answer {
     let args = input.to_string();
     stream(anthropic::message(
         "",
@@ -16,13 +16,13 @@ pub(super) fn call(tool: &str, input: Value) -> Answer {
     ))
 }
 
-pub(super) fn done() -> Answer {
+pub(crate) fn done() -> Answer {
     stream(anthropic::message("Done.", &[], 10, 1))
 }
 
 /// A home with `manifest` as `tools/NAME.toml`, trusted unless `trusted`
 /// is false; returns the home and the server.
-pub(super) fn home_with_tool(
+pub(crate) fn home_with_tool(
     name: &str,
     manifest: &str,
     script: Vec<Answer>,

@@ -13,6 +13,8 @@ use reqwest::redirect::Policy;
 
 use crate::common::TestHome;
 
+mod acts;
+
 const TOKEN: &str = "a-long-random-token-for-the-page";
 
 /// `hearth web --listen 127.0.0.1:0` with the token, and where it listens.

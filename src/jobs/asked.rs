@@ -1,0 +1,18 @@
+//! A run asked for now, out of schedule (`hearth jobs run NAME`, the
+//! page's "Run now"): a file named for the job under
+//! `.hearth/job-requests/`, which the supervisor takes at its next look —
+//! at once when it runs, at its start when it does not. One place writes
+//! it, so the CLI and the page ask the same way.
+
+use crate::home::layout::rel::JOB_REQUESTS;
+use crate::home::Home;
+
+/// Asks for a run of `job` (a name [`super::load_all`] gave: a file's
+/// stem, so never a path).
+pub fn ask_to_run(home: &Home, job: &super::Job) -> Result<(), crate::atomic::WriteError> {
+    let dir = home.path(JOB_REQUESTS);
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(crate::atomic::WriteError { path: dir, source });
+    }
+    crate::atomic::write(&dir.join(&job.name), b"")
+}

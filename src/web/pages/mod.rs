@@ -1,0 +1,180 @@
+//! The pages, rendered from the read room's models (`crate::view`) and
+//! the home's records: never a figure of their own. Every page says the
+//! commit it was rendered from and the verdict (`<meta name=
+//! "hearth-commit">`, `<meta name="hearth-verdict">`, and in its header
+//! and footer). Everything the agent, a peer or a stranger wrote — memory,
+//! subjects, flare titles, file names — reaches the page through maud,
+//! which escapes it: shown as text, never run.
+
+mod homes;
+mod incidents;
+mod jobs;
+mod memory;
+mod proposals;
+mod spend;
+mod today;
+
+pub use homes::index;
+pub use incidents::incidents;
+pub use jobs::{job, jobs};
+pub use memory::{memory, memory_file, recall};
+pub use proposals::{proposal, proposals, request};
+pub use spend::spend;
+pub use today::{tick, today};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use maud::{html, Markup, DOCTYPE};
+
+use crate::home::Home;
+use crate::view::status::Status;
+use crate::view::status_text::{health_word, verdict_line};
+
+/// The stylesheet, compiled in (`/style.css`): no inline style, so the
+/// policy can forbid it.
+pub const STYLE: &str = "body{font:16px/1.45 system-ui,sans-serif;margin:0 auto;max-width:46rem;\
+padding:0 .75rem;color:#222}header,footer{font-size:.85rem;color:#555;padding:.5rem 0}\
+nav a{margin-right:.75rem}.healthy{color:#176a2c}.attention{color:#8a5a00}.trouble{color:#a11}\
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .35rem;\
+border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font-size:.9em}\
+input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
+pre{overflow-x:auto;background:#f6f6f6;padding:.5rem;font-size:.85rem}\
+@media (max-width:600px){table,tbody,tr,td{display:block}tr.head{display:none}\
+tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
+
+/// The page's one script (`/live.js`), compiled in.
+pub const LIVE_JS: &str = include_str!("../assets/live.js");
+
+/// What every page shows around its body.
+pub struct Frame {
+    /// The commit the page is rendered from (none: a home with no commit).
+    pub commit: Option<String>,
+    /// The home's status (its verdict at the top).
+    pub status: Status,
+    /// When it was rendered.
+    pub now: DateTime<Utc>,
+    /// Where the home's pages are: empty for the one home served,
+    /// `/h/NAME` for one of `--homes`.
+    pub base: String,
+}
+
+impl Frame {
+    /// The frame of `home`, served under `base`, as of `now`.
+    pub fn of(home: &Home, base: &str, now: DateTime<Utc>) -> Frame {
+        Frame {
+            commit: crate::repo::Repo::open(home.root())
+                .ok()
+                .and_then(|r| r.head()),
+            status: crate::view::status::status(home, now),
+            now,
+            base: base.to_string(),
+        }
+    }
+
+    /// The address of this home's page `path` (`/jobs`).
+    pub fn to(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn page(&self, title: &str, body: Markup) -> Markup {
+        let health = health_word(self.status.verdict.health);
+        let commit = self.commit.as_deref().unwrap_or("none");
+        let tick = self.status.last_tick.as_ref().map(|t| t.tick);
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    meta name="hearth-commit" content=(commit);
+                    meta name="hearth-verdict" content=(health);
+                    meta name="hearth-base" content=(self.base);
+                    title { (title) " · hearth" }
+                    link rel="stylesheet" href="/style.css";
+                    script src="/live.js" defer {}
+                }
+                body {
+                    header {
+                        nav {
+                            a href=(self.to("/")) { "today" }
+                            a href=(self.to("/incidents")) { "incidents" }
+                            a href=(self.to("/proposals")) { "proposals" }
+                            a href=(self.to("/jobs")) { "jobs" }
+                            a href=(self.to("/spend")) { "spend" }
+                            a href=(self.to("/memory/")) { "memory" }
+                            @if !self.base.is_empty() { a href="/" { "all homes" } }
+                        }
+                        form method="get" action=(self.to("/recall")) class="recall" {
+                            input type="search" name="q" placeholder="recall…" aria-label="recall";
+                        }
+                        p class=(health) { strong { (verdict_line(&self.status)) } }
+                        p id="live" {}
+                    }
+                    main { h1 { (title) } (body) }
+                    footer {
+                        "rendered from commit " code { (short(commit)) }
+                        @if let Some(tick) = tick { " after tick " (tick) }
+                        " at " (stamp(self.now))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What a name escapes in a link's path: all but letters, digits, `-`,
+/// `_`, `.`, `~` and `/`, so `#`, `?`, `%`, spaces and quotes in a file's
+/// or a job's name never change where the link leads (the server decodes
+/// a path once).
+const IN_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/');
+
+/// `name` as a link's path writes it.
+fn in_link(name: &str) -> String {
+    percent_encoding::utf8_percent_encode(name, IN_PATH).to_string()
+}
+
+/// A commit's first twelve characters.
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// A time as the pages write it (RFC 3339, seconds, UTC).
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// The login page (`failed`: the last token was wrong; `wait`: too many
+/// were).
+pub fn login(failed: bool, wait: bool) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "log in · hearth" }
+                link rel="stylesheet" href="/style.css";
+            }
+            body {
+                main {
+                    h1 { "hearth" }
+                    @if wait { p class="trouble" { "Too many wrong tokens just now: try again in a minute." } }
+                    @else if failed { p class="trouble" { "That is not the token." } }
+                    form method="post" action="/login" {
+                        label { "Token (HEARTH_WEB_TOKEN) " input type="password" name="token" autocomplete="current-password"; }
+                        " " button type="submit" { "Log in" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A page for a path the page does not have.
+pub fn not_found(frame: &Frame) -> Markup {
+    frame.page("not here", html! { p { "There is no such page." } })
+}

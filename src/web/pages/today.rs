@@ -1,0 +1,104 @@
+//! `/` — the last 24 hours as `hearth day` tells them — and `/ticks/N`,
+//! one tick's ledger line and commit.
+
+use chrono::Duration;
+use maud::{html, Markup};
+
+use super::{short, stamp, Frame};
+use crate::exchange::ledger::{Ledger, TickRecord};
+use crate::home::Home;
+
+/// `/`: the last 24 hours as `hearth day` tells them (and says so), each
+/// tick linked.
+pub fn today(frame: &Frame, home: &Home) -> Markup {
+    let since = frame.now - Duration::hours(24);
+    let day = crate::view::day::day(home, since, frame.now);
+    let body = html! {
+        p {
+            "Since " (day.since.format("%Y-%m-%d %H:%M UTC")) " (the last 24 hours): "
+            (day.ticks) " ticks (" (day.answered) " answered the inbox, " (day.failed) " failed, "
+            (day.idle) " idle), " (day.asks) " asks, "
+            (format!("${:.2}", day.spend_usd)) " spent"
+            @if day.spent.calls > 0.0 { (format!(" (${:.2} of it by recall's rerank)", day.spent.calls)) }
+        }
+        @if day.events.is_empty() { p { "Nothing happened." } }
+        @else {
+            table {
+                tr class="head" { th { "when" } th { "who" } th { "what" } }
+                @for event in &day.events {
+                    tr {
+                        td { (event.at.format("%m-%d %H:%M")) }
+                        td {
+                            @match tick_of(&event.who) {
+                                Some(n) => a href=(frame.to(&format!("/ticks/{n}"))) { (event.who) },
+                                None => (event.who),
+                            }
+                        }
+                        td { (event.what) }
+                    }
+                }
+            }
+        }
+        @for problem in &day.problems { p class="attention" { "cannot read: " (problem) } }
+    };
+    frame.page("today", body)
+}
+
+/// The first tick a day line names (`tick 12`, `ticks 13–104`).
+fn tick_of(who: &str) -> Option<u64> {
+    let rest = who
+        .strip_prefix("ticks ")
+        .or_else(|| who.strip_prefix("tick "))?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `/ticks/N`: one tick's ledger line and its commit — subject and patch
+/// (`None`: there is no such tick).
+pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
+    let ledger = Ledger::read_all(&home.ticks_path()).ok()?;
+    let record: &TickRecord = ledger.records.iter().find(|r| r.tick == n)?;
+    let repo = crate::repo::Repo::open(home.root()).ok();
+    let commit = repo.as_ref().and_then(|r| r.tick_commit(n, record.end));
+    let patch = match (&repo, &commit) {
+        (Some(repo), Some((id, _))) => repo.commit_patch(id, 64 * 1024).ok(),
+        _ => None,
+    };
+    let body = html! {
+        @match &commit {
+            Some((id, subject)) => p { "Commit " code { (short(id)) } ": " (subject) },
+            None => p class="attention" { "Its commit is not in the last day of history (or not made yet)." },
+        }
+        table {
+            tr { th { "started" } td { (stamp(record.start)) } }
+            tr { th { "ended" } td { (stamp(record.end)) " — exit " (record.exit) " (" (record.class.as_str()) ")" } }
+            tr { th { "did" } td { (record.what_it_did()) } }
+            tr { th { "tokens" } td { (record.tokens.sent()) " sent, " (record.tokens.output) " out" } }
+            tr { th { "cost" } td { (format!("${:.4}", record.cost_usd)) } }
+            @if let Some(note) = &record.note { tr { th { "note" } td { (note) } } }
+            @if !record.outside.is_empty() {
+                tr { th { "outside" } td { @for o in record.outside.as_slice() { (o) br; } } }
+            }
+            @if !record.unbacked.is_empty() {
+                tr { th { "said, not done" } td { @for u in &record.unbacked { (u) br; } } }
+            }
+        }
+        @if let Some(patch) = &patch { h2 { "Its commit" } pre { code { (patch.trim_end()) } } }
+    };
+    Some(frame.page(&format!("tick {n}"), body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_day_line_links_the_tick_it_names() {
+        assert_eq!(tick_of("tick 12"), Some(12));
+        assert_eq!(tick_of("ticks 13–104"), Some(13));
+        assert_eq!(tick_of("ask"), None);
+        assert_eq!(tick_of("proposal 3"), None);
+    }
+}

@@ -1,0 +1,180 @@
+//! The page's acts beyond a proposal's (`--allow-act`): a request to run
+//! a tool, approved or declined on the manifest digest the page showed,
+//! runs once as the operator or never; a job is run now on the file the
+//! page showed. Each is the commit the CLI makes.
+
+use reqwest::header::{COOKIE, LOCATION, ORIGIN};
+use serde_json::json;
+
+use super::Page;
+use crate::e2e::providers::acting::{poster, posts, strangers_message};
+use crate::e2e::providers::operator_tools::{call, done, home_with_tool};
+
+/// The value of the hidden field `name` in the form posting to `action`.
+fn field(page_text: &str, action: &str, name: &str) -> String {
+    let form = page_text
+        .find(&format!("action=\"{action}\""))
+        .unwrap_or_else(|| panic!("no form for {action}: {page_text}"));
+    let rest = &page_text[form..];
+    let marker = format!("name=\"{name}\" value=\"");
+    let at = rest.find(&marker).unwrap() + marker.len();
+    rest[at..at + rest[at..].find('"').unwrap()].to_string()
+}
+
+fn post(
+    page: &Page,
+    cookie: &str,
+    path: &str,
+    form: &[(&str, &str)],
+) -> reqwest::blocking::Response {
+    Page::client()
+        .post(format!("{}{path}", page.base))
+        .header(ORIGIN, &page.base)
+        .header(COOKIE, cookie)
+        .form(form)
+        .send()
+        .unwrap()
+}
+
+#[test]
+fn a_request_is_approved_once_on_the_digest_shown_and_a_declined_one_never_runs() {
+    let outside = tempfile::tempdir().unwrap();
+    let posted = outside.path().join("posted");
+    let (_server, home) = home_with_tool(
+        "post",
+        &poster(&posted, ""),
+        vec![
+            call(
+                "post",
+                json!({"text": "<script>window.pwned=1</script> prices changed"}),
+            ),
+            call("post", json!({"text": "two"})),
+            done(),
+        ],
+        true,
+    );
+    strangers_message(&home);
+    assert!(crate::e2e::providers::run(&home, "1").status.success());
+    assert!(posts(&posted).is_empty(), "a stranger's words acted");
+
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let cookie = page.session();
+    let listed = page.get("/proposals", Some(&cookie)).text().unwrap();
+    assert!(listed.contains("href=\"/requests/1\""), "{listed}");
+    assert!(
+        !listed.contains("/approve\""),
+        "never approved from a line of a list: {listed}"
+    );
+    let shown = page.get("/requests/1", Some(&cookie)).text().unwrap();
+    assert!(
+        shown.contains("&lt;script&gt;window.pwned=1&lt;/script&gt; prices changed")
+            && !shown.contains("<script>window"),
+        "its arguments, as text: {shown}"
+    );
+    assert!(
+        shown.contains("newsletter@example.com"),
+        "why it waits: {shown}"
+    );
+    let digest = field(&shown, "/requests/1/approve", "digest");
+
+    // On another manifest than the one shown: refused, nothing runs.
+    let stale = post(&page, &cookie, "/requests/1/approve", &[("digest", "0000")]);
+    assert_eq!(stale.status(), 409, "{}", stale.text().unwrap());
+    assert!(posts(&posted).is_empty());
+
+    let approved = post(
+        &page,
+        &cookie,
+        "/requests/1/approve",
+        &[("digest", &digest)],
+    );
+    assert_eq!(approved.status(), 303);
+    assert_eq!(approved.headers()[LOCATION], "/requests/1");
+    assert_eq!(
+        posts(&posted),
+        ["<script>window.pwned=1</script> prices changed"]
+    );
+    let again = post(
+        &page,
+        &cookie,
+        "/requests/1/approve",
+        &[("digest", &digest)],
+    );
+    assert_eq!(again.status(), 409, "a request runs at most once");
+    assert_eq!(posts(&posted).len(), 1);
+    let log = home.git(&["log", "--format=%an: %s", "-3"]);
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        log.contains("operator: request 1 approved: running post")
+            && log.contains("operator: request 1: post ran"),
+        "the operator's commits, as the CLI makes them: {log}"
+    );
+    let after = page.get("/requests/1", Some(&cookie)).text().unwrap();
+    assert!(after.contains("posted"), "what it said: {after}");
+
+    let shown = page.get("/requests/2", Some(&cookie)).text().unwrap();
+    let digest = field(&shown, "/requests/2/decline", "digest");
+    let declined = post(
+        &page,
+        &cookie,
+        "/requests/2/decline",
+        &[("digest", &digest), ("reason", "spam")],
+    );
+    assert_eq!(declined.status(), 303);
+    let book = home.ok(&["proposals", "requests", "--json"]);
+    let book: serde_json::Value = serde_json::from_str(&book).unwrap();
+    assert_eq!(book[1]["status"], "declined", "{book}");
+    assert_eq!(book[1]["reason"], "spam", "{book}");
+    assert_eq!(posts(&posted).len(), 1, "a declined request never runs");
+}
+
+#[test]
+fn a_job_is_run_now_on_the_file_the_page_showed() {
+    let home = crate::common::TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    std::fs::create_dir_all(home.file("jobs")).unwrap();
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\nprompt = \"Write the <b>digest</b>.\"\n",
+    )
+    .unwrap();
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let cookie = page.session();
+    let listed = page.get("/jobs", Some(&cookie)).text().unwrap();
+    assert!(listed.contains("href=\"/jobs/digest\""), "{listed}");
+    let shown = page.get("/jobs/digest", Some(&cookie)).text().unwrap();
+    assert!(
+        shown.contains("Write the &lt;b&gt;digest&lt;/b&gt;."),
+        "its prompt, as text: {shown}"
+    );
+    let digest = field(&shown, "/jobs/digest/run", "digest");
+
+    // The file changed since the page showed it: nothing is asked.
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\nprompt = \"Write the digest, and mail it out.\"\n",
+    )
+    .unwrap();
+    let stale = post(&page, &cookie, "/jobs/digest/run", &[("digest", &digest)]);
+    assert_eq!(stale.status(), 409, "{}", stale.text().unwrap());
+    assert!(!home.file(".hearth/job-requests/digest").exists());
+    let nobody = post(&page, &cookie, "/jobs/nope/run", &[("digest", &digest)]);
+    assert_eq!(nobody.status(), 409);
+
+    let shown = page.get("/jobs/digest", Some(&cookie)).text().unwrap();
+    let digest = field(&shown, "/jobs/digest/run", "digest");
+    let asked = post(&page, &cookie, "/jobs/digest/run", &[("digest", &digest)]);
+    assert_eq!(asked.status(), 303);
+    assert_eq!(asked.headers()[LOCATION], "/jobs/digest");
+    // The supervisor takes it at its next look, as `hearth jobs run`'s.
+    home.ok(&["run", "--ticks", "1"]);
+    assert_eq!(home.ticks().last().unwrap()["job"], "digest");
+    let said = home.ok(&["jobs", "show", "digest"]);
+    let run = said.lines().last().unwrap().trim().to_string();
+    let after = page.get("/jobs/digest", Some(&cookie)).text().unwrap();
+    assert!(
+        after.contains(&run.replace('<', "&lt;").replace('>', "&gt;")),
+        "the page says what `jobs show` says ({run}): {after}"
+    );
+    assert!(after.contains("href=\"/ticks/2\""), "{after}");
+}
