@@ -11,7 +11,7 @@ use serde_json::Value;
 
 const KEY: &str = "sk-ant-test-7f3a9c-DO-NOT-LEAK";
 
-fn home_for(server: &ModelServer, extra: &str) -> TestHome {
+pub(crate) fn home_for(server: &ModelServer, extra: &str) -> TestHome {
     TestHome::with_config(&format!(
         "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\ntimeout_s = 2\nmax_retries = 2\nretry_base_ms = 10\n{extra}",
         server.url

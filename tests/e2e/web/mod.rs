@@ -14,6 +14,8 @@ use reqwest::redirect::Policy;
 use crate::common::TestHome;
 
 mod acts;
+mod homes;
+mod memory;
 
 const TOKEN: &str = "a-long-random-token-for-the-page";
 
@@ -39,8 +41,14 @@ impl Page {
     fn open_with(home: &TestHome, flags: &[&str]) -> Page {
         let mut cmd = home.cmd(&["web", "--listen", "127.0.0.1:0"]);
         cmd.args(flags);
+        Page::start(cmd, &home.path.with_file_name("web.log"))
+    }
+
+    /// Starts `cmd` (a `hearth web` on port 0) with the token, its log
+    /// at `log`.
+    fn start(mut cmd: std::process::Command, log: &std::path::Path) -> Page {
         cmd.env("HEARTH_WEB_TOKEN", TOKEN);
-        let log = std::fs::File::create(home.path.with_file_name("web.log")).unwrap();
+        let log = std::fs::File::create(log).unwrap();
         let mut child = cmd.stdout(Stdio::piped()).stderr(log).spawn().unwrap();
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())

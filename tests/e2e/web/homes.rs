@@ -1,0 +1,76 @@
+//! `hearth web --homes DIR` (hosts of `hearth@NAME`): an index of every
+//! home under DIR with its verdict, each home's pages under `/h/NAME/`
+//! with links that stay there, and no name that leads out of DIR.
+
+use std::process::Command;
+
+use super::{meta, Page};
+use crate::common::{TestHome, HEARTH, PINNED_NOW};
+
+#[test]
+fn every_home_is_listed_with_its_verdict_and_served_under_its_name() {
+    let alice = TestHome::with_config("");
+    alice.ok(&["run", "--ticks", "1"]);
+    let bob = TestHome::with_config("");
+    bob.ok(&["run", "--ticks", "1"]);
+    std::fs::write(bob.file("hearth.toml"), "[model\n").unwrap(); // broken: trouble
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&alice.path, dir.path().join("alice")).unwrap();
+    std::os::unix::fs::symlink(&bob.path, dir.path().join("bob")).unwrap();
+    std::fs::create_dir(dir.path().join("not-a-home")).unwrap();
+    let mut cmd = Command::new(HEARTH);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HEARTH_NOW", PINNED_NOW)
+        .args(["web", "--listen", "127.0.0.1:0", "--homes"])
+        .arg(dir.path());
+    let page = Page::start(cmd, &dir.path().join("web.log"));
+    let cookie = page.session();
+
+    let index = page.get("/", Some(&cookie)).text().unwrap();
+    assert!(
+        index.contains("href=\"/h/alice/\"") && index.contains("href=\"/h/bob/\""),
+        "{index}"
+    );
+    assert!(!index.contains("not-a-home"), "{index}");
+    assert_eq!(
+        meta(&index, "hearth-verdict"),
+        "trouble",
+        "the worst of them: {index}"
+    );
+    for (name, home) in [("alice", &alice), ("bob", &bob)] {
+        let check = home.output(&["status", "--check"]);
+        let word = String::from_utf8_lossy(&check.stdout);
+        let word = word.split(':').next().unwrap().trim().to_string();
+        let shown = page
+            .get(&format!("/h/{name}/"), Some(&cookie))
+            .text()
+            .unwrap();
+        assert_eq!(meta(&shown, "hearth-verdict"), word, "{name}: {shown}");
+        let head = home.git(&["rev-parse", "HEAD"]);
+        assert_eq!(
+            meta(&shown, "hearth-commit"),
+            String::from_utf8_lossy(&head.stdout).trim(),
+            "{name}"
+        );
+        assert!(
+            shown.contains(&format!("href=\"/h/{name}/ticks/1\""))
+                && shown.contains(&format!("href=\"/h/{name}/jobs\"")),
+            "its links stay under its name: {shown}"
+        );
+        let tick = page.get(&format!("/h/{name}/ticks/1"), Some(&cookie));
+        assert_eq!(tick.status(), 200, "{name}");
+    }
+    for path in [
+        "/h/nobody/",
+        "/h/..%2Fbob/",
+        "/h/not-a-home/",
+        "/jobs",
+        "/h/.hidden/",
+    ] {
+        assert_eq!(page.get(path, Some(&cookie)).status(), 404, "{path}");
+    }
+    // Nothing of any home without a login.
+    let anonymous = page.get("/h/alice/", None);
+    assert_eq!(anonymous.status(), 303);
+}
