@@ -19,12 +19,18 @@ use std::time::Instant;
 use common::{median, ms, samples};
 
 const HEARTH: &str = env!("CARGO_BIN_EXE_hearth");
+
+/// The binary measured: this build's, or `HEARTH_BIN` (the package's
+/// `dist` build, which the .deb ships).
+fn binary() -> String {
+    std::env::var("HEARTH_BIN").unwrap_or_else(|_| HEARTH.to_string())
+}
 const NOW: &str = "2026-11-24T09:00:00Z";
 const TOKEN: &str = "bench-token-for-the-page";
 const RUNS: usize = 21;
 
 fn hearth(home: &Path) -> Command {
-    let mut cmd = Command::new(HEARTH);
+    let mut cmd = Command::new(binary());
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HEARTH_NOW", NOW)
@@ -116,13 +122,55 @@ fn open(home: &Path) -> Page {
     Page { child, base }
 }
 
-fn rss_kib(pid: u32) -> u64 {
+/// The page's resident memory: (its own, the binary's code pages), KiB.
+/// Code pages are the executable's, mapped from the file: shared with a
+/// supervisor running the same binary, and the kernel's to drop.
+fn rss_kib(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("RssAnon:") + field("RssShmem:"), field("RssFile:"))
+}
+
+fn mb(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// The page's memory fresh, and at rest after every view was served once.
+fn memory_at_rest(page: &Page, client: &reqwest::blocking::Client) {
+    let (own, code) = rss_kib(page.child.id());
+    println!(
+        "RSS fresh: {:.1} MB ({:.1} MB its own, {:.1} MB the binary's code pages)",
+        mb(own + code),
+        mb(own),
+        mb(code)
+    );
+    for path in [
+        "/", "/incidents", "/proposals", "/jobs", "/spend", "/ticks/1", "/memory/",
+        "/memory/identity.md", "/recall?q=note",
+    ] {
+        let answer = client
+            .get(format!("{}{path}", page.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .unwrap();
+        assert!(answer.status().is_success(), "{path}");
+    }
+    // The blocking threads that rendered them let go after 10 s idle.
+    std::thread::sleep(std::time::Duration::from_secs(12));
+    let (own, code) = rss_kib(page.child.id());
+    println!(
+        "RSS at rest after every view: {:.1} MB ({:.1} MB its own, {:.1} MB the binary's code \
+         pages; the issue's bound: 15 MB)",
+        mb(own + code),
+        mb(own),
+        mb(code)
+    );
 }
 
 fn main() {
@@ -187,17 +235,19 @@ fn main() {
             .into_iter(),
         );
         println!("           (hearth status --json: {:.1} ms)", ms(status));
-        let rss = rss_kib(page.child.id());
+        let (own, code) = rss_kib(page.child.id());
         page_ms.push(ms(served));
         println!(
             "{ticks:>9}  {:>7.1} ms  {:>11.1} ms  {:>9.1} ms  {:>5.1} MB",
             ms(served),
             ms(day),
             ms(log),
-            rss as f64 / 1024.0
+            mb(own + code)
         );
         if ticks == big {
             live_latency(&home, &page);
+            let fresh = open(&home);
+            memory_at_rest(&fresh, &client);
         }
     }
     println!(

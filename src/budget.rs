@@ -92,7 +92,7 @@ pub fn record_call(home: &Home, call: &PaidCall) -> Result<(), atomic::WriteErro
 
 /// The calls of `state/calls.jsonl` (none yet: none; a torn line is
 /// skipped, as a half-appended line is).
-fn paid_calls(home: &Home) -> Vec<PaidCall> {
+pub fn paid_calls(home: &Home) -> Vec<PaidCall> {
     let text =
         std::fs::read_to_string(home.path(crate::home::layout::rel::CALLS)).unwrap_or_default();
     text.lines()

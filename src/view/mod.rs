@@ -12,5 +12,6 @@
 pub mod day;
 pub mod memory;
 pub mod metrics;
+pub mod spend;
 pub mod status;
 pub mod status_text;

@@ -38,6 +38,7 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .
 border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font-size:.9em}\
 input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
 pre{overflow-x:auto;background:#f6f6f6;padding:.5rem;font-size:.85rem}\
+tr.outside{background:#fff3dc}form.recall{margin:.25rem 0}h1{font-size:1.5rem;overflow-wrap:anywhere}\
 @media (max-width:600px){table,tbody,tr,td{display:block}tr.head{display:none}\
 tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
 

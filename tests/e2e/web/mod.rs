@@ -16,6 +16,8 @@ use crate::common::TestHome;
 mod acts;
 mod homes;
 mod memory;
+mod proxy;
+mod spend;
 
 const TOKEN: &str = "a-long-random-token-for-the-page";
 
@@ -202,7 +204,7 @@ fn a_login_gives_a_strict_cookie_and_the_page_says_the_commit_and_verdict_the_cl
     let spend = page.get("/spend", Some(&cookie)).text().unwrap();
     let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
     let today = format!(
-        "Today (UTC): ${:.2}",
+        "Today (UTC): <strong>${:.2}</strong>",
         status["spent_today_usd"].as_f64().unwrap()
     );
     assert!(
@@ -411,6 +413,16 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
          <img src=x onerror=\"window.pwned = 2\"> read me\n",
     )
     .unwrap();
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\nprompt = \"The <script>window.pwned = 4</script> digest.\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.file("memory/notes.md"),
+        "# Notes\n\nThe heron <script>window.pwned = 5</script> waits by the river.\n",
+    )
+    .unwrap();
     home.ok(&["run", "--ticks", "1"]);
     let n = propose(
         &home,
@@ -440,6 +452,10 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
         ("jobs", "/jobs"),
         ("spend", "/spend"),
         ("tick", "/ticks/1"),
+        ("job", "/jobs/digest"),
+        ("memory", "/memory/"),
+        ("memory-file", "/memory/notes.md"),
+        ("recall", "/recall?q=heron+river"),
     ] {
         browser.go(&format!("{}{path}", page.base));
         let meta = |m: &str| {
