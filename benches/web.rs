@@ -151,8 +151,15 @@ fn memory_at_rest(page: &Page, client: &reqwest::blocking::Client) {
         mb(code)
     );
     for path in [
-        "/", "/incidents", "/proposals", "/jobs", "/spend", "/ticks/1", "/memory/",
-        "/memory/identity.md", "/recall?q=note",
+        "/",
+        "/incidents",
+        "/proposals",
+        "/jobs",
+        "/spend",
+        "/ticks/1",
+        "/memory/",
+        "/memory/identity.md",
+        "/recall?q=note",
     ] {
         let answer = client
             .get(format!("{}{path}", page.base))

@@ -27,7 +27,8 @@ pub struct Args {
     /// The proxy in front serves https: session cookies are marked Secure.
     #[arg(long)]
     behind_https: bool,
-    /// Let the page decide: accept or reject a proposal (each on the
+    /// Let the page decide: accept or reject a proposal, approve or decline
+    /// a request, acknowledge an incident, run a job now (each on the
     /// version it showed, as your commit). Without it the page only reads.
     #[arg(long)]
     allow_act: bool,

@@ -57,7 +57,7 @@ pub fn list(home: &Home) -> (Vec<Listed>, usize) {
 
 /// Who wrote a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Written {
+pub enum WrittenBy {
     /// No commit holds it yet: a hand edit the next commit takes.
     Uncommitted,
     /// A tick of the agent's.
@@ -85,20 +85,20 @@ pub enum Written {
     Unknown,
 }
 
-impl Written {
-    fn of(origin: Option<&LineOrigin>) -> Written {
+impl WrittenBy {
+    fn of(origin: Option<&LineOrigin>) -> WrittenBy {
         match origin {
-            None => Written::Uncommitted,
+            None => WrittenBy::Uncommitted,
             Some(o) => match (o.tick, o.proposal) {
-                (Some(n), _) => Written::Tick {
+                (Some(n), _) => WrittenBy::Tick {
                     n,
                     commit: o.commit.clone(),
                 },
-                (_, Some(n)) => Written::Proposal {
+                (_, Some(n)) => WrittenBy::Proposal {
                     n,
                     commit: o.commit.clone(),
                 },
-                _ => Written::By {
+                _ => WrittenBy::By {
                     author: o.author.clone(),
                     commit: o.commit.clone(),
                 },
@@ -109,28 +109,28 @@ impl Written {
     /// The commit a citation names (`path:line@commit`), when one holds it.
     pub fn commit(&self) -> Option<&str> {
         match self {
-            Written::Tick { commit, .. }
-            | Written::Proposal { commit, .. }
-            | Written::By { commit, .. } => Some(commit),
-            Written::Uncommitted | Written::Unknown => None,
+            WrittenBy::Tick { commit, .. }
+            | WrittenBy::Proposal { commit, .. }
+            | WrittenBy::By { commit, .. } => Some(commit),
+            WrittenBy::Uncommitted | WrittenBy::Unknown => None,
         }
     }
 }
 
 /// One line of a memory file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+pub struct MemoryLine {
     /// 1-based.
     pub n: usize,
     /// Its text (invalid UTF-8 shown as U+FFFD).
     pub text: String,
     /// Who wrote it.
-    pub written: Written,
+    pub written: WrittenBy,
     /// Why it is outside (a chain to where it came from), when it is.
     pub outside: Option<String>,
 }
 
-impl Line {
+impl MemoryLine {
     /// `memory/x.md:12@abc1234`, or without `@…` when no commit holds it.
     pub fn citation(&self, path: &str) -> String {
         match self.written.commit() {
@@ -146,7 +146,7 @@ pub struct MemoryFile {
     /// Its path in the home.
     pub path: String,
     /// Its lines (those within [`SHOWN_BYTES`]).
-    pub lines: Vec<Line>,
+    pub lines: Vec<MemoryLine>,
     /// Bytes past [`SHOWN_BYTES`], left out.
     pub left_out: u64,
     /// It is not valid UTF-8 (shown with U+FFFD).
@@ -245,17 +245,17 @@ fn lines_of(
             let n = i + 1;
             let (written, outside) = match &unproven {
                 Some(why) => (
-                    Written::Unknown,
+                    WrittenBy::Unknown,
                     Some(format!(
                         "{path}:{n} (the history cannot say who wrote it: {why})"
                     )),
                 ),
                 None => (
-                    Written::of(origins.get(i).and_then(Option::as_ref)),
+                    WrittenBy::of(origins.get(i).and_then(Option::as_ref)),
                     outside.remove(&n),
                 ),
             };
-            Line {
+            MemoryLine {
                 n,
                 text: line.to_string(),
                 written,
@@ -301,7 +301,7 @@ mod tests {
         assert!(file
             .lines
             .iter()
-            .all(|l| l.written == Written::Unknown && l.outside.is_some()));
+            .all(|l| l.written == WrittenBy::Unknown && l.outside.is_some()));
     }
 
     #[test]
@@ -314,7 +314,7 @@ mod tests {
             0,
             false,
         );
-        assert_eq!(file.lines[0].written, Written::Uncommitted);
+        assert_eq!(file.lines[0].written, WrittenBy::Uncommitted);
         assert_eq!(file.lines[0].citation("memory/a.md"), "memory/a.md:1");
     }
 }

@@ -33,7 +33,7 @@ pub struct TickCost {
 
 /// One step of today's running total.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step {
+pub struct RunningTotal {
     /// When the call ended.
     pub at: DateTime<Utc>,
     /// Which door paid (`tick 12`, `ask`, `recall`).
@@ -50,7 +50,7 @@ pub struct SpendView {
     /// Today so far (the figure `status` gives).
     pub today: Spent,
     /// Today's paid calls, each with the running total after it.
-    pub steps: Vec<Step>,
+    pub steps: Vec<RunningTotal>,
     /// Today's ticks, oldest first.
     pub ticks: Vec<TickCost>,
     /// Today's calls no tick or ask made (recall's rerank).
@@ -68,7 +68,10 @@ pub fn spend(home: &Home, now: DateTime<Utc>) -> SpendView {
         .rev()
         .map(|back| {
             let at = now - Duration::days(back);
-            (at.date_naive(), Spent::today_with(&budget, &lines, home, at))
+            (
+                at.date_naive(),
+                Spent::today_with(&budget, &lines, home, at),
+            )
         })
         .collect();
     let midnight = now
@@ -108,13 +111,13 @@ pub fn spend(home: &Home, now: DateTime<Utc>) -> SpendView {
         .chain(asks)
         .chain(calls.iter().map(|c| (c.time, c.door.clone(), c.cost_usd)))
         .collect();
-    paid.sort_by(|a, b| a.0.cmp(&b.0));
+    paid.sort_by_key(|p| p.0);
     let mut total = 0.0;
     let steps = paid
         .into_iter()
         .map(|(at, by, usd)| {
             total += usd;
-            Step { at, by, total }
+            RunningTotal { at, by, total }
         })
         .collect();
     SpendView {

@@ -19,7 +19,7 @@ pub enum Homes {
 
 /// What a request's path names.
 #[derive(Debug)]
-pub enum Resolved {
+pub enum Addressed {
     /// The index of homes (`/` with `--homes`).
     Index,
     /// No home of that name.
@@ -36,7 +36,7 @@ pub enum Resolved {
 }
 
 /// The most homes the index lists.
-const LISTED: usize = 500;
+pub const LISTED: usize = 500;
 
 /// Whether `name` could be a home's directory name in a path: letters,
 /// digits, `-`, `_`, `.` (not first).
@@ -50,26 +50,26 @@ fn plain_name(name: &str) -> bool {
 
 impl Homes {
     /// What `path` names.
-    pub fn resolve(&self, path: &str) -> Resolved {
+    pub fn resolve(&self, path: &str) -> Addressed {
         match self {
-            Homes::One(home) => Resolved::Home {
+            Homes::One(home) => Addressed::Home {
                 home: home.clone(),
                 base: String::new(),
                 rest: path.to_string(),
             },
-            Homes::Many(_) if path == "/" => Resolved::Index,
+            Homes::Many(_) if path == "/" => Addressed::Index,
             Homes::Many(dir) => {
                 let Some(after) = path.strip_prefix("/h/") else {
-                    return Resolved::Missing;
+                    return Addressed::Missing;
                 };
                 let (name, rest) = after.split_once('/').unwrap_or((after, ""));
                 match plain_name(name).then(|| Home::open(&dir.join(name))) {
-                    Some(Ok(home)) => Resolved::Home {
+                    Some(Ok(home)) => Addressed::Home {
                         home,
                         base: format!("/h/{name}"),
                         rest: format!("/{rest}"),
                     },
-                    _ => Resolved::Missing,
+                    _ => Addressed::Missing,
                 }
             }
         }
@@ -122,9 +122,9 @@ mod tests {
     #[test]
     fn a_path_outside_h_names_no_home_of_many() {
         let homes = Homes::Many(PathBuf::from("/nonexistent-dir-for-test"));
-        assert!(matches!(homes.resolve("/"), Resolved::Index));
-        assert!(matches!(homes.resolve("/jobs"), Resolved::Missing));
-        assert!(matches!(homes.resolve("/h/../etc/"), Resolved::Missing));
-        assert!(matches!(homes.resolve("/h/nobody/"), Resolved::Missing));
+        assert!(matches!(homes.resolve("/"), Addressed::Index));
+        assert!(matches!(homes.resolve("/jobs"), Addressed::Missing));
+        assert!(matches!(homes.resolve("/h/../etc/"), Addressed::Missing));
+        assert!(matches!(homes.resolve("/h/nobody/"), Addressed::Missing));
     }
 }

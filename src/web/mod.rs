@@ -14,9 +14,11 @@
 //! every answer forbids frames, sniffing, referrers and any script.
 //!
 //! What it shows ([`pages`]) comes from the read room (`crate::view`) and
-//! the home's records, escaped. Acts — accepting or rejecting a proposal —
+//! the home's records, escaped. Acts — accept or reject a proposal,
+//! approve or decline a request, acknowledge an incident, run a job now —
 //! are taken only with `--allow-act` ([`acts`]), each on the version the
-//! page showed, as the same operator's commit the CLI makes. No URL
+//! page showed, as the same operator's commit the CLI makes. With
+//! `--homes DIR` one page serves every home under DIR ([`homes`]). No URL
 //! parameter chooses anything the server fetches.
 
 pub mod acts;
@@ -39,7 +41,7 @@ use crate::clock::Clock;
 use crate::home::Home;
 use crate::mcp::listen::{self, Body, Listen, Listener};
 use guard::Served;
-use homes::{Homes, Resolved};
+use homes::{Addressed, Homes};
 use session::{Login, Sessions};
 
 /// The environment variable that holds the token.
@@ -103,7 +105,8 @@ pub struct WebOptions {
     /// Cookies marked Secure (served as https behind a proxy).
     pub secure_cookies: bool,
     /// Acts are taken from the page (`--allow-act`): accept or reject a
-    /// proposal. Without it every act is refused.
+    /// proposal, approve or decline a request, acknowledge an incident,
+    /// run a job now. Without it every act is refused.
     pub allow_act: bool,
 }
 
@@ -161,7 +164,10 @@ pub fn serve(
         };
         listening(shown);
         if options.allow_act {
-            tracing::warn!("the page takes acts (--allow-act): accept and reject from it");
+            tracing::warn!(
+                "the page takes acts (--allow-act): accept, reject, approve, decline, \
+                 acknowledge and run jobs from it"
+            );
         }
         let page = Arc::new(Page {
             homes,
@@ -273,7 +279,7 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
         _ => {}
     }
     let (home, base, rest) = match page.homes.resolve(&path) {
-        Resolved::Index => {
+        Addressed::Index => {
             let homes = page.homes.clone();
             let now = page.clock.now();
             let listed =
@@ -286,8 +292,8 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
                 ),
             };
         }
-        Resolved::Missing => return text(StatusCode::NOT_FOUND, "there is no such home here"),
-        Resolved::Home { home, base, rest } => (home, base, rest),
+        Addressed::Missing => return text(StatusCode::NOT_FOUND, "there is no such home here"),
+        Addressed::Home { home, base, rest } => (home, base, rest),
     };
     // The page's own names (a memory file's, a job's) are percent-encoded
     // in its links: decoded once, here.
@@ -310,9 +316,10 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// `POST /proposals/N/accept` or `…/reject`: the operator's decision, the
-/// same commit the CLI makes, on the version the page showed (`commit`):
-/// a proposal that changed since is refused, not decided.
+/// A POST of `home`'s (`/proposals/N/accept`, `/requests/N/approve`,
+/// `/jobs/NAME/run`…): the operator's act, the same commit the CLI makes,
+/// on the version the page showed; one that changed since is refused,
+/// not taken. Back to the act's view under `base` when it is taken.
 async fn act(
     page: Arc<Page>,
     home: Home,

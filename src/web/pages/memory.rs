@@ -5,7 +5,7 @@
 
 use super::{in_link, Frame};
 use crate::home::Home;
-use crate::view::memory::{self, Written};
+use crate::view::memory::{self, WrittenBy};
 use maud::{html, Markup};
 
 /// The page of the memory file `path` (`memory/a b.md`), under `frame`.
@@ -59,11 +59,11 @@ pub fn memory_file(frame: &Frame, home: &Home, path: &str) -> Option<Markup> {
                     td {
                         small {
                             @match &line.written {
-                                Written::Uncommitted => "not committed yet",
-                                Written::Tick { n, .. } => { "the agent, " a href=(frame.to(&format!("/ticks/{n}"))) { "tick " (n) } },
-                                Written::Proposal { n, .. } => { "proposal " (n) ", accepted" },
-                                Written::By { author, .. } => (author),
-                                Written::Unknown => "cannot tell",
+                                WrittenBy::Uncommitted => "not committed yet",
+                                WrittenBy::Tick { n, .. } => { "the agent, " a href=(frame.to(&format!("/ticks/{n}"))) { "tick " (n) } },
+                                WrittenBy::Proposal { n, .. } => { "proposal " (n) ", accepted" },
+                                WrittenBy::By { author, .. } => (author),
+                                WrittenBy::Unknown => "cannot tell",
                             }
                             @if let Some(chain) = &line.outside { br; span class="attention" { "outside: " (chain) } }
                         }

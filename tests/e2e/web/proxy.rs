@@ -38,8 +38,15 @@ impl Nginx {
              (`apt-get install nginx-light`; .ci/run does)"
         );
         let made = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"])
-            .args(["-subj", &format!("/CN={NAME}"), "-addext", &format!("subjectAltName=DNS:{NAME}")])
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args([
+                "-subj",
+                &format!("/CN={NAME}"),
+                "-addext",
+                &format!("subjectAltName=DNS:{NAME}"),
+            ])
             .args(["-addext", "basicConstraints=critical,CA:FALSE"])
             .arg("-keyout")
             .arg(dir.join("key.pem"))
@@ -170,9 +177,6 @@ fn behind_nginx_with_tls_the_page_logs_in_securely_and_takes_a_decision() {
     drop(events);
     drop(page);
     let _unnamed = serve(&["--allow-act"]);
-    let refused = client
-        .get(format!("{origin}/login"))
-        .send()
-        .unwrap();
+    let refused = client.get(format!("{origin}/login")).send().unwrap();
     assert_eq!(refused.status(), 421);
 }

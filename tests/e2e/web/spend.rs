@@ -27,7 +27,11 @@ fn the_spend_page_shows_each_ticks_cost_and_cache_share_and_what_is_left_of_the_
         .env("HEARTH_SIM_CLOCK", &clock)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let now = "2026-03-02T12:00:00Z";
     let mut cmd = home.cmd(&["web", "--listen", "127.0.0.1:0"]);
     cmd.env("HEARTH_NOW", now);
