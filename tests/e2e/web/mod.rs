@@ -423,6 +423,11 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
         "# Notes\n\nThe heron <script>window.pwned = 5</script> waits by the river.\n",
     )
     .unwrap();
+    std::fs::write(
+        home.file("memory/<img src=x onerror=window.pwned=6>.md"),
+        "a name planted\n",
+    )
+    .unwrap();
     home.ok(&["run", "--ticks", "1"]);
     let n = propose(
         &home,
