@@ -402,6 +402,21 @@ async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
     }
 }
 
+/// Returns the heap a render freed to the system: the blocking threads
+/// that render pages each get an allocator arena of their own, which glibc
+/// keeps once they are done, so a page at rest would hold the high-water
+/// mark of its busiest render (measured: 5.3 MB of its own after every
+/// view once, 2.2 MB fresh).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim(3) only returns free memory at the top of the
+    // heap and in unused arenas' pages; it touches nothing in use.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// A page of `home` (served under `base`), rendered off the async
 /// threads.
 async fn view(
@@ -415,7 +430,7 @@ async fn view(
         let frame = pages::Frame::of(&home, &base, page.clock.now());
         let acts = page.allow_act;
         let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
-        match path.as_str() {
+        let rendered = match path.as_str() {
             "/" => Some(pages::today(&frame, &home)),
             "/incidents" => Some(pages::incidents(&frame, &home, acts)),
             "/proposals" => Some(pages::proposals(&frame, &home, acts)),
@@ -442,7 +457,9 @@ async fn view(
                 }
             }
         }
-        .ok_or_else(|| pages::not_found(&frame))
+        .ok_or_else(|| pages::not_found(&frame));
+        give_back_freed_memory();
+        rendered
     })
     .await;
     match rendered {
