@@ -361,14 +361,17 @@ fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
     let Some(token) = &page.token else {
         return true; // a Unix socket of this account's, no token set
     };
-    let bearer = header(request, hyper::header::AUTHORIZATION)
-        .and_then(|h| {
-            h.strip_prefix("Bearer ")
-                .or_else(|| h.strip_prefix("bearer "))
-        })
-        .is_some_and(|given| listen::token_matches(given.trim().as_bytes(), token));
-    if bearer {
-        return true;
+    let bearer = header(request, hyper::header::AUTHORIZATION).and_then(|h| {
+        h.strip_prefix("Bearer ")
+            .or_else(|| h.strip_prefix("bearer "))
+    });
+    if let Some(given) = bearer {
+        let matched = listen::token_matches(given.trim().as_bytes(), token);
+        return page
+            .sessions
+            .lock()
+            .expect("sessions")
+            .bearer(matched, Instant::now());
     }
     let cookie = header(request, hyper::header::COOKIE);
     session::from_cookie(cookie).is_some_and(|id| {

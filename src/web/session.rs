@@ -1,8 +1,9 @@
 //! Browser sessions: a login with the token gives a random session id in
 //! a cookie (HttpOnly, SameSite=Strict; Secure behind an https proxy).
 //! Sessions live in this process only — never in the home, never in a
-//! tick's environment — are capped, and expire. Failed logins are
-//! rate-limited, so the token cannot be guessed at line speed.
+//! tick's environment — are capped, and expire. Failed logins and wrong
+//! bearer tokens are rate-limited together, so the token cannot be
+//! guessed at line speed by either door.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;
@@ -43,19 +44,8 @@ pub enum Login {
 impl Sessions {
     /// A login with `matched` (whether the token given was the token).
     pub fn login(&mut self, matched: bool, now: Instant) -> Login {
-        while self
-            .failures
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
-        {
-            self.failures.pop_front();
-        }
-        if self.failures.len() >= MAX_FAILURES {
-            return Login::TooMany;
-        }
-        if !matched {
-            self.failures.push_back(now);
-            return Login::Refused;
+        if let Some(refused) = self.guess(matched, now) {
+            return refused;
         }
         self.open.retain(|_, used| now.duration_since(*used) < IDLE);
         if self.open.len() >= MAX_SESSIONS {
@@ -71,6 +61,33 @@ impl Sessions {
         let id = random_id();
         self.open.insert(id.clone(), now);
         Login::Opened(id)
+    }
+
+    /// A script's `Authorization: Bearer` with `matched`: whether it is
+    /// let in. A wrong bearer counts as a failed login, and past too many
+    /// even the right one waits, so the header is no way round the limit.
+    pub fn bearer(&mut self, matched: bool, now: Instant) -> bool {
+        self.guess(matched, now).is_none()
+    }
+
+    /// The limit on guesses: `None` when a token `matched` and the window
+    /// is not full; else why not (a wrong one is counted).
+    fn guess(&mut self, matched: bool, now: Instant) -> Option<Login> {
+        while self
+            .failures
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
+        {
+            self.failures.pop_front();
+        }
+        if self.failures.len() >= MAX_FAILURES {
+            return Some(Login::TooMany);
+        }
+        if !matched {
+            self.failures.push_back(now);
+            return Some(Login::Refused);
+        }
+        None
     }
 
     /// Whether `id` is an open session (and it is used now).
@@ -144,6 +161,22 @@ mod tests {
         assert!(matches!(sessions.login(true, later), Login::Opened(_)));
         sessions.logout(&id);
         assert!(!sessions.check(&id, later));
+    }
+
+    #[test]
+    fn a_bearer_is_no_way_round_the_limit() {
+        let mut sessions = Sessions::default();
+        let now = Instant::now();
+        assert!(sessions.bearer(true, now));
+        for _ in 0..MAX_FAILURES {
+            assert!(!sessions.bearer(false, now));
+        }
+        assert!(
+            !sessions.bearer(true, now),
+            "past the limit, not even the token"
+        );
+        assert_eq!(sessions.login(true, now), Login::TooMany);
+        assert!(sessions.bearer(true, now + FAILURE_WINDOW + Duration::from_secs(1)));
     }
 
     #[test]

@@ -127,6 +127,12 @@ fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
         "/jobs",
         "/spend",
         "/ticks/1",
+        "/memory/",
+        "/memory/secret.md",
+        "/recall?q=vault",
+        "/requests/1",
+        "/jobs/digest",
+        "/events",
     ] {
         let answer = page.get(path, None);
         assert_eq!(answer.status(), 303, "{path}");
@@ -145,6 +151,31 @@ fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
     }
     assert_eq!(last, 429, "a run of wrong tokens is stopped");
     assert_eq!(page.log_in(TOKEN).status(), 429, "the right one waits too");
+    // A script's bearer is no way round it: it waits as the login does.
+    let bearer = |token: &str| {
+        Page::client()
+            .get(format!("{}/memory/secret.md", page.base))
+            .bearer_auth(token)
+            .send()
+            .unwrap()
+    };
+    let waited = bearer(TOKEN);
+    assert_eq!(waited.status(), 303);
+    assert!(!waited.text().unwrap().contains("4711"));
+    let fresh = Page::open(&home);
+    for _ in 0..12 {
+        let guessed = Page::client()
+            .get(format!("{}/", fresh.base))
+            .bearer_auth("a guess")
+            .send()
+            .unwrap();
+        assert_eq!(guessed.status(), 303);
+    }
+    assert_eq!(
+        fresh.log_in(TOKEN).status(),
+        429,
+        "bearer guesses count too"
+    );
 }
 
 #[test]
