@@ -579,6 +579,10 @@ fn with_allow_act_an_incident_is_acknowledged_as_the_cli_does_it() {
     let page = Page::open_with(&home, &["--allow-act"]);
     let cookie = page.session();
     let shown = page.get("/incidents", Some(&cookie)).text().unwrap();
+    assert!(
+        shown.contains("the remote refused the push"),
+        "the incident's flare, in its words: {shown}"
+    );
     let at = shown
         .find("name=\"key\" value=\"")
         .unwrap_or_else(|| panic!("no acknowledge: {shown}"))
