@@ -69,7 +69,7 @@ pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
     let body = html! {
         @match &commit {
             Some((id, subject)) => p { "Commit " code { (short(id)) } ": " (subject) },
-            None => p class="attention" { "Its commit is not in the last day of history (or not made yet)." },
+            None => p class="attention" { "No commit of this tick is on main (not made yet, or the history was rewritten since)." },
         }
         table {
             tr { th { "started" } td { (stamp(record.start)) } }
