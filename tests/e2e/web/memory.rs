@@ -155,3 +155,28 @@ fn recall_on_the_page_finds_what_hearth_recall_finds_and_links_each_line() {
     // A GET spends nothing: no rerank call is on the ledger.
     assert!(!home.file("state/calls.jsonl").exists() || home.read("state/calls.jsonl").is_empty());
 }
+
+#[test]
+fn a_huge_file_and_one_that_is_not_utf8_are_shown_and_say_so() {
+    let home = crate::common::TestHome::with_config("");
+    std::fs::write(home.file("memory/latin1.md"), b"caf\xe9 au lait\n").unwrap();
+    let line = "the tide table, row after row\n";
+    std::fs::write(home.file("memory/huge.md"), line.repeat(40_000)).unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    let page = Page::open(&home);
+    let cookie = page.session();
+    let latin = page.get("/memory/latin1.md", Some(&cookie)).text().unwrap();
+    assert!(
+        latin.contains("caf\u{fffd} au lait") && latin.contains("not valid UTF-8"),
+        "{latin}"
+    );
+    let huge = page.get("/memory/huge.md", Some(&cookie));
+    assert_eq!(huge.status(), 200);
+    let huge = huge.text().unwrap();
+    let left = 40_000 * line.len() - hearth::view::memory::SHOWN_BYTES;
+    assert!(
+        huge.contains(&format!("{left} more bytes are not shown")),
+        "{}",
+        &huge[huge.len() - 600..]
+    );
+}
