@@ -81,6 +81,21 @@ pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, host: Option<
     }
 }
 
+/// `next` (where a login was asked from), when it is a path of this
+/// page and nothing else: one `/` then a name — never `//host` or `/\host`,
+/// which a browser reads as another site, never a scheme, a quote or a
+/// space. What is not is dropped (the login then opens `/`), so a link
+/// cannot send the operator elsewhere after they log in.
+pub fn local_path(next: &str) -> Option<&str> {
+    let mut chars = next.chars();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~%?=&+".contains(c);
+    (next.len() <= 512
+        && chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/' | '\\'))
+        && next.chars().all(plain))
+    .then_some(next)
+}
+
 /// The headers every answer carries: no script but the page's own file
 /// (`/live.js`; none inline, no eval), no frame, no sniffing, no referrer.
 pub const HEADERS: [(&str, &str); 5] = [
@@ -116,6 +131,22 @@ mod tests {
         assert!(unix.allows(Some("localhost:4711")));
         assert!(unix.allows(Some("127.0.0.1")));
         assert!(!unix.allows(Some("attacker.example:4711")));
+    }
+
+    #[test]
+    fn after_a_login_only_a_path_of_this_page_is_opened() {
+        assert_eq!(local_path("/proposals/3"), Some("/proposals/3"));
+        assert_eq!(
+            local_path("/recall?q=heron+river"),
+            Some("/recall?q=heron+river")
+        );
+        assert_eq!(local_path("/memory/a%20b.md"), Some("/memory/a%20b.md"));
+        assert_eq!(local_path("//evil.example/"), None);
+        assert_eq!(local_path("/\\evil.example/"), None);
+        assert_eq!(local_path("https://evil.example/"), None);
+        assert_eq!(local_path("/x\"><script>"), None);
+        assert_eq!(local_path("/a b"), None);
+        assert_eq!(local_path(""), None);
     }
 
     #[test]

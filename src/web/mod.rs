@@ -266,7 +266,11 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
                 pages::LIVE_JS.to_string(),
             )
         }
-        ("GET", "/login") => return html(StatusCode::OK, pages::login(false, false)),
+        ("GET", "/login") => {
+            let next = form::value(request.uri().query().unwrap_or("").as_bytes(), "next");
+            let next = next.as_deref().and_then(guard::local_path);
+            return html(StatusCode::OK, pages::login(false, false, next));
+        }
         ("POST", "/login") => return log_in(&page, request).await,
         ("POST", "/logout") => {
             let cookie = header(&request, hyper::header::COOKIE).map(str::to_string);
@@ -275,7 +279,18 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             }
             return see_other("/login", None);
         }
-        _ if !signed_in(&page, &request) => return see_other("/login", None),
+        _ if !signed_in(&page, &request) => {
+            // A link from a notice opens where it led once logged in.
+            let asked = request.uri().path_and_query().map_or("/", |p| p.as_str());
+            let to = match (method == Method::GET, guard::local_path(asked)) {
+                (true, Some(path)) if path != "/" => format!(
+                    "/login?next={}",
+                    percent_encoding::utf8_percent_encode(path, percent_encoding::NON_ALPHANUMERIC)
+                ),
+                _ => "/login".to_string(),
+            };
+            return see_other(&to, None);
+        }
         _ => {}
     }
     let (home, base, rest) = match page.homes.resolve(&path) {
@@ -389,6 +404,8 @@ async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
         Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a login is a short form"),
     };
     let given = form::value(&body, "token").unwrap_or_default();
+    let next = form::value(&body, "next");
+    let next = next.as_deref().and_then(guard::local_path);
     let matched = page
         .token
         .as_deref()
@@ -399,9 +416,15 @@ async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
         .expect("sessions")
         .login(matched, Instant::now());
     match login {
-        Login::Opened(id) => see_other("/", Some(session::set_cookie(&id, page.secure_cookies))),
-        Login::Refused => html(StatusCode::UNAUTHORIZED, pages::login(true, false)),
-        Login::TooMany => html(StatusCode::TOO_MANY_REQUESTS, pages::login(false, true)),
+        Login::Opened(id) => see_other(
+            next.unwrap_or("/"),
+            Some(session::set_cookie(&id, page.secure_cookies)),
+        ),
+        Login::Refused => html(StatusCode::UNAUTHORIZED, pages::login(true, false, next)),
+        Login::TooMany => html(
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::login(false, true, next),
+        ),
     }
 }
 

@@ -149,8 +149,8 @@ fn stamp(t: DateTime<Utc>) -> String {
 }
 
 /// The login page (`failed`: the last token was wrong; `wait`: too many
-/// were).
-pub fn login(failed: bool, wait: bool) -> Markup {
+/// were), which opens `next` (a path of this page) once logged in.
+pub fn login(failed: bool, wait: bool, next: Option<&str>) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -166,6 +166,7 @@ pub fn login(failed: bool, wait: bool) -> Markup {
                     @if wait { p class="trouble" { "Too many wrong tokens just now: try again in a minute." } }
                     @else if failed { p class="trouble" { "That is not the token." } }
                     form method="post" action="/login" {
+                        @if let Some(next) = next { input type="hidden" name="next" value=(next); }
                         label { "Token (HEARTH_WEB_TOKEN) " input type="password" name="token" autocomplete="current-password"; }
                         " " button type="submit" { "Log in" }
                     }

@@ -136,7 +136,8 @@ fn without_a_login_nothing_of_the_home_is_shown_and_guessing_is_stopped() {
     ] {
         let answer = page.get(path, None);
         assert_eq!(answer.status(), 303, "{path}");
-        assert_eq!(answer.headers()[LOCATION], "/login");
+        let to = answer.headers()[LOCATION].to_str().unwrap().to_string();
+        assert!(to.starts_with("/login"), "{path}: {to}");
         assert!(
             !answer.text().unwrap().contains("tick"),
             "{path} says nothing"
@@ -611,4 +612,50 @@ fn with_allow_act_an_incident_is_acknowledged_as_the_cli_does_it() {
     assert!(last.starts_with("operator: page: 1 marked read"), "{last}");
     let again = page.get("/incidents", Some(&cookie)).text().unwrap();
     assert!(again.contains("acknowledged"), "{again}");
+}
+
+/// A notice's link opens the login, and the login opens where the link
+/// led — only ever a path of this page.
+#[test]
+fn a_link_from_a_notice_opens_where_it_led_once_logged_in() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let n = propose(&home, "Speak in riddles", "# Me\n\nI speak in riddles.\n");
+    let page = Page::open(&home);
+    let asked = page.get(&format!("/proposals/{n}"), None);
+    assert_eq!(asked.status(), 303);
+    let to = asked.headers()[LOCATION].to_str().unwrap().to_string();
+    assert_eq!(to, format!("/login?next=%2Fproposals%2F{n}"));
+    let form = page.get(&to, None).text().unwrap();
+    assert!(
+        form.contains(&format!("name=\"next\" value=\"/proposals/{n}\"")),
+        "{form}"
+    );
+    let login = |next: &str| {
+        Page::client()
+            .post(format!("{}/login", page.base))
+            .header(ORIGIN, &page.base)
+            .form(&[("token", TOKEN), ("next", next)])
+            .send()
+            .unwrap()
+    };
+    let opened = login(&format!("/proposals/{n}"));
+    assert_eq!(opened.status(), 303);
+    assert_eq!(
+        opened.headers()[LOCATION],
+        format!("/proposals/{n}").as_str()
+    );
+    for elsewhere in [
+        "//evil.example/",
+        "https://evil.example/",
+        "/\\evil.example",
+    ] {
+        let opened = login(elsewhere);
+        assert_eq!(opened.headers()[LOCATION], "/", "{elsewhere}");
+    }
+    let shown = page
+        .get(&format!("/login?next=%2F%2Fevil.example"), None)
+        .text()
+        .unwrap();
+    assert!(!shown.contains("evil.example"), "{shown}");
 }
