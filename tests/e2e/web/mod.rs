@@ -654,7 +654,7 @@ fn a_link_from_a_notice_opens_where_it_led_once_logged_in() {
         assert_eq!(opened.headers()[LOCATION], "/", "{elsewhere}");
     }
     let shown = page
-        .get(&format!("/login?next=%2F%2Fevil.example"), None)
+        .get("/login?next=%2F%2Fevil.example", None)
         .text()
         .unwrap();
     assert!(!shown.contains("evil.example"), "{shown}");
