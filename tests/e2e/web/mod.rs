@@ -431,13 +431,31 @@ fn with_allow_act_a_tap_accepts_the_proposal_it_shows_and_never_one_that_changed
     assert!(listed.contains("a stranger's words"), "{listed}");
 }
 
+/// Chromium at a phone's size (390×844), logged in to `page` by typing
+/// the token on its login page.
+fn phone_logged_in(page: &Page, home: &TestHome) -> crate::common::webdriver::Browser {
+    let browser = crate::common::webdriver::Browser::start(390, 844);
+    browser.go(&format!("{}/", page.base));
+    assert!(browser.url().ends_with("/login"), "{}", browser.url());
+    browser.type_into("input[name=token]", TOKEN);
+    browser.click("button[type=submit]");
+    home.wait_for(std::time::Duration::from_secs(20), "the login", || {
+        browser.url() == format!("{}/", page.base)
+    });
+    browser
+}
+
+/// Where the browser tests leave their screenshots.
+fn screenshots() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots")
+}
+
 /// The operator's phone, for real: Chromium at 390×844 logs in, reads
 /// every view (each saying the commit and the verdict the CLI says, none
 /// wider than the screen, no planted script run) and accepts a proposal
 /// with a tap. Screenshots of each view go to `target/screenshots/`.
 #[test]
 fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a_tap() {
-    use crate::common::webdriver::Browser;
     let home = TestHome::with_config("");
     std::fs::write(
         home.file("inbox/news.md"),
@@ -467,21 +485,14 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
         "# Me\n\nI speak in riddles.\n",
     );
     let page = Page::open_with(&home, &["--allow-act"]);
-    let browser = Browser::start(390, 844);
-    browser.go(&format!("{}/", page.base));
-    assert!(browser.url().ends_with("/login"), "{}", browser.url());
-    browser.type_into("input[name=token]", TOKEN);
-    browser.click("button[type=submit]");
-    home.wait_for(std::time::Duration::from_secs(20), "the login", || {
-        browser.url() == format!("{}/", page.base)
-    });
+    let browser = phone_logged_in(&page, &home);
 
     let head = home.git(&["rev-parse", "HEAD"]);
     let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
     let check = home.output(&["status", "--check"]);
     let word = String::from_utf8_lossy(&check.stdout);
     let word = word.split(':').next().unwrap().trim().to_string();
-    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    let shots = screenshots();
     for (name, path) in [
         ("today", "/"),
         ("incidents", "/incidents"),
@@ -541,7 +552,7 @@ fn in_a_real_browser_on_a_phone_the_operator_reads_every_view_and_accepts_with_a
     let diff = browser.eval("return document.querySelector('pre').innerText");
     assert!(diff.to_string().contains("+I speak in riddles."), "{diff}");
     assert_eq!(browser.eval("return window.pwned === undefined"), true);
-    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    let shots = screenshots();
     browser.screenshot(&shots.join("web-proposal.png"));
     browser.click(&format!("form[action=\"/proposals/{n}/accept\"] button"));
     // The tap's POST and its redirect back to /proposals take their time.

@@ -78,4 +78,10 @@ fn the_spend_page_shows_each_ticks_cost_and_cache_share_and_what_is_left_of_the_
     assert!(cached > 0, "the cache served no tick: {ticks:?}");
     assert!(shown.contains("3 paid calls"), "{shown}");
     assert!(shown.contains("<polyline"), "the burn-down: {shown}");
+    // On a phone, the charts fit its width.
+    let browser = super::phone_logged_in(&page, &home);
+    browser.go(&format!("{}/spend", page.base));
+    let fits = browser.eval("return document.documentElement.scrollWidth <= window.innerWidth");
+    assert_eq!(fits, true, "/spend is wider than a phone");
+    browser.screenshot(&super::screenshots().join("web-spend-billed.png"));
 }
