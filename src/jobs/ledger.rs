@@ -128,36 +128,35 @@ fn is_zero(n: &u32) -> bool {
 impl Run {
     /// `planned 2026-11-27T07:00:00Z: done (tick 42) — wrote memory/digests/a.md · $0.0123`
     pub fn describe(&self) -> String {
-        let run = self;
         let mut text = format!(
             "planned {}: {}",
-            crate::clock::to_second(run.planned),
-            run.outcome.as_str()
+            crate::clock::to_second(self.planned),
+            self.outcome.as_str()
         );
-        if let Some(tick) = run.tick {
+        if let Some(tick) = self.tick {
             text.push_str(&format!(" (tick {tick})"));
         }
-        if run.times > 1 {
-            text.push_str(&format!(" ×{}", run.times));
+        if self.times > 1 {
+            text.push_str(&format!(" ×{}", self.times));
         }
-        let mut said = run.evidence.clone();
-        if !run.missing.is_empty() {
-            said.push(format!("missing: {}", run.missing.join(", ")));
+        let mut said = self.evidence.clone();
+        if !self.missing.is_empty() {
+            said.push(format!("missing: {}", self.missing.join(", ")));
         }
-        if let Some(cause) = &run.cause {
+        if let Some(cause) = &self.cause {
             said.push(cause.clone());
         }
-        if let Some(at) = run.retry_at {
+        if let Some(at) = self.retry_at {
             said.push(format!("tried again at {}", crate::clock::to_second(at)));
         }
         if !said.is_empty() {
             text.push_str(" — ");
             text.push_str(&said.join("; "));
         }
-        if run.model_calls > 0 || run.cost_usd > 0.0 {
+        if self.model_calls > 0 || self.cost_usd > 0.0 {
             text.push_str(&format!(
                 " · {} call(s), {} tokens, ${:.4}",
-                run.model_calls, run.tokens, run.cost_usd
+                self.model_calls, self.tokens, self.cost_usd
             ));
         }
         text
