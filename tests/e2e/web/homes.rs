@@ -4,7 +4,9 @@
 
 use std::process::Command;
 
-use super::{meta, Page};
+use reqwest::header::{COOKIE, LOCATION, ORIGIN};
+
+use super::{meta, propose, Page};
 use crate::common::{TestHome, HEARTH, PINNED_NOW};
 
 #[test]
@@ -13,6 +15,7 @@ fn every_home_is_listed_with_its_verdict_and_served_under_its_name() {
     alice.ok(&["run", "--ticks", "1"]);
     let bob = TestHome::with_config("");
     bob.ok(&["run", "--ticks", "1"]);
+    let n = propose(&alice, "Speak in riddles", "# Me\n\nI speak in riddles.\n");
     std::fs::write(bob.file("hearth.toml"), "[model\n").unwrap(); // broken: trouble
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(&alice.path, dir.path().join("alice")).unwrap();
@@ -22,7 +25,7 @@ fn every_home_is_listed_with_its_verdict_and_served_under_its_name() {
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HEARTH_NOW", PINNED_NOW)
-        .args(["web", "--listen", "127.0.0.1:0", "--homes"])
+        .args(["web", "--listen", "127.0.0.1:0", "--allow-act", "--homes"])
         .arg(dir.path());
     let page = Page::start(cmd, &dir.path().join("web.log"));
     let cookie = page.session();
@@ -70,6 +73,32 @@ fn every_home_is_listed_with_its_verdict_and_served_under_its_name() {
     ] {
         assert_eq!(page.get(path, Some(&cookie)).status(), 404, "{path}");
     }
+    // An act is taken on the home whose page showed it, and leads back
+    // under its name.
+    let shown = page
+        .get(&format!("/h/alice/proposals/{n}"), Some(&cookie))
+        .text()
+        .unwrap();
+    let action = format!("action=\"/h/alice/proposals/{n}/accept\"");
+    assert!(shown.contains(&action), "{shown}");
+    let version = super::shown_version(&shown.replace("/h/alice", ""), n);
+    let accepted = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("{}/h/alice/proposals/{n}/accept", page.base))
+        .header(ORIGIN, &page.base)
+        .header(COOKIE, &cookie)
+        .form(&[("commit", version.as_str())])
+        .send()
+        .unwrap();
+    assert_eq!(accepted.status(), 303);
+    assert_eq!(accepted.headers()[LOCATION], "/h/alice/proposals");
+    let identity = std::fs::read_to_string(alice.file("memory/identity.md")).unwrap();
+    assert!(identity.contains("riddles"), "{identity}");
+    let untouched = std::fs::read_to_string(bob.file("memory/identity.md")).unwrap();
+    assert!(!untouched.contains("riddles"), "{untouched}");
+
     // Nothing of any home without a login.
     let anonymous = page.get("/h/alice/", None);
     assert_eq!(anonymous.status(), 303);
