@@ -17,6 +17,7 @@ mod acts;
 mod homes;
 mod memory;
 mod proxy;
+mod socket;
 mod spend;
 
 const TOKEN: &str = "a-long-random-token-for-the-page";

@@ -1,0 +1,131 @@
+//! `hearth web --listen unix:PATH`, for `ssh -L`: a socket of mode 0600
+//! that serves this account without the token — and still only the names
+//! a forwarded browser uses, and still nothing from another page.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::process::Stdio;
+
+use crate::common::TestHome;
+
+/// One raw HTTP/1.1 request over the socket: the status and the body.
+fn ask(socket: &std::path::Path, request: &str) -> (u16, String) {
+    let mut stream = UnixStream::connect(socket).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status: {answer}"));
+    (status, answer)
+}
+
+#[test]
+fn on_a_unix_socket_the_page_is_this_accounts_alone_and_still_checks_names() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let socket = home.path.with_file_name("web.sock");
+    let mut cmd = home.cmd(&["web", "--listen", &format!("unix:{}", socket.display())]);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("unix:"), "{line}");
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "this account alone");
+
+    // Through `ssh -L 8780:SOCKET`, the browser says localhost:8780.
+    let (status, page) = ask(
+        &socket,
+        "GET / HTTP/1.1\r\nHost: localhost:8780\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 200, "no token needed on the socket: {page}");
+    let head = home.git(&["rev-parse", "HEAD"]);
+    assert!(
+        page.contains(String::from_utf8_lossy(&head.stdout).trim()),
+        "{page}"
+    );
+    let (status, _) = ask(
+        &socket,
+        "GET / HTTP/1.1\r\nHost: attacker.example:8780\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 421, "a rebound name is refused on the socket too");
+    let (status, _) = ask(
+        &socket,
+        "POST /proposals/1/accept HTTP/1.1\r\nHost: localhost:8780\r\n\
+         Origin: http://attacker.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 403, "a form from another page is refused");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+#[ignore = "needs root to act as another account; .ci/run runs it as root (cargo test -- --ignored)"]
+fn another_account_on_the_host_gets_nothing_of_the_page() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    // The other account may walk to the socket: only its mode keeps it out.
+    std::fs::set_permissions(
+        home.path.parent().unwrap(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let socket = home.path.with_file_name("web.sock");
+    let mut cmd = home.cmd(&["web", "--listen", &format!("unix:{}", socket.display())]);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let tcp = super::Page::open(&home);
+    let port = tcp.host.rsplit(':').next().unwrap().to_string();
+    // As `nobody`: the socket refuses the connection; the port gives the
+    // login and nothing of the home.
+    let probe = format!(
+        "import socket, http.client\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         try:\n    s.connect({:?}); print('unix: connected')\n\
+         except PermissionError: print('unix: refused')\n\
+         c = http.client.HTTPConnection('127.0.0.1', {port})\n\
+         c.request('GET', '/memory/identity.md')\n\
+         r = c.getresponse()\n\
+         print('tcp:', r.status, r.getheader('Location'))\n",
+        socket.display().to_string()
+    );
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+        ])
+        .arg(&probe)
+        .output()
+        .expect("setpriv (util-linux) runs the probe as nobody");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        said,
+        "unix: refused\ntcp: 303 /login?next=%2Fmemory%2Fidentity%2Emd\n"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
