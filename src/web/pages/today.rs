@@ -55,11 +55,31 @@ fn tick_of(who: &str) -> Option<u64> {
         .ok()
 }
 
+/// Tick `n`'s ledger line: from the ledger's current file (where the
+/// ticks a page links to mostly are), else from every rotated segment.
+/// The error names the file that could not be read.
+fn record_of(home: &Home, n: u64) -> std::io::Result<Option<TickRecord>> {
+    let path = home.ticks_path();
+    let find = |ledger: Ledger| ledger.records.into_iter().find(|r| r.tick == n);
+    let live = Ledger::read(&path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    if let Some(found) = find(live) {
+        return Ok(Some(found));
+    }
+    Ok(find(Ledger::read_all(&path)?))
+}
+
 /// `/ticks/N`: one tick's ledger line and its commit — subject and patch
 /// (`None`: there is no such tick).
 pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
-    let ledger = Ledger::read_all(&home.ticks_path()).ok()?;
-    let record: &TickRecord = ledger.records.iter().find(|r| r.tick == n)?;
+    let record = match record_of(home, n) {
+        Ok(record) => record?,
+        Err(e) => {
+            let body = html! { p class="trouble" { "Cannot read the ledger: " (e.to_string()) } };
+            return Some(frame.page(&format!("tick {n}"), body));
+        }
+    };
+    let record = &record;
     let repo = crate::repo::Repo::open(home.root()).ok();
     let commit = repo.as_ref().and_then(|r| r.tick_commit(n, record.end));
     let patch = match (&repo, &commit) {
