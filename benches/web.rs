@@ -207,6 +207,32 @@ fn main() {
         };
         get(); // warm
         let served = median(samples(RUNS, get).into_iter());
+        // The other views a phone opens most, on the same home.
+        let others: Vec<String> = [
+            "/spend",
+            &format!("/ticks/{ticks}"),
+            "/jobs",
+            "/memory/identity.md",
+        ]
+        .iter()
+        .map(|path| {
+            let one = || {
+                let answer = client
+                    .get(format!("{}{path}", page.base))
+                    .bearer_auth(TOKEN)
+                    .send()
+                    .unwrap();
+                assert!(answer.status().is_success(), "{path}");
+                answer.text().unwrap();
+            };
+            one();
+            format!(
+                "{path} {:.1} ms",
+                ms(median(samples(RUNS, one).into_iter()))
+            )
+        })
+        .collect();
+        println!("           ({})", others.join(", "));
         let day = median(
             samples(RUNS, || {
                 assert!(hearth(&home)
