@@ -141,6 +141,17 @@ fn mb(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
+/// `path` of `page`, read whole, as the operator's script would.
+fn fetch(client: &reqwest::blocking::Client, page: &Page, path: &str) {
+    let answer = client
+        .get(format!("{}{path}", page.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap();
+    assert!(answer.status().is_success(), "{path}");
+    answer.text().unwrap();
+}
+
 /// The page's memory fresh, and at rest after every view was served once.
 fn memory_at_rest(page: &Page, client: &reqwest::blocking::Client) {
     let (own, code) = rss_kib(page.child.id());
@@ -161,12 +172,7 @@ fn memory_at_rest(page: &Page, client: &reqwest::blocking::Client) {
         "/memory/identity.md",
         "/recall?q=note",
     ] {
-        let answer = client
-            .get(format!("{}{path}", page.base))
-            .bearer_auth(TOKEN)
-            .send()
-            .unwrap();
-        assert!(answer.status().is_success(), "{path}");
+        fetch(client, page, path);
     }
     // The blocking threads that rendered them let go after 10 s idle.
     std::thread::sleep(std::time::Duration::from_secs(12));
@@ -196,15 +202,7 @@ fn main() {
     for ticks in [1_000, big] {
         let home = home_with(dir.path(), ticks);
         let page = open(&home);
-        let get = || {
-            let answer = client
-                .get(format!("{}/", page.base))
-                .bearer_auth(TOKEN)
-                .send()
-                .unwrap();
-            assert!(answer.status().is_success());
-            answer.text().unwrap();
-        };
+        let get = || fetch(&client, &page, "/");
         get(); // warm
         let served = median(samples(RUNS, get).into_iter());
         // The other views a phone opens most, on the same home.
@@ -216,15 +214,7 @@ fn main() {
         ]
         .iter()
         .map(|path| {
-            let one = || {
-                let answer = client
-                    .get(format!("{}{path}", page.base))
-                    .bearer_auth(TOKEN)
-                    .send()
-                    .unwrap();
-                assert!(answer.status().is_success(), "{path}");
-                answer.text().unwrap();
-            };
+            let one = || fetch(&client, &page, path);
             one();
             format!(
                 "{path} {:.1} ms",

@@ -386,3 +386,19 @@ pub fn tool_recovery(tick: &serde_json::Value, what: &str) -> Option<String> {
         })
         .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
 }
+
+/// Runs the Python `probe` as the account `nobody` (for the root-only
+/// tests of what another account on the host can reach).
+pub fn as_nobody(probe: &str) -> std::process::Output {
+    Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+        ])
+        .arg(probe)
+        .output()
+        .expect("setpriv (util-linux) runs the probe as nobody")
+}

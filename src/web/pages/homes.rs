@@ -2,7 +2,7 @@
 //! verdict, each linked to its pages under `/h/NAME/`.
 
 use chrono::{DateTime, Utc};
-use maud::{html, Markup, DOCTYPE};
+use maud::{html, Markup};
 
 use crate::home::Home;
 use crate::view::status::{status, Health};
@@ -24,31 +24,21 @@ pub fn index(homes: &[(String, Home)], now: DateTime<Utc>) -> Markup {
             Health::Trouble => 2,
         })
         .unwrap_or(Health::Healthy);
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="hearth-verdict" content=(health_word(worst));
-                title { "homes · hearth" }
-                link rel="stylesheet" href="/style.css";
-            }
-            body {
-                main {
-                    h1 { "homes" }
-                    @if rows.is_empty() { p { "No home here (a directory with a hearth.toml)." } }
-                    table {
-                        @for (name, s) in &rows {
-                            tr {
-                                td { a href=(format!("/h/{name}/")) { (name) } }
-                                td class=(health_word(s.verdict.health)) { (verdict_line(s)) }
-                            }
-                        }
+    let meta = html! { meta name="hearth-verdict" content=(health_word(worst)); };
+    let body = html! {
+        main {
+            h1 { "homes" }
+            @if rows.is_empty() { p { "No home here (a directory with a hearth.toml)." } }
+            table {
+                @for (name, s) in &rows {
+                    tr {
+                        td { a href=(format!("/h/{name}/")) { (name) } }
+                        td class=(health_word(s.verdict.health)) { (verdict_line(s)) }
                     }
                 }
-                footer { "rendered at " (super::stamp(now)) }
             }
         }
-    }
+        footer { "rendered at " (super::stamp(now)) }
+    };
+    super::document("homes", meta, body)
 }

@@ -80,20 +80,13 @@ impl Frame {
         let health = health_word(self.status.verdict.health);
         let commit = self.commit.as_deref().unwrap_or("none");
         let tick = self.status.last_tick.as_ref().map(|t| t.tick);
-        html! {
-            (DOCTYPE)
-            html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    meta name="hearth-commit" content=(commit);
-                    meta name="hearth-verdict" content=(health);
-                    meta name="hearth-base" content=(self.base);
-                    title { (title) " · hearth" }
-                    link rel="stylesheet" href="/style.css";
-                    script src="/live.js" defer {}
-                }
-                body {
+        let meta = html! {
+            meta name="hearth-commit" content=(commit);
+            meta name="hearth-verdict" content=(health);
+            meta name="hearth-base" content=(self.base);
+            script src="/live.js" defer {}
+        };
+        let body = html! {
                     header {
                         nav {
                             a href=(self.to("/")) { "today" }
@@ -116,8 +109,25 @@ impl Frame {
                         @if let Some(tick) = tick { " after tick " (tick) }
                         " at " (stamp(self.now))
                     }
-                }
+        };
+        document(title, meta, body)
+    }
+}
+
+/// A whole page: `head` with the stylesheet, what `meta` adds, and the
+/// title, around `body`.
+fn document(title: &str, meta: Markup, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                (meta)
+                title { (title) " · hearth" }
+                link rel="stylesheet" href="/style.css";
             }
+            body { (body) }
         }
     }
 }
@@ -151,29 +161,19 @@ fn stamp(t: DateTime<Utc>) -> String {
 /// The login page (`failed`: the last token was wrong; `wait`: too many
 /// were), which opens `next` (a path of this page) once logged in.
 pub fn login(failed: bool, wait: bool, next: Option<&str>) -> Markup {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "log in · hearth" }
-                link rel="stylesheet" href="/style.css";
-            }
-            body {
-                main {
-                    h1 { "hearth" }
-                    @if wait { p class="trouble" { "Too many wrong tokens just now: try again in a minute." } }
-                    @else if failed { p class="trouble" { "That is not the token." } }
-                    form method="post" action="/login" {
-                        @if let Some(next) = next { input type="hidden" name="next" value=(next); }
-                        label { "Token (HEARTH_WEB_TOKEN) " input type="password" name="token" autocomplete="current-password"; }
-                        " " button type="submit" { "Log in" }
-                    }
-                }
+    let body = html! {
+        main {
+            h1 { "hearth" }
+            @if wait { p class="trouble" { "Too many wrong tokens just now: try again in a minute." } }
+            @else if failed { p class="trouble" { "That is not the token." } }
+            form method="post" action="/login" {
+                @if let Some(next) = next { input type="hidden" name="next" value=(next); }
+                label { "Token (HEARTH_WEB_TOKEN) " input type="password" name="token" autocomplete="current-password"; }
+                " " button type="submit" { "Log in" }
             }
         }
-    }
+    };
+    document("log in", html! {}, body)
 }
 
 /// A page for a path the page does not have.

@@ -318,17 +318,7 @@ fn another_account_on_the_host_gets_nothing_through_either_door() {
          print('tcp:', c.getresponse().status)\n",
         socket.display().to_string()
     );
-    let out = Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-        ])
-        .arg(&probe)
-        .output()
-        .expect("setpriv (util-linux) runs the probe as nobody");
+    let out = crate::common::as_nobody(&probe);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -9,6 +9,24 @@ use std::process::Stdio;
 
 use crate::common::TestHome;
 
+/// `hearth web --listen unix:…` for `home`, without the token, once it
+/// listens: the child and its socket.
+fn on_a_socket(home: &TestHome) -> (std::process::Child, std::path::PathBuf) {
+    let socket = home.path.with_file_name("web.sock");
+    let mut cmd = home.cmd(&["web", "--listen", &format!("unix:{}", socket.display())]);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("unix:"), "{line}");
+    (child, socket)
+}
+
 /// One raw HTTP/1.1 request over the socket: the status and the body.
 fn ask(socket: &std::path::Path, request: &str) -> (u16, String) {
     let mut stream = UnixStream::connect(socket).unwrap();
@@ -27,18 +45,7 @@ fn ask(socket: &std::path::Path, request: &str) -> (u16, String) {
 fn on_a_unix_socket_the_page_is_this_accounts_alone_and_still_checks_names() {
     let home = TestHome::with_config("");
     home.ok(&["run", "--ticks", "1"]);
-    let socket = home.path.with_file_name("web.sock");
-    let mut cmd = home.cmd(&["web", "--listen", &format!("unix:{}", socket.display())]);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.contains("unix:"), "{line}");
+    let (mut child, socket) = on_a_socket(&home);
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "this account alone");
 
@@ -79,17 +86,7 @@ fn another_account_on_the_host_gets_nothing_of_the_page() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let socket = home.path.with_file_name("web.sock");
-    let mut cmd = home.cmd(&["web", "--listen", &format!("unix:{}", socket.display())]);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut child, socket) = on_a_socket(&home);
     let tcp = super::Page::open(&home);
     let port = tcp.host.rsplit(':').next().unwrap().to_string();
     // As `nobody`: the socket refuses the connection; the port gives the
@@ -105,17 +102,7 @@ fn another_account_on_the_host_gets_nothing_of_the_page() {
          print('tcp:', r.status, r.getheader('Location'))\n",
         socket.display().to_string()
     );
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "/usr/bin/python3",
-            "-c",
-        ])
-        .arg(&probe)
-        .output()
-        .expect("setpriv (util-linux) runs the probe as nobody");
+    let out = crate::common::as_nobody(&probe);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
