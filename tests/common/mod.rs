@@ -15,6 +15,7 @@ pub mod read_only;
 pub mod receiver;
 pub mod small_disk;
 pub mod soak;
+pub mod tls;
 pub mod webdriver;
 
 use std::path::PathBuf;

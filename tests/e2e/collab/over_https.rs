@@ -35,24 +35,7 @@ impl HttpsGit {
              (`apt-get install lighttpd lighttpd-mod-openssl`; .ci/run does)"
         );
         let d = dir.display();
-        let made = Command::new("openssl")
-            .args([
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            ])
-            .args([
-                "-subj",
-                "/CN=127.0.0.1",
-                "-addext",
-                "subjectAltName=IP:127.0.0.1",
-            ])
-            .arg("-keyout")
-            .arg(dir.join("key.pem"))
-            .arg("-out")
-            .arg(dir.join("cert.pem"))
-            .stderr(Stdio::null())
-            .status()
-            .expect("openssl must be installed");
-        assert!(made.success());
+        crate::common::tls::self_signed(dir, "127.0.0.1", "IP:127.0.0.1");
         let pem = ["cert.pem", "key.pem"]
             .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
             .concat();

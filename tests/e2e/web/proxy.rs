@@ -37,25 +37,7 @@ impl Nginx {
             "this test runs the page behind a real nginx: install it \
              (`apt-get install nginx-light`; .ci/run does)"
         );
-        let made = Command::new("openssl")
-            .args([
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            ])
-            .args([
-                "-subj",
-                &format!("/CN={NAME}"),
-                "-addext",
-                &format!("subjectAltName=DNS:{NAME}"),
-            ])
-            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-            .arg("-keyout")
-            .arg(dir.join("key.pem"))
-            .arg("-out")
-            .arg(dir.join("cert.pem"))
-            .stderr(Stdio::null())
-            .status()
-            .expect("openssl must be installed");
-        assert!(made.success());
+        crate::common::tls::self_signed(dir, NAME, &format!("DNS:{NAME}"));
         let port = crate::common::ports::free_port();
         let d = dir.display();
         // The docs' server block, on a test port; the rest is what nginx
