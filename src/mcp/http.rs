@@ -164,23 +164,12 @@ pub fn serve(
         at: listen.to_string(),
         source,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(io)?;
+    let runtime = super::listen::runtime().map_err(io)?;
     runtime.block_on(async move {
-        let (listener, shown, loopback) = match listen {
-            Listen::Tcp(addr) => {
-                let tcp = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
-                let bound = tcp.local_addr().map_err(io)?;
-                let shown = format!("http://{bound}{PATH}");
-                (Listener::Tcp(tcp), shown, addr.ip().is_loopback())
-            }
-            Listen::Unix(path) => {
-                let unix = super::listen::bind_unix(path).map_err(io)?;
-                (Listener::Unix(unix), listen.to_string(), true)
-            }
+        let (listener, bound) = Listener::bind(listen).await.map_err(io)?;
+        let (shown, loopback) = match bound {
+            Some(addr) => (format!("http://{addr}{PATH}"), addr.ip().is_loopback()),
+            None => (listen.to_string(), true),
         };
         listening(shown);
         let mut config = StreamableHttpServerConfig::default();

@@ -56,6 +56,27 @@ impl std::fmt::Display for Listen {
     }
 }
 
+impl Listen {
+    /// Where, as an operator gives it (`127.0.0.1:8780`, `unix:PATH`),
+    /// with no door's path after it.
+    pub fn address(&self) -> String {
+        match self {
+            Listen::Tcp(addr) => addr.to_string(),
+            Listen::Unix(path) => format!("unix:{}", path.display()),
+        }
+    }
+}
+
+/// The runtime a door serves on: two worker threads (a door serves one
+/// operator and a few clients; rendering and tools run on the blocking
+/// pool).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 /// Binds a Unix socket at `path` with mode 0600. A socket left there by a
 /// door that died is replaced; anything else at `path` is refused.
 pub fn bind_unix(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
@@ -116,6 +137,20 @@ pub enum Listener {
 }
 
 impl Listener {
+    /// Binds `listen` (a Unix socket as [`bind_unix`] makes it): the
+    /// listener, and over TCP the address bound (a port of 0 is the
+    /// system's choice).
+    pub async fn bind(listen: &Listen) -> std::io::Result<(Listener, Option<SocketAddr>)> {
+        Ok(match listen {
+            Listen::Tcp(addr) => {
+                let tcp = tokio::net::TcpListener::bind(addr).await?;
+                let bound = tcp.local_addr()?;
+                (Listener::Tcp(tcp), Some(bound))
+            }
+            Listen::Unix(path) => (Listener::Unix(bind_unix(path)?), None),
+        })
+    }
+
     /// The next connection to serve (`None`: one refused at the door, a
     /// socket peer of another account, said in the log as `door`'s), or
     /// why none could be accepted.

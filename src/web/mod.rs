@@ -134,33 +134,20 @@ pub fn serve(
     if let (Listen::Tcp(addr), None) = (&options.listen, &options.token) {
         return Err(WebError::NoToken { addr: *addr });
     }
-    let at = options.listen.to_string();
+    let at = options.listen.address();
     let io = |source| WebError::Io {
         at: at.clone(),
         source,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(io)?;
+    let runtime = listen::runtime().map_err(io)?;
     runtime.block_on(async {
-        let (listener, served, shown) = match &options.listen {
-            Listen::Tcp(addr) => {
-                let tcp = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
-                let bound = tcp.local_addr().map_err(io)?;
-                let served = Served::tcp(bound.ip(), bound.port(), &options.hosts);
-                (Listener::Tcp(tcp), served, format!("http://{bound}/"))
-            }
-            Listen::Unix(path) => {
-                let unix = listen::bind_unix(path).map_err(io)?;
-                let served = Served::unix(&options.hosts);
-                (
-                    Listener::Unix(unix),
-                    served,
-                    format!("unix:{}", path.display()),
-                )
-            }
+        let (listener, bound) = Listener::bind(&options.listen).await.map_err(io)?;
+        let (served, shown) = match bound {
+            Some(addr) => (
+                Served::tcp(addr.ip(), addr.port(), &options.hosts),
+                format!("http://{addr}/"),
+            ),
+            None => (Served::unix(&options.hosts), at.clone()),
         };
         listening(shown);
         if options.allow_act {
