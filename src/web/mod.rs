@@ -26,23 +26,24 @@ mod events;
 mod form;
 pub mod guard;
 pub mod homes;
+mod login;
 pub mod pages;
+mod routes;
 pub mod session;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::clock::Clock;
-use crate::home::Home;
 use crate::mcp::listen::{self, Body, Listen, Listener};
 use guard::Served;
 use homes::{Addressed, Homes};
-use session::{Login, Sessions};
+use session::Sessions;
 
 /// The environment variable that holds the token.
 pub const TOKEN_VARIABLE: &str = "HEARTH_WEB_TOKEN";
@@ -258,7 +259,7 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             let next = next.as_deref().and_then(guard::local_path);
             return html(StatusCode::OK, pages::login(false, false, next));
         }
-        ("POST", "/login") => return log_in(&page, request).await,
+        ("POST", "/login") => return login::log_in(&page, request).await,
         ("POST", "/logout") => {
             let cookie = header(&request, hyper::header::COOKIE).map(str::to_string);
             if let Some(id) = session::from_cookie(cookie.as_deref()) {
@@ -266,7 +267,7 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             }
             return see_other("/login", None);
         }
-        _ if !signed_in(&page, &request) => {
+        _ if !login::signed_in(&page, &request) => {
             // A link from a notice opens where it led once logged in.
             let asked = request.uri().path_and_query().map_or("/", |p| p.as_str());
             let to = match (method == Method::GET, guard::local_path(asked)) {
@@ -308,179 +309,12 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
     let query = request.uri().query().unwrap_or("").to_string();
     match (method.as_str(), rest.as_str()) {
         ("GET", "/events") => events::stream(page, home),
-        ("GET" | "HEAD", _) => view(page, home, base, rest, query).await,
-        ("POST", _) if page.allow_act => act(page, home, base, rest, request).await,
+        ("GET" | "HEAD", _) => routes::view(page, home, base, rest, query).await,
+        ("POST", _) if page.allow_act => routes::act(page, home, base, rest, request).await,
         _ => text(
             StatusCode::FORBIDDEN,
             "the page is read-only (started without --allow-act): decide on the server \
              (`hearth proposals accept N`)",
-        ),
-    }
-}
-
-/// A POST of `home`'s (`/proposals/N/accept`, `/requests/N/approve`,
-/// `/jobs/NAME/run`…): the operator's act, the same commit the CLI makes,
-/// on the version the page showed; one that changed since is refused,
-/// not taken. Back to the act's view under `base` when it is taken.
-async fn act(
-    page: Arc<Page>,
-    home: Home,
-    base: String,
-    path: String,
-    request: Request<Incoming>,
-) -> Response<Body> {
-    let Some(act) = acts::PageAct::of_path(&path) else {
-        return text(StatusCode::NOT_FOUND, "there is no such act");
-    };
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a decision is a short form"),
-    };
-    // What the page showed: a proposal's commit, a request's or a job's
-    // digest, an incident's key.
-    let seen = ["commit", "digest", "key"]
-        .iter()
-        .find_map(|field| form::value(&body, field))
-        .unwrap_or_default();
-    let reason = form::value(&body, "reason").filter(|r| !r.trim().is_empty());
-    let back = format!("{base}{}", act.back_to());
-    let done = tokio::task::spawn_blocking(move || {
-        act.take(&home, &seen, reason.as_deref(), page.clock.now())
-    })
-    .await;
-    match done {
-        Ok(Ok(())) => see_other(&back, None),
-        Ok(Err(refusal)) => text(refusal.status(), &refusal.to_string()),
-        Err(e) => text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("the act failed: {e}"),
-        ),
-    }
-}
-
-/// Whether the request carries the token or an open session.
-fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
-    let Some(token) = &page.token else {
-        return true; // a Unix socket of this account's, no token set
-    };
-    let bearer = header(request, hyper::header::AUTHORIZATION).and_then(|h| {
-        h.strip_prefix("Bearer ")
-            .or_else(|| h.strip_prefix("bearer "))
-    });
-    if let Some(given) = bearer {
-        let matched = listen::token_matches(given.trim().as_bytes(), token);
-        return page
-            .sessions
-            .lock()
-            .expect("sessions")
-            .bearer(matched, Instant::now());
-    }
-    let cookie = header(request, hyper::header::COOKIE);
-    session::from_cookie(cookie).is_some_and(|id| {
-        page.sessions
-            .lock()
-            .expect("sessions")
-            .check(id, Instant::now())
-    })
-}
-
-/// `POST /login`: the token in a form, bounded and rate-limited.
-async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a login is a short form"),
-    };
-    let given = form::value(&body, "token").unwrap_or_default();
-    let next = form::value(&body, "next");
-    let next = next.as_deref().and_then(guard::local_path);
-    let matched = page
-        .token
-        .as_deref()
-        .is_none_or(|token| listen::token_matches(given.as_bytes(), token));
-    let login = page
-        .sessions
-        .lock()
-        .expect("sessions")
-        .login(matched, Instant::now());
-    match login {
-        Login::Opened(id) => see_other(
-            next.unwrap_or("/"),
-            Some(session::set_cookie(&id, page.secure_cookies)),
-        ),
-        Login::Refused => html(StatusCode::UNAUTHORIZED, pages::login(true, false, next)),
-        Login::TooMany => html(
-            StatusCode::TOO_MANY_REQUESTS,
-            pages::login(false, true, next),
-        ),
-    }
-}
-
-/// Returns the heap a render freed to the system: the blocking threads
-/// that render pages each get an allocator arena of their own, which glibc
-/// keeps once they are done, so a page at rest would hold the high-water
-/// mark of its busiest render (measured: 5.3 MB of its own after every
-/// view once, 2.2 MB fresh).
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim(3) only returns free memory at the top of the
-    // heap and in unused arenas' pages; it touches nothing in use.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// A page of `home` (served under `base`), rendered off the async
-/// threads.
-async fn view(
-    page: Arc<Page>,
-    home: Home,
-    base: String,
-    path: String,
-    query: String,
-) -> Response<Body> {
-    let rendered = tokio::task::spawn_blocking(move || {
-        let frame = pages::Frame::of(&home, &base, page.clock.now());
-        let acts = page.allow_act;
-        let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
-        let rendered = match path.as_str() {
-            "/" => Some(pages::today(&frame, &home)),
-            "/incidents" => Some(pages::incidents(&frame, &home, acts)),
-            "/proposals" => Some(pages::proposals(&frame, &home, acts)),
-            "/jobs" => Some(pages::jobs(&frame, &home)),
-            "/spend" => Some(pages::spend(&frame, &home)),
-            "/memory" | "/memory/" => Some(pages::memory(&frame, &home)),
-            "/recall" => {
-                let q = form::value(query.as_bytes(), "q").unwrap_or_default();
-                Some(pages::recall(&frame, &home, &q))
-            }
-            _ if path.starts_with("/memory/") => pages::memory_file(&frame, &home, &path[1..]),
-            _ if path.starts_with("/jobs/") => {
-                pages::job(&frame, &home, &path["/jobs/".len()..], acts)
-            }
-            _ => {
-                if let Some(n) = number("/ticks/") {
-                    pages::tick(&frame, &home, n)
-                } else if let Some(n) = number("/proposals/") {
-                    pages::proposal(&frame, &home, n, acts)
-                } else if let Some(n) = number("/requests/") {
-                    pages::request(&frame, &home, n, acts)
-                } else {
-                    None
-                }
-            }
-        }
-        .ok_or_else(|| pages::not_found(&frame));
-        give_back_freed_memory();
-        rendered
-    })
-    .await;
-    match rendered {
-        Ok(Ok(markup)) => html(StatusCode::OK, markup),
-        Ok(Err(missing)) => html(StatusCode::NOT_FOUND, missing),
-        Err(e) => text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("the page failed: {e}"),
         ),
     }
 }
