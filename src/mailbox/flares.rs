@@ -44,6 +44,9 @@ pub struct Flare {
     pub tick: Option<u64>,
     /// Whether the operator marked it read.
     pub read: bool,
+    /// What it asks the operator to decide, when it says (`proposal: 3`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub about: Option<super::outbox::About>,
 }
 
 impl Flare {
@@ -148,6 +151,7 @@ fn parse(home: &Home, path: &Path, marks: &ReadMarks, which: Which) -> Option<Fl
         created: doc["created"].as_str().unwrap_or("").to_string(),
         subject: doc["subject"].as_str().unwrap_or("").to_string(),
         tick: doc["tick"].as_i64().map(|t| t as u64),
+        about: super::outbox::About::of_front_matter(doc),
         id,
     })
 }

@@ -30,6 +30,37 @@ pub enum Kind {
     Flare(Cause),
 }
 
+/// The one thing a flare asks the operator to decide, when there is one:
+/// a notice of it links to that thing's page (`/proposals/3`), not to a
+/// list. Written in the flare's front matter (`proposal: 3`), never read
+/// back out of its subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum About {
+    /// A proposal waits.
+    Proposal(u64),
+    /// A request to run a tool waits.
+    Request(u64),
+}
+
+impl About {
+    /// Its front-matter key and number.
+    fn field(self) -> (&'static str, u64) {
+        match self {
+            About::Proposal(n) => ("proposal", n),
+            About::Request(n) => ("request", n),
+        }
+    }
+
+    /// What a flare's front matter says it is about (`proposal: 3`).
+    pub fn of_front_matter(doc: &yaml_rust2::Yaml) -> Option<About> {
+        let number = |key: &str| doc[key].as_i64().and_then(|n| u64::try_from(n).ok());
+        number("proposal")
+            .map(About::Proposal)
+            .or_else(|| number("request").map(About::Request))
+    }
+}
+
 /// One outgoing message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Letter {
@@ -43,6 +74,8 @@ pub struct Letter {
     pub tick: Option<u64>,
     /// The inbox message it answers (`inbox/…md`).
     pub in_reply_to: Option<String>,
+    /// What a flare asks the operator to decide.
+    pub about: Option<About>,
 }
 
 impl Letter {
@@ -54,7 +87,14 @@ impl Letter {
             body: body.into(),
             tick: None,
             in_reply_to: None,
+            about: None,
         }
+    }
+
+    /// The flare, about `about`.
+    pub fn about(mut self, about: About) -> Letter {
+        self.about = Some(about);
+        self
     }
 
     /// The file's text: front matter, then the body.
@@ -75,6 +115,9 @@ impl Letter {
             out.push_str(&format!("tick: {tick}\n"));
         }
         out.push_str(&format!("subject: {}\n", yaml_string(&self.subject)));
+        if let Some((key, n)) = self.about.map(About::field) {
+            out.push_str(&format!("{key}: {n}\n"));
+        }
         if let Some(reply) = &self.in_reply_to {
             out.push_str(&format!("in_reply_to: {}\n", yaml_string(reply)));
         }
@@ -155,6 +198,7 @@ mod tests {
             body: "body\n\n".into(),
             tick: Some(7),
             in_reply_to: Some("inbox/a.md".into()),
+            about: None,
         };
         let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
         let text = letter.render(now);
@@ -163,6 +207,27 @@ mod tests {
             "---\nkind: message\ncreated: 2023-11-14T22:13:20Z\ntick: 7\n\
              subject: \"Re: \\\"hi\\\"\\nthere\"\nin_reply_to: \"inbox/a.md\"\n---\nbody\n"
         );
+    }
+
+    #[test]
+    fn what_a_flare_is_about_is_written_in_its_front_matter_and_read_back() {
+        let letter = Letter::flare(Cause::Proposal, "proposal 3: x", "b").about(About::Proposal(3));
+        let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let text = letter.render(now);
+        assert!(text.contains("\nproposal: 3\n"), "{text}");
+        let yaml = crate::memory::front_matter::split(&text)
+            .unwrap()
+            .yaml
+            .unwrap();
+        let docs = yaml_rust2::YamlLoader::load_from_str(yaml).unwrap();
+        assert_eq!(About::of_front_matter(&docs[0]), Some(About::Proposal(3)));
+        let plain = Letter::flare(Cause::Model, "the model fails", "b").render(now);
+        let yaml = crate::memory::front_matter::split(&plain)
+            .unwrap()
+            .yaml
+            .unwrap();
+        let docs = yaml_rust2::YamlLoader::load_from_str(yaml).unwrap();
+        assert_eq!(About::of_front_matter(&docs[0]), None);
     }
 
     #[test]

@@ -301,7 +301,10 @@ pub fn notice_new_flares(home: &Home, now: DateTime<Utc>) -> Result<Vec<Notice>,
             body.trim(),
             now,
         ) {
-            notices.push(notice);
+            notices.push(Notice {
+                about: flare.about,
+                ..notice
+            });
         }
     }
     record.forget_old_names();

@@ -76,6 +76,10 @@ pub struct Notice {
     /// identifies, never authorizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// What its flare asks the operator to decide, which the link names
+    /// (kept in the link once made, so not sent or queued itself).
+    #[serde(skip)]
+    pub about: Option<crate::mailbox::outbox::About>,
 }
 
 impl Notice {
@@ -108,33 +112,30 @@ impl Notice {
             incident: incident.to_string(),
             state,
             link: None,
+            about: None,
         }
     }
 
     /// The notice with a link to where `page` (the page's address) shows
-    /// it: the proposal or request it names (its title says `proposal 3:`,
-    /// `request 2:`), the job's page for a job's, else the incidents — so
-    /// from the phone a proposal is one tap from its decision.
+    /// it: the proposal or request its flare is about, the job's page for
+    /// a job's, else the incidents — so from the phone a proposal is one
+    /// tap from its decision.
     pub fn linked(mut self, page: Option<&str>) -> Notice {
+        use crate::mailbox::cause::Cause;
+        use crate::mailbox::outbox::About;
         self.link = page.map(|base| {
-            use crate::mailbox::cause::Cause;
-            let named = |word: &str| -> Option<u64> {
-                let rest = self.title.strip_prefix(word)?.strip_prefix(' ')?;
-                rest.split(':').next()?.parse().ok()
-            };
-            let view = match Cause::parse(&self.kind) {
-                Cause::Proposal => named("proposal")
-                    .map_or_else(|| "/proposals".to_string(), |n| format!("/proposals/{n}")),
-                Cause::Request => named("request")
-                    .map_or_else(|| "/proposals".to_string(), |n| format!("/requests/{n}")),
-                Cause::Job(name) => format!(
+            let view = match (self.about, Cause::parse(&self.kind)) {
+                (Some(About::Proposal(n)), _) => format!("/proposals/{n}"),
+                (Some(About::Request(n)), _) => format!("/requests/{n}"),
+                (None, Cause::Proposal | Cause::Request) => "/proposals".to_string(),
+                (None, Cause::Job(name)) => format!(
                     "/jobs/{}",
                     percent_encoding::utf8_percent_encode(
                         &name,
                         percent_encoding::NON_ALPHANUMERIC
                     )
                 ),
-                _ => "/incidents".to_string(),
+                (None, _) => "/incidents".to_string(),
             };
             format!("{}{view}", base.trim_end_matches('/'))
         });
@@ -161,28 +162,27 @@ mod tests {
 
     #[test]
     fn a_link_leads_to_what_the_notice_is_about() {
+        use crate::mailbox::outbox::About;
         let page = Some("https://agent.example/");
-        let link = |kind, title| notice(kind, title).linked(page).link.unwrap();
+        let link = |kind, about| {
+            let mut n = notice(kind, "a title that names nothing");
+            n.about = about;
+            n.linked(page).link.unwrap()
+        };
         assert_eq!(
-            link("proposal", "proposal 3: keep the tide table"),
+            link("proposal", Some(About::Proposal(3))),
             "https://agent.example/proposals/3"
         );
         assert_eq!(
-            link("request", "request 2: run post?"),
+            link("request", Some(About::Request(2))),
             "https://agent.example/requests/2"
         );
         assert_eq!(
-            link("job-digest", "job digest: done has no evidence"),
+            link("job-digest", None),
             "https://agent.example/jobs/digest"
         );
-        assert_eq!(
-            link("model", "the model fails"),
-            "https://agent.example/incidents"
-        );
-        assert_eq!(
-            link("proposal", "3 proposals wait"),
-            "https://agent.example/proposals"
-        );
+        assert_eq!(link("model", None), "https://agent.example/incidents");
+        assert_eq!(link("proposal", None), "https://agent.example/proposals");
         assert_eq!(notice("model", "x").linked(None).link, None);
     }
 }

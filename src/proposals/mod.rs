@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::home::lock::CommitLock;
 use crate::home::Home;
-use crate::mailbox::outbox::{self, Letter};
+use crate::mailbox::outbox::{self, About, Letter};
 use crate::repo::{trailers, FileDiff, Identity, Repo, RepoError};
 
 use book::load_book;
@@ -364,7 +364,8 @@ fn flare_new(home: &Home, proposal: &Proposal, now: DateTime<Utc>) -> Result<(),
         proposal.files.join(", ")
     );
     let title = format!("proposal {n}: {}", proposal.title);
-    outbox::post(home, &Letter::flare(Cause::Proposal, title, body), now)?;
+    let letter = Letter::flare(Cause::Proposal, title, body).about(About::Proposal(n));
+    outbox::post(home, &letter, now)?;
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use crate::home::layout::rel;
 use crate::home::lock::CommitLock;
 use crate::home::Home;
 use crate::json_file::{self, JsonFile};
-use crate::mailbox::outbox::{self, Letter};
+use crate::mailbox::outbox::{self, About, Letter};
 use crate::repo::{trailers, Identity, Repo};
 
 /// What became of a request.
@@ -254,7 +254,8 @@ fn flare_new(home: &Home, request: &ToolRequest, now: DateTime<Utc>) -> Result<(
             format!("request {n}: {}?", request.tool),
         ),
     };
-    outbox::post(home, &Letter::flare(Cause::Request, title, body), now)?;
+    let letter = Letter::flare(Cause::Request, title, body).about(About::Request(n));
+    outbox::post(home, &letter, now)?;
     Ok(())
 }
 

@@ -85,6 +85,7 @@ fn deliver_a_plain_answer(
         body,
         tick: Some(report.tick),
         in_reply_to: answered.first().map(|r| r.to_string()),
+        about: None,
     };
     let rel = outbox::post(home, &letter, now)?;
     tracing::info!("the agent answered in text without `send`: delivered it as {rel}");

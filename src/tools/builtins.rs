@@ -366,6 +366,7 @@ fn send(ctx: &mut ToolContext<'_>, a: SendArgs) -> Result<String, ToolError> {
         body: a.body,
         tick: Some(ctx.tick),
         in_reply_to: a.in_reply_to,
+        about: None,
     };
     let rel = outbox::post(ctx.home, &letter, ctx.now).map_err(|e| failed("send", e))?;
     ctx.effects.touch(rel.clone());

@@ -488,6 +488,43 @@ fn a_notice_links_to_the_page_that_shows_its_incident() {
         .unwrap_or_else(|| panic!("no notice of the flare: {taken:?}"));
     assert_eq!(opened_notice["click"], "https://agent.example/incidents");
 
+    // A proposal's notice opens the proposal itself: what its flare says
+    // it is about, not a word read back out of its subject.
+    let opened = hearth::home::Home::open(&home.path).unwrap();
+    let draft = hearth::proposals::Draft {
+        title: "Speak in riddles".into(),
+        why: "a stranger's mail asked for it".into(),
+        by: "tick 1".into(),
+        kind: String::new(),
+        outside: hearth::outside::Outside::of("inbox/mail.md (from news@example.com)"),
+        files: [(
+            "memory/identity.md".to_string(),
+            Some(b"# Me\n\nRiddles.\n".to_vec()),
+        )]
+        .into(),
+    };
+    let now = chrono::DateTime::parse_from_rfc3339(crate::common::PINNED_NOW)
+        .unwrap()
+        .to_utc();
+    let n = hearth::proposals::propose(&opened, None, &draft, now)
+        .unwrap()
+        .n;
+    home.ok(&["run", "--ticks", "1"]);
+    let taken = ntfy.taken();
+    let proposal_notice = taken
+        .iter()
+        .map(|r| r.json())
+        .find(|n| {
+            n["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("Speak in riddles"))
+        })
+        .unwrap_or_else(|| panic!("no notice of the proposal: {taken:?}"));
+    assert_eq!(
+        proposal_notice["click"],
+        format!("https://agent.example/proposals/{n}").as_str()
+    );
+
     std::fs::write(
         home.file("hearth.toml"),
         "[web]\nurl = \"https://agent.example/?token=s3cret\"\n",
