@@ -40,8 +40,8 @@ enum JobAction {
 pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let now = env.clock.now();
-    let timeout = Config::load(&home.config_path()).map_or(600, |c| c.tick.timeout_s);
-    let grace = Duration::seconds(i64::try_from(timeout).unwrap_or(i64::MAX / 2) + 60);
+    let config = Config::load(&home.config_path()).ok();
+    let grace = hearth::jobs::overview::late_grace(config.as_ref());
     let (views, problems, notes) = overview(&home, now, grace);
     match args.action {
         None => list(&views, &problems, &notes, args.json),

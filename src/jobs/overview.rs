@@ -62,6 +62,14 @@ impl JobView {
     }
 }
 
+/// How long past its time a run may still be running before it is late:
+/// a tick's time limit (`[tick] timeout_s`, 600 s without a readable
+/// config) and a minute. One figure for `status`, `jobs` and the page.
+pub fn late_grace(config: Option<&crate::config::Config>) -> Duration {
+    let timeout = config.map_or(600, |c| c.tick.timeout_s);
+    Duration::seconds(i64::try_from(timeout).unwrap_or(i64::MAX / 2) + 60)
+}
+
 /// Every job with what the ledger says of it at `now`, and the job files
 /// that cannot be used. A run is late once `grace` (a tick's time limit,
 /// and a minute) has passed since it was due.

@@ -293,8 +293,7 @@ fn jobs_late(
     now: DateTime<Utc>,
     problems: &mut Vec<String>,
 ) -> Vec<String> {
-    let timeout = config.map_or(600, |c| c.tick.timeout_s);
-    let grace = chrono::Duration::seconds(i64::try_from(timeout).unwrap_or(i64::MAX / 2) + 60);
+    let grace = crate::jobs::overview::late_grace(config);
     let (views, unusable, notes) = crate::jobs::overview::overview(home, now, grace);
     problems.extend(unusable.iter().map(ToString::to_string));
     problems.extend(notes);

@@ -2,21 +2,18 @@
 //! ended, with what their commits showed (the model's words never count)
 //! — `hearth jobs` and `hearth jobs show NAME`, line for line.
 
-use chrono::Duration;
 use maud::{html, Markup};
 
 use super::{in_link, stamp, Frame};
 use crate::home::Home;
-use crate::jobs::overview::{overview, JobView};
+use crate::jobs::overview::{late_grace, overview, JobView};
 use crate::jobs::JobProblem;
 
 /// The jobs as `hearth jobs` reads them: the late grace is the tick's
 /// timeout and a minute, as `status` gives it.
 fn read(frame: &Frame, home: &Home) -> (Vec<JobView>, Vec<JobProblem>, Vec<String>) {
-    let timeout =
-        crate::config::Config::load(&home.config_path()).map_or(600, |c| c.tick.timeout_s);
-    let grace = Duration::seconds(i64::try_from(timeout).unwrap_or(i64::MAX / 2) + 60);
-    overview(home, frame.now, grace)
+    let config = crate::config::Config::load(&home.config_path()).ok();
+    overview(home, frame.now, late_grace(config.as_ref()))
 }
 
 /// `/jobs`: each job's schedule in words, its next run, whether it is
