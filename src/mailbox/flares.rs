@@ -214,11 +214,17 @@ pub fn show(home: &Home, which: Which, id: &str) -> Result<(Flare, String), AckE
         .into_iter()
         .find(|f| f.id == full)
         .ok_or_else(|| AckError::Unknown(vec![id.to_string()]))?;
-    let text = std::fs::read_to_string(home.path(&flare.path)).unwrap_or_default();
-    let body = front_matter::split(&text)
-        .map(|s| s.body.trim().to_string())
-        .unwrap_or(text);
+    let body = body_of(home, &flare);
     Ok((flare, body))
+}
+
+/// A flare's text after its front matter (a file that cannot be read:
+/// empty; one without front matter: whole).
+pub fn body_of(home: &Home, flare: &Flare) -> String {
+    let text = std::fs::read_to_string(home.path(&flare.path)).unwrap_or_default();
+    front_matter::split(&text)
+        .map(|s| s.body.trim().to_string())
+        .unwrap_or(text)
 }
 
 /// What an id given on the command line names.

@@ -13,16 +13,6 @@ use crate::mailbox::flares::{self, Flare};
 /// How many recent flares are shown.
 const RECENT: usize = 20;
 
-/// The most of a flare's text shown.
-const FLARE_BYTES: usize = 16 * 1024;
-
-/// A flare's text, bounded (it is read with `cat` on the server).
-fn text_of(home: &Home, flare: &Flare) -> String {
-    let bytes = std::fs::read(home.path(&flare.path)).unwrap_or_default();
-    let shown = &bytes[..bytes.len().min(FLARE_BYTES)];
-    String::from_utf8_lossy(shown).into_owned()
-}
-
 /// One flare: its subject, when, read or not, its tick, and its text
 /// folded away.
 fn flare_row(frame: &Frame, home: &Home, f: &Flare) -> Markup {
@@ -33,7 +23,7 @@ fn flare_row(frame: &Frame, home: &Home, f: &Flare) -> Markup {
                 @if f.read { " (read)" }
                 @if let Some(t) = f.tick { " · " a href=(frame.to(&format!("/ticks/{t}"))) { "tick " (t) } }
             }
-            pre { code { (text_of(home, f)) } }
+            pre { code { (flares::body_of(home, f)) } }
         }
     }
 }
