@@ -111,8 +111,13 @@ pub fn calls_spent_since(home: &Home, since: DateTime<Utc>) -> f64 {
 /// What the calls of `state/calls.jsonl` spent on `now`'s UTC day and in
 /// the last hour before `now`.
 pub fn calls_spent(home: &Home, now: DateTime<Utc>) -> AskSpend {
+    calls_spent_of(&paid_calls(home), now)
+}
+
+/// [`calls_spent`] of `calls` the caller read once (a view of many days).
+pub fn calls_spent_of(calls: &[PaidCall], now: DateTime<Utc>) -> AskSpend {
     let mut spent = AskSpend::default();
-    for call in paid_calls(home) {
+    for call in calls {
         if call.time.date_naive() == now.date_naive() {
             spent.today += call.cost_usd;
         }

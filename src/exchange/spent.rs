@@ -11,7 +11,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::budget::{self, AskSpend, Budget};
+use crate::budget::{self, AskSpend, Budget, PaidCall};
 use crate::conversation::sessions::{self, Line};
 use crate::home::Home;
 
@@ -42,10 +42,18 @@ impl Spent {
     /// `lines` (the session log, read by the caller who names what in it
     /// could not be read).
     pub fn today_with(budget: &Budget, lines: &[Line], home: &Home, now: DateTime<Utc>) -> Spent {
+        Spent::on_day(budget, lines, &budget::paid_calls(home), now)
+    }
+
+    /// `at`'s UTC day, from records the caller read once: `budget`, the
+    /// session log's `lines` and the other calls (`calls`, from
+    /// `state/calls.jsonl`) — for a view of many days, which would
+    /// otherwise read the calls once a day.
+    pub fn on_day(budget: &Budget, lines: &[Line], calls: &[PaidCall], at: DateTime<Utc>) -> Spent {
         Spent {
-            ticks: budget.spent(now),
-            asks: sessions::asked_spend(lines, now),
-            calls: budget::calls_spent(home, now).today,
+            ticks: budget.spent(at),
+            asks: sessions::asked_spend(lines, at),
+            calls: budget::calls_spent_of(calls, at).today,
         }
     }
 

@@ -64,13 +64,14 @@ pub fn spend(home: &Home, now: DateTime<Utc>) -> SpendView {
     let mut problems = Vec::new();
     let budget = Budget::load_or_empty(home);
     let lines = sessions::read(home);
+    let all_calls = budget::paid_calls(home);
     let days = (0..DAYS)
         .rev()
         .map(|back| {
             let at = now - Duration::days(back);
             (
                 at.date_naive(),
-                Spent::today_with(&budget, &lines, home, at),
+                Spent::on_day(&budget, &lines, &all_calls, at),
             )
         })
         .collect();
@@ -96,9 +97,10 @@ pub fn spend(home: &Home, now: DateTime<Utc>) -> SpendView {
             }
         })
         .collect();
-    let calls: Vec<PaidCall> = budget::paid_calls(home)
-        .into_iter()
+    let calls: Vec<PaidCall> = all_calls
+        .iter()
         .filter(|c| c.time >= midnight && c.time <= now)
+        .cloned()
         .collect();
     let asks = lines
         .iter()
@@ -122,7 +124,7 @@ pub fn spend(home: &Home, now: DateTime<Utc>) -> SpendView {
         .collect();
     SpendView {
         days,
-        today: Spent::today_with(&budget, &lines, home, now),
+        today: Spent::on_day(&budget, &lines, &all_calls, now),
         steps,
         ticks,
         calls,
