@@ -55,9 +55,13 @@ pub fn outside_lines(
     files.sort();
     for path in files {
         let rel = home.relative(&path);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        // Decoded as boot decodes it for the model (U+FFFD for bytes that
+        // are not UTF-8): a file the model is shown is judged, never passed
+        // over. One that cannot be read at all is shown as nothing.
+        let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         // Judged where the words live: a symlink's target is read there.
         if path.is_symlink()
             || !provenance::identity_class(&rel, Some(&text), &text, &config.brake.must_read)
