@@ -280,50 +280,6 @@ impl Repo {
         Some((blob.content().to_vec(), commit.id().to_string()))
     }
 
-    /// Takes back `commit`, HEAD, just made: HEAD and the index go back to
-    /// its parent, the files stay as they are. For a commit that must not
-    /// stand (it carried a secret); nothing else may have moved HEAD since.
-    pub fn take_back(&self, commit: &str) -> Result<(), RepoError> {
-        let head = self.head_commit()?.ok_or_else(|| RepoError::Git {
-            path: self.root.clone(),
-            message: "no commit to take back".into(),
-        })?;
-        if head.id().to_string() != commit {
-            return Err(RepoError::Git {
-                path: self.root.clone(),
-                message: format!("HEAD moved past {commit}; it is not taken back"),
-            });
-        }
-        let parent = head.parent(0).map_err(|e| self.error(e))?;
-        self.index_fresh.set(false);
-        self.git
-            .reset(parent.as_object(), git2::ResetType::Mixed, None)
-            .map_err(|e| self.error(e))?;
-        // Nor remembered: the reflogs forget it, so nothing reaches it and
-        // the next pack leaves it out.
-        let taken = head.id();
-        let branch = self
-            .git
-            .head()
-            .ok()
-            .and_then(|h| h.name().map(str::to_string));
-        for name in ["HEAD".to_string()].into_iter().chain(branch) {
-            let Ok(mut log) = self.git.reflog(&name) else {
-                continue;
-            };
-            for i in (0..log.len()).rev() {
-                let names_it = log
-                    .get(i)
-                    .is_some_and(|e| e.id_new() == taken || e.id_old() == taken);
-                if names_it {
-                    log.remove(i, true).map_err(|e| self.error(e))?;
-                }
-            }
-            log.write().map_err(|e| self.error(e))?;
-        }
-        Ok(())
-    }
-
     /// The files under `dir` in HEAD's tree (every depth), as paths
     /// relative to the root.
     pub fn committed_names_under(&self, dir: &str) -> Vec<String> {

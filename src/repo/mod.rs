@@ -5,6 +5,7 @@
 //! ([`enable_fsync`]) because a home must survive power loss with every
 //! commit it reported intact.
 
+mod config_guard;
 mod conflict;
 mod credentials;
 mod error;
@@ -245,7 +246,9 @@ impl Repo {
     }
 
     /// [`Repo::commit`], with the message made from the paths that changed,
-    /// and what could not be committed returned by name.
+    /// and what could not be committed returned by name. A `hearth.toml`
+    /// that holds a password in a URL is never in the commit: the tree is
+    /// judged before HEAD moves (`config_guard`).
     pub fn commit_scoped(
         &self,
         pathspecs: &[&str],
@@ -280,12 +283,25 @@ impl Repo {
         // index file then keeps, so the next commit rebuilds only the trees
         // on changed paths (written the other way round, every commit
         // rebuilt all of them: 15 ms on 10,000 files).
-        let tree_id = index.write_tree().map_err(|e| self.error(e))?;
+        let mut tree_id = index.write_tree().map_err(|e| self.error(e))?;
+        let mut changed = scan.changed;
+        if let config_guard::Kept::PutBack(kept) =
+            self.keep_password_out(tree_id, head_tree.as_ref(), &mut index)?
+        {
+            tree_id = kept;
+            changed.retain(|p| p.to_string() != crate::home::layout::rel::CONFIG);
+            problems.push(format!(
+                "{}: holds a password in a URL, so it is left out of this commit (and of \
+                 every push) until it holds none: put the password in the environment \
+                 (HEARTH_GIT_USERNAME, HEARTH_GIT_PASSWORD)",
+                crate::home::layout::rel::CONFIG
+            ));
+        }
         // Nothing staged or put back: the index file already says all this
         // (1 MB and an fsync saved per look on 10,000 files). Refreshed
         // entries are kept when there are many, so a mass touch is not
         // hashed again at every look.
-        if !scan.changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP {
+        if !changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP {
             // Version 4 compresses each path against the one before it:
             // 0.96 MB → 0.7 MB on 10,000 files, 7.4 → 4.9 ms a write. git
             // has read it since 1.8.
@@ -298,7 +314,7 @@ impl Repo {
         self.index_fresh.set(true);
         let mut done = Committed {
             commit: None,
-            paths: scan.changed,
+            paths: changed,
             problems,
         };
         if parent.as_ref().is_some_and(|p| p.tree_id() == tree_id) {

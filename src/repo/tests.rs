@@ -167,32 +167,61 @@ fn the_commit_that_introduced_a_file_is_found_past_commits_that_leave_its_direct
 }
 
 #[test]
-fn a_commit_taken_back_is_gone_from_head_the_index_and_the_reflogs_and_the_file_stays() {
+fn no_commit_carries_a_password_in_hearth_toml_and_the_file_stays() {
     let dir = tempfile::tempdir().unwrap();
     let repo = Repo::init(dir.path()).unwrap();
+    let clean = "[git]\npush = true\n";
+    std::fs::write(dir.path().join("hearth.toml"), clean).unwrap();
     std::fs::write(dir.path().join("a.md"), "one").unwrap();
-    let first = repo
-        .commit(&["."], &Identity::hearth(), "one", now())
+    repo.commit(&["."], &Identity::hearth(), "one", now())
         .unwrap()
         .unwrap();
-    std::fs::write(dir.path().join("hearth.toml"), "x = \"https://u:pw@h/r\"\n").unwrap();
-    let second = repo
-        .commit(&["."], &Identity::hearth(), "two", now())
-        .unwrap()
+    let secret = format!("{clean}[peers]\nalice = \"https://me:pw@h/r.git\"\n");
+    std::fs::write(dir.path().join("hearth.toml"), &secret).unwrap();
+    std::fs::write(dir.path().join("a.md"), "two").unwrap();
+    let done = repo
+        .commit_scoped(&["."], &Identity::hearth(), &|_| "two".into(), now())
         .unwrap();
-    repo.take_back(&second).unwrap();
-    assert_eq!(repo.head().as_deref(), Some(first.as_str()));
-    assert!(dir.path().join("hearth.toml").exists(), "the file stays");
-    for name in ["HEAD", "refs/heads/main"] {
-        let log = repo.git.reflog(name).unwrap();
-        assert!(
-            log.iter()
-                .all(|e| e.id_new().to_string() != second && e.id_old().to_string() != second),
-            "{name}"
-        );
-    }
+    assert!(done.commit.is_some(), "the rest is committed");
+    assert!(
+        done.problems
+            .iter()
+            .any(|p| p.contains("hearth.toml: holds a password")),
+        "{:?}",
+        done.problems
+    );
+    assert!(done.paths.iter().all(|p| p.to_string() != "hearth.toml"));
+    let (committed, _) = repo.committed_file("hearth.toml").unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&committed),
+        clean,
+        "as the parent had it"
+    );
+    assert_eq!(repo.committed_file("a.md").unwrap().0, b"two");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hearth.toml")).unwrap(),
+        secret,
+        "the file stays"
+    );
     assert_eq!(repo.dirty_paths().unwrap(), vec!["hearth.toml".to_string()]);
-    assert!(repo.take_back(&second).is_err(), "only HEAD is taken back");
+    // A new home's first hearth.toml with a password is left out whole.
+    let fresh = tempfile::tempdir().unwrap();
+    let repo = Repo::init(fresh.path()).unwrap();
+    std::fs::write(fresh.path().join("hearth.toml"), &secret).unwrap();
+    std::fs::write(fresh.path().join("a.md"), "one").unwrap();
+    repo.commit(&["."], &Identity::hearth(), "one", now())
+        .unwrap()
+        .unwrap();
+    assert!(repo.committed_file("hearth.toml").is_none());
+    // Fixed, it is committed as any edit.
+    std::fs::write(fresh.path().join("hearth.toml"), clean).unwrap();
+    repo.commit(&["."], &Identity::hearth(), "fixed", now())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        repo.committed_file("hearth.toml").unwrap().0,
+        clean.as_bytes()
+    );
 }
 
 /// A diff's paths come from libgit2, byte for byte, whatever git's text

@@ -66,23 +66,10 @@ pub fn commit_hand_edits(
     )?;
     let scope: Vec<&str> = scope.iter().map(String::as_str).collect();
     let who = Identity::operator(&config.git);
-    let mut done = repo.commit_scoped(&scope, &who, &hand_edit_message, now)?;
-    // hearth.toml is judged by what was committed, not by what was read
-    // before: one saved while the commit was made (read half-written, then
-    // whole) must not carry a password into the history, nor be pushed.
-    if let Some(id) = done.commit.clone().filter(|_| committed_a_password(repo)) {
-        repo.take_back(&id)?;
-        tracing::warn!(
-            "hearth.toml holds a password in a URL: it is left out of the operator's commit \
-             (see the config flare)"
-        );
-        let without: Vec<&str> = scope
-            .iter()
-            .copied()
-            .filter(|s| *s != rel::CONFIG)
-            .collect();
-        done = repo.commit_scoped(&without, &who, &hand_edit_message, now)?;
-    }
+    // A hearth.toml saved with a password while this commit is made is
+    // left out by the commit itself (`Repo::commit_scoped` judges the
+    // tree before HEAD moves), so it is never pushed.
+    let done = repo.commit_scoped(&scope, &who, &hand_edit_message, now)?;
     if let Some(id) = &done.commit {
         tracing::info!(
             "committed hand edits as {}: {}",
@@ -91,13 +78,6 @@ pub fn commit_hand_edits(
         );
     }
     Ok(done)
-}
-
-/// Whether the last commit's `hearth.toml` holds a URL with a password.
-fn committed_a_password(repo: &Repo) -> bool {
-    repo.committed_file(rel::CONFIG).is_some_and(|(bytes, _)| {
-        crate::config::secret_url::holds_password(&String::from_utf8_lossy(&bytes))
-    })
 }
 
 /// hearth's own records, which it never deletes itself: one that is gone

@@ -29,16 +29,22 @@ fn assert_nowhere(home: &TestHome, bare: &std::path::Path, said: &[String]) {
         let history = Command::new("git")
             .arg("--git-dir")
             .arg(&git_dir)
-            .args(["log", "--all", "-p", "--format=%B"])
+            .args(["log", "--all", "-p", "--format=commit %H %s%n%B"])
             .output()
             .unwrap();
         let history = String::from_utf8_lossy(&history.stdout);
         assert!(!history.is_empty(), "{}", git_dir.display());
-        assert!(
-            !history.contains(SECRET),
-            "the password is in {}'s history",
-            git_dir.display()
-        );
+        if let Some(at) = history.find(SECRET) {
+            // Which commit: the header line before it.
+            let commit = history[..at]
+                .rfind("commit ")
+                .and_then(|c| history[c..].lines().next())
+                .unwrap_or("");
+            panic!(
+                "the password is in {}'s history, in {commit}",
+                git_dir.display()
+            );
+        }
     }
     for text in said {
         assert!(!text.contains(SECRET), "the password is said: {text}");
