@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The configuration's file name, at the home's root.
+pub const FILE: &str = "hearth.toml";
+
 pub mod collab;
 pub mod consolidation;
 mod git;

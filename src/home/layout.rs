@@ -12,7 +12,7 @@ use super::Home;
 /// The home's paths, relative to its root, as git names them.
 pub mod rel {
     /// The operator's configuration; never written by the agent.
-    pub const CONFIG: &str = "hearth.toml";
+    pub const CONFIG: &str = crate::config::FILE;
     /// Markdown memory.
     pub const MEMORY: &str = "memory";
     /// The architectural layer: operator-owned, loaded in full every tick.

@@ -11,7 +11,7 @@ use git2::{Index, IndexEntry, IndexTime, Oid, Tree};
 
 use super::{Repo, RepoError};
 use crate::config::secret_url::holds_password;
-use crate::home::layout::rel::CONFIG;
+use crate::config::FILE as CONFIG;
 
 /// What [`Repo::keep_password_out`] did.
 pub(super) enum Kept {

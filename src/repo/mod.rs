@@ -289,12 +289,12 @@ impl Repo {
             self.keep_password_out(tree_id, head_tree.as_ref(), &mut index)?
         {
             tree_id = kept;
-            changed.retain(|p| p.to_string() != crate::home::layout::rel::CONFIG);
+            changed.retain(|p| p.to_string() != crate::config::FILE);
             problems.push(format!(
                 "{}: holds a password in a URL, so it is left out of this commit (and of \
                  every push) until it holds none: put the password in the environment \
                  (HEARTH_GIT_USERNAME, HEARTH_GIT_PASSWORD)",
-                crate::home::layout::rel::CONFIG
+                crate::config::FILE
             ));
         }
         // Nothing staged or put back: the index file already says all this
