@@ -13,40 +13,37 @@ use super::{Repo, RepoError};
 use crate::config::secret_url::holds_password;
 use crate::config::FILE as CONFIG;
 
-/// What [`Repo::keep_password_out`] did.
-pub(super) enum Kept {
-    /// The tree holds no password: commit it as it is.
-    Clean,
-    /// `hearth.toml` was put back as the parent had it: commit this tree.
-    PutBack(Oid),
-}
-
 impl Repo {
-    /// Judges `tree` (just written from `index`): when its `hearth.toml`
-    /// holds a password in a URL, the index entry is put back as `head`
-    /// had it (or removed) and the tree is written again. A blob that
-    /// cannot be read is judged as holding one (closed world).
+    /// Judges `tree` (just written from `index`) and returns the tree to
+    /// commit: when its `hearth.toml` holds a password in a URL, the index
+    /// entry is put back as `head` had it (or removed), the tree written
+    /// again, the file taken out of `changed` and the reason added to
+    /// `problems`. A blob that cannot be read is judged as holding one
+    /// (closed world).
     pub(super) fn keep_password_out(
         &self,
         tree: Oid,
         head: Option<&Tree<'_>>,
         index: &mut Index,
-    ) -> Result<Kept, RepoError> {
+        changed: &mut Vec<super::RepoPath>,
+        problems: &mut Vec<String>,
+    ) -> Result<Oid, RepoError> {
+        let id = tree;
         let e = |e| self.error(e);
         let tree = self.git.find_tree(tree).map_err(e)?;
         let Ok(entry) = tree.get_path(Path::new(CONFIG)) else {
-            return Ok(Kept::Clean);
+            return Ok(id);
         };
         let before = head.and_then(|h| h.get_path(Path::new(CONFIG)).ok());
         if before.as_ref().is_some_and(|b| b.id() == entry.id()) {
-            return Ok(Kept::Clean); // as committed already
+            return Ok(id); // as committed already
         }
         let secret = match self.git.find_blob(entry.id()) {
             Ok(blob) => holds_password(&String::from_utf8_lossy(blob.content())),
             Err(_) => true,
         };
         if !secret {
-            return Ok(Kept::Clean);
+            return Ok(id);
         }
         index.remove_path(Path::new(CONFIG)).map_err(e)?;
         if let Some(before) = before {
@@ -67,6 +64,12 @@ impl Repo {
             };
             index.add(&put_back).map_err(e)?;
         }
-        Ok(Kept::PutBack(index.write_tree().map_err(e)?))
+        changed.retain(|p| p.to_string() != CONFIG);
+        problems.push(format!(
+            "{CONFIG}: holds a password in a URL, so it is left out of this commit (and of \
+             every push) until it holds none: put the password in the environment \
+             (HEARTH_GIT_USERNAME, HEARTH_GIT_PASSWORD)"
+        ));
+        index.write_tree().map_err(e)
     }
 }

@@ -283,20 +283,15 @@ impl Repo {
         // index file then keeps, so the next commit rebuilds only the trees
         // on changed paths (written the other way round, every commit
         // rebuilt all of them: 15 ms on 10,000 files).
-        let mut tree_id = index.write_tree().map_err(|e| self.error(e))?;
+        let tree_id = index.write_tree().map_err(|e| self.error(e))?;
         let mut changed = scan.changed;
-        if let config_guard::Kept::PutBack(kept) =
-            self.keep_password_out(tree_id, head_tree.as_ref(), &mut index)?
-        {
-            tree_id = kept;
-            changed.retain(|p| p.to_string() != crate::config::FILE);
-            problems.push(format!(
-                "{}: holds a password in a URL, so it is left out of this commit (and of \
-                 every push) until it holds none: put the password in the environment \
-                 (HEARTH_GIT_USERNAME, HEARTH_GIT_PASSWORD)",
-                crate::config::FILE
-            ));
-        }
+        let tree_id = self.keep_password_out(
+            tree_id,
+            head_tree.as_ref(),
+            &mut index,
+            &mut changed,
+            &mut problems,
+        )?;
         // Nothing staged or put back: the index file already says all this
         // (1 MB and an fsync saved per look on 10,000 files). Refreshed
         // entries are kept when there are many, so a mass touch is not

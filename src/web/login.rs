@@ -67,3 +67,21 @@ pub(super) async fn log_in(page: &Page, request: Request<Incoming>) -> Response<
         ),
     }
 }
+
+/// Where a request without a session is sent: the login, which — for a
+/// GET of a page of this site (a link from a notice) — opens that page
+/// once the operator has logged in.
+pub(super) fn to_login(request: &Request<Incoming>) -> Response<Body> {
+    let asked = request.uri().path_and_query().map_or("/", |p| p.as_str());
+    let to = match (
+        request.method() == hyper::Method::GET,
+        guard::local_path(asked),
+    ) {
+        (true, Some(path)) if path != "/" => format!(
+            "/login?next={}",
+            percent_encoding::utf8_percent_encode(path, percent_encoding::NON_ALPHANUMERIC)
+        ),
+        _ => "/login".to_string(),
+    };
+    see_other(&to, None)
+}

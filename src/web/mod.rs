@@ -40,6 +40,7 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::clock::Clock;
+use crate::home::Home;
 use crate::mcp::listen::{self, Body, Listen, Listener};
 use guard::Served;
 use homes::{Addressed, Homes};
@@ -267,44 +268,12 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             }
             return see_other("/login", None);
         }
-        _ if !login::signed_in(&page, &request) => {
-            // A link from a notice opens where it led once logged in.
-            let asked = request.uri().path_and_query().map_or("/", |p| p.as_str());
-            let to = match (method == Method::GET, guard::local_path(asked)) {
-                (true, Some(path)) if path != "/" => format!(
-                    "/login?next={}",
-                    percent_encoding::utf8_percent_encode(path, percent_encoding::NON_ALPHANUMERIC)
-                ),
-                _ => "/login".to_string(),
-            };
-            return see_other(&to, None);
-        }
+        _ if !login::signed_in(&page, &request) => return login::to_login(&request),
         _ => {}
     }
-    let (home, base, rest) = match page.homes.resolve(&path) {
-        Addressed::Index => {
-            let homes = page.homes.clone();
-            let now = page.clock.now();
-            let listed =
-                tokio::task::spawn_blocking(move || pages::index(&homes.list(), now)).await;
-            return match listed {
-                Ok(markup) => html(StatusCode::OK, markup),
-                Err(e) => text(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &format!("the page failed: {e}"),
-                ),
-            };
-        }
-        Addressed::Missing => return text(StatusCode::NOT_FOUND, "there is no such home here"),
-        Addressed::Home { home, base, rest } => (home, base, rest),
-    };
-    // The page's own names (a memory file's, a job's) are percent-encoded
-    // in its links: decoded once, here.
-    let Ok(rest) = percent_encoding::percent_decode_str(&rest)
-        .decode_utf8()
-        .map(|r| r.into_owned())
-    else {
-        return text(StatusCode::NOT_FOUND, "there is no such page");
+    let (home, base, rest) = match home_of(&page, &path).await {
+        Ok(addressed) => addressed,
+        Err(answered) => return answered,
     };
     let query = request.uri().query().unwrap_or("").to_string();
     match (method.as_str(), rest.as_str()) {
@@ -316,6 +285,35 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             "the page is read-only (started without --allow-act): decide on the server \
              (`hearth proposals accept N`)",
         ),
+    }
+}
+
+/// The home `path` is about, where its pages are, and the page within it
+/// (decoded once: the page's own names are percent-encoded in its links);
+/// or the answer itself — the index of `--homes`, or no such home.
+async fn home_of(page: &Arc<Page>, path: &str) -> Result<(Home, String, String), Response<Body>> {
+    let (home, base, rest) = match page.homes.resolve(path) {
+        Addressed::Index => {
+            let homes = page.homes.clone();
+            let now = page.clock.now();
+            let listed =
+                tokio::task::spawn_blocking(move || pages::index(&homes.list(), now)).await;
+            return Err(match listed {
+                Ok(markup) => html(StatusCode::OK, markup),
+                Err(e) => text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("the page failed: {e}"),
+                ),
+            });
+        }
+        Addressed::Missing => {
+            return Err(text(StatusCode::NOT_FOUND, "there is no such home here"))
+        }
+        Addressed::Home { home, base, rest } => (home, base, rest),
+    };
+    match percent_encoding::percent_decode_str(&rest).decode_utf8() {
+        Ok(rest) => Ok((home, base, rest.into_owned())),
+        Err(_) => Err(text(StatusCode::NOT_FOUND, "there is no such page")),
     }
 }
 
