@@ -36,6 +36,15 @@ pub enum RepoError {
         /// What git said.
         message: String,
     },
+    /// The branch kept moving under hearth's commit, try after try:
+    /// another program commits in the home without pause.
+    #[error("the branch in {} kept moving under hearth's commit ({message})", path.display())]
+    Moved {
+        /// The repository.
+        path: PathBuf,
+        /// What git said.
+        message: String,
+    },
     /// The remote holds commits this home does not: another home pushes
     /// there (one restored by cloning it, say), or someone pushed by hand.
     /// Pushing again cannot fix that.
@@ -73,8 +82,9 @@ pub enum RepoError {
 impl RepoError {
     /// Whether another git process holds a lock hearth needs: a wait, not
     /// a failure, for a supervisor.
+    /// A branch that keeps moving under the commit is waited out the same way.
     pub fn is_locked(&self) -> bool {
-        matches!(self, RepoError::Locked { .. })
+        matches!(self, RepoError::Locked { .. } | RepoError::Moved { .. })
     }
 
     /// What the operator can do about it.
@@ -97,6 +107,11 @@ impl RepoError {
             RepoError::Locked { path, .. } => format!(
                 "if no git command is running in {0}, remove the stale lock file \
                  (`hearth run` does this itself at start-up)",
+                path.display()
+            ),
+            RepoError::Moved { path, .. } => format!(
+                "another program commits in {0} without pause (`git -C {0} log -5` names it); \
+                 hearth's commit is tried again and nothing of hearth's is lost meanwhile",
                 path.display()
             ),
             RepoError::Unmerged { path, .. } => format!(

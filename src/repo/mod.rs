@@ -77,6 +77,10 @@ impl Identity {
     }
 }
 
+/// How many times a commit builds again on a branch another committer
+/// moved under it before it says so ([`Repo::commit_scoped`]).
+pub const MOVED_TRIES: u32 = 8;
+
 /// Past this many files re-read unchanged, a look writes the index anyway.
 const REFRESH_KEEP: usize = 64;
 
@@ -89,6 +93,9 @@ pub struct Committed {
     pub paths: Vec<RepoPath>,
     /// What could not be committed, by name (logged by the caller).
     pub problems: Vec<String>,
+    /// Links to a folder of the home left out of the commit (each also in
+    /// `problems`), as the home names them: the supervisor flares them.
+    pub home_links: Vec<String>,
 }
 
 /// An open home repository.
@@ -116,7 +123,7 @@ pub fn enable_fsync() {
         // SAFETY: git_libgit2_opts with ENABLE_FSYNC_GITDIR takes one int and
         // only sets a global flag; git2's own option setters call it the same
         // way. Called once, before any repository is opened by hearth.
-        #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
+        #[allow(unsafe_code)] // the four unsafe blocks of hearth; see SAFETY
         unsafe {
             libgit2_sys::init();
             libgit2_sys::git_libgit2_opts(
@@ -249,7 +256,37 @@ impl Repo {
     /// and what could not be committed returned by name. A `hearth.toml`
     /// that holds a password in a URL is never in the commit: the tree is
     /// judged before HEAD moves (`config_guard`).
+    ///
+    /// Another committer is never fatal: when the branch moved between
+    /// reading HEAD and writing the commit (the operator's `git commit`,
+    /// a `git pull`, a reset), libgit2 refuses to move it and hearth looks
+    /// again from the new tip — index re-read, paths scanned again, so what
+    /// the other commit took is its own and the rest is this one's — at
+    /// most [`MOVED_TRIES`] times. Past that the branch keeps moving under
+    /// every try: [`RepoError::Moved`], which a supervisor waits out as it
+    /// waits for git's lock.
     pub fn commit_scoped(
+        &self,
+        pathspecs: &[&str],
+        who: &Identity,
+        message: &dyn Fn(&[RepoPath]) -> String,
+        now: DateTime<Utc>,
+    ) -> Result<Committed, RepoError> {
+        let mut tries = 1;
+        loop {
+            match self.commit_once(pathspecs, who, message, now) {
+                Err(RepoError::Moved { .. }) if tries < MOVED_TRIES => {
+                    tries += 1;
+                    // The other committer wrote the index too.
+                    self.index_fresh.set(false);
+                    tracing::debug!("the branch moved under a commit: building on its new tip");
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn commit_once(
         &self,
         pathspecs: &[&str],
         who: &Identity,
@@ -272,6 +309,7 @@ impl Repo {
         .scan(&scope)
         .map_err(|e| self.error(e))?;
         problems.extend(scan.problems);
+        let home_links = scan.home_links.iter().map(ToString::to_string).collect();
         let parent = self.head_commit()?;
         let head_tree = match &parent {
             Some(p) => Some(p.tree().map_err(|e| self.error(e))?),
@@ -311,6 +349,7 @@ impl Repo {
             commit: None,
             paths: changed,
             problems,
+            home_links,
         };
         if parent.as_ref().is_some_and(|p| p.tree_id() == tree_id) {
             return Ok(done);
@@ -324,7 +363,15 @@ impl Repo {
             self.git
                 .commit(Some("HEAD"), &sig, &sig, &text, &tree, &parents)
         })
-        .map_err(|e| self.error(e))?;
+        .map_err(|e| match e.code() {
+            // "current tip is not the first parent", "old reference value
+            // does not match": someone else moved the branch meanwhile.
+            ErrorCode::Modified => RepoError::Moved {
+                path: self.root.clone(),
+                message: e.message().to_string(),
+            },
+            _ => self.error(e),
+        })?;
         done.commit = Some(oid.to_string());
         Ok(done)
     }

@@ -278,3 +278,83 @@ fn a_diff_names_every_changed_path_as_libgit2_reads_it() {
     assert_eq!(since.removed["memory/notes/kept.md"], "old words\n");
     assert!(since.text.contains("planted"));
 }
+
+/// The operator commits with git in a loop while hearth commits: no commit
+/// of hearth's fails with "current tip is not the first parent" (one of a
+/// few hundred did, and the supervisor exited), each lands on whatever tip
+/// the operator left, and no change and no commit of either is lost. (An
+/// operator's `git commit` made while hearth's change is staged takes it,
+/// as git's shared index gives it to whoever commits first: then hearth's
+/// own commit has nothing left to make.)
+#[test]
+fn another_committer_moving_the_branch_is_built_on_never_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let repo = Repo::init(&root).unwrap();
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    std::fs::write(root.join("state/n.json"), "0").unwrap();
+    repo.commit(&["."], &Identity::hearth(), "init", now())
+        .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let operator = {
+        let (root, stop) = (root.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut made = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let ok = std::process::Command::new("git")
+                    .args(["-c", "user.name=ada", "-c", "user.email=ada@example.org"])
+                    .args(["commit", "-q", "--allow-empty", "-m", "operator"])
+                    .current_dir(&root)
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                made += usize::from(ok);
+            }
+            made
+        })
+    };
+    let mut ours = 0;
+    for n in 1..=150 {
+        std::fs::write(root.join("state/n.json"), n.to_string()).unwrap();
+        let made = repo
+            .commit(&["state"], &Identity::hearth(), &format!("tick {n}"), now())
+            .unwrap_or_else(|e| panic!("commit {n} failed beside the operator's git: {e}"));
+        ours += usize::from(made.is_some());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let theirs = operator.join().unwrap();
+    assert!(theirs > 0, "the operator's git committed meanwhile");
+    let git_log = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["log", "--format=%s"])
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let all = git_log(&[]);
+    let ticks = all.lines().filter(|l| l.starts_with("tick ")).count();
+    assert_eq!(
+        ticks, ours,
+        "no commit of hearth's was lost from the branch"
+    );
+    let by_operator = all.lines().filter(|l| *l == "operator").count();
+    assert_eq!(by_operator, theirs, "no commit of the operator's was lost");
+    // Each of the 150 writes is in exactly one commit: hearth's, or the
+    // operator's that took it while staged.
+    let versions = git_log(&["--", "state/n.json"]).lines().count();
+    assert_eq!(
+        versions,
+        150 + 1,
+        "every change committed once (and the first)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("state/n.json")).unwrap(),
+        "150"
+    );
+    assert!(
+        ours > 100,
+        "most of hearth's changes are its own commits: {ours}"
+    );
+}

@@ -334,3 +334,61 @@ fn a_file_with_conflict_markers_is_never_committed_and_is_named() {
         "# Notes\nmine and theirs\n"
     );
 }
+
+/// `memory/up → ..` and `memory/gitdir → ../.git`: no file is committed
+/// through either (the repository's internals once were, as memory, and
+/// every later commit failed with "invalid entry mode"); both links are
+/// left out and named; a link out of the home and a link to a file are
+/// committed as links; the next commits still work.
+#[test]
+fn a_link_to_a_folder_of_the_home_is_left_out_and_never_followed() {
+    let (dir, repo) = home();
+    let root = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("..", root.join("memory/up")).unwrap();
+    std::os::unix::fs::symlink("../.git", root.join("memory/gitdir")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("memory/away")).unwrap();
+    std::os::unix::fs::symlink("a.md", root.join("memory/same.md")).unwrap();
+    std::fs::write(root.join("memory/b.md"), "b").unwrap();
+    // As a watcher that follows links names them: paths through the links.
+    let scope = [
+        "memory/up/memory/a.md",
+        "memory/gitdir/index",
+        "memory/gitdir/logs/HEAD",
+        "memory",
+    ];
+    let done = repo
+        .commit_scoped(&scope, &Identity::hearth(), &|_| "hand".into(), now())
+        .unwrap();
+    let mut links = done.home_links.clone();
+    links.sort();
+    assert_eq!(links, vec!["memory/gitdir", "memory/up"]);
+    assert!(done
+        .problems
+        .iter()
+        .any(|p| p.contains("memory/up") && p.contains("rm ")));
+    let files = committed(root);
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.starts_with("memory/up") && !f.starts_with("memory/gitdir")),
+        "nothing through the links: {files:?}"
+    );
+    for kept in ["memory/away", "memory/same.md", "memory/b.md"] {
+        assert!(
+            files.contains(&kept.to_string()),
+            "{kept} committed: {files:?}"
+        );
+    }
+    std::fs::write(root.join("memory/c.md"), "c").unwrap();
+    repo.commit(
+        &["memory/up/.git/HEAD", "memory"],
+        &Identity::hearth(),
+        "next",
+        now(),
+    )
+    .unwrap()
+    .expect("a later commit is made");
+    git(root, &["fsck", "--strict"]);
+    assert!(committed(root).contains(&"memory/c.md".to_string()));
+}

@@ -89,6 +89,9 @@ pub struct Scan {
     /// Files read again whose content had not changed (a touch, a smudged
     /// entry): their index entries were refreshed, worth keeping when many.
     pub refreshed: usize,
+    /// Symbolic links to a folder of the home (or into `.git/`), left out:
+    /// named in `problems` too, and worth a flare of their own.
+    pub home_links: Vec<RepoPath>,
 }
 
 /// What looking at one file found.
@@ -151,9 +154,16 @@ impl Scanner<'_> {
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
         let mut skipped: Vec<Vec<u8>> = Vec::new();
         for part in scope {
+            // A path through a link (`memory/up/.git/index`, as a watcher
+            // that follows links names it) is no file of the home: the link
+            // itself is judged where its own folder is walked.
+            if self.through_link(part) {
+                continue;
+            }
             self.walk(part, &mut scan, &mut seen, &mut skipped)?;
         }
-        // What the index holds under the scope and the disk no longer does.
+        // What the index holds under the scope and the disk no longer does
+        // (a path under a link too: a commit of old took files through it).
         let gone: Vec<RepoPath> = self
             .index
             .iter()
@@ -161,6 +171,7 @@ impl Scanner<'_> {
             .filter(|p| scope.iter().any(|s| p.is_under(&s.0)))
             .filter(|p| !seen.contains(&p.0))
             .filter(|p| !skipped.iter().any(|s| p.is_under(s)))
+            .filter(|p| !scan.home_links.contains(p))
             .collect();
         for path in gone {
             if self.mode == Mode::Stage {
@@ -186,6 +197,7 @@ impl Scanner<'_> {
         let start = self.root.join(part.as_path());
         let mut walker = walkdir::WalkDir::new(&start)
             .follow_links(false)
+            .follow_root_links(false)
             .into_iter();
         while let Some(next) = walker.next() {
             let entry = match next {
@@ -255,6 +267,13 @@ impl Scanner<'_> {
                 ));
                 skipped.push(rel.0.clone());
                 continue;
+            }
+            if file_type.is_symlink() {
+                if let Some(why) = self.link_into_home(entry.path()) {
+                    scan.problems.push(why);
+                    scan.home_links.push(rel);
+                    continue;
+                }
             }
             match self.look_at(&rel, entry.path()) {
                 Ok(Some(Look { changed, read })) => {
@@ -353,6 +372,51 @@ impl Scanner<'_> {
                 entry.mtime.nanoseconds(),
             );
         mtime >= stamp
+    }
+
+    /// Whether a folder on the way to `part` (not `part` itself) is a
+    /// symbolic link, looked at without following any.
+    fn through_link(&self, part: &RepoPath) -> bool {
+        let mut prefix = self.root.to_path_buf();
+        let mut components = part.as_path().components().peekable();
+        while let Some(component) = components.next() {
+            if components.peek().is_none() {
+                return false;
+            }
+            prefix.push(component);
+            if std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink()) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Why the link at `path` stays out of the commit, when it leads to a
+    /// folder of the home or anywhere into `.git/` or `.hearth/`: git
+    /// stores a link as a link, but hearth's own readers and a watcher
+    /// that follows links would take the home's files (its repository's
+    /// internals among them) for files under the link — a commit of them
+    /// once broke every later commit ("invalid entry mode"). A link out of
+    /// the home, a link to a file of the home and a dangling link are
+    /// committed as links.
+    fn link_into_home(&self, path: &Path) -> Option<String> {
+        let target = std::fs::canonicalize(path).ok()?;
+        let root = std::fs::canonicalize(self.root).ok()?;
+        let inside = target.strip_prefix(&root).ok()?;
+        let top = inside.components().next();
+        let internal = top.is_some_and(|c| c.as_os_str() == ".git" || c.as_os_str() == ".hearth");
+        if !internal && !target.is_dir() {
+            return None;
+        }
+        Some(format!(
+            "{} is a link to {}, a folder of the home: hearth leaves it out of its commits \
+             (through it, the home's own files would be taken for new ones, and git's \
+             internals with them); every other file is committed as usual. Remove it \
+             (`rm {}`), or link to the files themselves",
+            path.display(),
+            target.display(),
+            path.display()
+        ))
     }
 
     fn tracks_under(&self, dir: &RepoPath) -> bool {
