@@ -2,6 +2,51 @@
 //! everything they started dies with them in one `kill(-pgid)`; and
 //! whether a process that wrote a file or journal still runs.
 
+/// Makes this process non-dumpable, before it reads anything: its
+/// `/proc/PID/environ` (the model's key, a door's token), `mem` and `fd`
+/// then belong to root, and ptrace by the same account is refused, so no
+/// process hearth starts — a tool, an MCP server, a job's check — reads
+/// them from its ancestors. Every `hearth` process calls it first thing:
+/// the supervisor, a tick, an ask and both doors hold secrets, and the
+/// flag is reset by each exec, so each sets its own. (A process with
+/// `CAP_SYS_PTRACE`, as anything root starts has, still reads it: the
+/// sandbox takes that away.) Returns whether the kernel took it.
+pub fn guard_secrets() -> bool {
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) takes plain integers and changes
+    // only this process's dumpable flag.
+    #[allow(unsafe_code)] // the four unsafe blocks of hearth; see SAFETY
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    }
+}
+
+/// The variables a command the operator configured (a job's `check`,
+/// `[flares] exec`) always gets from hearth's own environment: where
+/// programs are, the language and the zone. Nothing else crosses unless
+/// its configuration names it (`env = [...]`): not the model's key, not a
+/// door's token, not `HOME`.
+pub const ALWAYS_PASSED: [&str; 5] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"];
+
+/// Clears `command`'s environment, then gives it [`ALWAYS_PASSED`] and
+/// each of `named` that `environment` holds (never a door's token,
+/// [`crate::tools::passable`]).
+pub fn confine_env(
+    command: &mut std::process::Command,
+    environment: &std::collections::BTreeMap<String, String>,
+    named: &[String],
+) {
+    command.env_clear();
+    let names = ALWAYS_PASSED
+        .iter()
+        .copied()
+        .chain(named.iter().map(String::as_str));
+    for name in names.filter(|n| crate::tools::passable(n)) {
+        if let Some(value) = environment.get(name) {
+            command.env(name, value);
+        }
+    }
+}
+
 /// Sends `signal` to the process group `pgid` (a child started with
 /// `process_group(0)`, whose group id is its pid).
 pub fn signal_group(pgid: i32, signal: i32) {
@@ -10,7 +55,7 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
     // SAFETY: kill(2) with a negative pid signals a process group; callers
     // pass the group of a child they started with process_group(0).
-    #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
+    #[allow(unsafe_code)] // the four unsafe blocks of hearth; see SAFETY
     unsafe {
         libc::kill(-pgid, signal);
     }

@@ -123,6 +123,9 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // Before the environment (the key, the doors' tokens) is read: no
+    // process this one starts may read them from /proc/PID/environ.
+    hearth::process::guard_secrets();
     let cli = Cli::parse();
     let env = match Env::read() {
         Ok(env) => env,

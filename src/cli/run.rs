@@ -64,6 +64,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         notify_secrets: env.notify_secrets(&notify),
         run_job: None,
         in_process: None,
+        environment: env.vars().clone(),
     };
     let outcome = supervisor::run(&home, options)?;
     tracing::info!("supervisor exiting: {outcome:?}");
@@ -95,6 +96,7 @@ pub(super) fn one_turn(
         notify_secrets: env.notify_secrets(&config.notify),
         run_job,
         in_process: None,
+        environment: env.vars().clone(),
     })
 }
 

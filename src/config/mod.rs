@@ -395,6 +395,10 @@ impl Default for ToolsConfig {
 pub struct FlaresConfig {
     /// Run with the flare's path on each new flare; empty: nothing runs.
     pub exec: String,
+    /// The variables of hearth's environment `exec` gets, besides
+    /// [`crate::process::ALWAYS_PASSED`]: a webhook's token, say. Nothing
+    /// else crosses (never the model's key unless named here).
+    pub env: Vec<String>,
 }
 
 /// `[metrics]`.

@@ -9,6 +9,7 @@
 //! (the operator's own command, trusted by digest as a tool's is), and
 //! stdin closed.
 
+use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -31,12 +32,14 @@ pub enum CheckSaid {
     Failed(String),
 }
 
-/// Runs `job`'s check in `home`.
-pub fn run(home: &Home, job: &Job) -> CheckSaid {
+/// Runs `job`'s check in `home`, with only the variables of `environment`
+/// that every configured command gets and those the job names.
+pub fn run(home: &Home, job: &Job, environment: &BTreeMap<String, String>) -> CheckSaid {
     let Some(program) = job.check.first() else {
         return CheckSaid::Work(String::new());
     };
     let mut command = Command::new(program);
+    crate::process::confine_env(&mut command, environment, &job.env);
     command
         .args(&job.check[1..])
         .current_dir(home.root())
@@ -118,27 +121,63 @@ mod tests {
         (dir, home, job)
     }
 
+    /// hearth's own environment, as a supervisor holds it: the model's key
+    /// among the rest.
+    fn env() -> BTreeMap<String, String> {
+        [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("HOME", "/root"),
+            ("ANTHROPIC_API_KEY", "sk-ant-secret"),
+            ("HEARTH_WEB_TOKEN", "page-token"),
+            ("FEED_TOKEN", "feed"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    #[test]
+    fn a_check_gets_only_what_its_job_names_never_the_key() {
+        let (_d, home, mut j) = job(&["sh", "-c", "env | sort"], 5);
+        j.env = vec!["FEED_TOKEN".into(), "HEARTH_WEB_TOKEN".into()];
+        let CheckSaid::Work(seen) = run(&home, &j, &env()) else {
+            panic!("the check ran")
+        };
+        assert!(seen.contains("FEED_TOKEN=feed"), "{seen}");
+        assert!(seen.contains("PATH=/usr/local/bin"), "{seen}");
+        assert!(seen.contains("HEARTH_JOB=digest"), "{seen}");
+        for never in ["sk-ant-secret", "page-token"] {
+            assert!(!seen.contains(never), "{never} reached the check: {seen}");
+        }
+        assert!(!seen.lines().any(|l| l.starts_with("HOME=")), "{seen}");
+    }
+
     #[test]
     fn exit_codes_say_work_nothing_or_failed() {
         let (_d, home, j) = job(&["sh", "-c", "echo new: 2 items"], 5);
-        assert_eq!(run(&home, &j), CheckSaid::Work("new: 2 items\n".into()));
+        assert_eq!(
+            run(&home, &j, &env()),
+            CheckSaid::Work("new: 2 items\n".into())
+        );
         let (_d, home, j) = job(&["sh", "-c", "exit 1"], 5);
-        assert_eq!(run(&home, &j), CheckSaid::Nothing);
+        assert_eq!(run(&home, &j, &env()), CheckSaid::Nothing);
         let (_d, home, j) = job(&["sh", "-c", "echo broke >&2; exit 3"], 5);
-        let said = run(&home, &j);
+        let said = run(&home, &j, &env());
         assert!(
             matches!(&said, CheckSaid::Failed(w) if w.contains("code 3") && w.contains("broke")),
             "{said:?}"
         );
         let (_d, home, j) = job(&["/no/such/check"], 5);
-        assert!(matches!(run(&home, &j), CheckSaid::Failed(w) if w.contains("could not start")));
+        assert!(
+            matches!(run(&home, &j, &env()), CheckSaid::Failed(w) if w.contains("could not start"))
+        );
     }
 
     #[test]
     fn a_check_that_hangs_is_killed_with_its_children_at_its_timeout() {
         let (_d, home, j) = job(&["sh", "-c", "sleep 30 & sleep 30"], 1);
         let started = Instant::now();
-        let said = run(&home, &j);
+        let said = run(&home, &j, &env());
         assert!(
             matches!(&said, CheckSaid::Failed(w) if w.contains("check_timeout_s = 1")),
             "{said:?}"

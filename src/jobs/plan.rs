@@ -113,6 +113,7 @@ pub(crate) fn tests_job() -> Job {
         check: Vec::new(),
         check_timeout_s: 60,
         check_output: CheckOutput::Outside,
+        env: Vec::new(),
         max_usd: None,
         catch_up: CatchUp::Once,
         expect: Expect::default(),

@@ -7,6 +7,7 @@
 //! check = ["./bin/news-changed"]  # optional: exit 0 run, exit 1 nothing to do
 //! check_timeout_s = 60
 //! check_output = "outside"        # or "mine": whose words its stdout is
+//! env = ["FEED_TOKEN"]            # what the check gets of hearth's environment
 //! max_usd = 0.50                  # the run stops past this
 //! catch_up = "once"               # or "skip": a run missed while stopped
 //!
@@ -48,6 +49,8 @@ struct JobManifest {
     check_timeout_s: u64,
     #[serde(default)]
     check_output: CheckOutput,
+    #[serde(default)]
+    env: Vec<String>,
     #[serde(default)]
     max_usd: Option<f64>,
     #[serde(default)]
@@ -142,6 +145,10 @@ pub struct Job {
     pub check_timeout_s: u64,
     /// Whose words the check's stdout is.
     pub check_output: CheckOutput,
+    /// The variables of hearth's environment the check gets, besides
+    /// [`crate::process::ALWAYS_PASSED`] (never the model's key unless
+    /// named, never a door's token).
+    pub env: Vec<String>,
     /// The run stops past this spend.
     pub max_usd: Option<f64>,
     /// What a missed run does.
@@ -276,6 +283,7 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
         check: manifest.check,
         check_timeout_s: manifest.check_timeout_s,
         check_output: manifest.check_output,
+        env: manifest.env,
         max_usd: manifest.max_usd,
         catch_up: manifest.catch_up,
         expect: Expect {

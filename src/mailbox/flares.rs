@@ -275,12 +275,22 @@ pub enum AckError {
 /// notice as JSON) on its standard input, in the background: it never
 /// blocks the supervisor, is killed past [`EXEC_TIMEOUT`], and a failure is
 /// logged.
-pub fn announce(exec: &str, flare_path: &Path, stdin: &str) {
+/// It gets only [`crate::process::ALWAYS_PASSED`] and the variables
+/// `[flares] env` names, from `environment`.
+pub fn announce(
+    flares: &crate::config::FlaresConfig,
+    environment: &std::collections::BTreeMap<String, String>,
+    flare_path: &Path,
+    stdin: &str,
+) {
+    let exec = flares.exec.as_str();
     if exec.trim().is_empty() {
         return;
     }
     let command = format!("{exec} \"$1\"");
-    let spawned = Command::new("/bin/sh")
+    let mut shell = Command::new("/bin/sh");
+    crate::process::confine_env(&mut shell, environment, &flares.env);
+    let spawned = shell
         .arg("-c")
         .arg(&command)
         .arg("hearth-flare")

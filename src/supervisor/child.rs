@@ -93,7 +93,7 @@ impl TickChild {
             .process_group(0);
         // SAFETY: only async-signal-safe calls (prctl, getppid, _exit)
         // between fork and exec.
-        #[allow(unsafe_code)] // the three unsafe blocks of hearth; see SAFETY
+        #[allow(unsafe_code)] // the four unsafe blocks of hearth; see SAFETY
         unsafe {
             command.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);

@@ -124,6 +124,28 @@ fn restore_deleted_state(home: &Home, repo: &Repo, now: DateTime<Utc>) {
     }
 }
 
+/// One flare for a link in the home to a folder of the home, which hand
+/// edits leave out of their commits (`repo::worktree`), with the fix.
+pub fn flare_home_link(home: &Home, link: &str, now: DateTime<Utc>) {
+    let body = format!(
+        "{link} is a symbolic link to a folder of this home (or into its .git/). hearth \
+         leaves it out of every commit: through it, the home's own files (git's internals \
+         among them) would be taken for new files, and a commit of them breaks every later \
+         one. Every other file is still committed, and hearth keeps running.\n\n\
+         To fix it, remove the link (`rm {link}` in the home) or replace it with links to \
+         single files or with copies; a link to a folder outside the home is committed as a \
+         link.\n"
+    );
+    let flare = crate::mailbox::outbox::Letter::flare(
+        Cause::State,
+        format!("{link} links to a folder of the home; left out of commits"),
+        body,
+    );
+    if let Err(e) = crate::mailbox::outbox::post(home, &flare, now) {
+        tracing::error!("could not write the flare about {link}: {e}");
+    }
+}
+
 /// Where hand edits can be: every top-level entry of the home (on disk or
 /// in HEAD, so a deletion is seen) but `.git/`, `.hearth/` and `outbox/`,
 /// and under `memory/` the files the memory watcher says changed

@@ -234,7 +234,7 @@ impl Supervisor<'_> {
         }
         let trusted = crate::tools::trust::Trust::load(self.home).trusts(&job.file, &job.digest);
         let said = if trusted {
-            check::run(self.home, job)
+            check::run(self.home, job, &self.options.environment)
         } else {
             CheckSaid::Failed(format!(
                 "its check does not run: {} changed since you trusted it (or never was); read \

@@ -103,6 +103,10 @@ pub struct RunOptions {
     /// what a child gives that this cannot — a time limit that kills, a
     /// process group reaped, a signal mid-tick — is not there.
     pub in_process: Option<InProcessTicks>,
+    /// hearth's environment, read at start: a job's `check` and `[flares]
+    /// exec` get [`crate::process::ALWAYS_PASSED`] from it and what their
+    /// configuration names, nothing else (never the model's key).
+    pub environment: std::collections::BTreeMap<String, String>,
 }
 
 /// What an in-process tick gets that a tick child reads from its

@@ -129,7 +129,12 @@ impl Supervisor<'_> {
         for name in flares::names(self.home) {
             if self.said.flare(&name) && trusted {
                 let notice = incidents.about_flare(&name);
-                flares::announce(&exec, &self.home.outbox_dir().join(name), &notice);
+                flares::announce(
+                    &self.config.flares,
+                    &self.options.environment,
+                    &self.home.outbox_dir().join(name),
+                    &notice,
+                );
             }
         }
     }

@@ -248,6 +248,12 @@ impl Supervisor<'_> {
                         tracing::warn!("{problem}");
                     }
                 }
+                for link in &done.home_links {
+                    if self.said.problem(&format!("link to the home: {link}")) {
+                        let now = self.options.clock.now();
+                        commit::flare_home_link(self.home, link, now);
+                    }
+                }
             }
             Err(e) => {
                 self.wake.hand_edits_failed();

@@ -194,6 +194,7 @@ impl TestHome {
                 api_key: key.map(str::to_string),
                 ..Default::default()
             }),
+            environment: Default::default(),
         };
         hearth::supervisor::run(&home, options)
             .unwrap_or_else(|e| panic!("the supervisor failed: {e} ({})", e.hint()))
