@@ -24,6 +24,7 @@ mod push;
 mod recall;
 mod reliability;
 mod run;
+mod secrets;
 mod soak;
 mod systemd;
 mod trials;

@@ -1,0 +1,201 @@
+//! No process hearth starts reads hearth's secrets (issue 66, item 1). Run
+//! as an ordinary account, as a service runs: a tool, a job's check and
+//! `[flares] exec` each walk their ancestors' `/proc/PID/environ` and their
+//! own, and find neither the model's key nor a door's token. Before, a
+//! tool read the key from the tick's and the supervisor's environ, and a
+//! check and `[flares] exec` had it in their own.
+//!
+//! Root only: hearth must run as another account than the test's (root
+//! reads every process whatever its flags).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::model_server::{anthropic, Answer, ModelServer};
+use crate::common::{TestHome, PINNED_NOW};
+
+const KEY: &str = "sk-ant-SECRET-of-the-model";
+const WEB_TOKEN: &str = "web-SECRET-token-of-the-page-0123456789";
+
+/// Walks from itself up through its ancestors, noting for each whether
+/// its environ could be read and whether a secret was in it; writes what
+/// it found to `OUT/KIND-PID`, and says "walked" (a check's "work to do").
+const WALKER: &str = r#"
+import os, sys
+out, kind = sys.argv[1], sys.argv[2]
+pid, chain, leaks = os.getpid(), [], []
+while pid > 1:
+    try:
+        comm = open(f'/proc/{pid}/comm').read().strip()
+        stat = open(f'/proc/{pid}/stat').read()
+    except OSError:
+        break
+    try:
+        env = open(f'/proc/{pid}/environ', 'rb').read()
+        chain.append(f'{comm}:read')
+        if b'SECRET' in env:
+            leaks.append(f'{comm}:{pid}')
+    except OSError:
+        chain.append(f'{comm}:refused')
+    pid = int(stat.rsplit(')', 1)[1].split()[1])
+with open(os.path.join(out, f'{kind}-{os.getpid()}'), 'w') as f:
+    f.write(' '.join(chain) + '\nleaks:' + ' '.join(leaks) + '\n')
+print('walked')
+"#;
+
+/// Calls the `spy` tool once per exchange, then says it is done.
+fn spy_caller(body: &Value) -> Answer {
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let events = if last.contains("tool_result") {
+        anthropic::message("Done.", &[], 10, 1)
+    } else {
+        anthropic::message("", &[("toolu_spy", "spy", &["{}"])], 10, 1)
+    };
+    Answer::Stream { events, hang: None }
+}
+
+/// `hearth ARGS` as `nobody`, with the key and the page's token in its
+/// environment as a service's unit would give them.
+fn as_nobody(home: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(crate::common::HEARTH)
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home.parent().unwrap())
+        .env("HEARTH_NOW", PINNED_NOW)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("HEARTH_WEB_TOKEN", WEB_TOKEN)
+        .env("HEARTH_MCP_TOKEN", WEB_TOKEN)
+        .output()
+        .expect("setpriv (util-linux) runs hearth as nobody");
+    assert!(
+        out.status.success(),
+        "hearth {args:?} as nobody: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// What each walker of `kind` wrote: (its chain, its leaks).
+fn walks(out: &Path, kind: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(out).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&format!("{kind}-")) {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let (chain, leaks) = text.split_once("\nleaks:").unwrap();
+            found.push((chain.to_string(), leaks.trim().to_string()));
+        }
+    }
+    found
+}
+
+fn world_writable(dir: &Path) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+}
+
+#[test]
+#[ignore = "needs root to run hearth as another account; .ci/run runs it as root (cargo test -- --ignored)"]
+fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
+    let server = ModelServer::start(vec![Answer::Respond(spy_caller)]);
+    let home = TestHome::new();
+    let root: PathBuf = home.path.clone();
+    world_writable(root.parent().unwrap());
+    let out = tempfile::tempdir().unwrap();
+    world_writable(out.path());
+    let walker = out.path().join("walker.py");
+    std::fs::write(&walker, WALKER).unwrap();
+    let run = |kind: &str| {
+        format!(
+            "[\"/usr/bin/python3\", \"{}\", \"{}\", \"{kind}\"]",
+            walker.display(),
+            out.path().display()
+        )
+    };
+
+    as_nobody(&root, &["init"]);
+    let config = format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
+         timeout_s = 5\nmax_retries = 1\nretry_base_ms = 10\n\
+         [flares]\nexec = \"/usr/bin/python3 {} {} flare\"\n",
+        server.url,
+        walker.display(),
+        out.path().display()
+    );
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    };
+    write("hearth.toml", &config);
+    write(
+        "tools/spy.toml",
+        &format!(
+            "name = \"spy\"\ndescription = \"walks its ancestors\"\nread_only = true\n\
+             command = {}\n[parameters]\ntype = \"object\"\n",
+            run("tool")
+        ),
+    );
+    write(
+        "jobs/spy.toml",
+        &format!(
+            "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\nprompt = \"Look around.\"\n\
+             check = {}\ncheck_output = \"mine\"\n",
+            run("check")
+        ),
+    );
+    Command::new("chown")
+        .args(["-R", "nobody:nogroup"])
+        .arg(&root)
+        .status()
+        .unwrap();
+    as_nobody(&root, &["trust"]);
+
+    // A job's run: its check, then its tick's tool call.
+    as_nobody(&root, &["jobs", "run", "spy"]);
+    // A state file deleted by hand: put back, with a flare for `exec`.
+    std::fs::remove_file(root.join("state/messages.json")).unwrap();
+    // A tick of its own, and its flare announced meanwhile.
+    as_nobody(&root, &["say", "look around"]);
+    as_nobody(&root, &["run", "--ticks", "2"]);
+    // An ask, whose exchange calls the tool too.
+    as_nobody(&root, &["ask", "look around"]);
+
+    for kind in ["tool", "check", "flare"] {
+        let found = walks(out.path(), kind);
+        assert!(!found.is_empty(), "the {kind} ran and walked");
+        for (chain, leaks) in &found {
+            assert!(
+                leaks.is_empty(),
+                "a {kind} read a secret from {leaks} (chain: {chain})"
+            );
+        }
+    }
+    // The walks were real: each tool and check had hearth above it, and
+    // hearth's environ was refused to it.
+    for kind in ["tool", "check"] {
+        for (chain, _) in walks(out.path(), kind) {
+            assert!(
+                chain.contains("hearth:refused") && !chain.contains("hearth:read"),
+                "a {kind} walked past hearth: {chain}"
+            );
+        }
+    }
+    let tools = walks(out.path(), "tool").len();
+    assert!(
+        tools >= 3,
+        "the tool ran in the job's tick, a tick and an ask: {tools}"
+    );
+}
