@@ -26,7 +26,7 @@ fn binary() -> String {
     std::env::var("HEARTH_BIN").unwrap_or_else(|_| HEARTH.to_string())
 }
 const NOW: &str = "2026-11-24T09:00:00Z";
-const TOKEN: &str = "bench-token-for-the-page";
+const TOKEN: &str = "bench-token-for-the-page-0123456789";
 const RUNS: usize = 21;
 
 fn hearth(home: &Path) -> Command {

@@ -123,15 +123,7 @@ pub fn authorized(header: Option<&[u8]>, token: Option<&str>) -> bool {
     let Some(token) = token else {
         return true;
     };
-    // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` is
-    // `Bearer`; one or more spaces part it from the token.
-    let Some(given) = header
-        .filter(|h| h.len() > 7 && h[..6].eq_ignore_ascii_case(b"Bearer") && h[6] == b' ')
-        .map(|h| h[6..].trim_ascii_start())
-    else {
-        return false;
-    };
-    super::listen::token_matches(given, token)
+    super::listen::bearer(header).is_some_and(|given| super::listen::token_matches(given, token))
 }
 
 fn refused(status: StatusCode, text: &str) -> Response<Body> {

@@ -172,6 +172,18 @@ impl Listener {
     }
 }
 
+/// The token of an `Authorization: Bearer TOKEN` header, the one rule both
+/// HTTP doors read it by: the scheme's name in any case (RFC 9110, 11.1),
+/// one or more spaces, then the token.
+pub fn bearer(header: Option<&[u8]>) -> Option<&[u8]> {
+    let header = header?.trim_ascii();
+    let scheme = header.get(..6)?;
+    let rest = header.get(6..)?;
+    let token = rest.trim_ascii_start();
+    (scheme.eq_ignore_ascii_case(b"bearer") && token.len() < rest.len() && !token.is_empty())
+        .then_some(token)
+}
+
 /// Whether `given` is `token`, compared in time that does not depend on
 /// where they differ: no byte is learned by timing. Both HTTP doors check
 /// their tokens with it.

@@ -7,37 +7,33 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
-use super::session::{self, Login};
+use super::session;
 use super::{form, guard, header, html, pages, see_other, text, Body, Page, MAX_BODY};
 use crate::mcp::listen;
 
-/// Whether the request carries the token or an open session.
-pub(super) fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
+/// Whether the request carries the token or an open session. A wrong
+/// bearer is answered after [`session::WRONG_WAIT`], the right one at once.
+pub(super) async fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
     let Some(token) = &page.token else {
         return true; // a Unix socket of this account's, no token set
     };
-    let bearer = header(request, hyper::header::AUTHORIZATION).and_then(|h| {
-        h.strip_prefix("Bearer ")
-            .or_else(|| h.strip_prefix("bearer "))
-    });
-    if let Some(given) = bearer {
-        let matched = listen::token_matches(given.trim().as_bytes(), token);
-        return page
-            .sessions
-            .lock()
-            .expect("sessions")
-            .bearer(matched, Instant::now());
+    let authorization = request.headers().get(hyper::header::AUTHORIZATION);
+    if let Some(given) = listen::bearer(authorization.map(|h| h.as_bytes())) {
+        let matched = listen::token_matches(given, token);
+        if !matched {
+            tokio::time::sleep(session::WRONG_WAIT).await;
+        }
+        return matched;
     }
-    let cookie = header(request, hyper::header::COOKIE);
-    session::from_cookie(cookie).is_some_and(|id| {
-        page.sessions
-            .lock()
-            .expect("sessions")
-            .check(id, Instant::now())
-    })
+    let name = session::cookie_name(page.secure_cookies);
+    let now = Instant::now();
+    let mut sessions = page.sessions.lock().expect("sessions");
+    session::from_cookie(header(request, hyper::header::COOKIE), name)
+        .any(|id| sessions.check(id, now))
 }
 
-/// `POST /login`: the token in a form, bounded and rate-limited.
+/// `POST /login`: the token in a form, bounded; a wrong one answered
+/// after [`session::WRONG_WAIT`].
 pub(super) async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -50,22 +46,30 @@ pub(super) async fn log_in(page: &Page, request: Request<Incoming>) -> Response<
         .token
         .as_deref()
         .is_none_or(|token| listen::token_matches(given.as_bytes(), token));
-    let login = page
+    if !matched {
+        tokio::time::sleep(session::WRONG_WAIT).await;
+        return html(StatusCode::UNAUTHORIZED, pages::login(true, next));
+    }
+    let id = page
         .sessions
         .lock()
         .expect("sessions")
-        .login(matched, Instant::now());
-    match login {
-        Login::Opened(id) => see_other(
-            next.unwrap_or("/"),
-            Some(session::set_cookie(&id, page.secure_cookies)),
-        ),
-        Login::Refused => html(StatusCode::UNAUTHORIZED, pages::login(true, false, next)),
-        Login::TooMany => html(
-            StatusCode::TOO_MANY_REQUESTS,
-            pages::login(false, true, next),
-        ),
+        .login(Instant::now());
+    see_other(
+        next.unwrap_or("/"),
+        Some(session::set_cookie(&id, page.secure_cookies)),
+    )
+}
+
+/// `POST /logout`: every session the request names ends, and the
+/// browser is told to drop the cookie.
+pub(super) fn log_out(page: &Page, request: &Request<Incoming>) -> Response<Body> {
+    let name = session::cookie_name(page.secure_cookies);
+    let mut sessions = page.sessions.lock().expect("sessions");
+    for id in session::from_cookie(header(request, hyper::header::COOKIE), name) {
+        sessions.logout(id);
     }
+    see_other("/login", Some(session::clear_cookie(page.secure_cookies)))
 }
 
 /// Where a request without a session is sent: the login, which — for a

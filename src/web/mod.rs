@@ -70,6 +70,16 @@ pub enum WebError {
         /// The address asked for.
         addr: std::net::SocketAddr,
     },
+    /// A token short enough to be guessed.
+    #[error(
+        "{TOKEN_VARIABLE} is {chars} characters long; the page takes a token of at least {} \
+         (128 bits as hex), which no rate a network allows can guess",
+        session::MIN_TOKEN_CHARS
+    )]
+    WeakToken {
+        /// How long the token given is.
+        chars: usize,
+    },
     /// The address could not be bound or served.
     #[error("could not serve the page on {at}: {source}")]
     Io {
@@ -89,6 +99,10 @@ impl WebError {
                 "export {TOKEN_VARIABLE}=<a long random string> (the login page asks for it), \
                  or serve this account alone on a Unix socket and reach it with ssh -L: \
                  --listen unix:/run/user/$UID/hearth-web.sock"
+            ),
+            WebError::WeakToken { .. } => format!(
+                "make a new one: export {TOKEN_VARIABLE}=$(openssl rand -hex 32), in the \
+                 page's environment file, and log in with it"
             ),
             WebError::Io { source, .. } => crate::io_hint::kind_hint(source),
         }
@@ -135,6 +149,14 @@ pub fn serve(
 ) -> Result<(), WebError> {
     if let (Listen::Tcp(addr), None) = (&options.listen, &options.token) {
         return Err(WebError::NoToken { addr: *addr });
+    }
+    if let Some(chars) = options
+        .token
+        .as_deref()
+        .map(|t| t.chars().count())
+        .filter(|n| *n < session::MIN_TOKEN_CHARS)
+    {
+        return Err(WebError::WeakToken { chars });
     }
     let at = options.listen.address();
     let io = |source| WebError::Io {
@@ -258,17 +280,11 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
         ("GET", "/login") => {
             let next = form::value(request.uri().query().unwrap_or("").as_bytes(), "next");
             let next = next.as_deref().and_then(guard::local_path);
-            return html(StatusCode::OK, pages::login(false, false, next));
+            return html(StatusCode::OK, pages::login(false, next));
         }
         ("POST", "/login") => return login::log_in(&page, request).await,
-        ("POST", "/logout") => {
-            let cookie = header(&request, hyper::header::COOKIE).map(str::to_string);
-            if let Some(id) = session::from_cookie(cookie.as_deref()) {
-                page.sessions.lock().expect("sessions").logout(id);
-            }
-            return see_other("/login", None);
-        }
-        _ if !login::signed_in(&page, &request) => return login::to_login(&request),
+        ("POST", "/logout") => return login::log_out(&page, &request),
+        _ if !login::signed_in(&page, &request).await => return login::to_login(&request),
         _ => {}
     }
     let (home, base, rest) = match home_of(&page, &path).await {

@@ -1,16 +1,26 @@
 //! Browser sessions: a login with the token gives a random session id in
-//! a cookie (HttpOnly, SameSite=Strict; Secure behind an https proxy).
-//! Sessions live in this process only — never in the home, never in a
-//! tick's environment — are capped, and expire. Failed logins and wrong
-//! bearer tokens are rate-limited together, so the token cannot be
-//! guessed at line speed by either door.
+//! a cookie (HttpOnly, SameSite=Strict, Max-Age; Secure and `__Host-`
+//! behind an https proxy). Sessions live in this process only — never in
+//! the home, never in a tick's environment — are capped, and expire: 12
+//! hours after their last use, 24 hours after the login whatever the use.
+//!
+//! Guessing is not stopped by a lockout, which anyone who reaches the port
+//! could trip to shut the operator out: the token is long enough that no
+//! rate a network allows guesses it (`hearth web` refuses a shorter one),
+//! and each wrong try is answered only after [`WRONG_WAIT`], while the
+//! right token is never kept waiting.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-/// The cookie's name.
+/// The cookie's name over plain http (a Unix socket through `ssh -L`).
 pub const COOKIE: &str = "hearth_session";
+
+/// Its name behind https: a browser keeps a `__Host-` cookie only when it
+/// is Secure, for the whole site and no other host, so a page on another
+/// port of the same host cannot plant one to shadow it.
+pub const HOST_COOKIE: &str = "__Host-hearth_session";
 
 /// Sessions open at once; the oldest goes when a new one would pass it.
 const MAX_SESSIONS: usize = 64;
@@ -18,83 +28,65 @@ const MAX_SESSIONS: usize = 64;
 /// A session unused this long is gone.
 const IDLE: Duration = Duration::from_secs(12 * 3600);
 
-/// Failed logins allowed in [`FAILURE_WINDOW`]; past it, every login is
-/// answered "try later" until the window moves on.
-const MAX_FAILURES: usize = 10;
-const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// A session this old is gone, however much it is used.
+pub const LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
-/// The sessions and the recent failed logins.
-#[derive(Debug, Default)]
-pub struct Sessions {
-    open: HashMap<String, Instant>,
-    failures: VecDeque<Instant>,
+/// How long a wrong token (a login or a bearer) waits for its answer.
+pub const WRONG_WAIT: Duration = Duration::from_millis(500);
+
+/// The shortest token a door accepts: 32 characters, 128 bits as hex
+/// (`openssl rand -hex 32` makes 64).
+pub const MIN_TOKEN_CHARS: usize = 32;
+
+/// One open session.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    opened: Instant,
+    used: Instant,
 }
 
-/// What a login attempt comes to.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Login {
-    /// The token matched: the new session's id.
-    Opened(String),
-    /// It did not.
-    Refused,
-    /// Too many failures just now: not even looked at.
-    TooMany,
+impl Open {
+    fn alive(&self, now: Instant) -> bool {
+        now.duration_since(self.used) < IDLE && now.duration_since(self.opened) < LIFETIME
+    }
+}
+
+/// The sessions open now.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    open: HashMap<String, Open>,
 }
 
 impl Sessions {
-    /// A login with `matched` (whether the token given was the token).
-    pub fn login(&mut self, matched: bool, now: Instant) -> Login {
-        if let Some(refused) = self.guess(matched, now) {
-            return refused;
-        }
-        self.open.retain(|_, used| now.duration_since(*used) < IDLE);
+    /// A login with the token (the caller compared it): the new session's id.
+    pub fn login(&mut self, now: Instant) -> String {
+        self.open.retain(|_, open| open.alive(now));
         if self.open.len() >= MAX_SESSIONS {
             if let Some(oldest) = self
                 .open
                 .iter()
-                .min_by_key(|(_, t)| **t)
+                .min_by_key(|(_, open)| open.used)
                 .map(|(k, _)| k.clone())
             {
                 self.open.remove(&oldest);
             }
         }
         let id = random_id();
-        self.open.insert(id.clone(), now);
-        Login::Opened(id)
-    }
-
-    /// A script's `Authorization: Bearer` with `matched`: whether it is
-    /// let in. A wrong bearer counts as a failed login, and past too many
-    /// even the right one waits, so the header is no way round the limit.
-    pub fn bearer(&mut self, matched: bool, now: Instant) -> bool {
-        self.guess(matched, now).is_none()
-    }
-
-    /// The limit on guesses: `None` when a token `matched` and the window
-    /// is not full; else why not (a wrong one is counted).
-    fn guess(&mut self, matched: bool, now: Instant) -> Option<Login> {
-        while self
-            .failures
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
-        {
-            self.failures.pop_front();
-        }
-        if self.failures.len() >= MAX_FAILURES {
-            return Some(Login::TooMany);
-        }
-        if !matched {
-            self.failures.push_back(now);
-            return Some(Login::Refused);
-        }
-        None
+        self.open.insert(
+            id.clone(),
+            Open {
+                opened: now,
+                used: now,
+            },
+        );
+        id
     }
 
     /// Whether `id` is an open session (and it is used now).
     pub fn check(&mut self, id: &str, now: Instant) -> bool {
         match self.open.get_mut(id) {
-            Some(used) if now.duration_since(*used) < IDLE => {
-                *used = now;
+            Some(open) if open.alive(now) => {
+                open.used = now;
                 true
             }
             Some(_) => {
@@ -120,19 +112,44 @@ fn random_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The session id a `Cookie` header carries, if any.
-pub fn from_cookie(header: Option<&str>) -> Option<&str> {
-    header?
+/// The name of the page's cookie (`secure`: served as https).
+pub fn cookie_name(secure: bool) -> &'static str {
+    if secure {
+        HOST_COOKIE
+    } else {
+        COOKIE
+    }
+}
+
+/// Every value of the cookie `name` in a `Cookie` header: a browser sends
+/// each cookie of that name whose path fits, so one planted with a longer
+/// path comes first and must not hide the operator's.
+pub fn from_cookie<'a>(header: Option<&'a str>, name: &'a str) -> impl Iterator<Item = &'a str> {
+    header
+        .unwrap_or("")
         .split(';')
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .filter(move |(n, _)| *n == name)
         .map(|(_, value)| value)
 }
 
 /// The `Set-Cookie` value for session `id` (`secure`: served as https).
 pub fn set_cookie(id: &str, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict{secure}")
+    let flags = if secure { "; Secure" } else { "" };
+    format!(
+        "{}={id}; Path=/; Max-Age={}; HttpOnly; SameSite=Strict{flags}",
+        cookie_name(secure),
+        LIFETIME.as_secs()
+    )
+}
+
+/// The `Set-Cookie` value that removes the cookie from the browser.
+pub fn clear_cookie(secure: bool) -> String {
+    let flags = if secure { "; Secure" } else { "" };
+    format!(
+        "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict{flags}",
+        cookie_name(secure)
+    )
 }
 
 #[cfg(test)]
@@ -140,53 +157,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_right_token_opens_a_session_and_a_run_of_wrong_ones_is_stopped() {
+    fn a_session_ends_when_idle_and_at_its_lifetime_however_used() {
         let mut sessions = Sessions::default();
         let now = Instant::now();
-        let Login::Opened(id) = sessions.login(true, now) else {
-            panic!("the token opens a session")
-        };
+        let id = sessions.login(now);
         assert_eq!(id.len(), 64);
         assert!(sessions.check(&id, now));
         assert!(!sessions.check("guess", now));
-        for _ in 0..MAX_FAILURES {
-            assert_eq!(sessions.login(false, now), Login::Refused);
-        }
-        assert_eq!(
-            sessions.login(true, now),
-            Login::TooMany,
-            "not even looked at"
-        );
-        let later = now + FAILURE_WINDOW + Duration::from_secs(1);
-        assert!(matches!(sessions.login(true, later), Login::Opened(_)));
-        sessions.logout(&id);
-        assert!(!sessions.check(&id, later));
+        // Used every 11 hours: alive until 24 hours after the login.
+        let hours = |h: u64| now + Duration::from_secs(h * 3600);
+        assert!(sessions.check(&id, hours(11)));
+        assert!(sessions.check(&id, hours(22)));
+        assert!(!sessions.check(&id, hours(24)), "the absolute lifetime");
+        let idle = sessions.login(now);
+        assert!(!sessions.check(&idle, hours(13)), "12 hours unused");
+        let out = sessions.login(now);
+        sessions.logout(&out);
+        assert!(!sessions.check(&out, now));
     }
 
     #[test]
-    fn a_bearer_is_no_way_round_the_limit() {
-        let mut sessions = Sessions::default();
-        let now = Instant::now();
-        assert!(sessions.bearer(true, now));
-        for _ in 0..MAX_FAILURES {
-            assert!(!sessions.bearer(false, now));
-        }
-        assert!(
-            !sessions.bearer(true, now),
-            "past the limit, not even the token"
-        );
-        assert_eq!(sessions.login(true, now), Login::TooMany);
-        assert!(sessions.bearer(true, now + FAILURE_WINDOW + Duration::from_secs(1)));
-    }
-
-    #[test]
-    fn the_cookie_is_read_by_name_and_set_strict() {
-        let header = format!("a=1; {COOKIE}=abc; b=2");
-        assert_eq!(from_cookie(Some(&header)), Some("abc"));
-        assert_eq!(from_cookie(Some("a=1")), None);
+    fn every_cookie_of_the_name_is_read_so_a_planted_one_hides_nothing() {
+        let header = format!("a=1; {COOKIE}=junk; b=2; {COOKIE}=abc");
+        let all: Vec<&str> = from_cookie(Some(&header), COOKIE).collect();
+        assert_eq!(all, ["junk", "abc"]);
+        assert_eq!(from_cookie(Some("a=1"), COOKIE).count(), 0);
+        assert_eq!(from_cookie(None, COOKIE).count(), 0);
         let set = set_cookie("abc", true);
-        assert!(
-            set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Secure")
-        );
+        assert!(set.starts_with("__Host-hearth_session=abc"), "{set}");
+        for flag in [
+            "HttpOnly",
+            "SameSite=Strict",
+            "Secure",
+            "Path=/",
+            "Max-Age=86400",
+        ] {
+            assert!(set.contains(flag), "{set}");
+        }
+        let plain = set_cookie("abc", false);
+        assert!(plain.starts_with("hearth_session=abc") && !plain.contains("Secure"));
+        assert!(clear_cookie(false).contains("Max-Age=0"));
     }
 }

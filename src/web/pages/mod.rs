@@ -160,12 +160,11 @@ fn stamp(t: DateTime<Utc>) -> String {
 
 /// The login page (`failed`: the last token was wrong; `wait`: too many
 /// were), which opens `next` (a path of this page) once logged in.
-pub fn login(failed: bool, wait: bool, next: Option<&str>) -> Markup {
+pub fn login(failed: bool, next: Option<&str>) -> Markup {
     let body = html! {
         main {
             h1 { "hearth" }
-            @if wait { p class="trouble" { "Too many wrong tokens just now: try again in a minute." } }
-            @else if failed { p class="trouble" { "That is not the token." } }
+            @if failed { p class="trouble" { "That is not the token." } }
             form method="post" action="/login" {
                 @if let Some(next) = next { input type="hidden" name="next" value=(next); }
                 label { "Token (HEARTH_WEB_TOKEN) " input type="password" name="token" autocomplete="current-password"; }
