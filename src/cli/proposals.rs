@@ -87,32 +87,34 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     match args.command {
         None => list(&home, args.json, args.all),
         Some(Sub::Show { n }) => show(&home, n, args.json),
-        Some(Sub::Accept { n }) => match proposals::accept(&home, n, &operator(&home), now)? {
-            Accepted::Merged(p, commit) => {
-                let commit = commit.map(|c| c[..7].to_string()).unwrap_or_default();
-                outln!(
-                    "proposal {n} accepted: on main as {commit} ({})",
-                    p.files.join(", ")
-                );
-                Ok(Exit::Success)
-            }
-            Accepted::NeedsReview(p) => {
-                outln!(
-                    "proposal {n} needs review: main changed {} since it was made; \
+        Some(Sub::Accept { n }) => {
+            match proposals::accept(&home, n, None, &operator(&home), now)? {
+                Accepted::Merged(p, commit) => {
+                    let commit = commit.map(|c| c[..7].to_string()).unwrap_or_default();
+                    outln!(
+                        "proposal {n} accepted: on main as {commit} ({})",
+                        p.files.join(", ")
+                    );
+                    Ok(Exit::Success)
+                }
+                Accepted::NeedsReview(p) => {
+                    outln!(
+                        "proposal {n} needs review: main changed {} since it was made; \
                          nothing was applied",
-                    p.conflicts.join(", ")
-                );
-                outln!(
-                    "merge it by hand (`git diff {}..{}` is the change) and then \
+                        p.conflicts.join(", ")
+                    );
+                    outln!(
+                        "merge it by hand (`git diff {}..{}` is the change) and then \
                          `hearth proposals reject {n} --reason merged-by-hand`, or reject it",
-                    &p.base[..7],
-                    &p.commit[..7]
-                );
-                Ok(Exit::Error)
+                        &p.base[..7],
+                        &p.commit[..7]
+                    );
+                    Ok(Exit::Error)
+                }
             }
-        },
+        }
         Some(Sub::Reject { n, reason }) => {
-            let p = proposals::reject(&home, n, reason.as_deref(), &operator(&home), now)?;
+            let p = proposals::reject(&home, n, None, reason.as_deref(), &operator(&home), now)?;
             outln!("proposal {n} rejected: {}", p.title);
             Ok(Exit::Success)
         }
@@ -120,7 +122,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         Some(Sub::Approve { n }) => {
             let config = Config::load(&home.config_path())?;
             let who = Identity::operator(&config.git);
-            let r = hearth::tools::requested::approve(&home, &config, env.vars(), n, &who, now)?;
+            let r =
+                hearth::tools::requested::approve(&home, &config, env.vars(), n, None, &who, now)?;
             outln!("request {n}: {} {}", r.tool, r.status.as_str());
             outln!("{}", r.result.as_deref().unwrap_or("").trim_end());
             Ok(match r.status {
@@ -129,7 +132,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
             })
         }
         Some(Sub::Decline { n, reason }) => {
-            let r = requests::decline(&home, n, reason.as_deref(), &operator(&home), now)?;
+            let r = requests::decline(&home, n, None, reason.as_deref(), &operator(&home), now)?;
             outln!("request {n} declined: {} was not run", r.tool);
             Ok(Exit::Success)
         }

@@ -452,7 +452,13 @@ fn offer(
         return Ok(format!("proposed {}", proposal.n));
     }
     Ok(
-        match proposals::accept(home, proposal.n, &Identity::hearth(), now) {
+        match proposals::accept(
+            home,
+            proposal.n,
+            Some(&proposal.commit),
+            &Identity::hearth(),
+            now,
+        ) {
             Ok(proposals::Accepted::Merged(..)) => format!(
             "proposed {} and accepted it ([consolidation] auto_accept: it only adds or moves text)",
             proposal.n

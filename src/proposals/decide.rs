@@ -47,13 +47,30 @@ fn waiting_one(book: &Book, n: u64) -> Result<Proposal, ProposalError> {
     Ok(proposal)
 }
 
+/// [`waiting_one`], when it is still at the commit `seen` (if given).
+fn waiting_as_seen(book: &Book, n: u64, seen: Option<&str>) -> Result<Proposal, ProposalError> {
+    let proposal = waiting_one(book, n)?;
+    match seen {
+        Some(seen) if seen.is_empty() || seen != proposal.commit => Err(ProposalError::NotAsSeen {
+            what: "proposal",
+            n,
+        }),
+        _ => Ok(proposal),
+    }
+}
+
 /// Puts proposal `n` on `main` as one commit by `who` (its changes
 /// re-applied on top when `main` moved since it was made). Where `main`
 /// changed the same lines, nothing moves and the proposal is left
 /// `needs-review`, naming the files; that too is a commit.
+///
+/// `seen` is the commit the decider was shown: checked under the commit
+/// lock, so a proposal a tick replaced between the showing and the act is
+/// refused ([`ProposalError::NotAsSeen`]), never accepted unseen.
 pub fn accept(
     home: &Home,
     n: u64,
+    seen: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<Accepted, ProposalError> {
@@ -61,7 +78,7 @@ pub fn accept(
     let repo = Repo::open(home.root())?;
     recover_logged(home, &repo);
     let (mut book, _) = load_book(home, &repo);
-    let mut proposal = waiting_one(&book, n)?;
+    let mut proposal = waiting_as_seen(&book, n, seen)?;
     match repo.commit_of_ref(&proposal.branch) {
         None => {
             return Err(ProposalError::BranchGone {
@@ -155,9 +172,11 @@ pub fn accept(
 }
 
 /// Drops proposal `n`: its branch goes, the book says why, one commit.
+/// `seen`, as for [`accept`].
 pub fn reject(
     home: &Home,
     n: u64,
+    seen: Option<&str>,
     reason: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
@@ -166,7 +185,7 @@ pub fn reject(
     let repo = Repo::open(home.root())?;
     recover_logged(home, &repo);
     let (mut book, _) = load_book(home, &repo);
-    let mut proposal = waiting_one(&book, n)?;
+    let mut proposal = waiting_as_seen(&book, n, seen)?;
     proposal.status = State::Rejected;
     proposal.decided = Some(now);
     proposal.reason = reason.map(str::to_string);

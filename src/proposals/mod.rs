@@ -139,6 +139,16 @@ pub enum ProposalError {
         /// What became of it.
         status: &'static str,
     },
+    /// It is not what the decider was shown any more: a proposal a tick
+    /// replaced with another commit, a request that asks for another
+    /// manifest. Checked under the commit lock; nothing was done.
+    #[error("{what} {n} changed since it was shown: nothing was done")]
+    NotAsSeen {
+        /// "proposal" or "request".
+        what: &'static str,
+        /// Its number.
+        n: u64,
+    },
     /// Its branch is gone (deleted by hand).
     #[error("proposal {n}'s branch {branch} is gone")]
     BranchGone {
@@ -181,6 +191,19 @@ pub enum ProposalError {
 }
 
 impl ProposalError {
+    /// Whether it refuses a decision on something that changed or was
+    /// decided since it was shown: a conflict (409 on the page), not a fault.
+    pub fn is_conflict(&self) -> bool {
+        matches!(
+            self,
+            ProposalError::NotAsSeen { .. }
+                | ProposalError::Decided { .. }
+                | ProposalError::RequestDecided { .. }
+                | ProposalError::Moved { .. }
+                | ProposalError::BranchGone { .. }
+        )
+    }
+
     /// What the operator can do about it.
     pub fn hint(&self) -> String {
         match self {
@@ -194,6 +217,10 @@ impl ProposalError {
             ProposalError::Decided { .. } => {
                 "`hearth proposals --all` shows what became of each".into()
             }
+            ProposalError::NotAsSeen { what, n } => format!(
+                "look at it again (`hearth proposals show {n}`, or reload the page) and decide \
+                 on the {what} as it is now"
+            ),
             ProposalError::BranchGone { n, .. } => format!(
                 "nothing is left to accept: `hearth proposals reject {n} --reason \"branch deleted\"`"
             ),

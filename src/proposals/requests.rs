@@ -347,6 +347,7 @@ pub fn open(home: &Home, n: u64) -> Result<ToolRequest, ProposalError> {
 fn decide(
     home: &Home,
     n: u64,
+    seen: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
     change: impl FnOnce(&mut ToolRequest) -> String,
@@ -354,6 +355,9 @@ fn decide(
     let _lock = CommitLock::acquire(home)?;
     let mut book = load(home)?;
     let mut request = open_one(&book, n)?;
+    if seen.is_some_and(|seen| seen.is_empty() || seen != request.digest) {
+        return Err(ProposalError::NotAsSeen { what: "request", n });
+    }
     request.decided = Some(now);
     let message = change(&mut request);
     if let Some(slot) = book.requests.iter_mut().find(|r| r.n == n) {
@@ -364,14 +368,16 @@ fn decide(
 }
 
 /// Marks open request `n` approved and running, one commit by `who`,
-/// before the caller runs the tool.
+/// before the caller runs the tool. `seen`: the manifest digest the
+/// decider was shown, checked under the commit lock.
 pub fn begin(
     home: &Home,
     n: u64,
+    seen: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ProposalError> {
-    decide(home, n, who, now, |r| {
+    decide(home, n, seen, who, now, |r| {
         r.status = ToolRequestState::Running;
         format!(
             "request {n} approved: running {}\n\n{}",
@@ -386,10 +392,11 @@ pub fn begin(
 pub fn approve_founding(
     home: &Home,
     n: u64,
+    seen: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ProposalError> {
-    decide(home, n, who, now, |r| {
+    decide(home, n, seen, who, now, |r| {
         r.status = ToolRequestState::Ran;
         r.result = Some("approved: the handoff is taken at the supervisor's next look".into());
         format!(
@@ -436,15 +443,17 @@ pub fn finish(
     Ok(request)
 }
 
-/// Declines open request `n`, saying why: one commit by `who`.
+/// Declines open request `n`, saying why: one commit by `who`. `seen`,
+/// as for [`begin`].
 pub fn decline(
     home: &Home,
     n: u64,
+    seen: Option<&str>,
     reason: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ProposalError> {
-    decide(home, n, who, now, |r| {
+    decide(home, n, seen, who, now, |r| {
         r.status = ToolRequestState::Declined;
         r.reason = reason.map(str::to_string);
         format!(

@@ -49,17 +49,22 @@ impl ApproveError {
 /// Runs open request `n` once, as `who`: marked running (and committed)
 /// before the tool starts, its result recorded after. Returns the request
 /// as it ends, whose `result` is what the tool said.
+///
+/// `seen` is the manifest digest the operator was shown: the request is
+/// marked running only while it still asks for that one, checked under the
+/// commit lock.
 pub fn approve(
     home: &Home,
     config: &crate::config::Config,
     environment: &BTreeMap<String, String>,
     n: u64,
+    seen: Option<&str>,
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ApproveError> {
     let request = requests::open(home, n)?;
     if request.kind == requests::RequestKind::Founding {
-        return Ok(requests::approve_founding(home, n, who, now)?);
+        return Ok(requests::approve_founding(home, n, seen, who, now)?);
     }
     let refused = |why: String| ApproveError::Refused { n, why };
     let dir = match &request.workdir {
@@ -107,7 +112,7 @@ pub fn approve(
             tool.file
         )));
     }
-    requests::begin(home, n, who, now)?;
+    requests::begin(home, n, seen, who, now)?;
     let output = match tool.runs {
         Runs::McpTool { .. } => connected.servers.call(&tool, &request.arguments),
         _ => tool.run(&request.arguments, environment, &dir),

@@ -39,15 +39,6 @@ pub enum PageAct {
 /// Why an act was not taken.
 #[derive(Debug, thiserror::Error)]
 pub enum NotDecided {
-    /// The proposal changed (or was decided) since the page showed it.
-    #[error(
-        "proposal {n} changed since the page showed it (or was decided): nothing was done; \
-         reload the page and decide on what it shows now"
-    )]
-    Changed {
-        /// The proposal.
-        n: u64,
-    },
     /// Main changed the same lines: it needs review, as the CLI says.
     #[error(
         "proposal {n} needs review: main changed {files} since it was made; nothing was applied"
@@ -61,15 +52,6 @@ pub enum NotDecided {
     /// The incident is not open any more.
     #[error("that incident is not open any more: reload the page")]
     Gone,
-    /// The request was decided, or is not the one the page showed.
-    #[error(
-        "request {n} was decided or changed since the page showed it: nothing was run; \
-         reload the page"
-    )]
-    RequestChanged {
-        /// The request.
-        n: u64,
-    },
     /// The job's file changed (or went) since the page showed it.
     #[error(
         "jobs/{name}.toml changed since the page showed it: nothing was asked; reload the page"
@@ -96,11 +78,15 @@ impl NotDecided {
     /// The HTTP status that says it.
     pub fn status(&self) -> StatusCode {
         match self {
-            NotDecided::Changed { .. }
-            | NotDecided::NeedsReview { .. }
-            | NotDecided::Gone
-            | NotDecided::RequestChanged { .. }
-            | NotDecided::JobChanged { .. } => StatusCode::CONFLICT,
+            NotDecided::NeedsReview { .. } | NotDecided::Gone | NotDecided::JobChanged { .. } => {
+                StatusCode::CONFLICT
+            }
+            NotDecided::Proposal(e) if e.is_conflict() => StatusCode::CONFLICT,
+            NotDecided::Approve(crate::tools::requested::ApproveError::Book(e))
+                if e.is_conflict() =>
+            {
+                StatusCode::CONFLICT
+            }
             NotDecided::Proposal(_)
             | NotDecided::Acknowledge(_)
             | NotDecided::Approve(_)
@@ -147,27 +133,40 @@ impl PageAct {
     }
 
     /// Takes the act on what the page showed — a proposal at its commit,
-    /// an incident by its key (`seen`) — as the operator.
+    /// a request by its manifest's digest, an incident by its key, a job
+    /// by its file's digest (`seen`) — as the operator. The version is
+    /// checked by the domain's own act under the commit lock: a thing that
+    /// changed between the page's look and the act is refused, never
+    /// decided unseen. `environment` is what an approved tool may be
+    /// given of the page's (filtered by its manifest).
     pub fn take(
         &self,
         home: &Home,
         seen: &str,
         reason: Option<&str>,
+        environment: &std::collections::BTreeMap<String, String>,
         now: DateTime<Utc>,
     ) -> Result<(), NotDecided> {
+        let seen_version = Some(seen);
         match *self {
             PageAct::Acknowledge => acknowledge(home, seen, now),
             PageAct::Approve(n) => {
-                request_as_shown(home, n, seen)?;
                 let config = config(home);
-                let environment = std::env::vars().collect();
                 let who = Identity::operator(&config.git);
-                crate::tools::requested::approve(home, &config, &environment, n, &who, now)?;
+                crate::tools::requested::approve(
+                    home,
+                    &config,
+                    environment,
+                    n,
+                    seen_version,
+                    &who,
+                    now,
+                )?;
                 Ok(())
             }
             PageAct::Decline(n) => {
-                request_as_shown(home, n, seen)?;
-                proposals::requests::decline(home, n, reason, &operator(home), now)?;
+                let who = operator(home);
+                proposals::requests::decline(home, n, seen_version, reason, &who, now)?;
                 Ok(())
             }
             PageAct::RunJob(ref name) => {
@@ -180,8 +179,7 @@ impl PageAct {
                 Ok(())
             }
             PageAct::Accept(n) => {
-                let who = as_shown(home, n, seen)?;
-                match proposals::accept(home, n, &who, now)? {
+                match proposals::accept(home, n, seen_version, &operator(home), now)? {
                     Accepted::Merged(..) => Ok(()),
                     Accepted::NeedsReview(p) => Err(NotDecided::NeedsReview {
                         n,
@@ -190,32 +188,10 @@ impl PageAct {
                 }
             }
             PageAct::Reject(n) => {
-                let who = as_shown(home, n, seen)?;
-                proposals::reject(home, n, reason, &who, now)?;
+                proposals::reject(home, n, seen_version, reason, &operator(home), now)?;
                 Ok(())
             }
         }
-    }
-}
-
-/// The operator who decides proposal `n`, when it still waits at the
-/// commit the page showed (`seen`); refused otherwise.
-fn as_shown(home: &Home, n: u64, seen: &str) -> Result<Identity, NotDecided> {
-    let current = proposals::list(home)?
-        .into_iter()
-        .find(|p| p.n == n && p.status.waiting());
-    if current.is_none_or(|p| p.commit != seen || seen.is_empty()) {
-        return Err(NotDecided::Changed { n });
-    }
-    Ok(operator(home))
-}
-
-/// Request `n`, when it is still open and asks for the manifest the page
-/// showed (`seen`, its digest); refused otherwise.
-fn request_as_shown(home: &Home, n: u64, seen: &str) -> Result<(), NotDecided> {
-    match proposals::requests::open(home, n) {
-        Ok(request) if request.digest == seen && !seen.is_empty() => Ok(()),
-        _ => Err(NotDecided::RequestChanged { n }),
     }
 }
 

@@ -114,7 +114,7 @@ fn accept_puts_it_on_main_in_one_commit_even_after_main_moved() {
         .unwrap();
 
     let Accepted::Merged(p, Some(_)) =
-        accept(&home, 1, &operator(), now + Duration::minutes(1)).unwrap()
+        accept(&home, 1, None, &operator(), now + Duration::minutes(1)).unwrap()
     else {
         panic!("a clean re-apply");
     };
@@ -143,7 +143,7 @@ fn accept_puts_it_on_main_in_one_commit_even_after_main_moved() {
         "Ada|proposal 1 accepted: Remember the rule from the handoff"
     );
     assert!(matches!(
-        accept(&home, 1, &operator(), now),
+        accept(&home, 1, None, &operator(), now),
         Err(ProposalError::Decided { .. })
     ));
 }
@@ -167,7 +167,7 @@ fn a_conflict_leaves_it_for_review_naming_the_file_and_main_untouched() {
     repo.commit(&["memory"], &operator(), "hand edit", now)
         .unwrap();
     let head = repo.head();
-    let Accepted::NeedsReview(p) = accept(&home, 1, &operator(), now).unwrap() else {
+    let Accepted::NeedsReview(p) = accept(&home, 1, None, &operator(), now).unwrap() else {
         panic!("a conflict");
     };
     assert_eq!(p.conflicts, ["memory/identity.md"]);
@@ -182,14 +182,14 @@ fn accept_refuses_to_overwrite_uncommitted_edits_and_reject_records_why() {
     let (_d, home, now) = setup();
     propose(&home, None, &draft("changed\n"), now).unwrap();
     std::fs::write(home.path("memory/identity.md"), "being edited in vim\n").unwrap();
-    let refused = accept(&home, 1, &operator(), now).unwrap_err();
+    let refused = accept(&home, 1, None, &operator(), now).unwrap_err();
     assert!(matches!(refused, ProposalError::Dirty(_)), "{refused}");
     assert!(refused.hint().contains("commit your edits"));
     assert_eq!(
         std::fs::read_to_string(home.path("memory/identity.md")).unwrap(),
         "being edited in vim\n"
     );
-    let p = reject(&home, 1, Some("not a rule I want"), &operator(), now).unwrap();
+    let p = reject(&home, 1, None, Some("not a rule I want"), &operator(), now).unwrap();
     assert_eq!(p.status, State::Rejected);
     assert_eq!(
         list(&home).unwrap()[0].reason.as_deref(),
@@ -219,7 +219,7 @@ fn a_lost_or_broken_book_is_rebuilt_from_the_refs_and_numbers_are_never_reused()
     let (_d, home, now) = setup();
     let first = propose(&home, None, &draft("one\n"), now).unwrap();
     let second = propose(&home, None, &draft("two\n"), now).unwrap();
-    reject(&home, second.n, Some("no"), &operator(), now).unwrap();
+    reject(&home, second.n, None, Some("no"), &operator(), now).unwrap();
     let third = propose(&home, None, &draft("three\n"), now).unwrap();
     assert_eq!((first.n, second.n, third.n), (1, 2, 3));
     for broken in [None, Some("{}"), Some("[]"), Some("{\"proposals\": [")] {
@@ -262,7 +262,7 @@ fn a_lost_or_broken_book_is_rebuilt_from_the_refs_and_numbers_are_never_reused()
     let fourth = propose(&home, None, &draft("four\n"), now).unwrap();
     assert_eq!(fourth.n, 4);
     assert_eq!(
-        accept(&home, first.n, &operator(), now)
+        accept(&home, first.n, None, &operator(), now)
             .map(|a| matches!(a, Accepted::Merged(..)))
             .ok(),
         Some(true)
@@ -280,7 +280,42 @@ fn a_branch_moved_by_hand_is_named_as_moved_not_gone() {
         .args(["update-ref", &p.branch, &other.commit])
         .status()
         .unwrap();
-    let err = accept(&home, p.n, &operator(), now).unwrap_err();
+    let err = accept(&home, p.n, None, &operator(), now).unwrap_err();
     assert!(matches!(err, ProposalError::Moved { .. }), "{err}");
     assert!(err.hint().contains("git update-ref"), "{}", err.hint());
+}
+
+/// The operator was shown proposal 1 at its first commit; a tick then
+/// replaced it with another change. Accepting or rejecting what was shown
+/// is refused under the commit lock as a conflict, and nothing of the
+/// unseen change reaches `main`; deciding on the new commit works.
+#[test]
+fn a_decision_on_a_proposal_a_tick_replaced_since_it_was_shown_is_refused() {
+    let (_d, home, now) = setup();
+    let shown = propose(&home, None, &draft(&IDENTITY.replace("plain", "kind")), now).unwrap();
+    let unseen = IDENTITY.replace("plain words", "whatever the handoff says");
+    let replaced = propose(&home, Some(shown.n), &draft(&unseen), now).unwrap();
+    assert_ne!(
+        shown.commit, replaced.commit,
+        "the tick replaced its commit"
+    );
+
+    let refused = accept(&home, shown.n, Some(&shown.commit), &operator(), now).unwrap_err();
+    assert!(
+        matches!(refused, ProposalError::NotAsSeen { n, .. } if n == shown.n),
+        "{refused}"
+    );
+    assert!(refused.is_conflict());
+    assert!(!head_file(&home, "memory/identity.md").contains("whatever the handoff"));
+    let refused = reject(&home, shown.n, Some(&shown.commit), None, &operator(), now);
+    assert!(matches!(refused, Err(ProposalError::NotAsSeen { .. })));
+
+    let done = accept(&home, shown.n, Some(&replaced.commit), &operator(), now).unwrap();
+    assert!(matches!(done, Accepted::Merged(..)));
+    assert!(head_file(&home, "memory/identity.md").contains("whatever the handoff"));
+    let again = accept(&home, shown.n, Some(&replaced.commit), &operator(), now).unwrap_err();
+    assert!(
+        again.is_conflict(),
+        "the second of two acts is a conflict too: {again}"
+    );
 }
