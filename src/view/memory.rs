@@ -209,15 +209,40 @@ pub fn file(home: &Home, path: &str, vouched: &Vouched) -> Result<MemoryFile, No
         path: path.to_string(),
         source,
     };
-    let bytes = std::fs::read(&full).map_err(unreadable)?;
-    let left_out = bytes.len().saturating_sub(SHOWN_BYTES) as u64;
-    let shown = &bytes[..bytes.len().min(SHOWN_BYTES)];
-    let not_utf8 = std::str::from_utf8(&bytes).is_err();
-    let text = String::from_utf8_lossy(shown).into_owned();
-    let origins = Repo::open(home.root())
-        .and_then(|repo| repo.origins_of(path, &bytes))
-        .map_err(|e| e.to_string());
+    // Only what is shown is read, checked and blamed: a view costs the
+    // same on a 50 MB file as on a 512 KB one.
+    let (shown, size) = read_head(&full, SHOWN_BYTES).map_err(unreadable)?;
+    let left_out = size.saturating_sub(shown.len() as u64);
+    let not_utf8 = match std::str::from_utf8(&shown) {
+        Ok(_) => false,
+        // A character cut at the end of what is shown is no fault.
+        Err(e) => !(left_out > 0 && e.error_len().is_none()),
+    };
+    let text = String::from_utf8_lossy(&shown).into_owned();
+    let origins = if left_out > 0 {
+        // A blame reads the whole file and its whole history.
+        Err(format!(
+            "the file is larger than the {} KiB the page shows, and the page does not blame \
+             it whole; `git blame {path}` on the server does",
+            SHOWN_BYTES / 1024
+        ))
+    } else {
+        Repo::open(home.root())
+            .and_then(|repo| repo.origins_of(path, &shown))
+            .map_err(|e| e.to_string())
+    };
     Ok(lines_of(path, &text, origins, vouched, left_out, not_utf8))
+}
+
+/// The first `max` bytes of `path`, and its whole size.
+fn read_head(path: &Path, max: usize) -> std::io::Result<(Vec<u8>, u64)> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut shown = Vec::with_capacity(max.min(size as usize));
+    file.take(max as u64).read_to_end(&mut shown)?;
+    let size = size.max(shown.len() as u64);
+    Ok((shown, size))
 }
 
 /// The lines of `text` with their origins (or why there are none): pure.
@@ -285,6 +310,30 @@ mod tests {
         assert!(!plain_under_memory("memory/.git/config"));
         assert!(!plain_under_memory("/etc/passwd"));
         assert!(!plain_under_memory(".hearth/tick.json"));
+    }
+
+    #[test]
+    fn a_huge_file_is_read_only_as_far_as_it_is_shown_and_its_lines_are_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::DateTime::from_timestamp(1_790_000_000, 0).unwrap();
+        crate::home::init(dir.path(), now).unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        let line = "é".repeat(40) + "\n";
+        let big = line.repeat(3 * SHOWN_BYTES / line.len());
+        std::fs::write(home.path("memory/big.md"), &big).unwrap();
+        let file = file(&home, "memory/big.md", &Vouched::default()).unwrap();
+        let shown: usize = file.lines.iter().map(|l| l.text.len() + 1).sum();
+        assert!(shown <= SHOWN_BYTES + 1, "{shown}");
+        assert_eq!(file.left_out, (big.len() - SHOWN_BYTES) as u64);
+        assert!(!file.not_utf8, "a character cut at the edge is no fault");
+        assert!(file
+            .unproven
+            .as_deref()
+            .is_some_and(|w| w.contains("git blame")));
+        assert!(
+            file.lines.iter().all(|l| l.outside.is_some()),
+            "closed world"
+        );
     }
 
     #[test]
