@@ -196,7 +196,13 @@ pub fn file(home: &Home, path: &str, vouched: &Vouched) -> Result<MemoryFile, No
     let full = home.path(path);
     // A link that leads out of memory/ (or the home) is not followed.
     let inside = match (full.canonicalize(), home.path(rel::MEMORY).canonicalize()) {
-        (Ok(real), Ok(memory)) => real.starts_with(memory) && real.is_file(),
+        (Ok(real), Ok(memory)) => {
+            // Where a link leads must be a plain path too: no hidden name.
+            let target = real
+                .strip_prefix(&memory)
+                .map(|r| format!("{}/{}", rel::MEMORY, r.to_string_lossy()));
+            target.is_ok_and(|t| plain_under_memory(&t)) && real.is_file()
+        }
         (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(NotShown::Missing(path.to_string()))
         }
@@ -298,6 +304,7 @@ fn lines_of(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
 mod tests {
     use super::*;
 
@@ -334,6 +341,18 @@ mod tests {
             file.lines.iter().all(|l| l.outside.is_some()),
             "closed world"
         );
+    }
+
+    #[test]
+    fn a_link_to_a_hidden_file_of_memory_is_not_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::DateTime::from_timestamp(1_790_000_000, 0).unwrap();
+        crate::home::init(dir.path(), now).unwrap();
+        let home = Home::open(dir.path()).unwrap();
+        std::fs::write(home.path("memory/.vault.md"), "the code is 4711\n").unwrap();
+        std::os::unix::fs::symlink(".vault.md", home.path("memory/open.md")).unwrap();
+        let shown = file(&home, "memory/open.md", &Vouched::default());
+        assert!(matches!(shown, Err(NotShown::NotMemory(_))), "{shown:?}");
     }
 
     #[test]

@@ -67,18 +67,50 @@ impl Served {
 /// page's `Referrer-Policy: no-referrer`, or none at all), `Sec-Fetch-Site`
 /// — a header no page can set — says same-origin. Neither: refused, since
 /// a form on any page the operator opens can post here.
-pub fn same_origin(origin: Option<&str>, fetch_site: Option<&str>, host: Option<&str>) -> bool {
+///
+/// The origin's scheme is the page's own (`https` behind a TLS proxy,
+/// `--behind-https`; `http` otherwise): another scheme is another origin.
+pub fn same_origin(
+    origin: Option<&str>,
+    fetch_site: Option<&str>,
+    host: Option<&str>,
+    https: bool,
+) -> bool {
     match (origin, host) {
         (None | Some("null"), _) => fetch_site == Some("same-origin"),
         (Some(origin), Some(host)) => {
             let origin = origin.to_ascii_lowercase();
-            let authority = origin
-                .strip_prefix("http://")
-                .or_else(|| origin.strip_prefix("https://"));
-            authority == Some(host.to_ascii_lowercase().as_str())
+            let scheme = if https { "https://" } else { "http://" };
+            origin.strip_prefix(scheme) == Some(host.to_ascii_lowercase().as_str())
         }
         (Some(_), None) => false,
     }
+}
+
+/// Whether a request's headers name where it goes once and only once:
+/// one `Host` (RFC 9112, 3.2: two are a 400), and a request target in
+/// absolute form (`GET http://name/ HTTP/1.1`) naming the same authority
+/// (which replaces `Host` there, so it is judged as `Host` is). The
+/// `Host` to judge, or `None`: refuse with 400.
+pub fn one_host<'a>(hosts: &[&'a str], target_authority: Option<&str>) -> Option<Option<&'a str>> {
+    match (hosts, target_authority) {
+        ([_, _, ..], _) => None,
+        ([host], Some(authority)) if !host.eq_ignore_ascii_case(authority) => None,
+        ([], Some(_)) => None,
+        (hosts, _) => Some(hosts.first().copied()),
+    }
+}
+
+/// Whether a form's body is a form: `application/x-www-form-urlencoded`,
+/// as a browser's form sends it (a JSON or multipart body is refused,
+/// never read as a form).
+pub fn is_form(content_type: Option<&str>) -> bool {
+    content_type
+        .and_then(|t| t.split(';').next())
+        .is_some_and(|t| {
+            t.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
 }
 
 /// `next` (where a login was asked from), when it is a path of this
@@ -152,19 +184,54 @@ mod tests {
     #[test]
     fn a_post_must_come_from_the_page_itself() {
         let host = Some("127.0.0.1:8780");
-        assert!(same_origin(Some("http://127.0.0.1:8780"), None, host));
-        assert!(!same_origin(Some("http://attacker.example"), None, host));
-        assert!(!same_origin(Some("null"), None, host));
+        let same = |origin, site| same_origin(origin, site, host, false);
+        assert!(same(Some("http://127.0.0.1:8780"), None));
         assert!(
-            !same_origin(Some("null"), Some("cross-site"), host),
-            "a sandboxed frame"
+            !same(Some("https://127.0.0.1:8780"), None),
+            "another scheme"
         );
+        assert!(same_origin(
+            Some("https://127.0.0.1:8780"),
+            None,
+            host,
+            true
+        ));
+        assert!(!same_origin(
+            Some("http://127.0.0.1:8780"),
+            None,
+            host,
+            true
+        ));
+        assert!(!same(Some("http://attacker.example"), None));
+        assert!(!same(Some("null"), None));
+        assert!(!same(Some("null"), Some("cross-site")), "a sandboxed frame");
         assert!(
-            same_origin(Some("null"), Some("same-origin"), host),
+            same(Some("null"), Some("same-origin")),
             "no-referrer's form"
         );
-        assert!(same_origin(None, Some("same-origin"), host));
-        assert!(!same_origin(None, Some("cross-site"), host));
-        assert!(!same_origin(None, None, host), "no word is no proof");
+        assert!(same(None, Some("same-origin")));
+        assert!(!same(None, Some("cross-site")));
+        assert!(!same(None, None), "no word is no proof");
+    }
+
+    #[test]
+    fn a_request_names_its_host_once() {
+        assert_eq!(one_host(&["a:1"], None), Some(Some("a:1")));
+        assert_eq!(one_host(&[], None), Some(None));
+        assert_eq!(one_host(&["a:1", "b:2"], None), None, "two Hosts");
+        assert_eq!(one_host(&["a:1"], Some("A:1")), Some(Some("a:1")));
+        assert_eq!(one_host(&["a:1"], Some("evil:1")), None, "absolute form");
+        assert_eq!(one_host(&[], Some("a:1")), None);
+    }
+
+    #[test]
+    fn only_a_forms_body_is_read_as_a_form() {
+        assert!(is_form(Some("application/x-www-form-urlencoded")));
+        assert!(is_form(Some(
+            "Application/X-WWW-Form-Urlencoded; charset=UTF-8"
+        )));
+        assert!(!is_form(Some("application/json")));
+        assert!(!is_form(Some("multipart/form-data; boundary=x")));
+        assert!(!is_form(None));
     }
 }

@@ -38,6 +38,17 @@ pub enum Addressed {
 /// The most homes the index lists.
 pub const LISTED: usize = 500;
 
+/// The home `name` of `dir`, when it is a directory of `dir` itself: a
+/// symbolic link there (to a home elsewhere, another account's) is not
+/// served.
+fn home_in(dir: &std::path::Path, name: &str) -> Option<Home> {
+    let path = dir.join(name);
+    let real_dir = std::fs::symlink_metadata(&path).ok()?.file_type().is_dir();
+    (plain_name(name) && real_dir)
+        .then(|| Home::open(&path).ok())
+        .flatten()
+}
+
 /// Whether `name` could be a home's directory name in a path: letters,
 /// digits, `-`, `_`, `.` (not first).
 fn plain_name(name: &str) -> bool {
@@ -63,8 +74,8 @@ impl Homes {
                     return Addressed::Missing;
                 };
                 let (name, rest) = after.split_once('/').unwrap_or((after, ""));
-                match plain_name(name).then(|| Home::open(&dir.join(name))) {
-                    Some(Ok(home)) => Addressed::Home {
+                match home_in(dir, name) {
+                    Some(home) => Addressed::Home {
                         home,
                         base: format!("/h/{name}"),
                         rest: format!("/{rest}"),
@@ -92,8 +103,7 @@ impl Homes {
                     .filter_map(Result::ok)
                     .filter_map(|entry| {
                         let name = entry.file_name().to_str()?.to_string();
-                        let home = Home::open(&entry.path()).ok()?;
-                        plain_name(&name).then_some((name, home))
+                        home_in(dir, &name).map(|home| (name, home))
                     })
                     .collect();
                 homes.sort_by(|a, b| a.0.cmp(&b.0));
@@ -126,5 +136,20 @@ mod tests {
         assert!(matches!(homes.resolve("/jobs"), Addressed::Missing));
         assert!(matches!(homes.resolve("/h/../etc/"), Addressed::Missing));
         assert!(matches!(homes.resolve("/h/nobody/"), Addressed::Missing));
+    }
+
+    #[test]
+    fn a_link_to_a_home_elsewhere_is_not_served() {
+        let now = chrono::DateTime::from_timestamp(1_790_000_000, 0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        crate::home::init(&dir.path().join("mine"), now).unwrap();
+        crate::home::init(elsewhere.path(), now).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("theirs")).unwrap();
+        let homes = Homes::Many(dir.path().to_path_buf());
+        assert!(matches!(homes.resolve("/h/mine/"), Addressed::Home { .. }));
+        assert!(matches!(homes.resolve("/h/theirs/"), Addressed::Missing));
+        let names: Vec<String> = homes.list().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["mine"]);
     }
 }

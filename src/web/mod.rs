@@ -252,7 +252,20 @@ fn header(request: &Request<Incoming>, name: hyper::header::HeaderName) -> Optio
 /// One request: the name it was sent to, its origin (for a POST) and its
 /// credentials checked before anything of the home is read.
 async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
-    let host = header(&request, hyper::header::HOST).map(str::to_string);
+    let hosts: Vec<&str> = request
+        .headers()
+        .get_all(hyper::header::HOST)
+        .iter()
+        .map(|h| h.to_str().unwrap_or("\u{fffd}"))
+        .collect();
+    let Some(host) = guard::one_host(&hosts, request.uri().authority().map(|a| a.as_str())) else {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "a request names its host once: one Host header, and a target in absolute form \
+             only with the same name",
+        );
+    };
+    let host = host.map(str::to_string);
     if !page.served.allows(host.as_deref()) {
         return text(
             StatusCode::MISDIRECTED_REQUEST,
@@ -267,8 +280,20 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             .headers()
             .get("sec-fetch-site")
             .and_then(|v| v.to_str().ok());
-        if !guard::same_origin(origin, site, host.as_deref()) {
+        if !guard::same_origin(origin, site, host.as_deref(), page.secure_cookies) {
             return text(StatusCode::FORBIDDEN, "a form from another page is refused");
+        }
+        let content_type = header(&request, hyper::header::CONTENT_TYPE);
+        let empty = request
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .is_some_and(|l| l.as_bytes() == b"0");
+        let no_body = empty && content_type.is_none();
+        if !(guard::is_form(content_type) || no_body) {
+            return text(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "a decision is a form (application/x-www-form-urlencoded)",
+            );
         }
     } else if method != Method::GET && method != Method::HEAD {
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET, or a form's POST");

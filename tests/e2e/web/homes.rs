@@ -11,15 +11,21 @@ use crate::common::{TestHome, HEARTH, PINNED_NOW};
 
 #[test]
 fn every_home_is_listed_with_its_verdict_and_served_under_its_name() {
-    let alice = TestHome::with_config("");
-    alice.ok(&["run", "--ticks", "1"]);
-    let bob = TestHome::with_config("");
-    bob.ok(&["run", "--ticks", "1"]);
+    // The homes are directories of DIR, as /var/lib/hearth/NAME are; a
+    // link there to a home elsewhere is not served.
+    let dir = tempfile::tempdir().unwrap();
+    let home_in_dir = |name: &str| {
+        let home = TestHome::at(&dir.path().join(name));
+        home.ok(&["init"]);
+        home.ok(&["run", "--ticks", "1"]);
+        home
+    };
+    let alice = home_in_dir("alice");
+    let bob = home_in_dir("bob");
     let n = propose(&alice, "Speak in riddles", "# Me\n\nI speak in riddles.\n");
     std::fs::write(bob.file("hearth.toml"), "[model\n").unwrap(); // broken: trouble
-    let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&alice.path, dir.path().join("alice")).unwrap();
-    std::os::unix::fs::symlink(&bob.path, dir.path().join("bob")).unwrap();
+    let elsewhere = TestHome::with_config("");
+    std::os::unix::fs::symlink(&elsewhere.path, dir.path().join("linked")).unwrap();
     std::fs::create_dir(dir.path().join("not-a-home")).unwrap();
     let mut cmd = Command::new(HEARTH);
     cmd.env_clear()
@@ -36,6 +42,10 @@ fn every_home_is_listed_with_its_verdict_and_served_under_its_name() {
         "{index}"
     );
     assert!(!index.contains("not-a-home"), "{index}");
+    assert!(
+        !index.contains("linked"),
+        "a link to a home elsewhere: {index}"
+    );
     assert_eq!(
         meta(&index, "hearth-verdict"),
         "trouble",

@@ -75,6 +75,54 @@ fn on_a_unix_socket_the_page_is_this_accounts_alone_and_still_checks_names() {
     let _ = child.wait();
 }
 
+/// The smaller doors an attacker found (issue 66, item 7): two `Host`
+/// headers, an absolute-form target naming another host, an `https`
+/// origin on an http page, an act's body that is not a form.
+#[test]
+fn a_request_that_names_two_hosts_another_scheme_or_no_form_is_refused() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let (mut child, socket) = on_a_socket(&home);
+    let cases = [
+        (
+            "GET / HTTP/1.1\r\nHost: localhost:8780\r\nHost: attacker.example\r\n\
+             Connection: close\r\n\r\n",
+            400,
+            "two Host headers",
+        ),
+        (
+            "GET http://attacker.example/ HTTP/1.1\r\nHost: localhost:8780\r\n\
+             Connection: close\r\n\r\n",
+            400,
+            "an absolute target naming another host",
+        ),
+        (
+            "POST /proposals/1/accept HTTP/1.1\r\nHost: localhost:8780\r\n\
+             Origin: https://localhost:8780\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            403,
+            "an https origin on an http page",
+        ),
+        (
+            "POST /proposals/1/accept HTTP/1.1\r\nHost: localhost:8780\r\n\
+             Origin: http://localhost:8780\r\nContent-Type: application/json\r\n\
+             Content-Length: 14\r\nConnection: close\r\n\r\n{\"commit\":\"x\"}",
+            415,
+            "a body that is not a form",
+        ),
+        (
+            "GET / HTTP/1.1\r\nHost: localhost:8780\r\nConnection: close\r\n\r\n",
+            200,
+            "the plain request still passes",
+        ),
+    ];
+    for (request, want, what) in cases {
+        let (status, answer) = ask(&socket, request);
+        assert_eq!(status, want, "{what}: {answer}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 #[ignore = "needs root to act as another account; .ci/run runs it as root (cargo test -- --ignored)"]
 fn another_account_on_the_host_gets_nothing_of_the_page() {
