@@ -3,11 +3,15 @@
 //! listens).
 
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
+use hyper::body::Frame;
 use hyper::{Response, StatusCode};
 
 use super::{respond, text, Body, Page};
@@ -28,16 +32,17 @@ const MAX_STREAMS: usize = 16;
 /// each time `main` moves, so an open page learns of a new tick without a
 /// reload. Nothing is read from the request.
 pub(super) fn stream(page: Arc<Page>, home: Home) -> Response<Body> {
-    use std::sync::atomic::Ordering;
     if page.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
         page.streams.fetch_sub(1, Ordering::SeqCst);
         return text(StatusCode::SERVICE_UNAVAILABLE, "too many pages are open");
     }
-    let (mut sender, body) = http_body_util::channel::Channel::<Bytes, Infallible>::new(2);
+    let slot = Slot(Arc::clone(&page));
+    let (sender, frames) = tokio::sync::mpsc::channel::<Bytes>(2);
     tokio::spawn(async move {
         let mut last: Option<String> = None;
         let mut quiet = Duration::ZERO;
-        loop {
+        // A closed page ends the body, which ends this at its next look.
+        while !sender.is_closed() {
             let (home, seen) = (home.clone(), last.clone());
             // The ledger is read only when `main` moved.
             let now = tokio::task::spawn_blocking(move || moved(&home, seen.as_deref()))
@@ -58,18 +63,52 @@ pub(super) fn stream(page: Arc<Page>, home: Home) -> Response<Body> {
                 _ => None,
             };
             if let Some(said) = said {
-                if sender.send_data(Bytes::from(said)).await.is_err() {
+                if sender.send(Bytes::from(said)).await.is_err() {
                     break; // the page was closed
                 }
             }
             tokio::time::sleep(EVENTS_EVERY).await;
             quiet += EVENTS_EVERY;
         }
-        page.streams.fetch_sub(1, Ordering::SeqCst);
     });
     let mut response = respond(StatusCode::OK, "text/event-stream", String::new());
-    *response.body_mut() = body.boxed();
+    *response.body_mut() = Events {
+        frames,
+        _slot: slot,
+    }
+    .boxed();
     response
+}
+
+/// One open page's place among [`MAX_STREAMS`], given back when its
+/// stream's body is dropped: the moment the connection closes, not at the
+/// next keep-alive (200 closed pages kept new ones out for 14 s).
+struct Slot(Arc<Page>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An event stream's body: what its task says, while the page listens.
+struct Events {
+    frames: tokio::sync::mpsc::Receiver<Bytes>,
+    _slot: Slot,
+}
+
+impl hyper::body::Body for Events {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.frames
+            .poll_recv(cx)
+            .map(|said| said.map(|bytes| Ok(Frame::data(bytes))))
+    }
 }
 
 /// `main`'s commit and the last tick's number (empty when none), when

@@ -721,3 +721,53 @@ fn a_link_from_a_notice_opens_where_it_led_once_logged_in() {
         .unwrap();
     assert!(!shown.contains("evil.example"), "{shown}");
 }
+
+/// Pages opened and closed free their place among the event streams at
+/// once: 40 streams closed one after another (past the 16 open at once),
+/// then a new page's stream is served, not told "too many pages".
+#[test]
+fn a_closed_event_stream_frees_its_place_at_once() {
+    use std::io::{Read, Write};
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let page = Page::open(&home);
+    let cookie = page.session();
+    let open = || {
+        let mut stream = std::net::TcpStream::connect(&page.host).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /events HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\n\r\n",
+            page.host
+        )
+        .unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).unwrap();
+        let head = String::from_utf8_lossy(&head).into_owned();
+        if head.ends_with("200") {
+            // Open until the page has heard of the last commit, as a tab.
+            let mut seen = Vec::new();
+            let mut byte = [0u8; 1];
+            while !String::from_utf8_lossy(&seen).contains("event: commit") {
+                stream.read_exact(&mut byte).unwrap();
+                seen.push(byte[0]);
+            }
+        }
+        (stream, head)
+    };
+    let started = std::time::Instant::now();
+    for n in 0..40 {
+        let (stream, head) = open();
+        assert!(head.ends_with("200"), "stream {n}: {head}");
+        drop(stream); // the tab is closed
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (_kept, head) = open();
+    assert!(head.ends_with("200"), "{head}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "no stream waited for a keep-alive to find its page closed"
+    );
+}
