@@ -284,10 +284,12 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
             return text(StatusCode::FORBIDDEN, "a form from another page is refused");
         }
         let content_type = header(&request, hyper::header::CONTENT_TYPE);
-        let empty = request
-            .headers()
+        // A POST with no body (a logout, a bare button) has no type.
+        let headers = request.headers();
+        let empty = headers
             .get(hyper::header::CONTENT_LENGTH)
-            .is_some_and(|l| l.as_bytes() == b"0");
+            .is_none_or(|l| l.as_bytes() == b"0")
+            && headers.get(hyper::header::TRANSFER_ENCODING).is_none();
         let no_body = empty && content_type.is_none();
         if !(guard::is_form(content_type) || no_body) {
             return text(
