@@ -7,7 +7,10 @@ Run in CI beside layers.py: `python3 scripts/names.py`."""
 import collections, os, re, sys
 
 EXEMPT = {"Args", "Sub"}
-DEF = re.compile(r"^\s*(?:pub(?:\([a-z:]+\))?\s+)?(?:struct|enum|trait|type|union)\s+([A-Z][A-Za-z0-9]*)", re.M)
+# A `type` indented inside an `impl` (`type Data = Bytes;`) names the
+# trait's associated type, not a type of the house: only a type alias at
+# the top of a module counts.
+DEF = re.compile(r"^(?:\s*(?:pub(?:\([a-z:]+\))?\s+)?(?:struct|enum|trait|union)|(?:pub(?:\([a-z:]+\))?\s+)?type)\s+([A-Z][A-Za-z0-9]*)", re.M)
 
 defined = collections.defaultdict(list)
 for root, _, files in os.walk("src"):

@@ -20,6 +20,17 @@ pub fn guard_secrets() -> bool {
     }
 }
 
+/// The environment variables no process hearth starts is given, whatever
+/// its configuration names: the secrets of hearth's own doors (the page's
+/// and the MCP door's tokens). A tool an outside exchange can drive must
+/// never hold what logs the operator in.
+pub const NEVER_PASSED: [&str; 2] = ["HEARTH_WEB_TOKEN", "HEARTH_MCP_TOKEN"];
+
+/// Whether a configured variable `name` may be passed to a process.
+pub fn passable(name: &str) -> bool {
+    !NEVER_PASSED.contains(&name)
+}
+
 /// The variables a command the operator configured (a job's `check`,
 /// `[flares] exec`) always gets from hearth's own environment: where
 /// programs are, the language and the zone. Nothing else crosses unless
@@ -29,7 +40,7 @@ pub const ALWAYS_PASSED: [&str; 5] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"
 
 /// Clears `command`'s environment, then gives it [`ALWAYS_PASSED`] and
 /// each of `named` that `environment` holds (never a door's token,
-/// [`crate::tools::passable`]).
+/// [`passable`]).
 pub fn confine_env(
     command: &mut std::process::Command,
     environment: &std::collections::BTreeMap<String, String>,
@@ -40,7 +51,7 @@ pub fn confine_env(
         .iter()
         .copied()
         .chain(named.iter().map(String::as_str));
-    for name in names.filter(|n| crate::tools::passable(n)) {
+    for name in names.filter(|n| passable(n)) {
         if let Some(value) = environment.get(name) {
             command.env(name, value);
         }

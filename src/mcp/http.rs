@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -185,7 +185,7 @@ pub fn serve(
             limits,
         });
         let (max, timeout) = (door.limits.max_connections, door.limits.header_timeout);
-        super::listen::serve_connections(
+        super::connections::serve_connections(
             &listener,
             "MCP over HTTP",
             max,
@@ -235,14 +235,15 @@ async fn answer(door: &OpenDoor, request: Request<Incoming>) -> Response<Body> {
         .headers()
         .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > guard::MAX_LINE as u64) {
-        return too_large();
-    }
     let (parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, guard::MAX_LINE).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
-        Err(_) => return refused(StatusCode::BAD_REQUEST, "the body could not be read\n"),
+    // An oversized body is read on (bounded) before the 413, so a client
+    // still sending it reads the answer instead of a reset.
+    let bytes = match super::body::read_body(body, declared, guard::MAX_LINE).await {
+        Ok(bytes) => bytes,
+        Err(super::body::BodyRefused::TooLarge) => return too_large(),
+        Err(super::body::BodyRefused::Unreadable) => {
+            return refused(StatusCode::BAD_REQUEST, "the body could not be read\n")
+        }
     };
     let opens_session =
         parts.method == hyper::Method::POST && !parts.headers.contains_key("mcp-session-id");

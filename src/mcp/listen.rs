@@ -196,69 +196,6 @@ pub fn token_matches(given: &[u8], token: &str) -> bool {
             == 0
 }
 
-/// Serves `listener`'s connections for ever with `answer`, at most
-/// `max_connections` at once: a permit is taken before the accept, so past
-/// the cap the others wait in the kernel's queue and no descriptor is
-/// spent on them. A request's headers must come within `header_timeout`.
-/// An accept that fails (out of descriptors, say) is said once a spell and
-/// backed off, never a loop that spins a core and floods the log. `door`
-/// names the door in the log.
-pub async fn serve_connections<F, Fut>(
-    listener: &Listener,
-    door: &'static str,
-    max_connections: usize,
-    header_timeout: std::time::Duration,
-    answer: F,
-) where
-    F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = hyper::Response<Body>> + Send + 'static,
-{
-    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
-    let mut failing: u64 = 0;
-    loop {
-        let Ok(permit) = std::sync::Arc::clone(&permits).acquire_owned().await else {
-            return;
-        };
-        let conn = match listener.accept(door).await {
-            Ok(Some(conn)) => conn,
-            Ok(None) => continue,
-            Err(e) => {
-                if failing == 0 {
-                    tracing::warn!(
-                        "{door}: connections cannot be accepted ({e}); trying again, slower, \
-                         until they can"
-                    );
-                }
-                failing += 1;
-                let wait = std::time::Duration::from_millis(50 << failing.min(5));
-                tokio::time::sleep(wait).await;
-                continue;
-            }
-        };
-        if failing > 0 {
-            tracing::info!("{door}: accepting again ({failing} failed accepts)");
-            failing = 0;
-        }
-        let answer = answer.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let answer = answer.clone();
-                async move { Ok::<_, std::convert::Infallible>(answer(request).await) }
-            });
-            let io = hyper_util::rt::TokioIo::new(conn);
-            let served = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout)
-                .serve_connection(io, service)
-                .await;
-            if let Err(e) = served {
-                tracing::debug!("{door}: a connection ended: {e}");
-            }
-            drop(permit);
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,16 +28,7 @@ use crate::model::ToolSpec;
 use crate::provenance::Shown;
 pub use offered::Offered;
 
-/// The environment variables no tool is given, whatever its manifest
-/// names: the secrets of hearth's own doors (the page's and the MCP
-/// door's tokens). A tool an outside exchange can drive must never hold
-/// what logs the operator in.
-pub const NEVER_PASSED: [&str; 2] = ["HEARTH_WEB_TOKEN", "HEARTH_MCP_TOKEN"];
-
-/// Whether a manifest's variable `name` may be passed to its tool.
-pub fn passable(name: &str) -> bool {
-    !NEVER_PASSED.contains(&name)
-}
+pub use crate::process::{passable, NEVER_PASSED};
 use operator::OperatorTool;
 use trust::Trust;
 

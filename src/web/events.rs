@@ -72,7 +72,7 @@ pub(super) fn stream(page: Arc<Page>, home: Home) -> Response<Body> {
         }
     });
     let mut response = respond(StatusCode::OK, "text/event-stream", String::new());
-    *response.body_mut() = Events {
+    *response.body_mut() = EventBody {
         frames,
         _slot: slot,
     }
@@ -92,12 +92,12 @@ impl Drop for Slot {
 }
 
 /// An event stream's body: what its task says, while the page listens.
-struct Events {
+struct EventBody {
     frames: tokio::sync::mpsc::Receiver<Bytes>,
     _slot: Slot,
 }
 
-impl hyper::body::Body for Events {
+impl hyper::body::Body for EventBody {
     type Data = Bytes;
     type Error = Infallible;
 

@@ -3,12 +3,11 @@
 
 use std::time::Instant;
 
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
 use super::session;
-use super::{form, guard, header, html, pages, see_other, text, Body, Page, MAX_BODY};
+use super::{form, guard, header, html, pages, see_other, Body, Page};
 use crate::mcp::listen;
 
 /// Whether the request carries the token or an open session. A wrong
@@ -35,9 +34,9 @@ pub(super) async fn signed_in(page: &Page, request: &Request<Incoming>) -> bool 
 /// `POST /login`: the token in a form, bounded; a wrong one answered
 /// after [`session::WRONG_WAIT`].
 pub(super) async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a login is a short form"),
+    let body = match super::form_body(request, "a login").await {
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
     let given = form::value(&body, "token").unwrap_or_default();
     let next = form::value(&body, "next");

@@ -196,7 +196,7 @@ pub fn serve(
             environment: options.environment.clone(),
             streams: Default::default(),
         });
-        listen::serve_connections(
+        crate::mcp::connections::serve_connections(
             &listener,
             "the page",
             MAX_CONNECTIONS,
@@ -243,6 +243,27 @@ fn see_other(to: &str, cookie: Option<String>) -> Response<Body> {
         headers.insert(hyper::header::SET_COOKIE, value);
     }
     response
+}
+
+/// A form's body, at most [`MAX_BODY`] (an oversized one read on and
+/// dropped, bounded, so the browser reads the 413), or the answer that
+/// refuses it; `what` names the form in that answer.
+async fn form_body(request: Request<Incoming>, what: &str) -> Result<Bytes, Response<Body>> {
+    let declared = request
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    crate::mcp::body::read_body(request.into_body(), declared, MAX_BODY)
+        .await
+        .map_err(|refused| match refused {
+            crate::mcp::body::BodyRefused::TooLarge => text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("{what} is a short form"),
+            ),
+            crate::mcp::body::BodyRefused::Unreadable => {
+                text(StatusCode::BAD_REQUEST, "the form could not be read")
+            }
+        })
 }
 
 fn header(request: &Request<Incoming>, name: hyper::header::HeaderName) -> Option<&str> {

@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
-use super::{acts, form, html, pages, see_other, text, Body, Page, MAX_BODY};
+use super::{acts, form, html, pages, see_other, text, Body, Page};
 use crate::home::Home;
 
 /// A POST of `home`'s (`/proposals/N/accept`, `/requests/N/approve`,
@@ -25,9 +24,9 @@ pub(super) async fn act(
     let Some(act) = acts::PageAct::of_path(&path) else {
         return text(StatusCode::NOT_FOUND, "there is no such act");
     };
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => return text(StatusCode::PAYLOAD_TOO_LARGE, "a decision is a short form"),
+    let body = match super::form_body(request, "a decision").await {
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
     // What the page showed: a proposal's commit, a request's or a job's
     // digest, an incident's key.

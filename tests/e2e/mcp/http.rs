@@ -392,3 +392,45 @@ fn a_client_cannot_hold_more_of_the_door_than_its_bounds() {
         log.len()
     );
 }
+
+/// A body over 1 MiB sent slowly, as a loaded client sends it: the door
+/// reads it on and answers 413, which the client reads whole — it was
+/// answered at once and the socket closed with the body unread, so the
+/// client met a reset and never learnt why.
+#[test]
+fn an_oversized_body_sent_slowly_gets_its_413_not_a_reset() {
+    use std::io::Read;
+    let home = TestHome::with_config("");
+    let token = "a-long-token-for-the-mcp-door-0123456789";
+    let door = Door::open_with(&home, "127.0.0.1:0", Some(token), &[]);
+    let authority = door
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let body = vec![b' '; 2 * 1024 * 1024];
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    for piece in body.chunks(256 * 1024) {
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        stream
+            .write_all(piece)
+            .expect("the door reads the body it refuses instead of resetting the connection");
+    }
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .expect("the answer is read whole, no reset");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    door.close();
+}

@@ -771,3 +771,34 @@ fn a_closed_event_stream_frees_its_place_at_once() {
         "no stream waited for a keep-alive to find its page closed"
     );
 }
+
+/// 600 slow connections from one client that never finish a request hold
+/// no place the operator needs: the right token logs in within 2 s, the
+/// oldest idle connection making room (they kept the operator waiting
+/// 25–39 s when past the cap they queued).
+#[test]
+fn slow_connections_never_keep_the_operator_out() {
+    use std::io::Write;
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let page = Page::open(&home);
+    let slow: Vec<std::net::TcpStream> = (0..600)
+        .filter_map(|_| {
+            let mut stream = std::net::TcpStream::connect(&page.host).ok()?;
+            let _ = stream.write_all(b"GET / HTTP/1.1\r\nHost: ");
+            Some(stream)
+        })
+        .collect();
+    assert!(slow.len() >= 500, "the slow client held {}", slow.len());
+    let started = std::time::Instant::now();
+    assert_eq!(page.log_in(TOKEN).status(), 303);
+    let read = Page::client()
+        .get(format!("{}/", page.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap();
+    assert_eq!(read.status(), 200);
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+    drop(slow);
+}
