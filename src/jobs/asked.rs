@@ -7,6 +7,19 @@
 use crate::home::layout::rel::JOB_REQUESTS;
 use crate::home::Home;
 
+/// The name a waker leaves among the run requests: hidden, so never taken
+/// for a job's.
+pub const WAKE: &str = ".wake";
+
+/// Wakes a running supervisor for something it does at its next look (a
+/// request approved from the page), as a run asked for does; best effort:
+/// without it, the next tick's look takes it.
+pub fn wake_supervisor(home: &Home) {
+    let dir = home.path(JOB_REQUESTS);
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = crate::atomic::write(&dir.join(WAKE), b"");
+}
+
 /// Asks for a run of `job` (a name [`super::load_all`] gave: a file's
 /// stem, so never a path).
 pub fn ask_to_run(home: &Home, job: &super::Job) -> Result<(), crate::atomic::WriteError> {

@@ -29,6 +29,9 @@ use crate::repo::{trailers, Identity, Repo};
 pub enum ToolRequestState {
     /// Waiting for the operator.
     Open,
+    /// Approved from the page: the supervisor runs it at its next look
+    /// (the page runs no tool: it holds the page's token).
+    Approved,
     /// Approved and started; still so after a kill cut it (whether the
     /// tool finished is then unknown, and it never runs again).
     Running,
@@ -45,6 +48,7 @@ impl ToolRequestState {
     pub fn as_str(self) -> &'static str {
         match self {
             ToolRequestState::Open => "open",
+            ToolRequestState::Approved => "approved",
             ToolRequestState::Running => "running",
             ToolRequestState::Ran => "ran",
             ToolRequestState::Failed => "failed",
@@ -287,7 +291,8 @@ pub fn founding_said(book: &[ToolRequest], peer: &str, slug: &str, blob: &str) -
         return FoundingSaid::Unasked;
     };
     match asked.status {
-        ToolRequestState::Open => FoundingSaid::Waiting(asked.n),
+        // A founding is approved by approve_founding, never handed on.
+        ToolRequestState::Open | ToolRequestState::Approved => FoundingSaid::Waiting(asked.n),
         ToolRequestState::Ran | ToolRequestState::Running if asked.digest == blob => {
             FoundingSaid::Approved
         }
@@ -324,12 +329,21 @@ pub fn list(home: &Home) -> Result<Vec<ToolRequest>, ProposalError> {
 
 /// The open request `n` of `book`, or why it cannot be decided.
 fn open_one(book: &RequestBook, n: u64) -> Result<ToolRequest, ProposalError> {
+    one_in(book, n, ToolRequestState::Open)
+}
+
+/// Request `n` when it is `state`; else why not.
+fn one_in(
+    book: &RequestBook,
+    n: u64,
+    state: ToolRequestState,
+) -> Result<ToolRequest, ProposalError> {
     let request = book
         .requests
         .iter()
         .find(|r| r.n == n)
         .ok_or(ProposalError::NoRequest(n))?;
-    if request.status != ToolRequestState::Open {
+    if request.status != state {
         return Err(ProposalError::RequestDecided {
             n,
             status: request.status.as_str(),
@@ -352,9 +366,23 @@ fn decide(
     now: DateTime<Utc>,
     change: impl FnOnce(&mut ToolRequest) -> String,
 ) -> Result<ToolRequest, ProposalError> {
+    decide_from(home, n, ToolRequestState::Open, seen, who, now, change)
+}
+
+/// [`decide`], for a request that is `from` now (an approved one the
+/// supervisor starts).
+fn decide_from(
+    home: &Home,
+    n: u64,
+    from: ToolRequestState,
+    seen: Option<&str>,
+    who: &Identity,
+    now: DateTime<Utc>,
+    change: impl FnOnce(&mut ToolRequest) -> String,
+) -> Result<ToolRequest, ProposalError> {
     let _lock = CommitLock::acquire(home)?;
     let mut book = load(home)?;
-    let mut request = open_one(&book, n)?;
+    let mut request = one_in(&book, n, from)?;
     if seen.is_some_and(|seen| seen.is_empty() || seen != request.digest) {
         return Err(ProposalError::NotAsSeen { what: "request", n });
     }
@@ -378,6 +406,54 @@ pub fn begin(
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ProposalError> {
     decide(home, n, seen, who, now, |r| {
+        r.status = ToolRequestState::Running;
+        format!(
+            "request {n} approved: running {}\n\n{}",
+            r.tool,
+            trailers::line(trailers::REQUEST, n)
+        )
+    })
+}
+
+/// Approves open request `n` from the page, where no tool runs: one
+/// commit by `who`; the supervisor runs it at its next look
+/// ([`approved`], [`start_approved`]). `seen`, as for [`begin`].
+pub fn approve_for_supervisor(
+    home: &Home,
+    n: u64,
+    seen: Option<&str>,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<ToolRequest, ProposalError> {
+    decide(home, n, seen, who, now, |r| {
+        r.status = ToolRequestState::Approved;
+        format!(
+            "request {n} approved: {} runs at the supervisor's next look\n\n{}",
+            r.tool,
+            trailers::line(trailers::REQUEST, n)
+        )
+    })
+}
+
+/// The requests approved from the page that wait for the supervisor to
+/// run them, oldest first.
+pub fn approved(home: &Home) -> Result<Vec<ToolRequest>, ProposalError> {
+    Ok(load(home)?
+        .requests
+        .into_iter()
+        .filter(|r| r.status == ToolRequestState::Approved)
+        .collect())
+}
+
+/// Marks approved request `n` running, one commit by `who`, before the
+/// supervisor runs the tool.
+pub fn start_approved(
+    home: &Home,
+    n: u64,
+    who: &Identity,
+    now: DateTime<Utc>,
+) -> Result<ToolRequest, ProposalError> {
+    decide_from(home, n, ToolRequestState::Approved, None, who, now, |r| {
         r.status = ToolRequestState::Running;
         format!(
             "request {n} approved: running {}\n\n{}",

@@ -103,7 +103,11 @@ impl Supervisor<'_> {
 
     /// When the wait should end for a job: the earliest next run, or now
     /// for a run `hearth jobs run` asked for.
+    /// A request approved from the page ends the wait too.
     pub(super) fn next_job_due(&mut self) -> Option<DateTime<Utc>> {
+        if self.approved_waiting() {
+            return Some(self.options.clock.now());
+        }
         let (plans, _) = self.job_plans()?;
         if !requested_jobs(self.home).is_empty() {
             return Some(self.options.clock.now());

@@ -9,6 +9,7 @@
 //! tick is the child's, and the supervisor records it as a `crash` and goes
 //! on.
 
+mod approved;
 mod child;
 mod commit;
 mod config_wait;

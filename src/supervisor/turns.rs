@@ -121,6 +121,7 @@ impl Supervisor<'_> {
         // Hand edits first (hearth.toml among them), so a flare written
         // next lands in the tick's commit, not the operator's.
         self.commit_hand_edits();
+        self.run_approved_requests();
         // The first tick's lateness is the start-up gap, flared already;
         // a pause for room is flared as such.
         if done > 0 && !after_pause {

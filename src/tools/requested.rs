@@ -48,7 +48,8 @@ impl ApproveError {
 
 /// Runs open request `n` once, as `who`: marked running (and committed)
 /// before the tool starts, its result recorded after. Returns the request
-/// as it ends, whose `result` is what the tool said.
+/// as it ends, whose `result` is what the tool said. `hearth proposals
+/// approve N` runs it so, in the operator's shell.
 ///
 /// `seen` is the manifest digest the operator was shown: the request is
 /// marked running only while it still asks for that one, checked under the
@@ -66,6 +67,43 @@ pub fn approve(
     if request.kind == requests::RequestKind::Founding {
         return Ok(requests::approve_founding(home, n, seen, who, now)?);
     }
+    run_once(home, config, environment, &request, who, now, || {
+        requests::begin(home, n, seen, who, now)
+    })
+}
+
+/// Runs request `n`, approved from the page (`requests::approve_for_
+/// supervisor`), once, as the operator who approved it: the supervisor
+/// does this at its next look, so the page never runs a tool (it holds
+/// the page's token; the supervisor's tools get its environment filtered
+/// by their manifests, as every tool).
+pub fn run_approved(
+    home: &Home,
+    config: &crate::config::Config,
+    environment: &BTreeMap<String, String>,
+    request: &ToolRequest,
+    now: DateTime<Utc>,
+) -> Result<ToolRequest, ApproveError> {
+    let who = Identity::operator(&config.git);
+    let n = request.n;
+    run_once(home, config, environment, request, &who, now, || {
+        requests::start_approved(home, n, &who, now)
+    })
+}
+
+/// Checks that `request`'s tool is the one that was asked for, exactly,
+/// and may run now; then `start` marks it running (committed) and the
+/// tool runs once; what it said is recorded.
+fn run_once(
+    home: &Home,
+    config: &crate::config::Config,
+    environment: &BTreeMap<String, String>,
+    request: &ToolRequest,
+    who: &Identity,
+    now: DateTime<Utc>,
+    start: impl FnOnce() -> Result<ToolRequest, ProposalError>,
+) -> Result<ToolRequest, ApproveError> {
+    let n = request.n;
     let refused = |why: String| ApproveError::Refused { n, why };
     let dir = match &request.workdir {
         None => home.root().to_path_buf(),
@@ -112,7 +150,7 @@ pub fn approve(
             tool.file
         )));
     }
-    requests::begin(home, n, seen, who, now)?;
+    start()?;
     let output = match tool.runs {
         Runs::McpTool { .. } => connected.servers.call(&tool, &request.arguments),
         _ => tool.run(&request.arguments, environment, &dir),

@@ -5,7 +5,7 @@
 //! key, the job file's digest the page showed — and is refused when that
 //! changed since, so a tap never acts on words the operator did not see.
 //! Each is the CLI's own act (`proposals::accept`, `reject`,
-//! `tools::requested::approve`, `requests::decline`,
+//! `requests::approve_for_supervisor`, `requests::decline`,
 //! `notify::acknowledge`, `jobs::asked`): the same commit by the
 //! operator, with the reason.
 
@@ -60,9 +60,6 @@ pub enum NotDecided {
         /// The job.
         name: String,
     },
-    /// The approved tool did not run.
-    #[error(transparent)]
-    Approve(#[from] crate::tools::requested::ApproveError),
     /// The run could not be asked for.
     #[error("could not ask for the run: {0}")]
     Ask(#[from] crate::atomic::WriteError),
@@ -82,15 +79,9 @@ impl NotDecided {
                 StatusCode::CONFLICT
             }
             NotDecided::Proposal(e) if e.is_conflict() => StatusCode::CONFLICT,
-            NotDecided::Approve(crate::tools::requested::ApproveError::Book(e))
-                if e.is_conflict() =>
-            {
-                StatusCode::CONFLICT
+            NotDecided::Proposal(_) | NotDecided::Acknowledge(_) | NotDecided::Ask(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
             }
-            NotDecided::Proposal(_)
-            | NotDecided::Acknowledge(_)
-            | NotDecided::Approve(_)
-            | NotDecided::Ask(_) => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }
@@ -137,31 +128,29 @@ impl PageAct {
     /// by its file's digest (`seen`) — as the operator. The version is
     /// checked by the domain's own act under the commit lock: a thing that
     /// changed between the page's look and the act is refused, never
-    /// decided unseen. `environment` is what an approved tool may be
-    /// given of the page's (filtered by its manifest).
+    /// decided unseen. An approved request's tool is not run here: the
+    /// supervisor runs it, so no tool is ever the page's child.
     pub fn take(
         &self,
         home: &Home,
         seen: &str,
         reason: Option<&str>,
-        environment: &std::collections::BTreeMap<String, String>,
         now: DateTime<Utc>,
     ) -> Result<(), NotDecided> {
         let seen_version = Some(seen);
         match *self {
             PageAct::Acknowledge => acknowledge(home, seen, now),
             PageAct::Approve(n) => {
-                let config = config(home);
-                let who = Identity::operator(&config.git);
-                crate::tools::requested::approve(
-                    home,
-                    &config,
-                    environment,
-                    n,
-                    seen_version,
-                    &who,
-                    now,
-                )?;
+                let who = operator(home);
+                let founding = proposals::requests::open(home, n)
+                    .is_ok_and(|r| r.kind == proposals::requests::RequestKind::Founding);
+                if founding {
+                    proposals::requests::approve_founding(home, n, seen_version, &who, now)?;
+                } else {
+                    // The page runs no tool: the supervisor does, woken.
+                    proposals::requests::approve_for_supervisor(home, n, seen_version, &who, now)?;
+                    crate::jobs::asked::wake_supervisor(home);
+                }
                 Ok(())
             }
             PageAct::Decline(n) => {

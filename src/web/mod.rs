@@ -124,10 +124,6 @@ pub struct WebOptions {
     /// proposal, approve or decline a request, acknowledge an incident,
     /// run a job now. Without it every act is refused.
     pub allow_act: bool,
-    /// The page's environment, read by the CLI: what an approved tool may
-    /// be given (each tool only the variables its manifest names, never a
-    /// door's token).
-    pub environment: std::collections::BTreeMap<String, String>,
 }
 
 /// The page as it serves: what every request shares.
@@ -139,7 +135,6 @@ struct Page {
     secure_cookies: bool,
     allow_act: bool,
     sessions: Mutex<Sessions>,
-    environment: std::collections::BTreeMap<String, String>,
     /// Event streams open now.
     streams: std::sync::atomic::AtomicUsize,
 }
@@ -193,7 +188,6 @@ pub fn serve(
             secure_cookies: options.secure_cookies,
             allow_act: options.allow_act,
             sessions: Mutex::new(Sessions::default()),
-            environment: options.environment.clone(),
             streams: Default::default(),
         });
         crate::mcp::connections::serve_connections(

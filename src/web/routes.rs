@@ -37,13 +37,7 @@ pub(super) async fn act(
     let reason = form::value(&body, "reason").filter(|r| !r.trim().is_empty());
     let back = format!("{base}{}", act.back_to());
     let done = tokio::task::spawn_blocking(move || {
-        act.take(
-            &home,
-            &seen,
-            reason.as_deref(),
-            &page.environment,
-            page.clock.now(),
-        )
+        act.take(&home, &seen, reason.as_deref(), page.clock.now())
     })
     .await;
     match done {

@@ -9,7 +9,7 @@ use crate::common::model_server::{anthropic, Answer, ModelServer};
 use crate::common::TestHome;
 use serde_json::Value;
 
-const KEY: &str = "sk-ant-test-7f3a9c-DO-NOT-LEAK";
+pub(crate) const KEY: &str = "sk-ant-test-7f3a9c-DO-NOT-LEAK";
 
 pub(crate) fn home_for(server: &ModelServer, extra: &str) -> TestHome {
     TestHome::with_config(&format!(

@@ -1,6 +1,7 @@
 //! The page's acts beyond a proposal's (`--allow-act`): a request to run
 //! a tool, approved or declined on the manifest digest the page showed,
-//! runs once as the operator or never; a job is run now on the file the
+//! runs once as the operator — by the supervisor, never the page — or
+//! never; a job is run now on the file the
 //! page showed. Each is the commit the CLI makes.
 
 use reqwest::header::{COOKIE, LOCATION, ORIGIN};
@@ -90,24 +91,30 @@ fn a_request_is_approved_once_on_the_digest_shown_and_a_declined_one_never_runs(
     );
     assert_eq!(approved.status(), 303);
     assert_eq!(approved.headers()[LOCATION], "/requests/1");
-    assert_eq!(
-        posts(&posted),
-        ["<script>window.pwned=1</script> prices changed"]
-    );
+    // The page runs no tool (it holds the page's token): the approval is
+    // the operator's commit, and the supervisor runs the tool.
+    assert!(posts(&posted).is_empty(), "the page ran a tool");
     let again = post(
         &page,
         &cookie,
         "/requests/1/approve",
         &[("digest", &digest)],
     );
-    assert_eq!(again.status(), 409, "a request runs at most once");
-    assert_eq!(posts(&posted).len(), 1);
-    let log = home.git(&["log", "--format=%an: %s", "-3"]);
+    assert_eq!(again.status(), 409, "a request is approved at most once");
+    assert!(crate::e2e::providers::run(&home, "1").status.success());
+    assert_eq!(
+        posts(&posted),
+        ["<script>window.pwned=1</script> prices changed"]
+    );
+    assert!(crate::e2e::providers::run(&home, "1").status.success());
+    assert_eq!(posts(&posted).len(), 1, "a request runs at most once");
+    let log = home.git(&["log", "--format=%an: %s", "-8"]);
     let log = String::from_utf8_lossy(&log.stdout);
     assert!(
-        log.contains("operator: request 1 approved: running post")
+        log.contains("operator: request 1 approved: post runs at the supervisor's next look")
+            && log.contains("operator: request 1 approved: running post")
             && log.contains("operator: request 1: post ran"),
-        "the operator's commits, as the CLI makes them: {log}"
+        "the operator's commits: {log}"
     );
     let after = page.get("/requests/1", Some(&cookie)).text().unwrap();
     assert!(after.contains("posted"), "what it said: {after}");
@@ -177,4 +184,42 @@ fn a_job_is_run_now_on_the_file_the_page_showed() {
         "the page says what `jobs show` says ({run}): {after}"
     );
     assert!(after.contains("href=\"/ticks/2\""), "{after}");
+}
+
+/// A running supervisor, waiting an hour for its next tick, runs a request
+/// approved from the page within moments: the page wakes it.
+#[test]
+fn a_running_supervisor_runs_a_request_approved_from_the_page_at_once() {
+    let outside = tempfile::tempdir().unwrap();
+    let posted = outside.path().join("posted");
+    let (_server, home) = home_with_tool(
+        "post",
+        &poster(&posted, ""),
+        vec![call("post", json!({"text": "the tide"})), done()],
+        true,
+    );
+    strangers_message(&home);
+    assert!(crate::e2e::providers::run(&home, "1").status.success());
+    let mut supervisor =
+        home.spawn_with(home.keyed(&["run", "--interval", "3600"], crate::e2e::providers::KEY));
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let cookie = page.session();
+    let shown = page.get("/requests/1", Some(&cookie)).text().unwrap();
+    let digest = field(&shown, "/requests/1/approve", "digest");
+    // The supervisor's first look is over before the approval.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let approved = post(
+        &page,
+        &cookie,
+        "/requests/1/approve",
+        &[("digest", &digest)],
+    );
+    assert_eq!(approved.status(), 303);
+    let started = std::time::Instant::now();
+    while posts(&posted).is_empty() && started.elapsed() < std::time::Duration::from_secs(15) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = supervisor.kill();
+    let _ = supervisor.wait();
+    assert_eq!(posts(&posted), ["the tide"], "run by the woken supervisor");
 }
