@@ -70,6 +70,6 @@ impl Repo {
              every push) until it holds none: put the password in the environment \
              (HEARTH_GIT_USERNAME, HEARTH_GIT_PASSWORD)"
         ));
-        index.write_tree().map_err(e)
+        index.write_tree_to(&self.git).map_err(e)
     }
 }

@@ -11,6 +11,7 @@ mod credentials;
 mod error;
 mod git_cli;
 mod history;
+mod index_lock;
 mod locks;
 mod mirror;
 mod origin_store;
@@ -34,6 +35,7 @@ use git2::{ErrorCode, Repository};
 pub use credentials::RemoteCredentials;
 pub use error::RepoError;
 pub use git_cli::needs_git_command;
+use index_lock::IndexLock;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use mirror::{Fetched, HeadFile};
@@ -295,7 +297,11 @@ impl Repo {
     ) -> Result<Committed, RepoError> {
         let mut problems = Vec::new();
         let scope = worktree::scope_of(pathspecs);
-        let (stamp, mut index) = self.open_index(&mut problems)?;
+        // git's lock on the index, held until HEAD has moved: what this
+        // commit stages is no other committer's to take.
+        let lock = IndexLock::take(&self.root, self.git.path(), self.lock_wait)
+            .map_err(|e| self.error(e))?;
+        let (stamp, mut index) = self.open_locked_index(&lock, &mut problems)?;
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
         problems.extend(ignore_problems);
         let scan = Scanner {
@@ -321,7 +327,7 @@ impl Repo {
         // index file then keeps, so the next commit rebuilds only the trees
         // on changed paths (written the other way round, every commit
         // rebuilt all of them: 15 ms on 10,000 files).
-        let tree_id = index.write_tree().map_err(|e| self.error(e))?;
+        let tree_id = index.write_tree_to(&self.git).map_err(|e| self.error(e))?;
         let mut changed = scan.changed;
         let tree_id = self.keep_password_out(
             tree_id,
@@ -334,24 +340,33 @@ impl Repo {
         // (1 MB and an fsync saved per look on 10,000 files). Refreshed
         // entries are kept when there are many, so a mass touch is not
         // hashed again at every look.
-        if !changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP {
+        let rewrite = !changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP;
+        if rewrite {
             // Version 4 compresses each path against the one before it:
             // 0.96 MB → 0.7 MB on 10,000 files, 7.4 → 4.9 ms a write. git
             // has read it since 1.8.
             if index.version() < 4 {
                 index.set_version(4).map_err(|e| self.error(e))?;
             }
-            retry_locked(&self.root, self.lock_wait, || index.write())
-                .map_err(|e| self.error(e))?;
+            // At the lock's path: `.git/index` is untouched until placed.
+            index.write().map_err(|e| self.error(e))?;
         }
-        self.index_fresh.set(true);
+        // The index this `Repo` holds in memory is not the file placed.
+        self.index_fresh.set(false);
         let mut done = Committed {
             commit: None,
             paths: changed,
             problems,
             home_links,
         };
+        let place = |lock: IndexLock| match rewrite {
+            true => lock
+                .place()
+                .map_err(|e| self.io_error(&self.root.join(".git/index"), e)),
+            false => Ok(()), // dropped: the lock goes, the index as it was
+        };
         if parent.as_ref().is_some_and(|p| p.tree_id() == tree_id) {
+            place(lock)?;
             return Ok(done);
         }
         let tree = self.git.find_tree(tree_id).map_err(|e| self.error(e))?;
@@ -373,7 +388,37 @@ impl Repo {
             _ => self.error(e),
         })?;
         done.commit = Some(oid.to_string());
+        // HEAD has moved: the index that matches it takes its place. (A
+        // kill before this leaves the old index beside the new HEAD; the
+        // next look stages the files again and finds nothing to commit.)
+        place(lock)?;
         Ok(done)
+    }
+
+    /// The index, read fresh at `lock`'s path, with the index file's mtime
+    /// (for racy entries). A corrupt index file is set aside and the index
+    /// rebuilt from HEAD, as [`Repo::open_index`] does; one with unmerged
+    /// paths is refused.
+    fn open_locked_index(
+        &self,
+        lock: &IndexLock,
+        problems: &mut Vec<String>,
+    ) -> Result<(Option<std::time::SystemTime>, git2::Index), RepoError> {
+        let file = self.git.path().join("index");
+        let stamp = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+        match lock.open() {
+            Ok(index) => self.refuse_unmerged(&index).map(|()| (stamp, index)),
+            Err(broken) if broken.class() == git2::ErrorClass::Index && file.exists() => {
+                self.set_aside(&file, &broken, problems)?;
+                let mut index = lock.empty().map_err(|e| self.error(e))?;
+                if let Some(head) = self.head_commit()? {
+                    let tree = head.tree().map_err(|e| self.error(e))?;
+                    index.read_tree(&tree).map_err(|e| self.error(e))?;
+                }
+                Ok((None, index))
+            }
+            Err(e) => Err(self.error(e)),
+        }
     }
 
     /// The index, read fresh, with the index file's mtime (for racy
@@ -422,14 +467,32 @@ impl Repo {
         if broken.class() != git2::ErrorClass::Index || !file.exists() {
             return Err(self.error(broken));
         }
+        self.set_aside(&file, &broken, problems)?;
+        let mut index = self.git.index().map_err(|e| self.error(e))?;
+        index.read(true).map_err(|e| self.error(e))?;
+        if let Some(head) = self.head_commit()? {
+            let tree = head.tree().map_err(|e| self.error(e))?;
+            index.read_tree(&tree).map_err(|e| self.error(e))?;
+        }
+        Ok((None, index))
+    }
+
+    /// Moves the corrupt index `file` aside, named by the time, and says so
+    /// in `problems`: it is only a cache of HEAD plus stat data.
+    fn set_aside(
+        &self,
+        file: &Path,
+        broken: &git2::Error,
+        problems: &mut Vec<String>,
+    ) -> Result<(), RepoError> {
         // Named by the filesystem's clock, like the file's own times: a
         // scan (which has no "now" of the agent's) can find it broken.
         let stamp = crate::clock::file_time_now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let aside = self.git.path().join(format!("index.corrupt-{stamp}"));
-        std::fs::rename(&file, &aside).map_err(|source| {
-            RepoError::Io(IoError::at(file.clone(), source).framed("could not write or remove {}"))
+        std::fs::rename(file, &aside).map_err(|source| {
+            RepoError::Io(IoError::at(file, source).framed("could not write or remove {}"))
         })?;
         problems.push(format!(
             "{} was corrupt ({}); moved it aside to {} and rebuilt the index from the last \
@@ -438,13 +501,7 @@ impl Repo {
             broken.message(),
             aside.display()
         ));
-        let mut index = self.git.index().map_err(|e| self.error(e))?;
-        index.read(true).map_err(|e| self.error(e))?;
-        if let Some(head) = self.head_commit()? {
-            let tree = head.tree().map_err(|e| self.error(e))?;
-            index.read_tree(&tree).map_err(|e| self.error(e))?;
-        }
-        Ok((None, index))
+        Ok(())
     }
 
     /// The commit HEAD points at (full id), or None before the first commit.

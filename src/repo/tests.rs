@@ -282,10 +282,10 @@ fn a_diff_names_every_changed_path_as_libgit2_reads_it() {
 /// The operator commits with git in a loop while hearth commits: no commit
 /// of hearth's fails with "current tip is not the first parent" (one of a
 /// few hundred did, and the supervisor exited), each lands on whatever tip
-/// the operator left, and no change and no commit of either is lost. (An
-/// operator's `git commit` made while hearth's change is staged takes it,
-/// as git's shared index gives it to whoever commits first: then hearth's
-/// own commit has nothing left to make.)
+/// the operator left, and every change of hearth's is its own commit —
+/// hearth holds git's index lock from staging to moving HEAD, so the
+/// operator's `git commit` can no longer take hearth's staged paths as its
+/// own (it took 6 ticks of 42 in a trial). No commit of either is lost.
 #[test]
 fn another_committer_moving_the_branch_is_built_on_never_fatal() {
     let dir = tempfile::tempdir().unwrap();
@@ -336,25 +336,20 @@ fn another_committer_moving_the_branch_is_built_on_never_fatal() {
     let all = git_log(&[]);
     let ticks = all.lines().filter(|l| l.starts_with("tick ")).count();
     assert_eq!(
-        ticks, ours,
-        "no commit of hearth's was lost from the branch"
+        ours, 150,
+        "every change of hearth's made a commit of its own"
     );
+    assert_eq!(ticks, 150, "no commit of hearth's was lost from the branch");
     let by_operator = all.lines().filter(|l| *l == "operator").count();
     assert_eq!(by_operator, theirs, "no commit of the operator's was lost");
-    // Each of the 150 writes is in exactly one commit: hearth's, or the
-    // operator's that took it while staged.
-    let versions = git_log(&["--", "state/n.json"]).lines().count();
+    let head = std::process::Command::new("git")
+        .args(["show", "HEAD:state/n.json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
     assert_eq!(
-        versions,
-        150 + 1,
-        "every change committed once (and the first)"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("state/n.json")).unwrap(),
-        "150"
-    );
-    assert!(
-        ours > 100,
-        "most of hearth's changes are its own commits: {ours}"
+        String::from_utf8_lossy(&head.stdout),
+        "150",
+        "HEAD holds the last"
     );
 }

@@ -432,3 +432,65 @@ fn a_50_mb_inbox_file_is_answered_from_its_head_and_archived_whole() {
         "the model saw a bounded slice: {conversation} bytes"
     );
 }
+
+/// The operator's `git commit` in a loop beside a ticking supervisor: the
+/// supervisor never exits over it ("current tip is not the first parent"
+/// ended it within a few hundred commits), every tick is committed, and
+/// every commit of the operator's stays in the history. Then a `kill -9`
+/// mid-tick and a restart while the operator keeps committing: the cut
+/// tick is finished on whatever tip it finds.
+#[test]
+fn the_operators_git_commits_beside_a_ticking_supervisor_are_never_fatal() {
+    let home = TestHome::with_config("");
+    let committing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let operator = {
+        let (path, committing) = (home.path.clone(), committing.clone());
+        std::thread::spawn(move || {
+            let mut made = 0usize;
+            while committing.load(std::sync::atomic::Ordering::Relaxed) {
+                let ok = std::process::Command::new("git")
+                    .args(["-c", "user.name=ada", "-c", "user.email=ada@example.org"])
+                    .args(["commit", "-q", "--allow-empty", "-m", "by hand"])
+                    .current_dir(&path)
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                made += usize::from(ok);
+            }
+            made
+        })
+    };
+    let out = home.output(&["run", "--ticks", "40"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Cut mid-tick, restarted while the commits go on.
+    let mut cmd = home.cmd(&["run", "--ticks", "1"]);
+    cmd.env("HEARTH_TEST_TICK_DELAY", "20000");
+    home.ok(&["say", "one more"]);
+    let child = home.spawn_with(cmd);
+    home.wait_for(Duration::from_secs(10), "the write-ahead", || {
+        !home.list("state/inbox-archive").is_empty()
+    });
+    signal(&child, libc::SIGKILL);
+    let _ = finish(child, Duration::from_secs(5));
+    home.wait_for(Duration::from_secs(5), "the orphaned tick to die", || {
+        !tick_child_alive(&home)
+    });
+    let restarted = home.output(&["run", "--ticks", "1"]);
+    committing.store(false, std::sync::atomic::Ordering::Relaxed);
+    let by_hand = operator.join().unwrap();
+    assert!(restarted.status.success(), "{}", stderr(&restarted));
+    assert!(by_hand > 0, "the operator committed meanwhile");
+
+    let log = home.git(&["log", "--format=%s"]);
+    let log = String::from_utf8_lossy(&log.stdout);
+    let ticks = log.lines().filter(|l| l.starts_with("tick ")).count();
+    assert_eq!(ticks, 42, "every tick has its commit, the cut one too");
+    assert_eq!(
+        log.lines().filter(|l| *l == "by hand").count(),
+        by_hand,
+        "every commit of the operator's is in the history"
+    );
+    assert_eq!(home.ticks().len(), 42);
+    assert_fsck_clean(&home);
+}
