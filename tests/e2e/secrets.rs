@@ -1,7 +1,8 @@
 //! No process hearth starts reads hearth's secrets (issue 66, item 1). Run
-//! as an ordinary account, as a service runs: a tool, a job's check and
-//! `[flares] exec` each walk their ancestors' `/proc/PID/environ` and their
-//! own, and find neither the model's key nor a door's token. Before, a
+//! as an ordinary account, as a service runs: a tool (in a tick, a job's
+//! run, an ask, and approved from the page), a job's check and `[flares]
+//! exec` each walk their ancestors' `/proc/PID/environ` and their own, and
+//! find neither the model's key nor a door's token. Before, a
 //! tool read the key from the tick's and the supervisor's environ, and a
 //! check and `[flares] exec` had it in their own.
 //!
@@ -53,19 +54,26 @@ fn spy_caller(body: &Value) -> Answer {
         .and_then(|m| m.last())
         .map(Value::to_string)
         .unwrap_or_default();
+    // A stranger's message asks for the acting tool, which then waits for
+    // the operator's approval; everything else calls the read-only spy.
+    let tool = if last.contains("newsletter") {
+        "act"
+    } else {
+        "spy"
+    };
     let events = if last.contains("tool_result") {
         anthropic::message("Done.", &[], 10, 1)
     } else {
-        anthropic::message("", &[("toolu_spy", "spy", &["{}"])], 10, 1)
+        anthropic::message("", &[("toolu_spy", tool, &["{}"])], 10, 1)
     };
     Answer::Stream { events, hang: None }
 }
 
 /// `hearth ARGS` as `nobody`, with the key and the page's token in its
-/// environment as a service's unit would give them.
-fn as_nobody(home: &Path, args: &[&str]) -> std::process::Output {
-    let out = Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+/// environment as a service's unit would give them (not yet started).
+fn nobody_cmd(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
         .arg(crate::common::HEARTH)
         .arg("--home")
         .arg(home)
@@ -76,7 +84,61 @@ fn as_nobody(home: &Path, args: &[&str]) -> std::process::Output {
         .env("HEARTH_NOW", PINNED_NOW)
         .env("ANTHROPIC_API_KEY", KEY)
         .env("HEARTH_WEB_TOKEN", WEB_TOKEN)
-        .env("HEARTH_MCP_TOKEN", WEB_TOKEN)
+        .env("HEARTH_MCP_TOKEN", WEB_TOKEN);
+    cmd
+}
+
+/// Approves request `n` from the page, served by `hearth web` as `nobody`.
+fn approve_from_the_page(home: &Path, n: u64) {
+    use std::io::BufRead;
+    let mut page = nobody_cmd(home, &["web", "--listen", "127.0.0.1:0", "--allow-act"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(page.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .trim_start_matches("hearth: the page is at ")
+        .trim_end_matches('/')
+        .to_string();
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let shown = client
+        .get(format!("{base}/requests/{n}"))
+        .bearer_auth(WEB_TOKEN)
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let marker = "name=\"digest\" value=\"";
+    let at = shown.find(marker).expect("an approve form") + marker.len();
+    let digest = &shown[at..at + shown[at..].find('"').unwrap()];
+    let approved = client
+        .post(format!("{base}/requests/{n}/approve"))
+        .bearer_auth(WEB_TOKEN)
+        .header(reqwest::header::ORIGIN, &base)
+        .form(&[("digest", digest)])
+        .send()
+        .unwrap();
+    let _ = page.kill();
+    let _ = page.wait();
+    assert_eq!(
+        approved.status(),
+        303,
+        "{}",
+        approved.text().unwrap_or_default()
+    );
+}
+
+/// `hearth ARGS` as `nobody`, asserting exit 0.
+fn as_nobody(home: &Path, args: &[&str]) -> std::process::Output {
+    let out = nobody_cmd(home, args)
         .output()
         .expect("setpriv (util-linux) runs hearth as nobody");
     assert!(
@@ -149,6 +211,14 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
         ),
     );
     write(
+        "tools/act.toml",
+        &format!(
+            "name = \"act\"\ndescription = \"acts outside the home\"\n\
+             command = {}\n[parameters]\ntype = \"object\"\n",
+            run("approved")
+        ),
+    );
+    write(
         "jobs/spy.toml",
         &format!(
             "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\nprompt = \"Look around.\"\n\
@@ -172,8 +242,21 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
     as_nobody(&root, &["run", "--ticks", "2"]);
     // An ask, whose exchange calls the tool too.
     as_nobody(&root, &["ask", "look around"]);
+    // A stranger's message makes the acting tool a request; approved from
+    // the page, the supervisor runs it.
+    write(
+        "inbox/newsletter.md",
+        "---\nfrom: newsletter@example.com\nsubject: news\n---\nnewsletter: act now\n",
+    );
+    as_nobody(&root, &["run", "--ticks", "1"]);
+    assert!(
+        walks(out.path(), "approved").is_empty(),
+        "a stranger's words acted"
+    );
+    approve_from_the_page(&root, 1);
+    as_nobody(&root, &["run", "--ticks", "1"]);
 
-    for kind in ["tool", "check", "flare"] {
+    for kind in ["tool", "check", "flare", "approved"] {
         let found = walks(out.path(), kind);
         assert!(!found.is_empty(), "the {kind} ran and walked");
         for (chain, leaks) in &found {
@@ -185,7 +268,7 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
     }
     // The walks were real: each tool and check had hearth above it, and
     // hearth's environ was refused to it.
-    for kind in ["tool", "check"] {
+    for kind in ["tool", "check", "approved"] {
         for (chain, _) in walks(out.path(), kind) {
             assert!(
                 chain.contains("hearth:refused") && !chain.contains("hearth:read"),
