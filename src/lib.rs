@@ -26,6 +26,7 @@ pub mod healer;
 pub mod home;
 pub mod intake;
 pub mod io_hint;
+pub mod jail;
 pub mod jobs;
 pub mod json_file;
 pub mod mailbox;

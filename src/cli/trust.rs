@@ -16,7 +16,7 @@ pub struct Args {}
 pub fn run(env: &Env, flag: Option<&Path>, _args: Args) -> Result<Exit, CommandError> {
     let home = env.open_home(flag)?;
     let config = Config::load(&home.config_path())?;
-    let trusted = trust::trust_now(&home, &config.flares.exec)?;
+    let trusted = trust::trust_now(&home, &config.flares.trusted_text())?;
     if trusted.files.is_empty() {
         outln!("nothing to trust: no tools/*.toml, no jobs/*.toml and no [flares] exec");
     }

@@ -399,6 +399,29 @@ pub struct FlaresConfig {
     /// [`crate::process::ALWAYS_PASSED`]: a webhook's token, say. Nothing
     /// else crosses (never the model's key unless named here).
     pub env: Vec<String>,
+    /// `"none"` runs `exec` outside the tool sandbox (`crate::jail`);
+    /// left out, it runs inside.
+    pub sandbox: Option<String>,
+    /// Whether `exec` may reach the network (a notice it posts).
+    pub network: bool,
+    /// Absolute paths outside the home `exec` may write.
+    pub write: Vec<String>,
+    /// Absolute paths `exec` may read besides the system and the home.
+    pub read: Vec<String>,
+}
+
+impl FlaresConfig {
+    /// What `hearth trust` trusts of it: the command, and that it runs
+    /// unsandboxed when it does — so saying `sandbox = "none"` is trusted
+    /// anew, never taken on the old word.
+    pub fn trusted_text(&self) -> String {
+        match self.sandbox.as_deref() {
+            Some("none") if !self.exec.trim().is_empty() => {
+                format!("{}\n[flares] sandbox = \"none\"", self.exec)
+            }
+            _ => self.exec.clone(),
+        }
+    }
 }
 
 /// `[metrics]`.

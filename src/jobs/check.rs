@@ -10,7 +10,7 @@
 //! stdin closed.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::spec::Job;
@@ -38,11 +38,17 @@ pub fn run(home: &Home, job: &Job, environment: &BTreeMap<String, String>) -> Ch
     let Some(program) = job.check.first() else {
         return CheckSaid::Work(String::new());
     };
-    let mut command = Command::new(program);
+    let mut command = match job.confinement.command(&job.check, home.root()) {
+        Ok(command) => command,
+        Err(e) => {
+            return CheckSaid::Failed(format!(
+                "its check {program:?} does not run: {e}; {}",
+                e.hint()
+            ))
+        }
+    };
     crate::process::confine_env(&mut command, environment, &job.env);
     command
-        .args(&job.check[1..])
-        .current_dir(home.root())
         .env("HEARTH_HOME", home.root())
         .env("HEARTH_JOB", &job.name)
         .stdin(Stdio::null())

@@ -114,6 +114,7 @@ pub(crate) fn tests_job() -> Job {
         check_timeout_s: 60,
         check_output: CheckOutput::Outside,
         env: Vec::new(),
+        confinement: crate::jail::Confinement::Unsandboxed,
         max_usd: None,
         catch_up: CatchUp::Once,
         expect: Expect::default(),

@@ -8,6 +8,7 @@
 //! check_timeout_s = 60
 //! check_output = "outside"        # or "mine": whose words its stdout is
 //! env = ["FEED_TOKEN"]            # what the check gets of hearth's environment
+//! network = true                  # the check may reach the network (its sandbox)
 //! max_usd = 0.50                  # the run stops past this
 //! catch_up = "once"               # or "skip": a run missed while stopped
 //!
@@ -51,6 +52,14 @@ struct JobManifest {
     check_output: CheckOutput,
     #[serde(default)]
     env: Vec<String>,
+    #[serde(default)]
+    sandbox: Option<String>,
+    #[serde(default)]
+    network: bool,
+    #[serde(default)]
+    write: Vec<String>,
+    #[serde(default)]
+    read: Vec<String>,
     #[serde(default)]
     max_usd: Option<f64>,
     #[serde(default)]
@@ -149,6 +158,9 @@ pub struct Job {
     /// [`crate::process::ALWAYS_PASSED`] (never the model's key unless
     /// named, never a door's token).
     pub env: Vec<String>,
+    /// What the check's process may reach (`crate::jail`): the sandbox
+    /// with the file's `network` and `write`, or none (`sandbox = "none"`).
+    pub confinement: crate::jail::Confinement,
     /// The run stops past this spend.
     pub max_usd: Option<f64>,
     /// What a missed run does.
@@ -274,6 +286,13 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
     if let Some((why, fix)) = unusable(&manifest) {
         return Err(problem(why, fix));
     }
+    let confinement = confinement_of(home, &name, &manifest).map_err(|why| {
+        problem(
+            why,
+            "see docs/guide.md \"Jobs\": a check runs in the tool sandbox (network = true, \
+             read and write = [\"/abs/dir\"] grant more)",
+        )
+    })?;
     Ok(Job {
         name,
         file,
@@ -284,6 +303,7 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
         check_timeout_s: manifest.check_timeout_s,
         check_output: manifest.check_output,
         env: manifest.env,
+        confinement,
         max_usd: manifest.max_usd,
         catch_up: manifest.catch_up,
         expect: Expect {
@@ -295,6 +315,21 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
         },
         digest: crate::tools::trust::digest(&bytes),
     })
+}
+
+/// What the file's sandbox keys give the check of job `name`.
+fn confinement_of(
+    home: &Home,
+    name: &str,
+    m: &JobManifest,
+) -> Result<crate::jail::Confinement, String> {
+    let keys = crate::jail::Keys {
+        sandbox: m.sandbox.as_deref(),
+        network: m.network,
+        write: &m.write,
+        read: &m.read,
+    };
+    crate::jail::Confinement::from_keys(home.root(), &format!("job-{name}"), &keys)
 }
 
 /// What makes a manifest that parsed unusable, and the fix.

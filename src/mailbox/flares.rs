@@ -271,13 +271,49 @@ pub enum AckError {
     Mailbox(#[from] MailboxError),
 }
 
+/// `[flares] exec` for the flare at `flare_path`, in its sandbox (or not,
+/// as `[flares] sandbox` says) with only the environment it is given; or
+/// why it cannot run.
+fn exec_command(
+    home: &Path,
+    flares: &crate::config::FlaresConfig,
+    environment: &std::collections::BTreeMap<String, String>,
+    flare_path: &Path,
+) -> Result<Command, String> {
+    let argv = [
+        "/bin/sh".to_string(),
+        "-c".to_string(),
+        format!("{} \"$1\"", flares.exec),
+        "hearth-flare".to_string(),
+        flare_path.display().to_string(),
+    ];
+    let keys = crate::jail::Keys {
+        sandbox: flares.sandbox.as_deref(),
+        network: flares.network,
+        write: &flares.write,
+        read: &flares.read,
+    };
+    let confinement = crate::jail::Confinement::from_keys(home, "flares", &keys)
+        .map_err(|why| format!("[flares] {why}"))?;
+    let mut shell = confinement
+        .command(&argv, home)
+        .map_err(|e| format!("[flares] exec does not run: {e}; {}", e.hint()))?;
+    crate::process::confine_env(&mut shell, environment, &flares.env);
+    Ok(shell)
+}
+
 /// Runs `[flares] exec` with the flare's path, and `stdin` (the flare's
 /// notice as JSON) on its standard input, in the background: it never
 /// blocks the supervisor, is killed past [`EXEC_TIMEOUT`], and a failure is
 /// logged.
 /// It gets only [`crate::process::ALWAYS_PASSED`] and the variables
 /// `[flares] env` names, from `environment`.
+///
+/// It runs in the tool sandbox of `home` (`crate::jail`) with what
+/// `[flares]` grants (`network`, `write`), unless `sandbox = "none"`; a
+/// sandbox that cannot be set up is logged and nothing runs.
 pub fn announce(
+    home: &Path,
     flares: &crate::config::FlaresConfig,
     environment: &std::collections::BTreeMap<String, String>,
     flare_path: &Path,
@@ -287,14 +323,14 @@ pub fn announce(
     if exec.trim().is_empty() {
         return;
     }
-    let command = format!("{exec} \"$1\"");
-    let mut shell = Command::new("/bin/sh");
-    crate::process::confine_env(&mut shell, environment, &flares.env);
+    let mut shell = match exec_command(home, flares, environment, flare_path) {
+        Ok(shell) => shell,
+        Err(why) => {
+            tracing::warn!("{why}");
+            return;
+        }
+    };
     let spawned = shell
-        .arg("-c")
-        .arg(&command)
-        .arg("hearth-flare")
-        .arg(flare_path)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

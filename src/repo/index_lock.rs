@@ -19,20 +19,20 @@ use git2::{ErrorClass, ErrorCode, Index};
 use super::locks::retry_locked;
 
 /// `.git/index.lock`, held: created by hearth (never another's taken).
-pub(super) struct IndexLock {
+pub(super) struct GitIndexLock {
     path: PathBuf,
     index: PathBuf,
     placed: bool,
 }
 
-impl IndexLock {
+impl GitIndexLock {
     /// Takes the lock of the repository whose git directory is `git_dir`
     /// (the home `root`'s), waiting up to `wait` for another git's.
     pub(super) fn take(
         root: &Path,
         git_dir: &Path,
         wait: Duration,
-    ) -> Result<IndexLock, git2::Error> {
+    ) -> Result<GitIndexLock, git2::Error> {
         let path = git_dir.join("index.lock");
         retry_locked(root, wait, || {
             match std::fs::OpenOptions::new()
@@ -53,7 +53,7 @@ impl IndexLock {
                 )),
             }
         })?;
-        Ok(IndexLock {
+        Ok(GitIndexLock {
             index: git_dir.join("index"),
             path,
             placed: false,
@@ -61,9 +61,9 @@ impl IndexLock {
     }
 
     /// The index as it is now, opened at the lock's path: what hearth
-    /// stages and writes there is nobody's until [`IndexLock::place`].
+    /// stages and writes there is nobody's until [`GitIndexLock::place`].
     /// A missing index is an empty one. Errors are libgit2's (a corrupt
-    /// index is the caller's to rebuild: [`IndexLock::empty`]).
+    /// index is the caller's to rebuild: [`GitIndexLock::empty`]).
     pub(super) fn open(&self) -> Result<Index, git2::Error> {
         match std::fs::copy(&self.index, &self.path) {
             Ok(_) => Index::open(&self.path),
@@ -97,7 +97,7 @@ impl IndexLock {
     }
 }
 
-impl Drop for IndexLock {
+impl Drop for GitIndexLock {
     /// Not placed: the lock goes and `.git/index` stays as it was.
     fn drop(&mut self) {
         if !self.placed {

@@ -35,7 +35,7 @@ use git2::{ErrorCode, Repository};
 pub use credentials::RemoteCredentials;
 pub use error::RepoError;
 pub use git_cli::needs_git_command;
-use index_lock::IndexLock;
+use index_lock::GitIndexLock;
 pub use locks::clean_stale_locks;
 use locks::retry_locked;
 pub use mirror::{Fetched, HeadFile};
@@ -299,7 +299,7 @@ impl Repo {
         let scope = worktree::scope_of(pathspecs);
         // git's lock on the index, held until HEAD has moved: what this
         // commit stages is no other committer's to take.
-        let lock = IndexLock::take(&self.root, self.git.path(), self.lock_wait)
+        let lock = GitIndexLock::take(&self.root, self.git.path(), self.lock_wait)
             .map_err(|e| self.error(e))?;
         let (stamp, mut index) = self.open_locked_index(&lock, &mut problems)?;
         let (ignore, ignore_problems) = RootIgnore::load(&self.root);
@@ -359,7 +359,7 @@ impl Repo {
             problems,
             home_links,
         };
-        let place = |lock: IndexLock| match rewrite {
+        let place = |lock: GitIndexLock| match rewrite {
             true => lock
                 .place()
                 .map_err(|e| self.io_error(&self.root.join(".git/index"), e)),
@@ -401,7 +401,7 @@ impl Repo {
     /// paths is refused.
     fn open_locked_index(
         &self,
-        lock: &IndexLock,
+        lock: &GitIndexLock,
         problems: &mut Vec<String>,
     ) -> Result<(Option<std::time::SystemTime>, git2::Index), RepoError> {
         let file = self.git.path().join("index");

@@ -111,7 +111,8 @@ impl Supervisor<'_> {
         let exec = self.config.flares.exec.clone();
         // A command from a home you did not write does not run until you
         // trust it (`hearth trust`): said once, and flared.
-        let trusted = crate::tools::trust::Trust::load(self.home).trusts_exec(&exec);
+        let trusted = crate::tools::trust::Trust::load(self.home)
+            .trusts_exec(&self.config.flares.trusted_text());
         if !trusted {
             let problem = format!(
                 "[flares] exec = {exec:?} is not trusted as it is now; it will not run until \
@@ -130,6 +131,7 @@ impl Supervisor<'_> {
             if self.said.flare(&name) && trusted {
                 let notice = incidents.about_flare(&name);
                 flares::announce(
+                    self.home.root(),
                     &self.config.flares,
                     &self.options.environment,
                     &self.home.outbox_dir().join(name),

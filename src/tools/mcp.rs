@@ -147,6 +147,9 @@ enum NotOffered {
     /// The program could not be started.
     #[error("did not start: {0}")]
     Spawn(std::io::Error),
+    /// Its sandbox cannot be set up here: it does not run.
+    #[error("did not start: {0} ({hint})", hint = .0.hint())]
+    Sandbox(crate::jail::Unavailable),
     /// Started without the pipes MCP talks over.
     #[error("did not start: no pipes")]
     NoPipes,
@@ -292,9 +295,13 @@ async fn start(
     dir: &Path,
     stderr: Arc<Mutex<Vec<u8>>>,
 ) -> Result<Started, NotOffered> {
-    let mut command = tokio::process::Command::new(&tool.command[0]);
+    let argv = tool
+        .confinement
+        .argv(&tool.command, dir)
+        .map_err(NotOffered::Sandbox)?;
+    let mut command = tokio::process::Command::new(&argv[0]);
     command
-        .args(&tool.command[1..])
+        .args(&argv[1..])
         .current_dir(dir)
         .env_clear()
         .env("HEARTH_WORKDIR", dir)
@@ -443,24 +450,19 @@ fn offer(
             false => d,
         })
         .unwrap_or_else(|| format!("`{remote}`, a tool of the MCP server {}", server.name));
+    // The rest is the server's: its argv, limits, variables, sandbox,
+    // manifest and digest.
     Ok(OperatorTool {
         name,
         description,
         parameters,
-        command: server.command.clone(),
         runs: Runs::McpTool {
             server: server.name.clone(),
             tool: remote,
         },
-        timeout: server.timeout,
         read_only,
         untrusted,
-        manifest_untrusted: server.manifest_untrusted,
-        when_outside: server.when_outside,
-        env: server.env.clone(),
-        max_output_bytes: server.max_output_bytes,
-        file: server.file.clone(),
-        digest: server.digest.clone(),
+        ..server.clone()
     })
 }
 

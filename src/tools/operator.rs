@@ -39,7 +39,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -76,6 +76,14 @@ struct Manifest {
     when_outside: WhenOutside,
     #[serde(default)]
     env: Vec<String>,
+    #[serde(default)]
+    sandbox: Option<String>,
+    #[serde(default)]
+    network: bool,
+    #[serde(default)]
+    write: Vec<String>,
+    #[serde(default)]
+    read: Vec<String>,
     #[serde(default = "default_output")]
     max_output_bytes: usize,
     #[serde(default)]
@@ -139,6 +147,10 @@ pub struct OperatorTool {
     pub when_outside: WhenOutside,
     /// The variables it may see.
     pub env: Vec<String>,
+    /// What its process may reach (`jail`): the kernel's sandbox with what
+    /// the manifest grants (`network`, `write`), or none (`sandbox =
+    /// "none"`, the operator's choice, trusted with the manifest).
+    pub confinement: crate::jail::Confinement,
     /// The most output the model gets back.
     pub max_output_bytes: usize,
     /// Its manifest, relative to the home.
@@ -242,31 +254,16 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
                 continue;
             }
         };
+        let confinement = match confinement_of(home, &manifest) {
+            Ok(confinement) => confinement,
+            Err(why) => {
+                let key = why.split([' ', '=']).next().unwrap_or("sandbox");
+                problems.push(problem(crate::config::line_of_key(&text, "", key), why));
+                continue;
+            }
+        };
         match check(manifest, builtins, &tools) {
-            Ok(m) => tools.push(OperatorTool {
-                runs: if m.mcp.is_empty() {
-                    Runs::Command
-                } else {
-                    Runs::McpServer
-                },
-                name: m.name,
-                description: m.description,
-                parameters: m
-                    .parameters
-                    .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
-                    .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
-                command: if m.mcp.is_empty() { m.command } else { m.mcp },
-                timeout: Duration::from_secs(m.timeout_s),
-                read_only: m.read_only,
-                // Closed world: output nobody vouched for is outside.
-                untrusted: m.untrusted.unwrap_or(true),
-                manifest_untrusted: m.untrusted,
-                when_outside: m.when_outside,
-                env: m.env,
-                max_output_bytes: m.max_output_bytes,
-                digest: digest(&bytes),
-                file,
-            }),
+            Ok(m) => tools.push(tool_of(m, confinement, file, digest(&bytes))),
             Err(unusable) => problems.push(problem(
                 crate::config::line_of_key(&text, "", unusable.key()),
                 unusable.to_string(),
@@ -275,6 +272,52 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
     }
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     (tools, problems)
+}
+
+/// What the manifest's sandbox keys give the process of its tool.
+fn confinement_of(home: &Home, m: &Manifest) -> Result<crate::jail::Confinement, String> {
+    let keys = crate::jail::Keys {
+        sandbox: m.sandbox.as_deref(),
+        network: m.network,
+        write: &m.write,
+        read: &m.read,
+    };
+    crate::jail::Confinement::from_keys(home.root(), &format!("tool-{}", m.name), &keys)
+}
+
+/// The tool a checked manifest `m` (of `file`, whose bytes digest to
+/// `digest`) describes.
+fn tool_of(
+    m: Manifest,
+    confinement: crate::jail::Confinement,
+    file: String,
+    digest: String,
+) -> OperatorTool {
+    OperatorTool {
+        confinement,
+        runs: if m.mcp.is_empty() {
+            Runs::Command
+        } else {
+            Runs::McpServer
+        },
+        name: m.name,
+        description: m.description,
+        parameters: m
+            .parameters
+            .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+        command: if m.mcp.is_empty() { m.command } else { m.mcp },
+        timeout: Duration::from_secs(m.timeout_s),
+        read_only: m.read_only,
+        // Closed world: output nobody vouched for is outside.
+        untrusted: m.untrusted.unwrap_or(true),
+        manifest_untrusted: m.untrusted,
+        when_outside: m.when_outside,
+        env: m.env,
+        max_output_bytes: m.max_output_bytes,
+        digest,
+        file,
+    }
 }
 
 /// Why a manifest that parses cannot be used, with the key to blame.
@@ -380,10 +423,14 @@ impl OperatorTool {
             tool: self.name.clone(),
             message,
         };
-        let mut command = Command::new(&self.command[0]);
+        let mut command =
+            self.confinement
+                .command(&self.command, dir)
+                .map_err(|e| ToolError::Refused {
+                    tool: self.name.clone(),
+                    message: format!("not run: {e}; {}", e.hint()),
+                })?;
         command
-            .args(&self.command[1..])
-            .current_dir(dir)
             .env_clear()
             .env("HEARTH_WORKDIR", dir)
             .stdin(Stdio::piped())

@@ -264,6 +264,41 @@ fn header(request: &Request<Incoming>, name: hyper::header::HeaderName) -> Optio
     request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
+/// Why a POST is refused before anything else is read, if it is: a form
+/// from another origin (403), or a body that is not a form (415).
+fn refuse_post(
+    page: &Page,
+    request: &Request<Incoming>,
+    host: Option<&str>,
+) -> Option<Response<Body>> {
+    let origin = header(request, hyper::header::ORIGIN);
+    let site = request
+        .headers()
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok());
+    if !guard::same_origin(origin, site, host, page.secure_cookies) {
+        return Some(text(
+            StatusCode::FORBIDDEN,
+            "a form from another page is refused",
+        ));
+    }
+    let content_type = header(request, hyper::header::CONTENT_TYPE);
+    // A POST with no body (a logout, a bare button) has no type.
+    let headers = request.headers();
+    let empty = headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .is_none_or(|l| l.as_bytes() == b"0")
+        && headers.get(hyper::header::TRANSFER_ENCODING).is_none();
+    let no_body = empty && content_type.is_none();
+    if !(guard::is_form(content_type) || no_body) {
+        return Some(text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a decision is a form (application/x-www-form-urlencoded)",
+        ));
+    }
+    None
+}
+
 /// One request: the name it was sent to, its origin (for a POST) and its
 /// credentials checked before anything of the home is read.
 async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
@@ -290,27 +325,8 @@ async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
     }
     let method = request.method().clone();
     if method == Method::POST {
-        let origin = header(&request, hyper::header::ORIGIN);
-        let site = request
-            .headers()
-            .get("sec-fetch-site")
-            .and_then(|v| v.to_str().ok());
-        if !guard::same_origin(origin, site, host.as_deref(), page.secure_cookies) {
-            return text(StatusCode::FORBIDDEN, "a form from another page is refused");
-        }
-        let content_type = header(&request, hyper::header::CONTENT_TYPE);
-        // A POST with no body (a logout, a bare button) has no type.
-        let headers = request.headers();
-        let empty = headers
-            .get(hyper::header::CONTENT_LENGTH)
-            .is_none_or(|l| l.as_bytes() == b"0")
-            && headers.get(hyper::header::TRANSFER_ENCODING).is_none();
-        let no_body = empty && content_type.is_none();
-        if !(guard::is_form(content_type) || no_body) {
-            return text(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "a decision is a form (application/x-www-form-urlencoded)",
-            );
+        if let Some(refused) = refuse_post(&page, &request, host.as_deref()) {
+            return refused;
         }
     } else if method != Method::GET && method != Method::HEAD {
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET, or a form's POST");

@@ -389,6 +389,30 @@ pub fn tool_recovery(tick: &serde_json::Value, what: &str) -> Option<String> {
         .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
 }
 
+/// A number of seconds no other test sleeps for: a process started with
+/// it can be found from the host's `/proc` by its command line, whatever
+/// pid namespace (a tool's sandbox) it was started in.
+pub fn sleep_mark() -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("300.{}{n:03}", std::process::id())
+}
+
+/// Whether a process runs (not a zombie) whose argv is exactly `argv`.
+pub fn running_with_argv(argv: &[&str]) -> bool {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| {
+            let is_it = std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == wanted);
+            let live = std::fs::read_to_string(entry.path().join("stat"))
+                .is_ok_and(|s| !s.contains(") Z ") && !s.contains(") X "));
+            is_it && live
+        })
+}
+
 /// Runs the Python `probe` as the account `nobody` (for the root-only
 /// tests of what another account on the host can reach).
 pub fn as_nobody(probe: &str) -> std::process::Output {

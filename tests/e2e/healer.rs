@@ -201,12 +201,15 @@ fn heal_dry_run_prints_the_plan_and_changes_nothing() {
 fn flares_are_listed_acked_and_handed_to_exec_whose_failure_is_only_logged() {
     let home = TestHome::new();
     home.ok(&["init"]);
-    let log = home.path.with_file_name("exec.log");
+    // `exec` runs in the tool sandbox: it writes where [flares] grants.
+    let granted = tempfile::tempdir().unwrap();
+    let log = granted.path().join("exec.log");
     std::fs::write(
         home.file("hearth.toml"),
         format!(
-            "[tick]\ninterval_s = 3600\n[healer]\nstreak = 1\n[flares]\nexec = \"sh -c 'echo \\\"$1\\\" >> {}; exit 7' flare\"\n",
-            log.display()
+            "[tick]\ninterval_s = 3600\n[healer]\nstreak = 1\n[flares]\nexec = \"sh -c 'echo \\\"$1\\\" >> {}; exit 7' flare\"\nwrite = [{:?}]\n",
+            log.display(),
+            granted.path()
         ),
     )
     .unwrap();

@@ -25,7 +25,7 @@ const WEB_TOKEN: &str = "web-SECRET-token-of-the-page-0123456789";
 /// its environ could be read and whether a secret was in it; writes what
 /// it found to `OUT/KIND-PID`, and says "walked" (a check's "work to do").
 const WALKER: &str = r#"
-import os, sys
+import os, sys, time
 out, kind = sys.argv[1], sys.argv[2]
 pid, chain, leaks = os.getpid(), [], []
 while pid > 1:
@@ -42,7 +42,23 @@ while pid > 1:
     except OSError:
         chain.append(f'{comm}:refused')
     pid = int(stat.rsplit(')', 1)[1].split()[1])
-with open(os.path.join(out, f'{kind}-{os.getpid()}'), 'w') as f:
+# Every process it can see at all, and whose environ it can read.
+for entry in os.listdir('/proc'):
+    if not entry.isdigit():
+        continue
+    try:
+        comm = open(f'/proc/{entry}/comm').read().strip()
+    except OSError:
+        continue
+    if comm == 'hearth':
+        chain.append('seen-hearth')
+    try:
+        if b'SECRET' in open(f'/proc/{entry}/environ', 'rb').read():
+            leaks.append(f'{comm}:{entry}')
+    except OSError:
+        pass
+# In a pid namespace every walker may be pid 2: the time tells them apart.
+with open(os.path.join(out, f'{kind}-{os.getpid()}-{time.time_ns()}'), 'w') as f:
     f.write(' '.join(chain) + '\nleaks:' + ' '.join(leaks) + '\n')
 print('walked')
 "#;
@@ -187,14 +203,17 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
         )
     };
 
+    // Each walker runs in its sandbox, which writes only what it grants.
+    let grant = format!("[{:?}]", out.path());
     as_nobody(&root, &["init"]);
     let config = format!(
         "[model]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\n\
          timeout_s = 5\nmax_retries = 1\nretry_base_ms = 10\n\
-         [flares]\nexec = \"/usr/bin/python3 {} {} flare\"\n",
+         [flares]\nexec = \"/usr/bin/python3 {} {} flare\"\nwrite = [{:?}]\n",
         server.url,
         walker.display(),
-        out.path().display()
+        out.path().display(),
+        out.path()
     );
     let write = |rel: &str, text: &str| {
         let path = root.join(rel);
@@ -206,24 +225,27 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
         "tools/spy.toml",
         &format!(
             "name = \"spy\"\ndescription = \"walks its ancestors\"\nread_only = true\n\
-             command = {}\n[parameters]\ntype = \"object\"\n",
-            run("tool")
+             command = {}\nwrite = {}\n[parameters]\ntype = \"object\"\n",
+            run("tool"),
+            grant
         ),
     );
     write(
         "tools/act.toml",
         &format!(
             "name = \"act\"\ndescription = \"acts outside the home\"\n\
-             command = {}\n[parameters]\ntype = \"object\"\n",
-            run("approved")
+             command = {}\nwrite = {}\n[parameters]\ntype = \"object\"\n",
+            run("approved"),
+            grant
         ),
     );
     write(
         "jobs/spy.toml",
         &format!(
             "schedule = \"0 7 * * *\"\ntimezone = \"UTC\"\nprompt = \"Look around.\"\n\
-             check = {}\ncheck_output = \"mine\"\n",
-            run("check")
+             check = {}\ncheck_output = \"mine\"\nwrite = {}\n",
+            run("check"),
+            grant
         ),
     );
     Command::new("chown")
@@ -266,13 +288,13 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
             );
         }
     }
-    // The walks were real: each tool and check had hearth above it, and
-    // hearth's environ was refused to it.
-    for kind in ["tool", "check", "approved"] {
+    // Each ran in its sandbox, in a pid namespace of its own: no process
+    // of hearth's is there to see, let alone read.
+    for kind in ["tool", "check", "flare", "approved"] {
         for (chain, _) in walks(out.path(), kind) {
             assert!(
-                chain.contains("hearth:refused") && !chain.contains("hearth:read"),
-                "a {kind} walked past hearth: {chain}"
+                !chain.contains("hearth"),
+                "a {kind} saw a hearth process: {chain}"
             );
         }
     }

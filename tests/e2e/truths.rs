@@ -230,7 +230,9 @@ fn push_without_a_remote_is_an_error_naming_the_fix() {
 #[test]
 fn an_untrusted_flares_exec_does_not_run_and_says_so() {
     let home = TestHome::with_config("");
-    let mark = home.path.with_file_name("exec-ran");
+    // `exec` runs in the tool sandbox: it writes where [flares] grants.
+    let granted = tempfile::tempdir().unwrap();
+    let mark = granted.path().join("exec-ran");
     std::fs::write(
         home.file("hearth.toml"),
         format!(
@@ -257,8 +259,9 @@ fn an_untrusted_flares_exec_does_not_run_and_says_so() {
     std::fs::write(
         home.file("hearth.toml"),
         format!(
-            "[brake]\nmust_read = [\"memory/missing.md\", \"memory/gone.md\"]\n[flares]\nexec = \"sh -c 'cat > {}' --\"\n",
-            mark.display()
+            "[brake]\nmust_read = [\"memory/missing.md\", \"memory/gone.md\"]\n[flares]\nexec = \"sh -c 'cat > {}' --\"\nwrite = [{:?}]\n",
+            mark.display(),
+            granted.path()
         ),
     )
     .unwrap();

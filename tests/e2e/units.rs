@@ -1,5 +1,6 @@
 //! The shipped systemd units: `systemd-analyze verify` is clean and the
-//! offline security exposure stays at 1.5 or lower (DESIGN 12). The units
+//! offline security exposure stays at 1.5 or lower (DESIGN 12), 2.0 for a
+//! supervisor's, which lets the tool sandbox make its namespaces. The units
 //! are checked as installed, with `ExecStart` pointing at the built binary.
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
@@ -73,8 +74,16 @@ fn units_verify_clean_and_expose_at_most_1_5() {
             "{}: {err}",
             unit.display()
         );
+        // A supervisor's unit lets the tool sandbox make its namespaces and
+        // mounts (2.0); a unit that starts no tool keeps 1.5 (DESIGN 12).
+        let name = unit.file_name().unwrap().to_string_lossy().into_owned();
+        let bound = if name.starts_with("hearth.") || name.starts_with("hearth@") {
+            2.0
+        } else {
+            1.5
+        };
         let level = exposure(unit);
-        assert!(level <= 1.5, "{} exposure {level}", unit.display());
+        assert!(level <= bound, "{} exposure {level}", unit.display());
     }
 }
 

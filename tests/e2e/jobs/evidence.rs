@@ -98,8 +98,10 @@ fn a_check_that_finds_nothing_skips_the_run_with_no_request_to_the_model() {
     let news = tempfile::tempdir().unwrap();
     let feed = news.path().join("news.txt");
     let check = format!(
-        "check = [\"sh\", \"-c\", \"if [ -e {0} ]; then cat {0}; rm {0}; else exit 1; fi\"]\n",
-        feed.display()
+        "check = [\"sh\", \"-c\", \"if [ -e {0} ]; then cat {0}; rm {0}; else exit 1; fi\"]\n\
+         write = [{1:?}]\n",
+        feed.display(),
+        news.path()
     );
     let h = JobHome::new(
         &server,

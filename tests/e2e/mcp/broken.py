@@ -81,7 +81,7 @@ for line in sys.stdin:
     elif method == "tools/call":
         name = request["params"]["name"]
         if name == "wait":
-            child = subprocess.Popen(["sleep", "300"])
+            child = subprocess.Popen(["sleep", os.environ.get("SLEEP_MARK", "300")])
             with open(os.environ["PIDFILE"], "w") as f:
                 f.write(str(child.pid))
             time.sleep(300)

@@ -12,12 +12,17 @@ use super::*;
 
 /// A tool that "posts" its text by appending it to `posted`, outside the
 /// home: each run is one line there.
+/// A tool that "posts" by appending to `posted`, a file outside the home
+/// its manifest grants it (`write = [...]`: in its sandbox it writes
+/// nothing else).
 pub(crate) fn poster(posted: &std::path::Path, extra: &str) -> String {
     format!(
         "name = \"post\"\ndescription = \"Post a status update.\"\n\
-         command = [\"/bin/sh\", \"-c\", \"echo \\\"$HEARTH_ARG_TEXT\\\" >> {}; echo posted\"]\n{extra}\n\
+         command = [\"/bin/sh\", \"-c\", \"echo \\\"$HEARTH_ARG_TEXT\\\" >> {}; echo posted\"]\n\
+         write = [{:?}]\n{extra}\n\
          [parameters]\ntype = \"object\"\n[parameters.properties.text]\ntype = \"string\"\n",
-        posted.display()
+        posted.display(),
+        posted.parent().unwrap()
     )
 }
 

@@ -127,10 +127,18 @@ fn a_failing_command_is_an_error_result_with_its_exit_code_and_stderr() {
 
 #[test]
 fn a_command_past_its_timeout_is_killed_with_everything_it_started() {
+    let mark = crate::common::sleep_mark();
+    let out = tempfile::tempdir().unwrap();
     let manifest = sh(
         "slow",
-        "sleep 30 & echo $! > slow.pid; wait",
-        "timeout_s = 1\nread_only = true",
+        &format!(
+            "sleep {mark} & echo started > {}/started; wait",
+            out.path().display()
+        ),
+        &format!(
+            "timeout_s = 1\nread_only = true\nwrite = [{:?}]",
+            out.path()
+        ),
     );
     let (server, home) = home_with_tool(
         "slow",
@@ -144,15 +152,18 @@ fn a_command_past_its_timeout_is_killed_with_everything_it_started() {
     assert!(started.elapsed() < std::time::Duration::from_secs(15));
     let got = result_sent(&server);
     assert!(got.contains("killed after its timeout_s = 1"), "{got}");
-    let pid = home.read("slow.pid").trim().to_string();
-    // Gone, or a zombie waiting for init to reap it: not running.
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let running = state
-        .rsplit(')')
-        .next()
-        .and_then(|rest| rest.split_whitespace().next())
-        .is_some_and(|s| s != "Z" && s != "X");
-    assert!(!running, "the group is dead: {state}");
+    assert!(out.path().join("started").exists(), "its child was started");
+    // Gone, or a zombie waiting for init to reap it: not running (found
+    // by its command line: inside its sandbox it had a pid of its own).
+    let child = ["sleep", mark.as_str()];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while crate::common::running_with_argv(&child) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        !crate::common::running_with_argv(&child),
+        "the group is dead"
+    );
 }
 
 #[test]
@@ -227,7 +238,13 @@ fn a_broken_manifest_is_named_by_file_and_line_and_its_tool_is_absent() {
 
 #[test]
 fn a_manifest_changed_since_it_was_trusted_does_not_run_until_trusted_again() {
-    let manifest = sh("touchy", "echo ran > ran.txt; echo ran", "read_only = true");
+    let out = tempfile::tempdir().unwrap();
+    let ran = out.path().join("ran.txt");
+    let manifest = sh(
+        "touchy",
+        &format!("echo ran > {}; echo ran", ran.display()),
+        &format!("read_only = true\nwrite = [{:?}]", out.path()),
+    );
     let (server, home) = home_with_tool(
         "touchy",
         &manifest,
@@ -246,7 +263,7 @@ fn a_manifest_changed_since_it_was_trusted_does_not_run_until_trusted_again() {
     .unwrap();
     home.ok(&["say", "go"]);
     run(&home, "1");
-    assert!(!home.file("ran.txt").exists(), "not run");
+    assert!(!ran.exists(), "not run");
     let got = result_sent(&server);
     assert!(
         got.contains("hearth trust") && got.contains("tools/touchy.toml"),
@@ -264,7 +281,7 @@ fn a_manifest_changed_since_it_was_trusted_does_not_run_until_trusted_again() {
     home.ok(&["say", "again"]);
     run(&home, "1");
     assert_eq!(
-        home.read("ran.txt").trim(),
+        std::fs::read_to_string(&ran).unwrap().trim(),
         "pwned",
         "once trusted, the changed command runs"
     );

@@ -170,8 +170,10 @@ pub fn planted(benign: usize) -> Table {
         format!(
             "name = \"post\"\ndescription = \"Post a status update.\"\n\
              command = [\"/bin/sh\", \"-c\", \"echo \\\"$HEARTH_ARG_TEXT\\\" >> {}; echo posted\"]\n\
+             write = [{:?}]\n\
              [parameters]\ntype = \"object\"\n[parameters.properties.text]\ntype = \"string\"\n",
-            posted.display()
+            posted.display(),
+            posted.parent().unwrap()
         ),
     )
     .unwrap();

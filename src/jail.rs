@@ -1,0 +1,335 @@
+//! The kernel's sandbox around every process hearth starts for a tool — an
+//! operator tool, an MCP server, a job's check, `[flares] exec`, a request
+//! the operator approved — so that what such a process can reach is set by
+//! the kernel, not by path checks in hearth.
+//!
+//! It is bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak and Codex
+//! run on): one small setuid-free program that puts the process in its own
+//! user, mount, pid, network, IPC and UTS namespaces, where:
+//!
+//! - the system is read-only; `/tmp` is the process's own, empty;
+//! - the home is read-only, and its `.git/`, `.hearth/`, `tools/`, `jobs/`
+//!   and `hearth.toml` are not there; the other homes beside it (its
+//!   parent folder) and `/run` (the doors' sockets, the session bus) are
+//!   not there either, nor `/etc/hearth` (the service's environment file);
+//! - it writes only what its grant names (a collaboration's workdir, what
+//!   the manifest grants with `write = [...]`);
+//! - it sees no process of hearth's (its own pid namespace, so no
+//!   `/proc/PID/environ` of the tick or the supervisor to read);
+//! - it reaches no network unless the grant says `network = true`.
+//!
+//! So a write in the home is hearth's or the operator's by construction,
+//! and the hand-edit rule holds. A sandbox that cannot be set up is never
+//! skipped: the process does not run ([`available`] says why and the fix).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The sandbox's program.
+pub const BWRAP: &str = "bwrap";
+
+/// The names inside the home a sandboxed process never sees: git's
+/// internals (a hook, `core.fsmonitor`), hearth's runtime files, the
+/// operator's commands and settings.
+const HIDDEN: [&str; 5] = [".git", ".hearth", "tools", "jobs", "hearth.toml"];
+
+/// What one sandboxed process may reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Jail {
+    /// The home: read-only, without [`HIDDEN`]; the homes beside it hidden.
+    pub home: PathBuf,
+    /// Where the process starts (the home, or a granted workdir).
+    pub cwd: PathBuf,
+    /// What it may write: each an absolute path that exists.
+    pub write: Vec<PathBuf>,
+    /// What it may read besides the system and the home (the host's
+    /// `/tmp` and the homes' folder are hidden).
+    pub read: Vec<PathBuf>,
+    /// Its own folder that outlives it, under the home's `.hearth/`
+    /// (never committed): given as `HEARTH_SCRATCH`.
+    pub scratch: Option<PathBuf>,
+    /// Whether it may reach the network.
+    pub network: bool,
+}
+
+impl Jail {
+    /// A jail in `home`, started there, writing nothing, offline.
+    pub fn in_home(home: &Path) -> Jail {
+        Jail {
+            home: home.to_path_buf(),
+            cwd: home.to_path_buf(),
+            write: Vec::new(),
+            read: Vec::new(),
+            scratch: None,
+            network: false,
+        }
+    }
+
+    /// The argv that runs `argv` inside this jail: `bwrap`, its
+    /// arguments, `--`, then `argv` unchanged. The environment is the
+    /// caller's to clear and set, as for any command.
+    pub fn argv(&self, argv: &[String]) -> Vec<OsString> {
+        let mut out: Vec<OsString> = vec![BWRAP.into()];
+        let mut arg = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
+            out.extend(items.iter().map(|i| i.as_ref().to_os_string()));
+        };
+        // --die-with-parent: killing the sandbox's group (a timeout, the
+        // tick's end) ends everything inside; --new-session: no terminal
+        // to push keystrokes into.
+        arg(&[&"--die-with-parent", &"--new-session", &"--unshare-all"]);
+        if self.network {
+            arg(&[&"--share-net"]);
+        }
+        arg(&[
+            &"--ro-bind",
+            &"/",
+            &"/",
+            &"--dev",
+            &"/dev",
+            &"--proc",
+            &"/proc",
+        ]);
+        arg(&[&"--tmpfs", &"/tmp", &"--tmpfs", &"/run"]);
+        if self.network {
+            // A name server the host's resolver points at.
+            let resolve = "/run/systemd/resolve";
+            arg(&[&"--ro-bind-try", &resolve, &resolve]);
+        }
+        if Path::new("/etc/hearth").is_dir() {
+            arg(&[&"--tmpfs", &"/etc/hearth"]);
+        }
+        if let Some(beside) = self.home.parent().filter(|p| p.parent().is_some()) {
+            arg(&[&"--tmpfs", &beside]);
+        }
+        arg(&[&"--ro-bind", &self.home, &self.home]);
+        for name in HIDDEN {
+            let path = self.home.join(name);
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => arg(&[&"--tmpfs", &path]),
+                Ok(_) => arg(&[&"--ro-bind", &"/dev/null", &path]),
+                Err(_) => {}
+            }
+        }
+        for path in &self.read {
+            arg(&[&"--ro-bind", path, path]);
+        }
+        for path in &self.write {
+            arg(&[&"--bind", path, path]);
+        }
+        if let Some(scratch) = &self.scratch {
+            arg(&[&"--bind", scratch, scratch]);
+            arg(&[&"--setenv", &"HEARTH_SCRATCH", scratch]);
+        }
+        arg(&[&"--chdir", &self.cwd, &"--"]);
+        out.extend(argv.iter().map(OsString::from));
+        out
+    }
+
+    /// A `std` command for `argv` inside this jail.
+    pub fn command(&self, argv: &[String]) -> std::process::Command {
+        let argv = self.argv(argv);
+        let mut command = std::process::Command::new(&argv[0]);
+        command.args(&argv[1..]);
+        command
+    }
+}
+
+/// Why the sandbox cannot be set up on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the tool sandbox (bubblewrap) cannot be set up here: {why}")]
+pub struct Unavailable {
+    /// What the system said.
+    pub why: String,
+}
+
+impl Unavailable {
+    /// What the operator can do about it.
+    pub fn hint(&self) -> String {
+        "install bubblewrap (`apt install bubblewrap`) and let this account make user \
+         namespaces (Debian: sysctl kernel.unprivileged_userns_clone=1; under systemd, no \
+         RestrictNamespaces= that forbids user, mnt, pid, net, ipc, uts); nothing runs \
+         unsandboxed meanwhile. To run one tool without it, say sandbox = \"none\" in its \
+         manifest and run `hearth trust`"
+            .into()
+    }
+}
+
+/// Whether the sandbox can be set up here: tried once per process (a
+/// `true` in an empty jail), the answer kept.
+pub fn available() -> Result<(), Unavailable> {
+    static PROBED: OnceLock<Result<(), Unavailable>> = OnceLock::new();
+    PROBED.get_or_init(probe).clone()
+}
+
+fn probe() -> Result<(), Unavailable> {
+    let jail = Jail::in_home(Path::new("/"));
+    let out = jail
+        .command(&["/bin/true".to_string()])
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Unavailable {
+            why: format!("{BWRAP} could not start ({e})"),
+        })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(Unavailable {
+        why: crate::process::tail(&out.stderr, 300),
+    })
+}
+
+/// Where each confined process keeps its own folder, in the home.
+pub const SCRATCH: &str = ".hearth/scratch";
+
+/// A configuration's sandbox keys, as written (a tool's manifest, a job's
+/// file, `[flares]`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keys<'a> {
+    /// `"none"` to run unsandboxed; left out, the sandbox.
+    pub sandbox: Option<&'a str>,
+    /// `network = true`.
+    pub network: bool,
+    /// `write = [...]`.
+    pub write: &'a [String],
+    /// `read = [...]`.
+    pub read: &'a [String],
+}
+
+/// How one configured process is confined: the kernel's sandbox with what
+/// its configuration grants, or — only where the operator wrote `sandbox =
+/// "none"` and trusted it with `hearth trust` — nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confinement {
+    /// In a [`Jail`] of the home, with these grants.
+    Sandboxed {
+        /// The home.
+        home: PathBuf,
+        /// What it may write besides a workdir it is started in.
+        write: Vec<PathBuf>,
+        /// What it may read besides the system and the home.
+        read: Vec<PathBuf>,
+        /// Its own folder under `.hearth/scratch/` (`HEARTH_SCRATCH`).
+        scratch: PathBuf,
+        /// Whether it may reach the network.
+        network: bool,
+    },
+    /// With hearth's account's rights (the operator's choice, named by
+    /// `hearth status`, `hearth audit` and the page).
+    Unsandboxed,
+}
+
+impl Confinement {
+    /// The confinement a configuration's keys say, for the process
+    /// `name` (`tool-weather`, `job-digest`, `flares`: its scratch folder's
+    /// name) of `home`: `sandbox` (`"kernel"`, the default, or `"none"`),
+    /// `network`, `write` (absolute paths outside the home) and `read`
+    /// (absolute paths). Why not, when they do not hold.
+    pub fn from_keys(home: &Path, name: &str, keys: &Keys<'_>) -> Result<Confinement, String> {
+        let Keys {
+            sandbox,
+            network,
+            write,
+            read,
+        } = *keys;
+        match sandbox {
+            None | Some("kernel") => {}
+            Some("none") => return Ok(Confinement::Unsandboxed),
+            Some(other) => {
+                return Err(format!(
+                    "sandbox = {other:?} is not a sandbox: leave it out (the kernel's \
+                     sandbox), or say \"none\" to run unsandboxed"
+                ))
+            }
+        }
+        let mut granted = Vec::new();
+        for path in write {
+            let path = PathBuf::from(path);
+            if !path.is_absolute() {
+                return Err(format!(
+                    "write = [{path:?}]: give absolute paths outside the home, e.g. \
+                     \"/var/spool/agent\"",
+                ));
+            }
+            if path.starts_with(home) || home.starts_with(&path) {
+                return Err(format!(
+                    "write = [{path:?}]: a tool never writes the home (its writes would pass \
+                     for your hand edits); grant a folder outside it",
+                ));
+            }
+            granted.push(path);
+        }
+        let mut readable = Vec::new();
+        for path in read {
+            let path = PathBuf::from(path);
+            if !path.is_absolute() {
+                return Err(format!(
+                    "read = [{path:?}]: give absolute paths, e.g. \"/srv/src/app\""
+                ));
+            }
+            readable.push(path);
+        }
+        Ok(Confinement::Sandboxed {
+            home: home.to_path_buf(),
+            write: granted,
+            read: readable,
+            scratch: home.join(SCRATCH).join(name),
+            network,
+        })
+    }
+
+    /// Whether it runs outside the sandbox.
+    pub fn is_unsandboxed(&self) -> bool {
+        *self == Confinement::Unsandboxed
+    }
+
+    /// The argv that runs `argv` started in `cwd`: inside the jail (a
+    /// workdir other than the home is writable too), or as it is. A
+    /// sandbox that cannot be set up here is an error: never skipped.
+    pub fn argv(&self, argv: &[String], cwd: &Path) -> Result<Vec<OsString>, Unavailable> {
+        match self {
+            Confinement::Unsandboxed => Ok(argv.iter().map(OsString::from).collect()),
+            Confinement::Sandboxed {
+                home,
+                write,
+                read,
+                scratch,
+                network,
+            } => {
+                available()?;
+                let mut write = write.clone();
+                if cwd != home.as_path() {
+                    write.push(cwd.to_path_buf());
+                }
+                std::fs::create_dir_all(scratch).map_err(|e| Unavailable {
+                    why: format!(
+                        "its scratch folder {} cannot be made: {e}",
+                        scratch.display()
+                    ),
+                })?;
+                let jail = Jail {
+                    home: home.clone(),
+                    cwd: cwd.to_path_buf(),
+                    write,
+                    read: read.clone(),
+                    scratch: Some(scratch.clone()),
+                    network: *network,
+                };
+                Ok(jail.argv(argv))
+            }
+        }
+    }
+
+    /// [`Confinement::argv`] as a `std` command (its cwd set to `cwd`).
+    pub fn command(
+        &self,
+        argv: &[String],
+        cwd: &Path,
+    ) -> Result<std::process::Command, Unavailable> {
+        let argv = self.argv(argv, cwd)?;
+        let mut command = std::process::Command::new(&argv[0]);
+        command.args(&argv[1..]).current_dir(cwd);
+        Ok(command)
+    }
+}
