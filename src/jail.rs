@@ -96,17 +96,25 @@ impl Jail {
             let resolve = "/run/systemd/resolve";
             arg(&[&"--ro-bind-try", &resolve, &resolve]);
         }
+        // What is hidden is an empty tmpfs, made read-only once every
+        // mount inside it is made: a write there fails, never lands.
+        let mut hiding: Vec<PathBuf> = vec!["/run".into()];
         if Path::new("/etc/hearth").is_dir() {
+            hiding.push("/etc/hearth".into());
             arg(&[&"--tmpfs", &"/etc/hearth"]);
         }
         if let Some(beside) = self.home.parent().filter(|p| p.parent().is_some()) {
+            hiding.push(beside.to_path_buf());
             arg(&[&"--tmpfs", &beside]);
         }
         arg(&[&"--ro-bind", &self.home, &self.home]);
         for name in HIDDEN {
             let path = self.home.join(name);
             match std::fs::symlink_metadata(&path) {
-                Ok(meta) if meta.is_dir() => arg(&[&"--tmpfs", &path]),
+                Ok(meta) if meta.is_dir() => {
+                    arg(&[&"--tmpfs", &path]);
+                    hiding.push(path);
+                }
                 Ok(_) => arg(&[&"--ro-bind", &"/dev/null", &path]),
                 Err(_) => {}
             }
@@ -120,6 +128,9 @@ impl Jail {
         if let Some(scratch) = &self.scratch {
             arg(&[&"--bind", scratch, scratch]);
             arg(&[&"--setenv", &"HEARTH_SCRATCH", scratch]);
+        }
+        for path in &hiding {
+            arg(&[&"--remount-ro", path]);
         }
         arg(&[&"--chdir", &self.cwd, &"--"]);
         out.extend(argv.iter().map(OsString::from));
@@ -163,7 +174,8 @@ pub fn available() -> Result<(), Unavailable> {
 }
 
 fn probe() -> Result<(), Unavailable> {
-    let jail = Jail::in_home(Path::new("/"));
+    // Any real folder does for a home here: what is tried is the sandbox.
+    let jail = Jail::in_home(Path::new("/usr"));
     let out = jail
         .command(&["/bin/true".to_string()])
         .env_clear()
