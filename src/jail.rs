@@ -26,8 +26,22 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The sandbox's program.
-pub const BWRAP: &str = "bwrap";
+/// The sandbox's program, where Debian puts it.
+pub const BWRAP: &str = "/usr/bin/bwrap";
+
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Runs the sandbox with `program` from now on (the binary finds `bwrap`
+/// on hearth's own `PATH` at start: the library reads no environment).
+/// The first word holds.
+pub fn use_program(program: PathBuf) {
+    let _ = PROGRAM.set(program);
+}
+
+/// The sandbox's program: the one [`use_program`] named, else [`BWRAP`].
+fn program() -> &'static Path {
+    PROGRAM.get().map_or(Path::new(BWRAP), PathBuf::as_path)
+}
 
 /// The names inside the home a sandboxed process never sees: git's
 /// internals (a hook, `core.fsmonitor`), hearth's runtime files, the
@@ -70,7 +84,7 @@ impl Jail {
     /// arguments, `--`, then `argv` unchanged. The environment is the
     /// caller's to clear and set, as for any command.
     pub fn argv(&self, argv: &[String]) -> Vec<OsString> {
-        let mut out: Vec<OsString> = vec![BWRAP.into()];
+        let mut out: Vec<OsString> = vec![program().into()];
         let mut arg = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
             out.extend(items.iter().map(|i| i.as_ref().to_os_string()));
         };
@@ -182,7 +196,7 @@ fn probe() -> Result<(), Unavailable> {
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| Unavailable {
-            why: format!("{BWRAP} could not start ({e})"),
+            why: format!("{} could not start ({e})", program().display()),
         })?;
     if out.status.success() {
         return Ok(());

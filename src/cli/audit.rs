@@ -53,6 +53,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                     "file": t.file,
                     "output_outside": t.untrusted,
                     "trust": t.trust_said(),
+                    "sandboxed": !t.confinement.is_unsandboxed(),
                 })
             })
             .collect::<Vec<_>>()
@@ -128,10 +129,11 @@ fn print_tools(
             "NOT TRUSTED (run `hearth trust` after checking it)"
         };
         outln!(
-            "tool:           {} ({}) — {state}; {}",
+            "tool:           {} ({}) — {state}; {}; {}",
             tool.name,
             tool.file,
-            tool.trust_said()
+            tool.trust_said(),
+            tool.sandbox_said()
         );
     }
     for problem in problems {

@@ -72,6 +72,19 @@ impl Env {
         })
     }
 
+    /// `name` on this process's `PATH`, as a shell would find it.
+    pub fn find_program(&self, name: &str) -> Option<PathBuf> {
+        let path = self.vars.get("PATH")?;
+        std::env::split_paths(path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| {
+                std::fs::metadata(candidate).is_ok_and(|m| {
+                    std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+                        && m.is_file()
+                })
+            })
+    }
+
     /// `HEARTH_TEST_INTAKE_DELAY=MS`: the supervisor pauses this long
     /// between writing a peer's handoff into the inbox and recording it,
     /// so a test can `kill -9` it there (see `supervisor::peers`).

@@ -132,6 +132,9 @@ pub fn main() -> ExitCode {
         Err(e) => return e.print(),
     };
     logging::init(env.journal_stream.as_deref());
+    if let Some(bwrap) = env.find_program("bwrap") {
+        hearth::jail::use_program(bwrap);
+    }
     let home = cli.home.as_deref();
     let result = match cli.command {
         Command::Init(args) => init::run(&env, home, args),

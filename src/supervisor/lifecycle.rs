@@ -89,6 +89,7 @@ impl Supervisor<'_> {
             n.ready(&format!("hearth supervising {}", home.root().display()));
         }
         tracing::info!("supervising {}", home.root().display());
+        self.flare_if_no_sandbox();
         if let Some(textfile) = &self.metrics {
             textfile.write(home, true, self.options.clock.now());
         }

@@ -19,6 +19,7 @@ mod error;
 pub mod fetch;
 mod gap;
 mod git_wait;
+mod jailed;
 
 mod intake;
 mod job_record;

@@ -160,6 +160,15 @@ pub struct OperatorTool {
 }
 
 impl OperatorTool {
+    /// Where its process runs, as `hearth audit` lists it.
+    pub fn sandbox_said(&self) -> &'static str {
+        match &self.confinement {
+            crate::jail::Confinement::Unsandboxed => "UNSANDBOXED (sandbox = \"none\")",
+            crate::jail::Confinement::Sandboxed { network: true, .. } => "sandboxed, with network",
+            crate::jail::Confinement::Sandboxed { .. } => "sandboxed",
+        }
+    }
+
     /// Its trust as `hearth audit` lists it: whether its output is
     /// outside, and what decided.
     pub fn trust_said(&self) -> &'static str {

@@ -72,6 +72,9 @@ pub struct Status {
     /// Jobs that have not fired when due, or never will (DESIGN 19).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs_late: Vec<String>,
+    /// What runs outside the tool sandbox because the operator said
+    /// `sandbox = "none"`: each named with its file.
+    pub unsandboxed: Vec<String>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
     /// The last 24 hours' ticks, priced by kind of token.
@@ -231,6 +234,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let (proposals_waiting, oldest_proposal, requests_waiting) =
         waiting_proposals(home, &mut problems);
     let jobs_late = jobs_late(home, config.as_ref().ok(), now, &mut problems);
+    let unsandboxed = sandboxing(home, config.as_ref().ok(), &mut problems);
     let unpushed = push.as_ref().and_then(|p| {
         crate::repo::Repo::open(home.root())
             .ok()
@@ -272,6 +276,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         local_peers: facts.local,
         founding: facts.founding,
         jobs_late,
+        unsandboxed,
         notify_failing: crate::notify::courier::last_outcomes(home)
             .into_iter()
             .filter(|d| d.outcome != "delivered")
@@ -283,6 +288,50 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     status.problems.retain(|p| seen.insert(p.clone()));
     status.verdict = verdict(&status);
     status
+}
+
+/// What runs unsandboxed by the operator's word (`sandbox = "none"`), by
+/// name and file; and, when anything is to run sandboxed but the sandbox
+/// cannot be set up here, that problem with its fix (those do not run).
+fn sandboxing(
+    home: &Home,
+    config: Option<&crate::config::Config>,
+    problems: &mut Vec<String>,
+) -> Vec<String> {
+    let mut unsandboxed = Vec::new();
+    let mut sandboxed = 0;
+    let (tools, _) = crate::tools::operator::load(home, &crate::tools::BUILTINS);
+    for tool in &tools {
+        match tool.confinement.is_unsandboxed() {
+            true => unsandboxed.push(format!("tool {} ({})", tool.name, tool.file)),
+            false => sandboxed += 1,
+        }
+    }
+    let (jobs, _) = crate::jobs::load_all(home);
+    for job in jobs.iter().filter(|j| !j.check.is_empty()) {
+        match job.confinement.is_unsandboxed() {
+            true => unsandboxed.push(format!("the check of job {} ({})", job.name, job.file)),
+            false => sandboxed += 1,
+        }
+    }
+    if let Some(flares) = config
+        .map(|c| &c.flares)
+        .filter(|f| !f.exec.trim().is_empty())
+    {
+        match flares.sandbox.as_deref() == Some("none") {
+            true => unsandboxed.push("[flares] exec (hearth.toml)".into()),
+            false => sandboxed += 1,
+        }
+    }
+    if sandboxed > 0 {
+        if let Err(e) = crate::jail::available() {
+            problems.push(format!(
+                "{e}: no tool, check or [flares] exec runs (hint: {})",
+                e.hint()
+            ));
+        }
+    }
+    unsandboxed
 }
 
 /// The jobs that should have run and have not, or never will; the job

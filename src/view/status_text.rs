@@ -219,6 +219,12 @@ fn print_waiting(out: &mut String, status: &Status, now: DateTime<Utc>) {
     for late in &status.jobs_late {
         w!(out, "JOB:        {late} (see `hearth jobs`)");
     }
+    for named in &status.unsandboxed {
+        w!(
+            out,
+            "unsandboxed: {named} runs with hearth's rights (sandbox = \"none\", your choice)"
+        );
+    }
     for d in &status.notify_failing {
         w!(
             out,

@@ -40,6 +40,9 @@ pub fn today(frame: &Frame, home: &Home) -> Markup {
             }
         }
         @for problem in &day.problems { p class="attention" { "cannot read: " (problem) } }
+        @for named in &frame.status.unsandboxed {
+            p class="attention" { "Unsandboxed: " (named) " runs with hearth's own rights (sandbox = \"none\", your choice)." }
+        }
     };
     frame.page("today", body)
 }

@@ -357,3 +357,59 @@ fn a_tool_cannot_write_the_home_git_config_tools_or_a_sibling_home() {
         "nothing written"
     );
 }
+
+/// Where the sandbox cannot be set up (here a `bwrap` that fails as one
+/// does when user namespaces are refused), a tool does not run in its
+/// place: its call says why and the fix, and one flare says so.
+#[test]
+fn without_a_sandbox_a_tool_never_runs_and_one_flare_says_why() {
+    let out = tempfile::tempdir().unwrap();
+    let ran = out.path().join("ran");
+    let manifest = sh(
+        "clock",
+        &format!("touch {}; date", ran.display()),
+        "read_only = true",
+    );
+    let (server, home) = home_with_tool(
+        "clock",
+        &manifest,
+        vec![call("clock", json!({})), done()],
+        true,
+    );
+    let fake = tempfile::tempdir().unwrap();
+    let bwrap = fake.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bwrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    home.ok(&["say", "what time is it?"]);
+    let ran_tick = home
+        .keyed(&["run", "--ticks", "1"], KEY)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(ran_tick.status.success());
+    assert!(!ran.exists(), "the tool ran without its sandbox");
+    let said = result_sent(&server);
+    assert!(
+        said.contains("cannot be set up")
+            && said.contains("Permission denied")
+            && said.contains("[error]"),
+        "{said}"
+    );
+    let flares: Vec<String> = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("-flare-tools"))
+        .collect();
+    assert_eq!(flares.len(), 1, "{flares:?}");
+    let flare = home.read(&format!("outbox/{}", flares[0]));
+    assert!(flare.contains("apt install bubblewrap"), "{flare}");
+}

@@ -802,3 +802,44 @@ fn slow_connections_never_keep_the_operator_out() {
     assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
     drop(slow);
 }
+
+/// A tool the operator runs unsandboxed (`sandbox = "none"`) is named by
+/// `hearth status`, `hearth audit` and the page; saying so of a trusted
+/// tool makes it untrusted until `hearth trust`.
+#[test]
+fn an_unsandboxed_tool_is_named_by_status_audit_and_the_page() {
+    let home = TestHome::with_config("");
+    let manifest = "name = \"clock\"\ndescription = \"The time.\"\ncommand = [\"/bin/date\"]\n\
+                    read_only = true\n";
+    std::fs::write(home.file("tools/clock.toml"), manifest).unwrap();
+    home.ok(&["trust"]);
+    let audit = home.ok(&["audit"]);
+    assert!(
+        audit.contains("clock") && audit.contains("; sandboxed"),
+        "{audit}"
+    );
+    std::fs::write(
+        home.file("tools/clock.toml"),
+        format!("{manifest}sandbox = \"none\"\n"),
+    )
+    .unwrap();
+    let audit = home.ok(&["audit"]);
+    assert!(
+        audit.contains("NOT TRUSTED") && audit.contains("UNSANDBOXED"),
+        "{audit}"
+    );
+    home.ok(&["trust"]);
+    home.ok(&["run", "--ticks", "1"]);
+    let status = home.ok(&["status"]);
+    assert!(
+        status.contains("unsandboxed: tool clock (tools/clock.toml)"),
+        "{status}"
+    );
+    let page = Page::open(&home);
+    let cookie = page.session();
+    let today = page.get("/", Some(&cookie)).text().unwrap();
+    assert!(
+        today.contains("Unsandboxed: tool clock (tools/clock.toml)"),
+        "{today}"
+    );
+}
