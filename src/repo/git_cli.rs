@@ -105,8 +105,12 @@ impl GitCommand<'_> {
         let mut cmd = Command::new("git");
         cmd.arg("--git-dir")
             .arg(self.git_dir)
-            // A repository's hooks never run for hearth's transport.
-            .args(["-c", "core.hooksPath=/dev/null"])
+            // No program a repository's config names runs for hearth's
+            // transport: not its hooks, an fsmonitor, a filter or diff
+            // driver, an alternates command or an upload-pack hook. Given
+            // on the command line, these win over any repository's config
+            // — a peer's too, whose upload-pack inherits them.
+            .args(NO_PROGRAMS.iter().flat_map(|setting| ["-c", setting]))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -135,6 +139,20 @@ impl GitCommand<'_> {
         cmd
     }
 }
+
+/// The settings that keep every program a repository's config could name
+/// from running in a git hearth starts (a peer's config is an outside
+/// party's: CVE-2026-71963's `core.fsmonitor` ran when a tool typed `git
+/// status` in a cloned repository).
+const NO_PROGRAMS: [&str; 7] = [
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.alternateRefsCommand=",
+    "uploadpack.packObjectsHook=",
+    "diff.external=",
+    "core.pager=cat",
+    "protocol.ext.allow=never",
+];
 
 /// git's credential helper protocol: answer `get` from the environment.
 const CREDENTIAL_HELPER: &str = "credential.helper=!f() { test \"$1\" = get || exit 0; \

@@ -287,3 +287,75 @@ fn one_hung_peer_never_delays_another_peers_fetch() {
     );
     drop(hung);
 }
+
+/// A peer reached by a `file://` URL whose repository is hostile: its
+/// config names an fsmonitor, an alternates command, an upload-pack hook,
+/// an ssh command and a filter, and its hooks are planted. hearth fetches
+/// it into its mirror, and not one of those programs runs.
+#[test]
+fn a_hostile_peers_repository_runs_none_of_its_programs_in_hearths_git() {
+    let root = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let model = ModelServer::start(vec![]);
+    let alice = agent(root.path(), "alice", &[], &[], &model.url);
+    let ran = |what: &str| format!("touch {}/{what}", marks.path().display());
+    for (key, value) in [
+        ("core.fsmonitor", ran("fsmonitor")),
+        ("core.alternateRefsCommand", ran("alternate-refs")),
+        (
+            "uploadpack.packObjectsHook",
+            format!("{}; exec", ran("pack-objects-hook")),
+        ),
+        ("core.sshCommand", ran("ssh")),
+        ("filter.evil.smudge", ran("smudge")),
+        ("filter.evil.clean", ran("clean")),
+        ("diff.evil.textconv", ran("textconv")),
+    ] {
+        alice.git(&["config", key, &value]);
+    }
+    for hook in [
+        "pre-upload-pack",
+        "post-update",
+        "reference-transaction",
+        "post-checkout",
+    ] {
+        let path = alice.file(&format!(".git/hooks/{hook}"));
+        std::fs::write(&path, format!("#!/bin/sh\n{}\n", ran(hook))).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    std::fs::write(alice.file(".gitattributes"), "* filter=evil diff=evil\n").unwrap();
+    let alice_url = PathBuf::from(format!("file://{}", alice.path.display()));
+    let bob = agent(
+        root.path(),
+        "bob",
+        &[("alice", &alice_url)],
+        &[],
+        &model.url,
+    );
+    let planted: Vec<String> = std::fs::read_dir(marks.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    // Setting it up with git's own CLI in alice's home ran her programs:
+    // what counts is what ran after.
+    for mark in &planted {
+        std::fs::remove_file(marks.path().join(mark)).unwrap();
+    }
+    tick(&bob);
+    tick(&bob);
+    assert!(
+        bob.path.join(".hearth/peers/alice.git").is_dir(),
+        "alice was fetched into bob's mirror"
+    );
+    let ran_after: Vec<String> = std::fs::read_dir(marks.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        ran_after.is_empty(),
+        "the peer's programs ran: {ran_after:?}"
+    );
+}
