@@ -12,6 +12,8 @@
 //! Prints each way's median and 90th percentile and what the jail adds
 //! at the median (the bound: 10 ms). `cargo bench --bench jail`.
 
+#![allow(clippy::disallowed_methods)] // fixtures, not state
+
 mod common;
 
 use std::process::{Command, Stdio};
