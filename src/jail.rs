@@ -51,7 +51,8 @@ const HIDDEN: [&str; 5] = [".git", ".hearth", "tools", "jobs", "hearth.toml"];
 /// What one sandboxed process may reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Jail {
-    /// The home: read-only, without [`HIDDEN`]; the homes beside it hidden.
+    /// The home: read-only, without its `.git/`, `.hearth/`, `tools/`, `jobs/`
+    /// and `hearth.toml`; the homes beside it hidden.
     pub home: PathBuf,
     /// Where the process starts (the home, or a granted workdir).
     pub cwd: PathBuf,
