@@ -107,9 +107,16 @@ impl Jail {
         ]);
         arg(&[&"--tmpfs", &"/tmp", &"--tmpfs", &"/run"]);
         if self.network {
-            // A name server the host's resolver points at.
-            let resolve = "/run/systemd/resolve";
-            arg(&[&"--ro-bind-try", &resolve, &resolve]);
+            // The name server's file, where the host keeps it under /run
+            // (systemd-resolved's stub, resolvconf's).
+            let resolv = std::fs::canonicalize("/etc/resolv.conf").ok();
+            if let Some(dir) = resolv
+                .as_deref()
+                .filter(|r| r.starts_with("/run"))
+                .and_then(Path::parent)
+            {
+                arg(&[&"--ro-bind-try", &dir, &dir]);
+            }
         }
         // What is hidden is an empty tmpfs, made read-only once every
         // mount inside it is made: a write there fails, never lands.
@@ -358,5 +365,89 @@ impl Confinement {
         let mut command = std::process::Command::new(&argv[0]);
         command.args(&argv[1..]).current_dir(cwd);
         Ok(command)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures, not state
+mod tests {
+    use super::*;
+
+    fn words(argv: &[OsString]) -> String {
+        argv.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_jail_hides_the_homes_internals_and_grants_only_what_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("agent");
+        for sub in [".git", ".hearth", "tools", "memory"] {
+            std::fs::create_dir_all(home.join(sub)).unwrap();
+        }
+        std::fs::write(home.join("hearth.toml"), "").unwrap();
+        let mut jail = Jail::in_home(&home);
+        let offline = words(&jail.argv(&["/bin/true".into()]));
+        let h = home.display();
+        for hidden in [".git", ".hearth", "tools"] {
+            assert!(
+                offline.contains(&format!("--tmpfs {h}/{hidden}")),
+                "{offline}"
+            );
+            assert!(
+                offline.contains(&format!("--remount-ro {h}/{hidden}")),
+                "{offline}"
+            );
+        }
+        assert!(offline.contains(&format!("--ro-bind /dev/null {h}/hearth.toml")));
+        assert!(
+            offline.contains(&format!("--tmpfs {}", dir.path().display())),
+            "the homes beside"
+        );
+        assert!(offline.contains("--unshare-all") && !offline.contains("--share-net"));
+        assert!(
+            offline.ends_with(&format!("--chdir {h} -- /bin/true")),
+            "{offline}"
+        );
+        jail.network = true;
+        jail.write = vec!["/var/spool/x".into()];
+        let granted = words(&jail.argv(&["/bin/true".into()]));
+        assert!(granted.contains("--share-net"), "{granted}");
+        assert!(
+            granted.contains("--bind /var/spool/x /var/spool/x"),
+            "{granted}"
+        );
+    }
+
+    #[test]
+    fn keys_that_would_let_a_tool_write_the_home_are_refused() {
+        let home = Path::new("/var/lib/hearth/agent");
+        let inside = vec!["/var/lib/hearth/agent/memory".to_string()];
+        let above = vec!["/var/lib/hearth".to_string()];
+        let relative = vec!["spool".to_string()];
+        for write in [&inside, &above, &relative] {
+            let keys = Keys {
+                write,
+                ..Keys::default()
+            };
+            assert!(
+                Confinement::from_keys(home, "tool-x", &keys).is_err(),
+                "{write:?}"
+            );
+        }
+        let none = Keys {
+            sandbox: Some("none"),
+            ..Keys::default()
+        };
+        assert!(Confinement::from_keys(home, "tool-x", &none)
+            .unwrap()
+            .is_unsandboxed());
+        let odd = Keys {
+            sandbox: Some("docker"),
+            ..Keys::default()
+        };
+        assert!(Confinement::from_keys(home, "tool-x", &odd).is_err());
     }
 }
