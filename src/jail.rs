@@ -85,6 +85,13 @@ impl Jail {
     /// arguments, `--`, then `argv` unchanged. The environment is the
     /// caller's to clear and set, as for any command.
     pub fn argv(&self, argv: &[String]) -> Vec<OsString> {
+        let own_proc = probed().map_or(true, |p| p.own_proc);
+        self.argv_with(argv, own_proc)
+    }
+
+    /// [`Jail::argv`], with a `/proc` of its own or the host's (read-only,
+    /// through the system's bind) as the kernel allows.
+    fn argv_with(&self, argv: &[String], own_proc: bool) -> Vec<OsString> {
         let mut out: Vec<OsString> = vec![program().into()];
         let mut arg = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
             out.extend(items.iter().map(|i| i.as_ref().to_os_string()));
@@ -96,15 +103,10 @@ impl Jail {
         if self.network {
             arg(&[&"--share-net"]);
         }
-        arg(&[
-            &"--ro-bind",
-            &"/",
-            &"/",
-            &"--dev",
-            &"/dev",
-            &"--proc",
-            &"/proc",
-        ]);
+        arg(&[&"--ro-bind", &"/", &"/", &"--dev", &"/dev"]);
+        if own_proc {
+            arg(&[&"--proc", &"/proc"]);
+        }
         arg(&[&"--tmpfs", &"/tmp", &"--tmpfs", &"/run"]);
         if self.network {
             // The name server's file, where the host keeps it under /run
@@ -191,27 +193,66 @@ impl Unavailable {
 /// Whether the sandbox can be set up here: tried once per process (a
 /// `true` in an empty jail), the answer kept.
 pub fn available() -> Result<(), Unavailable> {
-    static PROBED: OnceLock<Result<(), Unavailable>> = OnceLock::new();
+    probed().map(|_| ())
+}
+
+/// How the sandbox can be set up here, tried once per process.
+fn probed() -> Result<Probed, Unavailable> {
+    static PROBED: OnceLock<Result<Probed, Unavailable>> = OnceLock::new();
     PROBED.get_or_init(probe).clone()
 }
 
-fn probe() -> Result<(), Unavailable> {
-    // Any real folder does for a home here: what is tried is the sandbox.
-    let jail = Jail::in_home(Path::new("/usr"));
-    let out = jail
-        .command(&["/bin/true".to_string()])
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| Unavailable {
-            why: format!("{} could not start ({e})", program().display()),
-        })?;
-    if out.status.success() {
-        return Ok(());
+/// What the probe found the kernel allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Probed {
+    /// A `/proc` of the jail's own pid namespace can be mounted. Where the
+    /// host's `/proc` is partly hidden (systemd's `ProtectKernelTunables`,
+    /// `ProcSubset=pid`), the kernel refuses a fresh one inside a user
+    /// namespace: the jail then shows the host's, read-only — its
+    /// processes visible by name, but every hearth process that holds a
+    /// secret is non-dumpable and in another user namespace, so no
+    /// `environ` of theirs can be read.
+    own_proc: bool,
+}
+
+fn probe() -> Result<Probed, Unavailable> {
+    let mut first = None;
+    for own_proc in [true, false] {
+        // Any real folder does for a home here: what is tried is the sandbox.
+        let jail = Jail::in_home(Path::new("/usr"));
+        let out = jail
+            .argv_with(&["/bin/true".to_string()], own_proc)
+            .split_first()
+            .map(|(program, args)| {
+                std::process::Command::new(program)
+                    .args(args)
+                    .env_clear()
+                    .stdin(std::process::Stdio::null())
+                    .output()
+            })
+            .expect("an argv")
+            .map_err(|e| Unavailable {
+                why: format!("{} could not start ({e})", program().display()),
+            })?;
+        if out.status.success() {
+            if !own_proc {
+                tracing::warn!(
+                    "the tool sandbox cannot mount a /proc of its own here ({}); tools see \
+                     the host's processes by name (none of their environments)",
+                    first.as_deref().unwrap_or("refused")
+                );
+            }
+            return Ok(Probed { own_proc });
+        }
+        let said = crate::process::tail(&out.stderr, 300);
+        if !said.contains("proc") || first.is_some() {
+            return Err(Unavailable {
+                why: first.unwrap_or(said),
+            });
+        }
+        first = Some(said);
     }
-    Err(Unavailable {
-        why: crate::process::tail(&out.stderr, 300),
-    })
+    unreachable!("the loop returns")
 }
 
 /// Where each confined process keeps its own folder, in the home.

@@ -413,3 +413,53 @@ fn without_a_sandbox_a_tool_never_runs_and_one_flare_says_why() {
     let flare = home.read(&format!("outbox/{}", flares[0]));
     assert!(flare.contains("apt install bubblewrap"), "{flare}");
 }
+
+/// Where `/proc` is partly hidden, as systemd's `ProtectKernelTunables`
+/// leaves it under `hearth.service`, the kernel refuses the jail a `/proc`
+/// of its own: the jail shows the host's instead, read-only, and the tool
+/// still runs sandboxed — reading no environment of hearth's.
+#[test]
+#[ignore = "needs root to make a mount namespace; .ci/run runs it as root (cargo test -- --ignored)"]
+fn where_proc_is_partly_hidden_a_tool_still_runs_in_its_sandbox() {
+    let manifest = sh(
+        "peek",
+        "echo ran; cat /proc/*/environ 2>/dev/null | tr '\\\\0' '\\\\n' | grep -c ANTHROPIC_API_KEY \
+         | sed 's/^/keys: /'; echo x > memory/identity.md 2>/dev/null || echo refused",
+        "read_only = true",
+    );
+    let (server, home) = home_with_tool(
+        "peek",
+        &manifest,
+        vec![call("peek", json!({})), done()],
+        true,
+    );
+    home.ok(&["say", "go"]);
+    let hearth = format!(
+        "mount --bind -o ro /proc/sys /proc/sys && exec {} --home {} run --ticks 1",
+        crate::common::HEARTH,
+        home.path.display()
+    );
+    let out = home
+        .keyed(&["--version"], KEY)
+        .get_envs()
+        .fold(std::process::Command::new("unshare"), |mut cmd, (k, v)| {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+            cmd
+        })
+        .args(["-m", "sh", "-c", &hearth])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = result_sent(&server);
+    assert!(
+        said.contains("ran") && said.contains("keys: 0") && said.contains("refused"),
+        "{said}"
+    );
+}
