@@ -143,7 +143,7 @@ impl Jail {
                 Err(_) => {}
             }
         }
-        for path in &self.read {
+        for path in self.read.iter().chain(&self.programs(argv, &hiding)) {
             arg(&[&"--ro-bind", path, path]);
         }
         for path in &self.write {
@@ -159,6 +159,37 @@ impl Jail {
         arg(&[&"--chdir", &self.cwd, &"--"]);
         out.extend(argv.iter().map(OsString::from));
         out
+    }
+
+    /// The folders a command's own files live in, where the jail would
+    /// hide them: for each absolute path `argv` names (the program, a
+    /// script it is given) under a hidden folder (`/tmp`, the homes'
+    /// folder), that folder's entry it is in, shown read-only — a venv in
+    /// `~/venvs/mcp` or a checkout in `/tmp/build` is the tool itself.
+    fn programs(&self, argv: &[String], hiding: &[PathBuf]) -> Vec<PathBuf> {
+        let mut shown: Vec<PathBuf> = Vec::new();
+        let roots = hiding
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([Path::new("/tmp")]);
+        let roots: Vec<&Path> = roots.collect();
+        for named in argv.iter().map(Path::new).filter(|p| p.is_absolute()) {
+            if named.starts_with(&self.home) || !named.exists() {
+                continue;
+            }
+            for root in &roots {
+                let Ok(rest) = named.strip_prefix(root) else {
+                    continue;
+                };
+                if let Some(first) = rest.components().next() {
+                    let entry = root.join(first);
+                    if !shown.contains(&entry) && !self.home.starts_with(&entry) {
+                        shown.push(entry);
+                    }
+                }
+            }
+        }
+        shown
     }
 
     /// A `std` command for `argv` inside this jail.
@@ -459,6 +490,32 @@ mod tests {
         assert!(
             granted.contains("--bind /var/spool/x /var/spool/x"),
             "{granted}"
+        );
+    }
+
+    #[test]
+    fn a_tools_own_program_under_a_hidden_folder_is_shown_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("agent");
+        std::fs::create_dir_all(&home).unwrap();
+        let venv = dir.path().join("venvs/mcp/bin");
+        std::fs::create_dir_all(&venv).unwrap();
+        std::fs::write(venv.join("server"), "").unwrap();
+        let jail = Jail::in_home(&home);
+        let server = venv.join("server").display().to_string();
+        let argv = words(&jail.argv(&[server, "/nonexistent/x".into()]));
+        let shown = dir.path().join("venvs").display().to_string();
+        assert!(
+            argv.contains(&format!("--ro-bind {shown} {shown}")),
+            "{argv}"
+        );
+        assert!(
+            !argv.contains(&format!(
+                "--ro-bind {} {}",
+                dir.path().display(),
+                dir.path().display()
+            )),
+            "never the homes' folder itself: {argv}"
         );
     }
 
