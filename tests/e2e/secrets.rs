@@ -58,8 +58,12 @@ for entry in os.listdir('/proc'):
     except OSError:
         pass
 # In a pid namespace every walker may be pid 2: the time tells them apart.
-with open(os.path.join(out, f'{kind}-{os.getpid()}-{time.time_ns()}'), 'w') as f:
+# Written aside and renamed: a walker still running (`[flares] exec` runs in
+# the background) is never read half-written.
+name = f'{kind}-{os.getpid()}-{time.time_ns()}'
+with open(os.path.join(out, '.' + name), 'w') as f:
     f.write(' '.join(chain) + '\nleaks:' + ' '.join(leaks) + '\n')
+os.replace(os.path.join(out, '.' + name), os.path.join(out, name))
 print('walked')
 "#;
 
