@@ -405,14 +405,19 @@ pub fn begin(
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ProposalError> {
-    decide(home, n, seen, who, now, |r| {
+    decide(home, n, seen, who, now, running(n))
+}
+
+/// Marks request `n` running, and says so in its commit's message.
+fn running(n: u64) -> impl FnOnce(&mut ToolRequest) -> String {
+    move |r| {
         r.status = ToolRequestState::Running;
         format!(
             "request {n} approved: running {}\n\n{}",
             r.tool,
             trailers::line(trailers::REQUEST, n)
         )
-    })
+    }
 }
 
 /// Approves open request `n` from the page, where no tool runs: one
@@ -453,14 +458,15 @@ pub fn start_approved(
     who: &Identity,
     now: DateTime<Utc>,
 ) -> Result<ToolRequest, ProposalError> {
-    decide_from(home, n, ToolRequestState::Approved, None, who, now, |r| {
-        r.status = ToolRequestState::Running;
-        format!(
-            "request {n} approved: running {}\n\n{}",
-            r.tool,
-            trailers::line(trailers::REQUEST, n)
-        )
-    })
+    decide_from(
+        home,
+        n,
+        ToolRequestState::Approved,
+        None,
+        who,
+        now,
+        running(n),
+    )
 }
 
 /// Approves the open founding request `n`: one commit by `who`; the

@@ -340,7 +340,10 @@ impl Repo {
         // (1 MB and an fsync saved per look on 10,000 files). Refreshed
         // entries are kept when there are many, so a mass touch is not
         // hashed again at every look.
-        let rewrite = !changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP;
+        // An index rebuilt or missing (no stamp) is written whatever else
+        // changed: a corrupt one was set aside, and none may stay missing.
+        let rewrite =
+            !changed.is_empty() || unstaged || scan.refreshed > REFRESH_KEEP || stamp.is_none();
         if rewrite {
             // Version 4 compresses each path against the one before it:
             // 0.96 MB → 0.7 MB on 10,000 files, 7.4 → 4.9 ms a write. git

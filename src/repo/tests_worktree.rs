@@ -392,3 +392,17 @@ fn a_link_to_a_folder_of_the_home_is_left_out_and_never_followed() {
     git(root, &["fsck", "--strict"]);
     assert!(committed(root).contains(&"memory/c.md".to_string()));
 }
+
+/// A corrupt index set aside when nothing else changed is still written
+/// anew: `.git/index` never stays missing.
+#[test]
+fn a_corrupt_index_is_written_anew_even_when_nothing_changed() {
+    let (dir, repo) = home();
+    std::fs::write(dir.path().join(".git/index"), b"DIRC garbage").unwrap();
+    let done = repo
+        .commit_scoped(&["."], &Identity::hearth(), &|_| "edit".into(), now())
+        .unwrap();
+    assert!(done.commit.is_none(), "nothing to commit");
+    assert!(dir.path().join(".git/index").is_file(), "the index is back");
+    assert!(git(dir.path(), &["status", "--porcelain"]).is_empty());
+}
