@@ -21,6 +21,7 @@ pub mod collab;
 pub mod config;
 pub mod consolidate;
 pub mod conversation;
+pub mod door;
 pub mod exchange;
 pub mod healer;
 pub mod home;

@@ -30,7 +30,7 @@ pub struct Args {
     /// port); or on a Unix socket only this account can use,
     /// unix:/run/user/UID/hearth-mcp.sock (mode 0600).
     #[arg(long, value_name = "ADDR|unix:PATH")]
-    http: Option<mcp::listen::Listen>,
+    http: Option<hearth::door::Listen>,
     /// Over HTTP: sessions open at once (a new one past it is answered 503).
     #[arg(long, value_name = "N", default_value_t = mcp::http::DoorLimits::default().max_sessions)]
     max_sessions: usize,
@@ -72,7 +72,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let over = args
         .http
         .as_ref()
-        .map_or("stdio".to_string(), |a| a.to_string());
+        .map_or("stdio".to_string(), |a| a.url(mcp::http::PATH));
     tracing::info!(
         "serving {} over MCP on {over} (say: {}, ask: {})",
         home.root().display(),

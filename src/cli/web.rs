@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use hearth::mcp::listen::Listen;
+use hearth::door::Listen;
 use hearth::web::homes::Homes;
 use hearth::web::{self, WebOptions};
 

@@ -3,7 +3,7 @@
 //! specification's Streamable HTTP transport (rmcp's service, hyper
 //! underneath), so a client on another machine needs no ssh.
 //!
-//! Who may knock (`listen.rs`): the door is its operator's. Over TCP —
+//! Who may knock (`crate::door`): the door is its operator's. Over TCP —
 //! loopback too, since any account on the host can reach a loopback port —
 //! every request carries a bearer token the operator gives in the
 //! environment, or it is answered 401 before anything else reads it; the
@@ -25,21 +25,23 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use http::StatusCode;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::listen::{Body, Listen, Listener};
 use super::serve::Handler;
 use super::{guard, Doors};
+use crate::door::{self, Listen, Listener};
+
+/// The path the door answers on.
+pub const PATH: &str = "/mcp";
 
 /// The environment variable that holds the bearer token.
 pub const TOKEN_VARIABLE: &str = "HEARTH_MCP_TOKEN";
-
-pub use super::listen::PATH;
 
 /// Why the door would not open.
 #[derive(Debug, thiserror::Error)]
@@ -117,22 +119,12 @@ impl DoorLimits {
     }
 }
 
-/// Whether a request may pass: with no token, every request (the door is
-/// a Unix socket of this account's); with one, only those that carry it.
-pub fn authorized(header: Option<&[u8]>, token: Option<&str>) -> bool {
-    let Some(token) = token else {
-        return true;
-    };
-    super::listen::bearer(header).is_some_and(|given| super::listen::token_matches(given, token))
-}
-
-fn refused(status: StatusCode, text: &str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(text.to_string())).boxed());
-    *response.status_mut() = status;
+fn refused(status: StatusCode, text: &str) -> Response {
+    let mut response = (status, text.to_string()).into_response();
     if status == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(
-            hyper::header::WWW_AUTHENTICATE,
-            hyper::header::HeaderValue::from_static("Bearer"),
+            http::header::WWW_AUTHENTICATE,
+            http::HeaderValue::from_static("Bearer"),
         );
     }
     response
@@ -153,10 +145,10 @@ pub fn serve(
         return Err(HttpError::NoToken { addr: *addr });
     }
     let io = |source| HttpError::Io {
-        at: listen.to_string(),
+        at: listen.url(PATH),
         source,
     };
-    let runtime = super::listen::runtime().map_err(io)?;
+    let runtime = door::runtime().map_err(io)?;
     runtime.block_on(async move {
         let (listener, bound) = Listener::bind(listen).await.map_err(io)?;
         let (shown, loopback) = match bound {
@@ -179,89 +171,97 @@ pub fn serve(
             config,
         );
         let door = Arc::new(OpenDoor {
-            service,
             sessions,
             token,
             limits,
         });
-        let (max, timeout) = (door.limits.max_connections, door.limits.header_timeout);
-        super::connections::serve_connections(
+        let app = router(service, door);
+        door::connections::serve_connections(
             &listener,
             "MCP over HTTP",
-            max,
-            timeout,
-            move |request| {
-                let door = Arc::clone(&door);
-                async move { answer(&door, request).await }
-            },
+            limits.max_connections,
+            limits.header_timeout,
+            app,
         )
         .await;
         Ok(())
     })
 }
 
-/// The door as it serves: what every connection shares.
+/// The door as it serves: what its guards share.
 struct OpenDoor {
-    service: Service,
     sessions: Arc<LocalSessionManager>,
     token: Option<String>,
     limits: DoorLimits,
 }
 
-/// One request: the token, the path, the size and the session cap
-/// checked, then the SDK.
-async fn answer(door: &OpenDoor, request: Request<Incoming>) -> Response<Body> {
-    use tower_service::Service as _;
-    // A browser names the page that sent the request; this door serves no
-    // page, so any `Origin` is a foreign one (a page the operator opened,
-    // a rebound name): refused before anything else is read, as the MCP
-    // specification's Streamable HTTP transport requires. Programs send
-    // none.
-    if request.headers().contains_key(hyper::header::ORIGIN) {
+/// The door: rmcp's service at [`PATH`], behind its guards in the order
+/// they run — a web page's request refused, the token, then the body
+/// bounded and the session cap.
+fn router(service: Service, door: Arc<OpenDoor>) -> Router {
+    Router::new()
+        .route_service(PATH, service)
+        .fallback(|| async { refused(StatusCode::NOT_FOUND, "the MCP door is at /mcp\n") })
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&door),
+            bounded_and_capped,
+        ))
+        .layer(middleware::from_fn_with_state(door, with_token))
+        .layer(middleware::from_fn(from_a_program))
+}
+
+/// A browser names the page that sent a request; this door serves no
+/// page, so any `Origin` is a foreign one (a page the operator opened, a
+/// rebound name): refused before anything else is read, as the MCP
+/// specification's Streamable HTTP transport requires. Programs send
+/// none.
+async fn from_a_program(request: Request, next: Next) -> Response {
+    if request.headers().contains_key(http::header::ORIGIN) {
         return refused(
             StatusCode::FORBIDDEN,
             "a request from a web page (it carries an Origin) is refused: the MCP door is for \
              programs\n",
         );
     }
-    let header = request.headers().get(hyper::header::AUTHORIZATION);
-    if !authorized(header.map(|h| h.as_bytes()), door.token.as_deref()) {
+    next.run(request).await
+}
+
+/// The bearer token, when the door has one.
+async fn with_token(State(door): State<Arc<OpenDoor>>, request: Request, next: Next) -> Response {
+    let header = request.headers().get(http::header::AUTHORIZATION);
+    if !door::token::authorized(header.map(|h| h.as_bytes()), door.token.as_deref()) {
         return refused(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
     }
-    if request.uri().path() != PATH {
-        return refused(StatusCode::NOT_FOUND, "the MCP door is at /mcp\n");
-    }
-    let declared = request
-        .headers()
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let (parts, body) = request.into_parts();
-    // An oversized body is read on (bounded) before the 413, so a client
-    // still sending it reads the answer instead of a reset.
-    let bytes = match super::body::read_body(body, declared, guard::MAX_LINE).await {
-        Ok(bytes) => bytes,
-        Err(super::body::BodyRefused::TooLarge) => return too_large(),
-        Err(super::body::BodyRefused::Unreadable) => {
+    next.run(request).await
+}
+
+/// The body whole and bounded (an oversized one read on before the 413,
+/// so a client still sending reads the answer instead of a reset), and no
+/// new session past the cap.
+async fn bounded_and_capped(
+    State(door): State<Arc<OpenDoor>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, bytes) = match door::body::read_request(request, guard::MAX_LINE).await {
+        Ok(read) => read,
+        Err(door::body::BodyRefused::TooLarge) => return too_large(),
+        Err(door::body::BodyRefused::Unreadable) => {
             return refused(StatusCode::BAD_REQUEST, "the body could not be read\n")
         }
     };
     let opens_session =
-        parts.method == hyper::Method::POST && !parts.headers.contains_key("mcp-session-id");
+        parts.method == http::Method::POST && !parts.headers.contains_key("mcp-session-id");
     if opens_session && door.sessions.sessions.read().await.len() >= door.limits.max_sessions {
         return refused(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many MCP sessions are open; close one (DELETE) or wait for one to go idle\n",
         );
     }
-    let closes_session = parts.method == hyper::Method::DELETE;
-    let mut service = door.service.clone();
-    let mut response = match service
-        .call(Request::from_parts(parts, Full::new(bytes)))
-        .await
-    {
-        Ok(response) => response,
-        Err(never) => match never {},
-    };
+    let closes_session = parts.method == http::Method::DELETE;
+    let mut response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
     // rmcp answers a session's DELETE with 202; the specification's
     // clients (the Python SDK) take 200 or 204 as closed, and log
     // "Session termination failed: 202" on every exit otherwise.
@@ -271,33 +271,9 @@ async fn answer(door: &OpenDoor, request: Request<Incoming>) -> Response<Body> {
     response
 }
 
-fn too_large() -> Response<Body> {
+fn too_large() -> Response {
     refused(
         StatusCode::PAYLOAD_TOO_LARGE,
         &format!("a request body is at most {} bytes\n", guard::MAX_LINE),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::authorized;
-
-    #[test]
-    fn a_token_is_needed_when_one_is_set_and_must_match_whole() {
-        assert!(authorized(None, None), "loopback without a token");
-        assert!(authorized(Some(b"Bearer s3cret"), Some("s3cret")));
-        assert!(authorized(Some(b"bearer s3cret"), Some("s3cret")));
-        assert!(authorized(Some(b"BEARER  s3cret"), Some("s3cret")));
-        assert!(!authorized(Some(b"Bearers3cret"), Some("s3cret")));
-        assert!(!authorized(Some(b"Basic s3cret"), Some("s3cret")));
-        assert!(!authorized(Some(b"Bearer "), Some("s3cret")));
-        assert!(!authorized(None, Some("s3cret")));
-        assert!(!authorized(Some(b"Bearer s3cre"), Some("s3cret")));
-        assert!(!authorized(Some(b"Bearer s3cretX"), Some("s3cret")));
-        assert!(
-            !authorized(Some(b"s3cret"), Some("s3cret")),
-            "the scheme is said"
-        );
-        assert!(!authorized(Some(b"Basic s3cret"), Some("s3cret")));
-    }
 }

@@ -15,11 +15,8 @@
 //! [`Doors::call`] is plain synchronous code over plain values, tested
 //! without a transport; [`serve`] is the protocol edge (rmcp, stdio).
 
-pub mod body;
-pub mod connections;
 pub mod guard;
 pub mod http;
-pub mod listen;
 mod serve;
 mod tools;
 

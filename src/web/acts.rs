@@ -87,29 +87,6 @@ impl NotDecided {
 }
 
 impl PageAct {
-    /// The act a path names: `/proposals/N/accept`, `…/reject`,
-    /// `/requests/N/approve`, `…/decline`, `/incidents/acknowledge`,
-    /// `/jobs/NAME/run`.
-    pub fn of_path(path: &str) -> Option<PageAct> {
-        if path == "/incidents/acknowledge" {
-            return Some(PageAct::Acknowledge);
-        }
-        let (room, rest) = path.strip_prefix('/')?.split_once('/')?;
-        let (what, verb) = rest.split_once('/')?;
-        if what.is_empty() || verb.contains('/') {
-            return None;
-        }
-        let n = || what.parse::<u64>().ok();
-        match (room, verb) {
-            ("proposals", "accept") => n().map(PageAct::Accept),
-            ("proposals", "reject") => n().map(PageAct::Reject),
-            ("requests", "approve") => n().map(PageAct::Approve),
-            ("requests", "decline") => n().map(PageAct::Decline),
-            ("jobs", "run") => Some(PageAct::RunJob(what.to_string())),
-            _ => None,
-        }
-    }
-
     /// The view to go back to once it is taken.
     pub fn back_to(&self) -> String {
         match self {
@@ -210,34 +187,4 @@ fn acknowledge(home: &Home, key: &str, now: DateTime<Utc>) -> Result<(), NotDeci
     let who = operator(home);
     crate::notify::acknowledge::acknowledge(home, Which::Flares, ids, false, &who, "page", now)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_act_is_named_by_its_path_alone() {
-        assert_eq!(
-            PageAct::of_path("/proposals/3/accept"),
-            Some(PageAct::Accept(3))
-        );
-        assert_eq!(
-            PageAct::of_path("/proposals/3/reject"),
-            Some(PageAct::Reject(3))
-        );
-        assert_eq!(PageAct::of_path("/proposals/3/delete"), None);
-        assert_eq!(PageAct::of_path("/proposals/x/accept"), None);
-        assert_eq!(PageAct::of_path("/incidents"), None);
-        assert_eq!(
-            PageAct::of_path("/requests/2/approve"),
-            Some(PageAct::Approve(2))
-        );
-        assert_eq!(
-            PageAct::of_path("/jobs/digest/run"),
-            Some(PageAct::RunJob("digest".into()))
-        );
-        assert_eq!(PageAct::of_path("/jobs/a/b/run"), None);
-        assert_eq!(PageAct::of_path("/jobs//run"), None);
-    }
 }

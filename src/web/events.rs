@@ -3,18 +3,17 @@
 //! listens).
 
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Frame;
-use hyper::{Response, StatusCode};
+use axum::extract::{Extension, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
 
-use super::{respond, text, Body, Page};
+use super::routes::At;
+use super::{text, Page};
 use crate::home::Home;
 
 /// How often an open page's stream looks at `main`: a commit reaches the
@@ -31,53 +30,50 @@ const MAX_STREAMS: usize = 16;
 /// `GET /events`: server-sent events, one `commit` event (`SHA TICK`)
 /// each time `main` moves, so an open page learns of a new tick without a
 /// reload. Nothing is read from the request.
-pub(super) fn stream(page: Arc<Page>, home: Home) -> Response<Body> {
+pub(super) async fn stream(
+    State(page): State<Arc<Page>>,
+    Extension(at): Extension<At>,
+) -> Response {
     if page.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
         page.streams.fetch_sub(1, Ordering::SeqCst);
         return text(StatusCode::SERVICE_UNAVAILABLE, "too many pages are open");
     }
-    let slot = Slot(Arc::clone(&page));
-    let (sender, frames) = tokio::sync::mpsc::channel::<Bytes>(2);
-    tokio::spawn(async move {
-        let mut last: Option<String> = None;
-        let mut quiet = Duration::ZERO;
-        // A closed page ends the body, which ends this at its next look.
-        while !sender.is_closed() {
-            let (home, seen) = (home.clone(), last.clone());
+    let watching = Watching {
+        home: at.home,
+        last: None,
+        _slot: Slot(page),
+    };
+    // The stream (and its slot) lives as long as the response's body: a
+    // closed page drops it, whatever the stream was waiting for.
+    let events = futures_util::stream::unfold(watching, |mut watching| async move {
+        loop {
+            let (home, seen) = (watching.home.clone(), watching.last.clone());
             // The ledger is read only when `main` moved.
             let now = tokio::task::spawn_blocking(move || moved(&home, seen.as_deref()))
                 .await
                 .ok()
                 .flatten();
-            let said = match now {
-                Some((head, tick)) => {
-                    let said = format!("event: commit\ndata: {head} {tick}\n\n");
-                    last = Some(head);
-                    quiet = Duration::ZERO;
-                    Some(said)
-                }
-                _ if quiet >= KEEP_ALIVE => {
-                    quiet = Duration::ZERO;
-                    Some(": still here\n\n".to_string())
-                }
-                _ => None,
-            };
-            if let Some(said) = said {
-                if sender.send(Bytes::from(said)).await.is_err() {
-                    break; // the page was closed
-                }
+            if let Some((head, tick)) = now {
+                let event = Event::default()
+                    .event("commit")
+                    .data(format!("{head} {tick}"));
+                watching.last = Some(head);
+                return Some((Ok::<_, Infallible>(event), watching));
             }
             tokio::time::sleep(EVENTS_EVERY).await;
-            quiet += EVENTS_EVERY;
         }
     });
-    let mut response = respond(StatusCode::OK, "text/event-stream", String::new());
-    *response.body_mut() = EventBody {
-        frames,
-        _slot: slot,
-    }
-    .boxed();
-    response
+    Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("still here"))
+        .into_response()
+}
+
+/// What one open page's stream holds between looks.
+struct Watching {
+    home: Home,
+    /// The commit last said.
+    last: Option<String>,
+    _slot: Slot,
 }
 
 /// One open page's place among [`MAX_STREAMS`], given back when its
@@ -88,26 +84,6 @@ struct Slot(Arc<Page>);
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.streams.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// An event stream's body: what its task says, while the page listens.
-struct EventBody {
-    frames: tokio::sync::mpsc::Receiver<Bytes>,
-    _slot: Slot,
-}
-
-impl hyper::body::Body for EventBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.frames
-            .poll_recv(cx)
-            .map(|said| said.map(|bytes| Ok(Frame::data(bytes))))
     }
 }
 

@@ -1,57 +1,68 @@
 //! The page's one kind of request body: a short
 //! `application/x-www-form-urlencoded` form (a login, a decision), read
-//! for one named field — and a query string (`/recall?q=…`), which is
-//! written the same way.
+//! whole under [`MAX_BODY`] into a typed value — and a query string
+//! (`/recall?q=…`), which is written the same way.
 
-/// The value of `name` in an `application/x-www-form-urlencoded` body.
-pub(super) fn value(body: &[u8], name: &str) -> Option<String> {
-    let text = std::str::from_utf8(body).ok()?;
-    text.split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| url_decode(value))
+use axum::extract::{FromRequest, Request};
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use serde::de::DeserializeOwned;
+
+use crate::door::body::{read_request, BodyRefused};
+
+/// The largest request body read (a login, a decision): anything larger
+/// is 413.
+const MAX_BODY: usize = 4096;
+
+/// A form's fields, as `T` (its gate, `only_forms_from_the_page`, has
+/// already refused any other kind of body).
+pub(super) struct Form<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Form<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, _: &S) -> Result<Form<T>, Response> {
+        let (_, body) = read_request(request, MAX_BODY)
+            .await
+            .map_err(|refused| match refused {
+                BodyRefused::TooLarge => super::text(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("the page's forms are short (at most {MAX_BODY} bytes)"),
+                ),
+                BodyRefused::Unreadable => {
+                    super::text(StatusCode::BAD_REQUEST, "the form could not be read")
+                }
+            })?;
+        serde_urlencoded::from_bytes(&body).map(Form).map_err(|e| {
+            super::text(
+                StatusCode::BAD_REQUEST,
+                &format!("the form is not one of this page's: {e}"),
+            )
+            .into_response()
+        })
+    }
 }
 
-fn url_decode(value: &str) -> String {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// The fields of a query string (`None`: no query), or the defaults when
+/// it does not read as one: a query only ever narrows what is shown.
+pub(super) fn query<T: DeserializeOwned + Default>(query: Option<&str>) -> T {
+    serde_urlencoded::from_str(query.unwrap_or("")).unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[derive(Debug, Default, serde::Deserialize, PartialEq)]
+    struct QueryOf {
+        q: Option<String>,
+    }
+
     #[test]
-    fn a_form_value_is_decoded() {
-        assert_eq!(
-            value(b"token=a%2Bb+c%21", "token").as_deref(),
-            Some("a+b c!")
-        );
-        assert_eq!(
-            value(b"x=1&token=s3cret", "token").as_deref(),
-            Some("s3cret")
-        );
-        assert_eq!(value(b"x=1", "token"), None);
-        assert_eq!(url_decode("100%"), "100%");
-        assert_eq!(url_decode("%zz"), "%zz");
+    fn a_query_is_decoded_and_a_broken_one_asks_nothing() {
+        let asked: QueryOf = query(Some("q=a%2Bb+c%21&x=1"));
+        assert_eq!(asked.q.as_deref(), Some("a+b c!"));
+        assert_eq!(query::<QueryOf>(None), QueryOf::default());
+        assert_eq!(query::<QueryOf>(Some("q=%zz")).q.as_deref(), Some("%zz"));
     }
 }

@@ -1,50 +1,50 @@
-//! Who is let in: a session cookie or the bearer token, checked with the
-//! limit on guesses ([`signed_in`]), and `POST /login` ([`log_in`]).
+//! The login: `GET /login` (its form), `POST /login` (the token, a
+//! session), `POST /logout`, and where a request without a session is
+//! sent ([`to_login`]).
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
+use axum::extract::{RawQuery, Request, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use http::{header, Method, StatusCode};
 
-use super::session;
-use super::{form, guard, header, html, pages, see_other, Body, Page};
-use crate::mcp::listen;
+use super::form::Form;
+use super::{guard, html, pages, see_other, session, Page};
+use crate::door::token;
 
-/// Whether the request carries the token or an open session. A wrong
-/// bearer is answered after [`session::WRONG_WAIT`], the right one at once.
-pub(super) async fn signed_in(page: &Page, request: &Request<Incoming>) -> bool {
-    let Some(token) = &page.token else {
-        return true; // a Unix socket of this account's, no token set
-    };
-    let authorization = request.headers().get(hyper::header::AUTHORIZATION);
-    if let Some(given) = listen::bearer(authorization.map(|h| h.as_bytes())) {
-        let matched = listen::token_matches(given, token);
-        if !matched {
-            tokio::time::sleep(session::WRONG_WAIT).await;
-        }
-        return matched;
-    }
-    let name = session::cookie_name(page.secure_cookies);
-    let now = Instant::now();
-    let mut sessions = page.sessions.lock().expect("sessions");
-    session::from_cookie(header(request, hyper::header::COOKIE), name)
-        .any(|id| sessions.check(id, now))
+/// Where to go once logged in (`?next=` of the login's address, a field
+/// of its form).
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct NextPage {
+    next: Option<String>,
+}
+
+/// The login form.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Login {
+    #[serde(default)]
+    token: String,
+    next: Option<String>,
+}
+
+/// `GET /login`: the form, which opens `next` (a path of this page only)
+/// once the token is given.
+pub(super) async fn form(RawQuery(query): RawQuery) -> Response {
+    let asked: NextPage = super::form::query(query.as_deref());
+    let next = asked.next.as_deref().and_then(guard::local_path);
+    html(StatusCode::OK, pages::login(false, next))
 }
 
 /// `POST /login`: the token in a form, bounded; a wrong one answered
 /// after [`session::WRONG_WAIT`].
-pub(super) async fn log_in(page: &Page, request: Request<Incoming>) -> Response<Body> {
-    let body = match super::form_body(request, "a login").await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    let given = form::value(&body, "token").unwrap_or_default();
-    let next = form::value(&body, "next");
-    let next = next.as_deref().and_then(guard::local_path);
+pub(super) async fn log_in(State(page): State<Arc<Page>>, Form(login): Form<Login>) -> Response {
+    let next = login.next.as_deref().and_then(guard::local_path);
     let matched = page
         .token
         .as_deref()
-        .is_none_or(|token| listen::token_matches(given.as_bytes(), token));
+        .is_none_or(|expected| token::token_matches(login.token.as_bytes(), expected));
     if !matched {
         tokio::time::sleep(session::WRONG_WAIT).await;
         return html(StatusCode::UNAUTHORIZED, pages::login(true, next));
@@ -62,10 +62,11 @@ pub(super) async fn log_in(page: &Page, request: Request<Incoming>) -> Response<
 
 /// `POST /logout`: every session the request names ends, and the
 /// browser is told to drop the cookie.
-pub(super) fn log_out(page: &Page, request: &Request<Incoming>) -> Response<Body> {
+pub(super) async fn log_out(State(page): State<Arc<Page>>, headers: HeaderMap) -> Response {
     let name = session::cookie_name(page.secure_cookies);
+    let cookie = headers.get(header::COOKIE).and_then(|v| v.to_str().ok());
     let mut sessions = page.sessions.lock().expect("sessions");
-    for id in session::from_cookie(header(request, hyper::header::COOKIE), name) {
+    for id in session::from_cookie(cookie, name) {
         sessions.logout(id);
     }
     see_other("/login", Some(session::clear_cookie(page.secure_cookies)))
@@ -74,12 +75,9 @@ pub(super) fn log_out(page: &Page, request: &Request<Incoming>) -> Response<Body
 /// Where a request without a session is sent: the login, which — for a
 /// GET of a page of this site (a link from a notice) — opens that page
 /// once the operator has logged in.
-pub(super) fn to_login(request: &Request<Incoming>) -> Response<Body> {
+pub(super) fn to_login(request: &Request) -> Response {
     let asked = request.uri().path_and_query().map_or("/", |p| p.as_str());
-    let to = match (
-        request.method() == hyper::Method::GET,
-        guard::local_path(asked),
-    ) {
+    let to = match (request.method() == Method::GET, guard::local_path(asked)) {
         (true, Some(path)) if path != "/" => format!(
             "/login?next={}",
             percent_encoding::utf8_percent_encode(path, percent_encoding::NON_ALPHANUMERIC)

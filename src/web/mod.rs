@@ -24,6 +24,7 @@
 pub mod acts;
 mod events;
 mod form;
+mod gate;
 pub mod guard;
 pub mod homes;
 mod login;
@@ -34,25 +35,22 @@ pub mod session;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::{Method, Request, Response, StatusCode};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use http::{header, HeaderValue, StatusCode};
 
 use crate::clock::Clock;
-use crate::home::Home;
-use crate::mcp::listen::{self, Body, Listen, Listener};
+use crate::door::{self, Listen, Listener};
 use guard::Served;
-use homes::{Addressed, Homes};
+use homes::Homes;
 use session::Sessions;
 
 /// The environment variable that holds the token.
 pub const TOKEN_VARIABLE: &str = "HEARTH_WEB_TOKEN";
 
-/// The largest request body read (a login form): anything larger is 413.
-const MAX_BODY: usize = 4096;
-
-/// Connections served at once; the rest wait in the kernel's queue.
+/// Connections served at once; when full, the oldest idle one is closed.
 const MAX_CONNECTIONS: usize = 64;
 
 /// A request's headers must have come within this.
@@ -158,12 +156,12 @@ pub fn serve(
     {
         return Err(WebError::WeakToken { chars });
     }
-    let at = options.listen.address();
+    let at = options.listen.to_string();
     let io = |source| WebError::Io {
         at: at.clone(),
         source,
     };
-    let runtime = listen::runtime().map_err(io)?;
+    let runtime = door::runtime().map_err(io)?;
     runtime.block_on(async {
         let (listener, bound) = Listener::bind(&options.listen).await.map_err(io)?;
         let (served, shown) = match bound {
@@ -190,211 +188,85 @@ pub fn serve(
             sessions: Mutex::new(Sessions::default()),
             streams: Default::default(),
         });
-        crate::mcp::connections::serve_connections(
+        door::connections::serve_connections(
             &listener,
             "the page",
             MAX_CONNECTIONS,
             HEADER_TIMEOUT,
-            move |request| answer(Arc::clone(&page), request),
+            app(page),
         )
         .await;
         Ok(())
     })
 }
 
-fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
-    *response.status_mut() = status;
+/// The page's route table. Its guards are layers, in the order they run:
+/// the name the request was sent to ([`gate::only_names_served`]), a
+/// POST's origin and type ([`gate::only_forms_from_the_page`]); then,
+/// for everything but the login and the page's two files, the session
+/// ([`gate::signed_in`]) and the home the path is about ([`routes`]).
+/// Every answer carries [`guard::HEADERS`].
+fn app(page: Arc<Page>) -> Router {
+    Router::new()
+        .route(
+            "/style.css",
+            get(|| async { asset("text/css", pages::STYLE) }),
+        )
+        .route(
+            "/live.js",
+            get(|| async { asset("text/javascript; charset=utf-8", pages::LIVE_JS) }),
+        )
+        .route("/login", get(login::form).post(login::log_in))
+        .route("/logout", post(login::log_out))
+        .fallback_service(routes::homes(Arc::clone(&page)))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&page),
+            gate::only_forms_from_the_page,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&page),
+            gate::only_names_served,
+        ))
+        .layer(middleware::map_response(with_headers))
+        .with_state(page)
+}
+
+/// Every answer's [`guard::HEADERS`].
+async fn with_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     for (name, value) in guard::HEADERS {
-        headers.insert(name, hyper::header::HeaderValue::from_static(value));
-    }
-    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
-        headers.insert(hyper::header::CONTENT_TYPE, value);
+        headers.insert(name, HeaderValue::from_static(value));
     }
     response
 }
 
-fn text(status: StatusCode, body: &str) -> Response<Body> {
-    respond(status, "text/plain; charset=utf-8", format!("{body}\n"))
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
-fn html(status: StatusCode, markup: maud::Markup) -> Response<Body> {
-    respond(status, "text/html; charset=utf-8", markup.into_string())
+fn text(status: StatusCode, body: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("{body}\n"),
+    )
+        .into_response()
 }
 
-fn see_other(to: &str, cookie: Option<String>) -> Response<Body> {
-    let mut response = respond(
-        StatusCode::SEE_OTHER,
-        "text/plain; charset=utf-8",
-        String::new(),
-    );
+fn html(status: StatusCode, markup: maud::Markup) -> Response {
+    (status, axum::response::Html(markup.into_string())).into_response()
+}
+
+fn see_other(to: &str, cookie: Option<String>) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
     let headers = response.headers_mut();
-    if let Ok(value) = hyper::header::HeaderValue::from_str(to) {
-        headers.insert(hyper::header::LOCATION, value);
+    if let Ok(value) = HeaderValue::from_str(to) {
+        headers.insert(header::LOCATION, value);
     }
-    if let Some(value) = cookie.and_then(|c| hyper::header::HeaderValue::from_str(&c).ok()) {
-        headers.insert(hyper::header::SET_COOKIE, value);
+    if let Some(value) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        headers.insert(header::SET_COOKIE, value);
     }
     response
-}
-
-/// A form's body, at most [`MAX_BODY`] (an oversized one read on and
-/// dropped, bounded, so the browser reads the 413), or the answer that
-/// refuses it; `what` names the form in that answer.
-async fn form_body(request: Request<Incoming>, what: &str) -> Result<Bytes, Response<Body>> {
-    let declared = request
-        .headers()
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    crate::mcp::body::read_body(request.into_body(), declared, MAX_BODY)
-        .await
-        .map_err(|refused| match refused {
-            crate::mcp::body::BodyRefused::TooLarge => text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("{what} is a short form"),
-            ),
-            crate::mcp::body::BodyRefused::Unreadable => {
-                text(StatusCode::BAD_REQUEST, "the form could not be read")
-            }
-        })
-}
-
-fn header(request: &Request<Incoming>, name: hyper::header::HeaderName) -> Option<&str> {
-    request.headers().get(name).and_then(|v| v.to_str().ok())
-}
-
-/// Why a POST is refused before anything else is read, if it is: a form
-/// from another origin (403), or a body that is not a form (415).
-fn refuse_post(
-    page: &Page,
-    request: &Request<Incoming>,
-    host: Option<&str>,
-) -> Option<Response<Body>> {
-    let origin = header(request, hyper::header::ORIGIN);
-    let site = request
-        .headers()
-        .get("sec-fetch-site")
-        .and_then(|v| v.to_str().ok());
-    if !guard::same_origin(origin, site, host, page.secure_cookies) {
-        return Some(text(
-            StatusCode::FORBIDDEN,
-            "a form from another page is refused",
-        ));
-    }
-    let content_type = header(request, hyper::header::CONTENT_TYPE);
-    // A POST with no body (a logout, a bare button) has no type.
-    let headers = request.headers();
-    let empty = headers
-        .get(hyper::header::CONTENT_LENGTH)
-        .is_none_or(|l| l.as_bytes() == b"0")
-        && headers.get(hyper::header::TRANSFER_ENCODING).is_none();
-    let no_body = empty && content_type.is_none();
-    if !(guard::is_form(content_type) || no_body) {
-        return Some(text(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "a decision is a form (application/x-www-form-urlencoded)",
-        ));
-    }
-    None
-}
-
-/// One request: the name it was sent to, its origin (for a POST) and its
-/// credentials checked before anything of the home is read.
-async fn answer(page: Arc<Page>, request: Request<Incoming>) -> Response<Body> {
-    let hosts: Vec<&str> = request
-        .headers()
-        .get_all(hyper::header::HOST)
-        .iter()
-        .map(|h| h.to_str().unwrap_or("\u{fffd}"))
-        .collect();
-    let Some(host) = guard::one_host(&hosts, request.uri().authority().map(|a| a.as_str())) else {
-        return text(
-            StatusCode::BAD_REQUEST,
-            "a request names its host once: one Host header, and a target in absolute form \
-             only with the same name",
-        );
-    };
-    let host = host.map(str::to_string);
-    if !page.served.allows(host.as_deref()) {
-        return text(
-            StatusCode::MISDIRECTED_REQUEST,
-            "this page does not serve that name (a rebound DNS name, or a proxy's name not \
-             given with --host)",
-        );
-    }
-    let method = request.method().clone();
-    if method == Method::POST {
-        if let Some(refused) = refuse_post(&page, &request, host.as_deref()) {
-            return refused;
-        }
-    } else if method != Method::GET && method != Method::HEAD {
-        return text(StatusCode::METHOD_NOT_ALLOWED, "GET, or a form's POST");
-    }
-    let path = request.uri().path().to_string();
-    match (method.as_str(), path.as_str()) {
-        (_, "/style.css") => return respond(StatusCode::OK, "text/css", pages::STYLE.to_string()),
-        (_, "/live.js") => {
-            return respond(
-                StatusCode::OK,
-                "text/javascript; charset=utf-8",
-                pages::LIVE_JS.to_string(),
-            )
-        }
-        ("GET", "/login") => {
-            let next = form::value(request.uri().query().unwrap_or("").as_bytes(), "next");
-            let next = next.as_deref().and_then(guard::local_path);
-            return html(StatusCode::OK, pages::login(false, next));
-        }
-        ("POST", "/login") => return login::log_in(&page, request).await,
-        ("POST", "/logout") => return login::log_out(&page, &request),
-        _ if !login::signed_in(&page, &request).await => return login::to_login(&request),
-        _ => {}
-    }
-    let (home, base, rest) = match home_of(&page, &path).await {
-        Ok(addressed) => addressed,
-        Err(answered) => return answered,
-    };
-    let query = request.uri().query().unwrap_or("").to_string();
-    match (method.as_str(), rest.as_str()) {
-        ("GET", "/events") => events::stream(page, home),
-        ("GET" | "HEAD", _) => routes::view(page, home, base, rest, query).await,
-        ("POST", _) if page.allow_act => routes::act(page, home, base, rest, request).await,
-        _ => text(
-            StatusCode::FORBIDDEN,
-            "the page is read-only (started without --allow-act): decide on the server \
-             (`hearth proposals accept N`)",
-        ),
-    }
-}
-
-/// The home `path` is about, where its pages are, and the page within it
-/// (decoded once: the page's own names are percent-encoded in its links);
-/// or the answer itself — the index of `--homes`, or no such home.
-async fn home_of(page: &Arc<Page>, path: &str) -> Result<(Home, String, String), Response<Body>> {
-    let (home, base, rest) = match page.homes.resolve(path) {
-        Addressed::Index => {
-            let homes = page.homes.clone();
-            let now = page.clock.now();
-            let listed =
-                tokio::task::spawn_blocking(move || pages::index(&homes.list(), now)).await;
-            return Err(match listed {
-                Ok(markup) => html(StatusCode::OK, markup),
-                Err(e) => text(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &format!("the page failed: {e}"),
-                ),
-            });
-        }
-        Addressed::Missing => {
-            return Err(text(StatusCode::NOT_FOUND, "there is no such home here"))
-        }
-        Addressed::Home { home, base, rest } => (home, base, rest),
-    };
-    match percent_encoding::percent_decode_str(&rest).decode_utf8() {
-        Ok(rest) => Ok((home, base, rest.into_owned())),
-        Err(_) => Err(text(StatusCode::NOT_FOUND, "there is no such page")),
-    }
 }
 
 #[cfg(test)]

@@ -1,53 +1,103 @@
-//! What each path of one home's pages shows ([`view`], a GET) or does
-//! ([`act`], a POST under `--allow-act`), once the gate in `web` has let
-//! the request in and said which home it is about.
+//! One home's pages: the route table of what each path shows (a GET,
+//! rendered off the async threads) or does (a POST under `--allow-act`),
+//! behind the session and the home the path is about.
 
 use std::sync::Arc;
 
-use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use http::{Method, StatusCode};
 
-use super::{acts, form, html, pages, see_other, text, Body, Page};
+use super::acts::PageAct;
+use super::form::Form;
+use super::homes::Addressed;
+use super::{events, gate, html, pages, see_other, text, Page};
 use crate::home::Home;
 
-/// A POST of `home`'s (`/proposals/N/accept`, `/requests/N/approve`,
-/// `/jobs/NAME/run`…): the operator's act, the same commit the CLI makes,
-/// on the version the page showed; one that changed since is refused,
-/// not taken. Back to the act's view under `base` when it is taken.
-pub(super) async fn act(
-    page: Arc<Page>,
-    home: Home,
-    base: String,
-    path: String,
-    request: Request<Incoming>,
-) -> Response<Body> {
-    let Some(act) = acts::PageAct::of_path(&path) else {
-        return text(StatusCode::NOT_FOUND, "there is no such act");
+/// The home a request is about, and where its pages are (`/h/NAME` with
+/// `--homes`, empty for the one home).
+#[derive(Clone)]
+pub(super) struct At {
+    pub(super) home: Home,
+    pub(super) base: String,
+}
+
+/// Everything of the homes a page serves: the session first
+/// ([`gate::signed_in`]), then the home the path names ([`to_the_home`],
+/// which answers the index of `--homes` and a missing home itself), then
+/// the home's own route table, whose acts pass [`gate::acts_allowed`].
+pub(super) fn homes(page: Arc<Page>) -> Router {
+    let pages = Router::new()
+        .route("/", get(today))
+        .route("/incidents", get(incidents))
+        .route("/proposals", get(proposals))
+        .route("/proposals/{n}", get(proposal))
+        .route("/requests/{n}", get(request))
+        .route("/ticks/{n}", get(tick))
+        .route("/jobs", get(jobs))
+        .route("/jobs/{name}", get(job))
+        .route("/spend", get(spend))
+        .route("/memory", get(memory))
+        .route("/memory/", get(memory))
+        .route("/memory/{*path}", get(memory_file))
+        .route("/recall", get(recall))
+        .route("/events", get(events::stream))
+        .route("/proposals/{n}/accept", post(accept))
+        .route("/proposals/{n}/reject", post(reject))
+        .route("/requests/{n}/approve", post(approve))
+        .route("/requests/{n}/decline", post(decline))
+        .route("/incidents/acknowledge", post(acknowledge))
+        .route("/jobs/{name}/run", post(run_job))
+        .fallback(nothing_here)
+        .method_not_allowed_fallback(nothing_here)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&page),
+            gate::acts_allowed,
+        ))
+        .with_state(Arc::clone(&page));
+    Router::new()
+        .fallback_service(pages)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&page),
+            to_the_home,
+        ))
+        .layer(middleware::from_fn_with_state(page, gate::signed_in))
+}
+
+/// The home the path names, put on the request ([`At`]) with the path
+/// made the page within it; or the answer itself: the index of
+/// `--homes`, or no such home.
+async fn to_the_home(State(page): State<Arc<Page>>, mut request: Request, next: Next) -> Response {
+    let (home, base, rest) = match page.homes.resolve(request.uri().path()) {
+        Addressed::Index => {
+            let homes = page.homes.clone();
+            let now = page.clock.now();
+            let listed =
+                tokio::task::spawn_blocking(move || pages::index(&homes.list(), now)).await;
+            return match listed {
+                Ok(markup) => html(StatusCode::OK, markup),
+                Err(e) => text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("the page failed: {e}"),
+                ),
+            };
+        }
+        Addressed::Missing => return text(StatusCode::NOT_FOUND, "there is no such home here"),
+        Addressed::Home { home, base, rest } => (home, base, rest),
     };
-    let body = match super::form_body(request, "a decision").await {
-        Ok(body) => body,
-        Err(refused) => return refused,
+    let within = match request.uri().query() {
+        Some(query) => format!("{rest}?{query}"),
+        None => rest,
     };
-    // What the page showed: a proposal's commit, a request's or a job's
-    // digest, an incident's key.
-    let seen = ["commit", "digest", "key"]
-        .iter()
-        .find_map(|field| form::value(&body, field))
-        .unwrap_or_default();
-    let reason = form::value(&body, "reason").filter(|r| !r.trim().is_empty());
-    let back = format!("{base}{}", act.back_to());
-    let done = tokio::task::spawn_blocking(move || {
-        act.take(&home, &seen, reason.as_deref(), page.clock.now())
-    })
-    .await;
-    match done {
-        Ok(Ok(())) => see_other(&back, None),
-        Ok(Err(refusal)) => text(refusal.status(), &refusal.to_string()),
-        Err(e) => text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("the act failed: {e}"),
-        ),
+    match within.parse() {
+        Ok(uri) => *request.uri_mut() = uri,
+        Err(_) => return text(StatusCode::NOT_FOUND, "there is no such page"),
     }
+    request.extensions_mut().insert(At { home, base });
+    next.run(request).await
 }
 
 /// Returns the heap a render freed to the system: the blocking threads
@@ -65,47 +115,16 @@ fn give_back_freed_memory() {
     }
 }
 
-/// A page of `home` (served under `base`), rendered off the async
-/// threads.
-pub(super) async fn view(
-    page: Arc<Page>,
-    home: Home,
-    base: String,
-    path: String,
-    query: String,
-) -> Response<Body> {
+/// A view of the home, rendered off the async threads by `render`
+/// (`None`: there is no such thing, 404 in the page's frame).
+async fn render<F>(page: Arc<Page>, at: At, render: F) -> Response
+where
+    F: FnOnce(&pages::Frame, &Home, bool) -> Option<maud::Markup> + Send + 'static,
+{
     let rendered = tokio::task::spawn_blocking(move || {
-        let frame = pages::Frame::of(&home, &base, page.clock.now());
-        let acts = page.allow_act;
-        let number = |prefix: &str| path.strip_prefix(prefix)?.parse::<u64>().ok();
-        let rendered = match path.as_str() {
-            "/" => Some(pages::today(&frame, &home)),
-            "/incidents" => Some(pages::incidents(&frame, &home, acts)),
-            "/proposals" => Some(pages::proposals(&frame, &home, acts)),
-            "/jobs" => Some(pages::jobs(&frame, &home)),
-            "/spend" => Some(pages::spend(&frame, &home)),
-            "/memory" | "/memory/" => Some(pages::memory(&frame, &home)),
-            "/recall" => {
-                let q = form::value(query.as_bytes(), "q").unwrap_or_default();
-                Some(pages::recall(&frame, &home, &q))
-            }
-            _ if path.starts_with("/memory/") => pages::memory_file(&frame, &home, &path[1..]),
-            _ if path.starts_with("/jobs/") => {
-                pages::job(&frame, &home, &path["/jobs/".len()..], acts)
-            }
-            _ => {
-                if let Some(n) = number("/ticks/") {
-                    pages::tick(&frame, &home, n)
-                } else if let Some(n) = number("/proposals/") {
-                    pages::proposal(&frame, &home, n, acts)
-                } else if let Some(n) = number("/requests/") {
-                    pages::request(&frame, &home, n, acts)
-                } else {
-                    None
-                }
-            }
-        }
-        .ok_or_else(|| pages::not_found(&frame));
+        let frame = pages::Frame::of(&at.home, &at.base, page.clock.now());
+        let rendered =
+            render(&frame, &at.home, page.allow_act).ok_or_else(|| pages::not_found(&frame));
         give_back_freed_memory();
         rendered
     })
@@ -116,6 +135,158 @@ pub(super) async fn view(
         Err(e) => text(
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!("the page failed: {e}"),
+        ),
+    }
+}
+
+type OfHome = (State<Arc<Page>>, Extension<At>);
+
+async fn today((State(page), Extension(at)): OfHome) -> Response {
+    render(page, at, |frame, home, _| Some(pages::today(frame, home))).await
+}
+
+async fn incidents((State(page), Extension(at)): OfHome) -> Response {
+    render(page, at, |f, home, acts| {
+        Some(pages::incidents(f, home, acts))
+    })
+    .await
+}
+
+async fn proposals((State(page), Extension(at)): OfHome) -> Response {
+    render(page, at, |f, home, acts| {
+        Some(pages::proposals(f, home, acts))
+    })
+    .await
+}
+
+async fn proposal((State(page), Extension(at)): OfHome, Path(n): Path<u64>) -> Response {
+    render(page, at, move |f, home, acts| {
+        pages::proposal(f, home, n, acts)
+    })
+    .await
+}
+
+async fn request((State(page), Extension(at)): OfHome, Path(n): Path<u64>) -> Response {
+    render(page, at, move |f, home, acts| {
+        pages::request(f, home, n, acts)
+    })
+    .await
+}
+
+async fn tick((State(page), Extension(at)): OfHome, Path(n): Path<u64>) -> Response {
+    render(page, at, move |f, home, _| pages::tick(f, home, n)).await
+}
+
+async fn jobs((State(page), Extension(at)): OfHome) -> Response {
+    render(page, at, |f, home, _| Some(pages::jobs(f, home))).await
+}
+
+async fn job((State(page), Extension(at)): OfHome, Path(name): Path<String>) -> Response {
+    render(page, at, move |f, home, acts| {
+        pages::job(f, home, &name, acts)
+    })
+    .await
+}
+
+async fn spend((State(page), Extension(at)): OfHome) -> Response {
+    render(page, at, |f, home, _| Some(pages::spend(f, home))).await
+}
+
+async fn memory((State(page), Extension(at)): OfHome) -> Response {
+    render(page, at, |f, home, _| Some(pages::memory(f, home))).await
+}
+
+async fn memory_file((State(page), Extension(at)): OfHome, Path(path): Path<String>) -> Response {
+    let path = format!("memory/{path}");
+    render(page, at, move |f, home, _| {
+        pages::memory_file(f, home, &path)
+    })
+    .await
+}
+
+/// What `/recall` is asked (`?q=`).
+#[derive(Debug, Default, serde::Deserialize)]
+struct RecallQuery {
+    #[serde(default)]
+    q: String,
+}
+
+async fn recall((State(page), Extension(at)): OfHome, RawQuery(query): RawQuery) -> Response {
+    let asked: RecallQuery = super::form::query(query.as_deref());
+    render(page, at, move |f, home, _| {
+        Some(pages::recall(f, home, &asked.q))
+    })
+    .await
+}
+
+/// A path of no page: the page's 404 for a look, "no such act" for a
+/// POST.
+async fn nothing_here(
+    State(page): State<Arc<Page>>,
+    at: Option<Extension<At>>,
+    method: Method,
+) -> Response {
+    match (method, at) {
+        (Method::POST, _) | (_, None) => text(StatusCode::NOT_FOUND, "there is no such act"),
+        (_, Some(Extension(at))) => render(page, at, |_, _, _| None).await,
+    }
+}
+
+/// A decision's form: what the page showed — a proposal's commit, a
+/// request's or a job's digest, an incident's key — and the reason given.
+#[derive(Debug, Default, serde::Deserialize)]
+struct ActForm {
+    commit: Option<String>,
+    digest: Option<String>,
+    key: Option<String>,
+    reason: Option<String>,
+}
+
+async fn accept(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
+    act(seen, PageAct::Accept(n), d).await
+}
+
+async fn reject(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
+    act(seen, PageAct::Reject(n), d).await
+}
+
+async fn approve(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
+    act(seen, PageAct::Approve(n), d).await
+}
+
+async fn decline(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
+    act(seen, PageAct::Decline(n), d).await
+}
+
+async fn acknowledge(seen: OfHome, Form(d): Form<ActForm>) -> Response {
+    act(seen, PageAct::Acknowledge, d).await
+}
+
+async fn run_job(seen: OfHome, Path(name): Path<String>, Form(d): Form<ActForm>) -> Response {
+    act(seen, PageAct::RunJob(name), d).await
+}
+
+/// The operator's act, the same commit the CLI makes, on the version the
+/// page showed; one that changed since is refused, not taken. Back to the
+/// act's view when it is taken.
+async fn act((State(page), Extension(at)): OfHome, act: PageAct, decision: ActForm) -> Response {
+    let seen = [decision.commit, decision.digest, decision.key]
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_default();
+    let reason = decision.reason.filter(|r| !r.trim().is_empty());
+    let back = format!("{}{}", at.base, act.back_to());
+    let done = tokio::task::spawn_blocking(move || {
+        act.take(&at.home, &seen, reason.as_deref(), page.clock.now())
+    })
+    .await;
+    match done {
+        Ok(Ok(())) => see_other(&back, None),
+        Ok(Err(refusal)) => text(refusal.status(), &refusal.to_string()),
+        Err(e) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("the act failed: {e}"),
         ),
     }
 }

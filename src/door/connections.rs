@@ -2,7 +2,9 @@
 //! and when full the oldest that has not sent a whole request closed to
 //! make room, so slow clients cannot keep the operator out.
 
-use super::listen::{Body, Listener};
+use axum::body::Body;
+
+use super::listen::Listener;
 
 /// The connections a door holds, in the order they were accepted, and
 /// which of them are in the middle of a request.
@@ -70,7 +72,7 @@ impl Drop for BusyUntilSent {
 
 impl hyper::body::Body for BusyUntilSent {
     type Data = bytes::Bytes;
-    type Error = std::convert::Infallible;
+    type Error = axum::Error;
 
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
@@ -88,7 +90,8 @@ impl hyper::body::Body for BusyUntilSent {
     }
 }
 
-/// Serves `listener`'s connections for ever with `answer`, at most
+/// Serves `listener`'s connections for ever with `app` (a door's router
+/// and its layers), at most
 /// `max_connections` at once. A connection is accepted first; when the
 /// door is full, the oldest connection that has not sent a whole request
 /// is closed to make room (600 slow connections from one client kept the
@@ -97,18 +100,15 @@ impl hyper::body::Body for BusyUntilSent {
 /// must come within `header_timeout`. An accept that fails (out of
 /// descriptors, say) is said once a spell and backed off, never a loop
 /// that spins a core and floods the log. `door` names the door in the log.
-pub async fn serve_connections<F, Fut>(
+pub async fn serve_connections<S>(
     listener: &Listener,
     door: &'static str,
     max_connections: usize,
     header_timeout: std::time::Duration,
-    answer: F,
+    app: S,
 ) where
-    F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = hyper::Response<Body>> + Send + 'static,
+    S: App,
 {
-    use http_body_util::BodyExt;
-    use std::sync::atomic::Ordering;
     let held = std::sync::Arc::new(std::sync::Mutex::new(Held::default()));
     let mut failing: u64 = 0;
     loop {
@@ -140,29 +140,16 @@ pub async fn serve_connections<F, Fut>(
         let n = holding.next;
         holding.next += 1;
         let busy = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let answer = answer.clone();
         let leaving = Leaving(std::sync::Arc::clone(&held), n);
-        let counted = std::sync::Arc::clone(&busy);
+        let served = serve_one(
+            conn,
+            app.clone(),
+            std::sync::Arc::clone(&busy),
+            header_timeout,
+        );
         let task = tokio::spawn(async move {
             let _leaving = leaving;
-            let service = hyper::service::service_fn(move |request| {
-                let answer = answer.clone();
-                let busy = std::sync::Arc::clone(&counted);
-                busy.fetch_add(1, Ordering::SeqCst);
-                async move {
-                    let response = answer(request).await;
-                    Ok::<_, std::convert::Infallible>(
-                        response.map(|inner| BusyUntilSent { inner, busy }.boxed()),
-                    )
-                }
-            });
-            let io = hyper_util::rt::TokioIo::new(conn);
-            let served = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(header_timeout)
-                .serve_connection(io, service)
-                .await;
-            if let Err(e) = served {
+            if let Err(e) = served.await {
                 tracing::debug!("{door}: a connection ended: {e}");
             }
         });
@@ -174,4 +161,57 @@ pub async fn serve_connections<F, Fut>(
             },
         );
     }
+}
+
+/// A door's router with its layers, as [`serve_connections`] serves it.
+pub trait App:
+    tower_service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = hyper::Response<Body>,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<S> App for S where
+    S: tower_service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = hyper::Response<Body>,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + 'static
+{
+}
+
+/// One connection served by `app`, each request counted in `busy` from
+/// its headers until its answer is sent.
+async fn serve_one(
+    conn: Box<dyn super::listen::Conn>,
+    app: impl App,
+    busy: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    header_timeout: std::time::Duration,
+) -> Result<(), hyper::Error> {
+    use std::sync::atomic::Ordering;
+    let service = hyper::service::service_fn(move |request| {
+        let mut app = app.clone();
+        let busy = std::sync::Arc::clone(&busy);
+        busy.fetch_add(1, Ordering::SeqCst);
+        async move {
+            std::future::poll_fn(|cx| app.poll_ready(cx)).await?;
+            let response = app.call(request).await?;
+            Ok::<_, std::convert::Infallible>(
+                response.map(|inner| Body::new(BusyUntilSent { inner, busy })),
+            )
+        }
+    });
+    hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(hyper_util::rt::TokioIo::new(conn), service)
+        .await
 }

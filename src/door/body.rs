@@ -1,6 +1,8 @@
 //! A request's body as both HTTP doors take it: whole, up to the door's
 //! limit; an oversized one read on and dropped, bounded, so the client
-//! reads the 413 instead of a reset.
+//! reads the 413 instead of a reset (tower-http's limit answers 413 at
+//! once and closes on a client still sending: it reads a reset, never
+//! the answer).
 
 /// Why a request's body was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +24,7 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// read every body through it. An oversized one (declared or streamed) is
 /// read on and dropped (bounded) before the caller answers 413.
 pub async fn read_body(
-    body: hyper::body::Incoming,
+    body: axum::body::Body,
     declared: Option<u64>,
     max: usize,
 ) -> Result<bytes::Bytes, BodyRefused> {
@@ -59,4 +61,19 @@ pub async fn read_body(
         Ok(Err(refused)) => Err(refused),
         _ => Err(BodyRefused::Unreadable),
     }
+}
+
+/// A request's head and its body, whole (see [`read_body`]): the length
+/// it declares is taken at its word only to refuse early.
+pub async fn read_request(
+    request: axum::extract::Request,
+    max: usize,
+) -> Result<(http::request::Parts, bytes::Bytes), BodyRefused> {
+    let (parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let bytes = read_body(body, declared, max).await?;
+    Ok((parts, bytes))
 }

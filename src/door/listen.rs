@@ -1,8 +1,8 @@
-//! Where the HTTP door listens, and who may come in by each way.
+//! Where a door listens, and who may come in by each way.
 //!
 //! TCP cannot tell who is calling: any account on the host can reach a
 //! loopback port. So a TCP door, loopback too, opens only with a bearer
-//! token (`HEARTH_MCP_TOKEN`). A Unix socket (`--http unix:PATH`) can: it
+//! token ([`super::token`]). A Unix socket (`unix:PATH`) can: it
 //! is made with mode 0600 (bound under a temporary name, its mode set,
 //! then renamed into place, so it is never reachable with another mode),
 //! and each connection's peer is checked by its credentials (`SO_PEERCRED`):
@@ -11,9 +11,6 @@
 use std::net::SocketAddr;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-/// The path the door answers on.
-pub const PATH: &str = "/mcp";
 
 /// Where the door listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,19 +47,19 @@ impl std::str::FromStr for Listen {
 impl std::fmt::Display for Listen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Listen::Tcp(addr) => write!(f, "http://{addr}{PATH}"),
+            Listen::Tcp(addr) => write!(f, "{addr}"),
             Listen::Unix(path) => write!(f, "unix:{}", path.display()),
         }
     }
 }
 
 impl Listen {
-    /// Where, as an operator gives it (`127.0.0.1:8780`, `unix:PATH`),
-    /// with no door's path after it.
-    pub fn address(&self) -> String {
+    /// The address of the door's `path` here: `http://ADDR/PATH`, or the
+    /// socket (whose requests name their own path).
+    pub fn url(&self, path: &str) -> String {
         match self {
-            Listen::Tcp(addr) => addr.to_string(),
-            Listen::Unix(path) => format!("unix:{}", path.display()),
+            Listen::Tcp(addr) => format!("http://{addr}{path}"),
+            Listen::Unix(_) => self.to_string(),
         }
     }
 }
@@ -121,9 +118,6 @@ pub fn same_account(stream: &tokio::net::UnixStream) -> bool {
     stream.peer_cred().is_ok_and(|cred| cred.uid() == me)
 }
 
-/// A response body, as both HTTP doors (the MCP door, the page) build them.
-pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
-
 /// One accepted connection, whichever the listener.
 pub trait Conn: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Conn for T {}
@@ -170,30 +164,6 @@ impl Listener {
             }
         })
     }
-}
-
-/// The token of an `Authorization: Bearer TOKEN` header, the one rule both
-/// HTTP doors read it by: the scheme's name in any case (RFC 9110, 11.1),
-/// one or more spaces, then the token.
-pub fn bearer(header: Option<&[u8]>) -> Option<&[u8]> {
-    let header = header?.trim_ascii();
-    let scheme = header.get(..6)?;
-    let rest = header.get(6..)?;
-    let token = rest.trim_ascii_start();
-    (scheme.eq_ignore_ascii_case(b"bearer") && token.len() < rest.len() && !token.is_empty())
-        .then_some(token)
-}
-
-/// Whether `given` is `token`, compared in time that does not depend on
-/// where they differ: no byte is learned by timing. Both HTTP doors check
-/// their tokens with it.
-pub fn token_matches(given: &[u8], token: &str) -> bool {
-    given.len() == token.len()
-        && given
-            .iter()
-            .zip(token.as_bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }
 
 #[cfg(test)]
