@@ -19,6 +19,10 @@ pub struct DayLine {
     pub at: DateTime<Utc>,
     /// Who: `tick 12`, `ticks 13–104`, `ask`, `proposal 3`, `flare`.
     pub who: String,
+    /// The (first) tick the line is about, for a link: never read back
+    /// out of `who`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick: Option<u64>,
     /// What, in words.
     pub what: String,
 }
@@ -61,6 +65,7 @@ fn flare_lines(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Vec<Day
         if at >= since && at <= now {
             lines.push(DayLine {
                 at,
+                tick: None,
                 who: "flare".into(),
                 what: format!(
                     "{}: {}{}",
@@ -103,6 +108,7 @@ fn job_lines(
         said.extend(run.cause.clone());
         lines.push(DayLine {
             at: run.start,
+            tick: None,
             who: format!("job {}", run.job),
             what: match said.is_empty() {
                 true => run.outcome.as_str().to_string(),
@@ -113,6 +119,7 @@ fn job_lines(
     for (job, (at, n)) in skipped {
         lines.push(DayLine {
             at,
+            tick: None,
             who: format!("job {job}"),
             what: format!("skipped {n} time(s): its check found nothing to do"),
         });
@@ -133,6 +140,7 @@ pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Day
         if let (Some(first), Some(last)) = (run.first(), run.last()) {
             events.push(DayLine {
                 at: first.start,
+                tick: Some(first.tick),
                 who: if run.len() == 1 {
                     format!("tick {}", first.tick)
                 } else {
@@ -175,6 +183,7 @@ pub fn fold(records: &[TickRecord], subject: &dyn Fn(&str) -> String) -> Vec<Day
         }
         events.push(DayLine {
             at: record.start,
+            tick: Some(record.tick),
             who: format!("tick {}", record.tick),
             what,
         });
@@ -233,6 +242,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
             .collect();
         events.push(DayLine {
             at: line.time,
+            tick: None,
             who: "ask".into(),
             what: format!("“{question}”"),
         });
@@ -245,6 +255,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
         if p.created >= since {
             events.push(DayLine {
                 at: p.created,
+                tick: None,
                 who: format!("proposal {}", p.n),
                 what: format!("made by {}: {} ({})", p.by, p.title, p.status.as_str()),
             });
@@ -252,6 +263,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
         if let Some(decided) = p.decided.filter(|d| *d >= since) {
             events.push(DayLine {
                 at: decided,
+                tick: None,
                 who: format!("proposal {}", p.n),
                 what: format!("{}: {}", p.status.as_str(), p.title),
             });
@@ -366,6 +378,12 @@ mod tests {
                 "ticks 4–6: idle (3 ticks, until 15:43)",
                 "tick 7: failed (crash): no cause recorded",
             ]
+        );
+        let linked: Vec<Option<u64>> = events.iter().map(|e| e.tick).collect();
+        assert_eq!(
+            linked,
+            [Some(1), Some(3), Some(4), Some(7)],
+            "a run links its first tick"
         );
     }
 }

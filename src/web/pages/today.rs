@@ -29,7 +29,7 @@ pub fn today(frame: &Frame, home: &Home) -> Markup {
                     tr {
                         td { (event.at.format("%m-%d %H:%M")) }
                         td {
-                            @match tick_of(&event.who) {
+                            @match event.tick {
                                 Some(n) => a href=(frame.to(&format!("/ticks/{n}"))) { (event.who) },
                                 None => (event.who),
                             }
@@ -45,17 +45,6 @@ pub fn today(frame: &Frame, home: &Home) -> Markup {
         }
     };
     frame.page("today", body)
-}
-
-/// The first tick a day line names (`tick 12`, `ticks 13–104`).
-fn tick_of(who: &str) -> Option<u64> {
-    let rest = who
-        .strip_prefix("ticks ")
-        .or_else(|| who.strip_prefix("tick "))?;
-    rest.split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// Tick `n`'s ledger line: from the ledger's current file (where the
@@ -111,17 +100,4 @@ pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
         @if let Some(patch) = &patch { h2 { "Its commit" } pre { code { (patch.trim_end()) } } }
     };
     Some(frame.page(&format!("tick {n}"), body))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_day_line_links_the_tick_it_names() {
-        assert_eq!(tick_of("tick 12"), Some(12));
-        assert_eq!(tick_of("ticks 13–104"), Some(13));
-        assert_eq!(tick_of("ask"), None);
-        assert_eq!(tick_of("proposal 3"), None);
-    }
 }
