@@ -21,11 +21,21 @@ pub fn wake_supervisor(home: &Home) {
 }
 
 /// Asks for a run of `job` (a name [`super::load_all`] gave: a file's
-/// stem, so never a path).
+/// stem, so never a path) as it is now: the request carries its file's
+/// digest, and the supervisor runs it only while the file still has it
+/// (a job changed between the operator's look and the run is not run).
 pub fn ask_to_run(home: &Home, job: &super::Job) -> Result<(), crate::atomic::WriteError> {
     let dir = home.path(JOB_REQUESTS);
     if let Err(source) = std::fs::create_dir_all(&dir) {
         return Err(crate::atomic::WriteError { path: dir, source });
     }
-    crate::atomic::write(&dir.join(&job.name), b"")
+    crate::atomic::write(&dir.join(&job.name), job.digest.as_bytes())
+}
+
+/// The digest a request at `path` was asked on; `None` for an empty one
+/// (written before requests carried it: run as the file is).
+pub fn asked_digest(path: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let digest = text.trim();
+    (!digest.is_empty()).then(|| digest.to_string())
 }

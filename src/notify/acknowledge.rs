@@ -36,6 +36,13 @@ pub enum NotAcknowledged {
     /// The commit could not be made.
     #[error(transparent)]
     Repo(#[from] crate::repo::RepoError),
+    /// The incident asked for is not open (closed, or never was) as the
+    /// act was taken: what was shown is not what is there.
+    #[error("incident {key} is not open any more: nothing was acknowledged")]
+    NotOpen {
+        /// The key asked for.
+        key: String,
+    },
 }
 
 /// Acknowledges what `ids` name — an incident's key (or its start), a
@@ -62,6 +69,50 @@ pub fn acknowledge(
     } else {
         flares::ack_of(home, which, &ids)?
     };
+    commit_marks(home, who, surface, &marked, now)?;
+    Ok(Acknowledged { incidents, marked })
+}
+
+/// Acknowledges the open incident whose key is exactly `key`, judged
+/// under the commit lock: one that closed between the operator's look
+/// and the act is refused ([`NotAcknowledged::NotOpen`]), never another
+/// acknowledged in its place.
+pub fn acknowledge_incident(
+    home: &Home,
+    key: &str,
+    who: &Identity,
+    surface: &str,
+    now: DateTime<Utc>,
+) -> Result<Acknowledged, NotAcknowledged> {
+    let _lock = CommitLock::acquire(home)?;
+    let mut record = Incidents::load(home).map_err(NotifyStateError::from)?;
+    let not_open = || NotAcknowledged::NotOpen {
+        key: key.to_string(),
+    };
+    let incident = record
+        .open
+        .get_mut(key)
+        .filter(|_| !key.is_empty())
+        .ok_or_else(not_open)?;
+    incident.acked = true;
+    let flare_ids = incident.flares.clone();
+    record.save(home).map_err(NotifyStateError::from)?;
+    let marked = flares::ack_of(home, Which::Flares, &flare_ids)?;
+    commit_marks(home, who, surface, &marked, now)?;
+    Ok(Acknowledged {
+        incidents: vec![key.to_string()],
+        marked,
+    })
+}
+
+/// The read marks and the incidents' record, committed by `who`.
+fn commit_marks(
+    home: &Home,
+    who: &Identity,
+    surface: &str,
+    marked: &[String],
+    now: DateTime<Utc>,
+) -> Result<(), NotAcknowledged> {
     let repo = Repo::open(home.root())?;
     repo.commit(
         &[rel::FLARES_READ, super::incidents::FILE],
@@ -69,7 +120,7 @@ pub fn acknowledge(
         &format!("{surface}: {} marked read", marked.len()),
         now,
     )?;
-    Ok(Acknowledged { incidents, marked })
+    Ok(())
 }
 
 /// Acknowledges the incidents `ids` name (a key's start, or a flare of

@@ -130,8 +130,17 @@ impl Supervisor<'_> {
             requested.insert(0, name);
         }
         for name in requested {
-            let _ = std::fs::remove_file(self.home.path(REQUESTS).join(&name));
+            let request = self.home.path(REQUESTS).join(&name);
+            let asked_on = crate::jobs::asked::asked_digest(&request);
+            let _ = std::fs::remove_file(&request);
             match plans.iter().find(|(job, _)| job.name == name) {
+                Some((job, _)) if asked_on.as_ref().is_some_and(|d| d != &job.digest) => {
+                    tracing::warn!(
+                        "job {name} was asked for on a version of jobs/{name}.toml that has \
+                         changed since: not run; look at it and ask again (`hearth jobs run \
+                         {name}`)"
+                    );
+                }
                 Some((job, _)) => {
                     return Ok(Some(DueRun {
                         job: job.clone(),

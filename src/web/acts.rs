@@ -14,7 +14,6 @@ use hyper::StatusCode;
 
 use crate::config::Config;
 use crate::home::Home;
-use crate::mailbox::flares::Which;
 use crate::proposals::{self, Accepted};
 use crate::repo::Identity;
 
@@ -49,9 +48,6 @@ pub enum NotDecided {
         /// The files in conflict.
         files: String,
     },
-    /// The incident is not open any more.
-    #[error("that incident is not open any more: reload the page")]
-    Gone,
     /// The job's file changed (or went) since the page showed it.
     #[error(
         "jobs/{name}.toml changed since the page showed it: nothing was asked; reload the page"
@@ -75,10 +71,11 @@ impl NotDecided {
     /// The HTTP status that says it.
     pub fn status(&self) -> StatusCode {
         match self {
-            NotDecided::NeedsReview { .. } | NotDecided::Gone | NotDecided::JobChanged { .. } => {
-                StatusCode::CONFLICT
-            }
+            NotDecided::NeedsReview { .. } | NotDecided::JobChanged { .. } => StatusCode::CONFLICT,
             NotDecided::Proposal(e) if e.is_conflict() => StatusCode::CONFLICT,
+            NotDecided::Acknowledge(crate::notify::acknowledge::NotAcknowledged::NotOpen {
+                ..
+            }) => StatusCode::CONFLICT,
             NotDecided::Proposal(_) | NotDecided::Acknowledge(_) | NotDecided::Ask(_) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -116,7 +113,11 @@ impl PageAct {
     ) -> Result<(), NotDecided> {
         let seen_version = Some(seen);
         match *self {
-            PageAct::Acknowledge => acknowledge(home, seen, now),
+            PageAct::Acknowledge => {
+                let who = operator(home);
+                crate::notify::acknowledge::acknowledge_incident(home, seen, &who, "page", now)?;
+                Ok(())
+            }
             PageAct::Approve(n) => {
                 let who = operator(home);
                 let founding = proposals::requests::open(home, n)
@@ -141,6 +142,8 @@ impl PageAct {
                     .iter()
                     .find(|j| &j.name == name && j.digest == seen && !seen.is_empty())
                     .ok_or_else(|| NotDecided::JobChanged { name: name.clone() })?;
+                // The digest goes with the request: the supervisor runs the
+                // job only while its file is still the one shown.
                 crate::jobs::asked::ask_to_run(home, job)?;
                 Ok(())
             }
@@ -172,19 +175,4 @@ fn config(home: &Home) -> Config {
 /// Who decides from the page: the operator of `[git]`.
 fn operator(home: &Home) -> Identity {
     Identity::operator(&config(home).git)
-}
-
-/// Acknowledges the open incident whose key is `key`, exactly (an
-/// incident closed or changed since the page showed it is refused).
-fn acknowledge(home: &Home, key: &str, now: DateTime<Utc>) -> Result<(), NotDecided> {
-    let open = crate::notify::incidents::Incidents::load(home)
-        .map(|record| record.open.contains_key(key))
-        .unwrap_or(false);
-    if !open || key.is_empty() {
-        return Err(NotDecided::Gone);
-    }
-    let ids = vec![key.to_string()];
-    let who = operator(home);
-    crate::notify::acknowledge::acknowledge(home, Which::Flares, ids, false, &who, "page", now)?;
-    Ok(())
 }

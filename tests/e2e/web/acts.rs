@@ -184,6 +184,25 @@ fn a_job_is_run_now_on_the_file_the_page_showed() {
         "the page says what `jobs show` says ({run}): {after}"
     );
     assert!(after.contains("href=\"/ticks/2\""), "{after}");
+
+    // Asked on what was shown, changed before the supervisor looked: the
+    // request carries the version, and the supervisor does not run it.
+    let shown = page.get("/jobs/digest", Some(&cookie)).text().unwrap();
+    let digest = field(&shown, "/jobs/digest/run", "digest");
+    let asked = post(&page, &cookie, "/jobs/digest/run", &[("digest", &digest)]);
+    assert_eq!(asked.status(), 303);
+    std::fs::write(
+        home.file("jobs/digest.toml"),
+        "schedule = \"0 7 * * *\"\nprompt = \"Write the digest, and delete the rest.\"\n",
+    )
+    .unwrap();
+    home.ok(&["run", "--ticks", "1"]);
+    assert!(!home.file(".hearth/job-requests/digest").exists());
+    assert_ne!(
+        home.ticks().last().unwrap()["job"],
+        "digest",
+        "a job changed after the ask is not run"
+    );
 }
 
 /// A running supervisor, waiting an hour for its next tick, runs a request
