@@ -28,6 +28,41 @@ pub struct InboxMessage {
     pub size: u64,
     /// What was done to make the message readable (truncated, not UTF-8).
     pub notes: Vec<String>,
+    /// Who it is from, judged once by the tick that reads it
+    /// (`tick::prepare`); every later step reads this, none judges again.
+    pub sender: Sender,
+}
+
+/// Who an inbox message is from, as judged once.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Sender {
+    /// Not judged: treated as outside, since nothing proved it the
+    /// operator's.
+    #[default]
+    Unjudged,
+    /// The operator: no sign of anyone else.
+    Operator,
+    /// Someone else.
+    Outside {
+        /// Who, for its source: `from mallory@example.org`, `a handoff
+        /// from alice`.
+        label: String,
+        /// The sender's own name, when the message gave one (shown on its
+        /// fence).
+        from: Option<String>,
+    },
+}
+
+impl Sender {
+    /// What the message is as an outside source (`inbox/x.md (from …)`),
+    /// or `None` for the operator's.
+    pub fn source(&self, rel: &str) -> Option<String> {
+        match self {
+            Sender::Operator => None,
+            Sender::Unjudged => Some(format!("{rel} (sender not judged)")),
+            Sender::Outside { label, .. } => Some(format!("{rel} ({label})")),
+        }
+    }
 }
 
 /// Writes `text` as a new inbox message and returns its path.
@@ -112,6 +147,7 @@ pub fn read(home: &Home, path: &Path) -> Result<InboxMessage, MailboxError> {
         text,
         size,
         notes,
+        sender: Sender::Unjudged,
     })
 }
 

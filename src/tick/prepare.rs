@@ -19,7 +19,7 @@ use crate::exchange::tier::Tier;
 use crate::exchange::ExchangeError;
 use crate::home::Home;
 use crate::jobs::turn::JobTurn;
-use crate::mailbox::inbox::{self, InboxMessage};
+use crate::mailbox::inbox::{self, InboxMessage, Sender};
 use crate::memory::MemoryProblem;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
 use crate::recall::index::Hit;
@@ -245,7 +245,15 @@ fn intake(home: &Home, handoff_budget: u64) -> Result<TickInbox, ExchangeError> 
     );
     let mut keep = keep.into_iter();
     messages.retain(|_| keep.next().unwrap_or(true));
-    let senders = outside_senders(home, &messages);
+    judge_senders(home, &mut messages);
+    let senders: Vec<Option<String>> = messages
+        .iter()
+        .map(|m| {
+            m.sender
+                .source(&m.rel)
+                .map(|s| crate::provenance::origin::bounded(&s))
+        })
+        .collect();
     let mut deferred = Vec::new();
     let mut outside = crate::outside::Outside::none();
     if senders.iter().any(Option::is_none) {
@@ -309,34 +317,42 @@ fn count_parts(
     parts.insert("tools".into(), estimate_tokens(&tools));
 }
 
-/// For each inbox message, who it is from when that is not the operator
-/// (as a source: `inbox/x.md (from mallory@…)`): a peer's handoff (by the
-/// record of it taken, or its file's name if the record is lost), or any
-/// sign of another sender in the message itself (`crate::provenance::sender`).
-fn outside_senders(home: &Home, messages: &[InboxMessage]) -> Vec<Option<String>> {
+/// Judges who each inbox message is from, once, for every later step:
+/// the operator, or — a peer's handoff (by the record of it taken, or its
+/// file's name if the record is lost), or any sign of another sender in
+/// the message itself (`crate::provenance::sender`) — someone else.
+fn judge_senders(home: &Home, messages: &mut [InboxMessage]) {
     let taken = crate::collab::store::handoffs_taken(home);
-    messages
+    let peers: Vec<(&str, &str)> = taken
         .iter()
-        .map(|message| {
-            let peer = taken
-                .iter()
-                .find(|t| t.inbox == message.rel)
-                .map(|t| format!("a handoff from {}", t.peer));
-            let named = message
-                .rel
-                .rsplit('/')
-                .next()
-                .is_some_and(|name| name.starts_with("handoff-"))
-                .then(|| "a handoff".to_string());
-            let sender = peer.or(named).or_else(|| {
-                crate::provenance::inbox_sender(&message.text).map(|who| format!("from {who}"))
-            })?;
-            Some(crate::provenance::origin::bounded(&format!(
-                "{} ({sender})",
-                message.rel
-            )))
-        })
-        .collect()
+        .map(|t| (t.inbox.as_str(), t.peer.as_str()))
+        .collect();
+    for message in messages {
+        message.sender = sender_of(message, &peers);
+    }
+}
+
+/// Who `message` is from, given the handoffs taken (`(inbox path,
+/// peer)`): pure, so every door judges a message by this one rule.
+pub fn sender_of(message: &InboxMessage, handoffs: &[(&str, &str)]) -> Sender {
+    let named = crate::provenance::inbox_sender(&message.text);
+    let peer = handoffs
+        .iter()
+        .find(|(inbox, _)| *inbox == message.rel)
+        .map(|(_, peer)| format!("a handoff from {peer}"));
+    let handoff_file = message
+        .rel
+        .rsplit('/')
+        .next()
+        .is_some_and(|name| name.starts_with("handoff-"))
+        .then(|| "a handoff".to_string());
+    match peer
+        .or(handoff_file)
+        .or_else(|| named.as_ref().map(|who| format!("from {who}")))
+    {
+        Some(label) => Sender::Outside { label, from: named },
+        None => Sender::Operator,
+    }
 }
 
 impl Prepared {
