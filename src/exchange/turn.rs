@@ -93,15 +93,12 @@ impl UserTurn {
         self.add(part, &format!("\n\n<{tag}>\n{rendered}</{tag}>"), None);
     }
 
-    /// The directive a mission tier quotes, with where its outside lines
-    /// came from (none: proven the operator's).
+    /// The directive a mission tier quotes, in its fence, with where its
+    /// outside lines came from (none: proven the operator's): a directive
+    /// with outside lines is labelled quoted data, and nothing in it can
+    /// close its fence.
     pub fn directive(&mut self, part: &str, text: &str, outside: Option<String>) {
-        let section = format!(
-            "\n\n<directive path=\"{}\">\n{}\n</directive>",
-            rel::DIRECTIVE,
-            text.trim_end()
-        );
-        self.add(part, &section, outside);
+        self.fenced(part, "directive", &[("path", rel::DIRECTIVE)], text, outside);
     }
 
     /// What recall found, each hit by its citation (`path:line`), cut to

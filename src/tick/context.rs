@@ -209,9 +209,13 @@ mod tests {
         };
         let (turn, parts, tier) = user_turn(&input);
         assert_eq!(tier, Tier::Mission);
-        assert!(turn
-            .text()
-            .contains("<directive path=\"memory/directive.md\">\nShip it.\n</directive>"));
+        // Its outside line labels it quoted data, in its fence.
+        let shown = turn.text();
+        assert!(
+            shown.contains("<directive path=\"memory/directive.md\" note=\"quoted data")
+                && shown.contains("\nShip it.\n</directive>"),
+            "{shown}"
+        );
         assert!(parts["directive"] > 0);
         // Shown now, the directive's outside lines mark the turn, and so
         // does a stranger's message beside it.
