@@ -166,21 +166,25 @@ pub fn run(
     let operator_lines = operator_lines(repo.as_ref(), &before);
     let since = diff_since_last(home, repo.as_ref());
     let shown = since.as_ref().map(|d| d.text.as_str()).unwrap_or_default();
-    let (system, user) = turn::render(&before, &operator_lines, shown, why, config);
     let vouched = provenance::vouch::Vouched::load_or_none(home);
+    let marks = input_marks(home, &before, &since, &vouched);
+    let (system, user) = turn::render(&before, &operator_lines, shown, why, config, &marks);
     let opening = Opening {
         number,
         now,
         api_key,
-        // What it is given carries its lines' origins: outside words in
-        // the identity or in the diff make the exchange, and its
-        // proposal, rest on them.
         system: vec![model::SystemBlock {
             source: "consolidation".into(),
             text: system,
-            outside: input_taint(home, &before, &since, &vouched),
+            outside: crate::outside::Outside::none(),
         }],
-        conversation: Conversation::asking(user, crate::outside::Outside::none()),
+        // What it is shown carries its lines' origins on the message that
+        // shows them: outside words in the identity or in the diff make
+        // the exchange, and its proposal, rest on them.
+        conversation: Conversation {
+            messages: vec![user.message],
+            ..Conversation::default()
+        },
         facts: TurnFacts {
             tick: number,
             ..TurnFacts::default()
@@ -251,9 +255,14 @@ fn operator_lines(
         .collect()
 }
 
+/// Why the diff since the last consolidation could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct DiffUnread(#[from] crate::repo::RepoError);
+
 /// The diff of `memory/` since the last accepted consolidation (empty
 /// when there was none), or why it could not be read.
-fn diff_since_last(home: &Home, repo: Option<&Repo>) -> Result<DiffSince, String> {
+fn diff_since_last(home: &Home, repo: Option<&Repo>) -> Result<DiffSince, DiffUnread> {
     let last = proposals::list(home)
         .unwrap_or_default()
         .into_iter()
@@ -261,7 +270,7 @@ fn diff_since_last(home: &Home, repo: Option<&Repo>) -> Result<DiffSince, String
     match (repo, &last) {
         (Some(repo), Some(p)) => repo
             .diff_since(&p.commit, rel::MEMORY, 20_000)
-            .map_err(|e| e.to_string()),
+            .map_err(DiffUnread::from),
         _ => Ok(DiffSince::default()),
     }
 }
@@ -275,39 +284,43 @@ struct Judged<'a> {
     reply: &'a str,
 }
 
-/// The outside content a consolidation is given: outside lines of the
-/// identity files, of every file the memory diff adds to or changes (by
-/// the names libgit2 gives, never read back out of the diff's text), and
-/// of the lines it shows removed. Closed world: a diff that could not be
-/// read is outside.
-fn input_taint(
+/// The outside content a consolidation is given, by where it shows it:
+/// outside lines of each identity file, and — for the diff — of every
+/// file it adds to or changes (by the names libgit2 gives, never read
+/// back out of the diff's text) and of the lines it shows removed.
+/// Closed world: a diff that could not be read is outside.
+fn input_marks(
     home: &Home,
     identity: &BTreeMap<String, String>,
-    since: &Result<DiffSince, String>,
+    since: &Result<DiffSince, DiffUnread>,
     vouched: &provenance::vouch::Vouched,
-) -> crate::outside::Outside {
+) -> turn::InputMarks {
     let judge = provenance::OriginJudge::open(home);
-    let since = match since {
-        Ok(since) => since,
-        Err(why) => {
-            let source = format!(
-                "{} (the diff since the last consolidation could not be read: {why})",
-                rel::MEMORY
-            );
-            return std::iter::once(source).collect();
+    let files = identity
+        .keys()
+        .filter_map(|path| Some((path.clone(), judge.of_file(path, None, vouched)?)))
+        .collect();
+    let diff = match since {
+        Ok(since) => {
+            let changed = since
+                .changed
+                .iter()
+                .filter_map(|path| judge.of_file(path, None, vouched));
+            let removed = since
+                .removed
+                .iter()
+                .filter_map(|(path, lines)| provenance::origins::of_removed(&judge, path, lines));
+            let mut sources: Vec<String> = changed.chain(removed).collect();
+            sources.sort();
+            sources.dedup();
+            sources
         }
+        Err(why) => vec![format!(
+            "{} (the diff since the last consolidation could not be read: {why})",
+            rel::MEMORY
+        )],
     };
-    let mut files: Vec<&String> = identity.keys().chain(&since.changed).collect();
-    files.sort();
-    files.dedup();
-    let changed = files
-        .into_iter()
-        .filter_map(|path| judge.of_file(path, None, vouched));
-    let removed = since
-        .removed
-        .iter()
-        .filter_map(|(path, lines)| provenance::origins::of_removed(&judge, path, lines));
-    changed.chain(removed).collect()
+    turn::InputMarks { files, diff }
 }
 
 /// Judges the exchange's draft, and offers it (or says why not).

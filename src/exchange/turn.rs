@@ -74,12 +74,25 @@ impl UserTurn {
         body: &str,
         source: Option<String>,
     ) {
-        let words = match source {
-            Some(_) => Words::Outside,
-            None => Words::Operator,
+        self.fenced_from(part, tag, attrs, body, source.into_iter().collect());
+    }
+
+    /// [`UserTurn::fenced`], for a body whose words came from several
+    /// outside `sources` (none: the operator's).
+    pub fn fenced_from(
+        &mut self,
+        part: &str,
+        tag: &str,
+        attrs: &[(&str, &str)],
+        body: &str,
+        sources: Vec<String>,
+    ) {
+        let words = match sources.is_empty() {
+            false => Words::Outside,
+            true => Words::Operator,
         };
         let section = format!("\n\n{}", fence::section(tag, attrs, words, body));
-        self.add(part, &section, source);
+        self.add(part, &section, sources);
     }
 
     /// The earlier exchanges a tier quotes (`tag` names them as the door
@@ -98,7 +111,13 @@ impl UserTurn {
     /// with outside lines is labelled quoted data, and nothing in it can
     /// close its fence.
     pub fn directive(&mut self, part: &str, text: &str, outside: Option<String>) {
-        self.fenced(part, "directive", &[("path", rel::DIRECTIVE)], text, outside);
+        self.fenced(
+            part,
+            "directive",
+            &[("path", rel::DIRECTIVE)],
+            text,
+            outside,
+        );
     }
 
     /// What recall found, each hit by its citation (`path:line`), cut to
