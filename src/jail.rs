@@ -326,13 +326,59 @@ pub enum Confinement {
     Unsandboxed,
 }
 
+/// Why a configuration's sandbox keys do not hold, with the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeysRefused {
+    /// `sandbox` names no sandbox.
+    #[error(
+        "sandbox = {named:?} is not a sandbox: leave it out (the kernel's sandbox), or say \
+         \"none\" to run unsandboxed"
+    )]
+    NoSuchSandbox {
+        /// What it named.
+        named: String,
+    },
+    /// A `write` path that is not absolute.
+    #[error("write = [{path:?}]: give absolute paths outside the home, e.g. \"/var/spool/agent\"")]
+    WriteNotAbsolute {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A `write` path in (or around) the home.
+    #[error(
+        "write = [{path:?}]: a tool never writes the home (its writes would pass for your hand \
+         edits); grant a folder outside it"
+    )]
+    WriteInHome {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A `read` path that is not absolute.
+    #[error("read = [{path:?}]: give absolute paths, e.g. \"/srv/src/app\"")]
+    ReadNotAbsolute {
+        /// The path.
+        path: PathBuf,
+    },
+}
+
+impl KeysRefused {
+    /// The key that does not hold, for the line that says it.
+    pub fn key(&self) -> &'static str {
+        match self {
+            KeysRefused::NoSuchSandbox { .. } => "sandbox",
+            KeysRefused::WriteNotAbsolute { .. } | KeysRefused::WriteInHome { .. } => "write",
+            KeysRefused::ReadNotAbsolute { .. } => "read",
+        }
+    }
+}
+
 impl Confinement {
     /// The confinement a configuration's keys say, for the process
     /// `name` (`tool-weather`, `job-digest`, `flares`: its scratch folder's
     /// name) of `home`: `sandbox` (`"kernel"`, the default, or `"none"`),
     /// `network`, `write` (absolute paths outside the home) and `read`
     /// (absolute paths). Why not, when they do not hold.
-    pub fn from_keys(home: &Path, name: &str, keys: &Keys<'_>) -> Result<Confinement, String> {
+    pub fn from_keys(home: &Path, name: &str, keys: &Keys<'_>) -> Result<Confinement, KeysRefused> {
         let Keys {
             sandbox,
             network,
@@ -343,26 +389,19 @@ impl Confinement {
             None | Some("kernel") => {}
             Some("none") => return Ok(Confinement::Unsandboxed),
             Some(other) => {
-                return Err(format!(
-                    "sandbox = {other:?} is not a sandbox: leave it out (the kernel's \
-                     sandbox), or say \"none\" to run unsandboxed"
-                ))
+                return Err(KeysRefused::NoSuchSandbox {
+                    named: other.to_string(),
+                })
             }
         }
         let mut granted = Vec::new();
         for path in write {
             let path = PathBuf::from(path);
             if !path.is_absolute() {
-                return Err(format!(
-                    "write = [{path:?}]: give absolute paths outside the home, e.g. \
-                     \"/var/spool/agent\"",
-                ));
+                return Err(KeysRefused::WriteNotAbsolute { path });
             }
             if path.starts_with(home) || home.starts_with(&path) {
-                return Err(format!(
-                    "write = [{path:?}]: a tool never writes the home (its writes would pass \
-                     for your hand edits); grant a folder outside it",
-                ));
+                return Err(KeysRefused::WriteInHome { path });
             }
             granted.push(path);
         }
@@ -370,9 +409,7 @@ impl Confinement {
         for path in read {
             let path = PathBuf::from(path);
             if !path.is_absolute() {
-                return Err(format!(
-                    "read = [{path:?}]: give absolute paths, e.g. \"/srv/src/app\""
-                ));
+                return Err(KeysRefused::ReadNotAbsolute { path });
             }
             readable.push(path);
         }

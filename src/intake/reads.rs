@@ -16,10 +16,29 @@ use crate::json_file::{self, JsonFile};
 /// (`.hearth/handoff-reads.json`, never committed), without the messages.
 #[derive(Default, Serialize, Deserialize)]
 pub struct HandoffReads {
-    read: HashMap<String, Result<Handoff, String>>,
+    read: HashMap<String, Result<Handoff, Unread>>,
     /// New reads since it was loaded (what makes it worth saving).
     #[serde(skip)]
     fresh: usize,
+}
+
+/// Why a blob was not read as a handoff, as it was said when it was read
+/// (kept in the memo as those words: a blob's words never change, so
+/// neither does why it was refused).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(transparent)]
+#[error("{said}")]
+pub struct Unread {
+    /// What was said.
+    pub said: String,
+}
+
+impl From<crate::collab::intake_error::IntakeError> for Unread {
+    fn from(e: crate::collab::intake_error::IntakeError) -> Unread {
+        Unread {
+            said: e.to_string(),
+        }
+    }
 }
 
 impl JsonFile for HandoffReads {
@@ -62,8 +81,8 @@ impl HandoffReads {
         &mut self,
         peer: &str,
         blob: &str,
-        read: impl FnOnce() -> Result<Handoff, String>,
-    ) -> Result<Handoff, String> {
+        read: impl FnOnce() -> Result<Handoff, Unread>,
+    ) -> Result<Handoff, Unread> {
         let key = format!("{peer}:{blob}");
         if let Some(known) = self.read.get(&key) {
             return known.clone();

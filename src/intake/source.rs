@@ -20,6 +20,44 @@ use crate::repo::HeadFile;
 /// 1 MiB by default). A larger one is refused without being read.
 const MAX_HANDOFF_BYTES: u64 = 1024 * 1024;
 
+/// Why a peer's committed `outbox/` cannot be read (its handoffs wait).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutboxUnread {
+    /// The peer's home on this host has no repository this account can open.
+    #[error("its repository at {path} cannot be opened ({said})")]
+    Repository {
+        /// Where.
+        path: PathBuf,
+        /// What git said.
+        said: String,
+    },
+    /// The mirror of a peer on another host cannot be opened.
+    #[error(
+        "its mirror at {path} cannot be opened ({said}); remove that directory and the next \
+         fetch makes it anew"
+    )]
+    Mirror {
+        /// Where.
+        path: PathBuf,
+        /// What git said.
+        said: String,
+    },
+    /// Its `outbox/` folder cannot be listed.
+    #[error("cannot read {path} ({said})")]
+    Folder {
+        /// Where.
+        path: PathBuf,
+        /// What the system said.
+        said: String,
+    },
+    /// Its committed `outbox/` cannot be listed.
+    #[error("its committed outbox/ cannot be read ({said})")]
+    Committed {
+        /// What git said.
+        said: String,
+    },
+}
+
 /// What this home took from each peer's files: the blob each was read
 /// from, where the ledger kept it.
 pub type TakenBlobs = HashMap<(String, String), Option<String>>;
@@ -75,21 +113,25 @@ impl Source {
         peer: &str,
         me: &str,
         taken: &TakenBlobs,
-        history: Result<Option<&crate::repo::Repo>, &str>,
-    ) -> Result<OutboxLook, String> {
+        history: Result<Option<&crate::repo::Repo>, &OutboxUnread>,
+    ) -> Result<OutboxLook, OutboxUnread> {
         if let Source::Home(path) = self {
             // Said first when the peer's home cannot be read at all.
             let outbox = path.join(rel::OUTBOX);
-            std::fs::read_dir(&outbox)
-                .map_err(|e| format!("cannot read {} ({e})", outbox.display()))?;
+            std::fs::read_dir(&outbox).map_err(|e| OutboxUnread::Folder {
+                path: outbox.clone(),
+                said: e.to_string(),
+            })?;
         }
         // Not fetched yet: nothing to take, and the fetch wakes this
         // supervisor again. A history that cannot be read is said, never
         // taken for an empty outbox.
-        let files = match history? {
+        let files = match history.map_err(OutboxUnread::clone)? {
             Some(repo) => repo
                 .files_at_head(rel::OUTBOX)
-                .map_err(|e| format!("its committed outbox/ cannot be read ({e})"))?,
+                .map_err(|e| OutboxUnread::Committed {
+                    said: e.to_string(),
+                })?,
             None => Vec::new(),
         };
         let suffix = format!("-to-{me}.md");
@@ -183,21 +225,20 @@ impl Source {
     /// once for all the handoffs read from it: `None` for a mirror not
     /// fetched yet; why not when one is there and cannot be opened (a
     /// peer's home that is no repository, a corrupt mirror).
-    pub fn history(&self) -> Result<Option<crate::repo::Repo>, String> {
+    pub fn history(&self) -> Result<Option<crate::repo::Repo>, OutboxUnread> {
         match self {
             Source::Home(path) => crate::repo::Repo::open(path).map(Some).map_err(|e| {
-                format!(
-                    "its repository at {} cannot be opened ({e})",
-                    path.display()
-                )
+                OutboxUnread::Repository {
+                    path: path.clone(),
+                    said: e.to_string(),
+                }
             }),
-            Source::Mirror(dir) => crate::repo::Repo::open_mirror(dir).map_err(|e| {
-                format!(
-                    "its mirror at {} cannot be opened ({e}); remove that directory and the \
-                     next fetch makes it anew",
-                    dir.display()
-                )
-            }),
+            Source::Mirror(dir) => {
+                crate::repo::Repo::open_mirror(dir).map_err(|e| OutboxUnread::Mirror {
+                    path: dir.clone(),
+                    said: e.to_string(),
+                })
+            }
         }
     }
 }

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::reads::Unread;
 use super::reads::HandoffReads;
 use super::source::{taken_blobs, Source};
 use crate::collab::handoff::Handoff;
@@ -164,11 +165,11 @@ pub fn survey(
             peer,
             &me,
             &taken,
-            opened.as_ref().map(Option::as_ref).map_err(String::as_str),
+            opened.as_ref().map(Option::as_ref),
         ) {
             Ok(look) => look,
             Err(problem) => {
-                let said = unreadable(peer, &problem);
+                let said = unreadable(peer, &problem.to_string());
                 survey.problems.push(said.clone());
                 survey.unreadable.push((peer.clone(), said));
                 continue;
@@ -264,7 +265,7 @@ impl Judge<'_> {
                         handoff,
                     });
                 }
-                Err(problem) => problems.push(problem),
+                Err(problem) => problems.push(problem.to_string()),
             }
         }
         admitted
@@ -280,58 +281,98 @@ impl Judge<'_> {
         file: &HeadFile,
         reads: &mut HandoffReads,
         records: &mut HashMap<String, Option<crate::collab::Collaboration>>,
-    ) -> Result<Admitted, String> {
+    ) -> Result<Admitted, NotTaken> {
         let (peer, me) = (self.peer, self.me);
         let h = reads.get_or_read(peer, &file.blob, || {
             self.source
                 .read(peer, self.history, file)
-                .map_err(|e| e.to_string())
+                .map_err(Unread::from)
         })?;
         if h.to != me {
             return Ok(Admitted::NotHere);
         }
         if h.from != peer {
-            return Err(IntakeError::NotFromPeer {
+            return Err(NotTaken::Intake(IntakeError::NotFromPeer {
                 peer: peer.to_string(),
                 path: self.source.shown(&file.name),
                 claims: h.from.clone(),
-            }
-            .to_string());
+            }));
         }
         let slug = &h.collaboration.slug;
         if !records.contains_key(slug) {
             // Named; it waits until the record is fixed.
-            let mine =
-                store::load(self.home, slug).map_err(|e| IntakeError::Record(e).to_string())?;
+            let mine = store::load(self.home, slug).map_err(IntakeError::Record)?;
             records.insert(slug.clone(), mine);
         }
         let mine = records.get(slug).and_then(Option::as_ref);
         crate::collab::intake::admit(&h, peer, me, mine, self.max)
-            .map_err(|refused| refusal(peer, &file.name, &h, refused, self.max).to_string())?;
+            .map_err(|refused| refusal(peer, &file.name, &h, refused, self.max))?;
         if let (None, Some(book)) = (mine, self.founding) {
             let said = crate::proposals::requests::founding_said(book, peer, slug, &file.blob);
             match said {
                 FoundingSaid::Approved => {}
                 FoundingSaid::Unasked => return Ok(Admitted::AskFirst(h)),
-                FoundingSaid::Waiting(n) => {
-                    return Err(format!(
-                        "peer {peer}: {} founds the collaboration {slug} here; it waits for \
-                         your word: `hearth proposals approve {n}` takes it, `decline {n}` \
-                         refuses it",
-                        file.name
-                    ))
+                FoundingSaid::Waiting(request) => {
+                    return Err(NotTaken::FoundingWaits {
+                        peer: peer.to_string(),
+                        file: file.name.clone(),
+                        slug: slug.clone(),
+                        request,
+                    })
                 }
-                FoundingSaid::Declined(n) => {
-                    return Err(format!(
-                        "peer {peer}: {} founds the collaboration {slug} here, which you \
-                         declined (request {n}); it is not taken",
-                        file.name
-                    ))
+                FoundingSaid::Declined(request) => {
+                    return Err(NotTaken::FoundingDeclined {
+                        peer: peer.to_string(),
+                        file: file.name.clone(),
+                        slug: slug.clone(),
+                        request,
+                    })
                 }
             }
         }
         Ok(Admitted::Yes(h))
     }
+}
+
+/// Why a handoff waiting in a peer's outbox is not taken now.
+#[derive(Debug, thiserror::Error)]
+enum NotTaken {
+    /// It was not read as a handoff (said when its blob was read).
+    #[error(transparent)]
+    Unread(#[from] Unread),
+    /// It may not be taken into this home.
+    #[error(transparent)]
+    Intake(#[from] IntakeError),
+    /// It founds a collaboration the operator has not decided on.
+    #[error(
+        "peer {peer}: {file} founds the collaboration {slug} here; it waits for your word: \
+         `hearth proposals approve {request}` takes it, `decline {request}` refuses it"
+    )]
+    FoundingWaits {
+        /// The peer.
+        peer: String,
+        /// Its file.
+        file: String,
+        /// The collaboration.
+        slug: String,
+        /// The request that asks.
+        request: u64,
+    },
+    /// It founds a collaboration the operator declined.
+    #[error(
+        "peer {peer}: {file} founds the collaboration {slug} here, which you declined \
+         (request {request}); it is not taken"
+    )]
+    FoundingDeclined {
+        /// The peer.
+        peer: String,
+        /// Its file.
+        file: String,
+        /// The collaboration.
+        slug: String,
+        /// The request declined.
+        request: u64,
+    },
 }
 
 /// What is said of a peer whose `outbox/` cannot be read.

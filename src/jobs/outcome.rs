@@ -49,7 +49,7 @@ pub enum RunEnd<'a> {
         /// The job's `[expect]`.
         expect: &'a Expect,
         /// What the commit and the calls showed.
-        commit: Result<Observed, String>,
+        commit: Result<Observed, Unobserved>,
     },
     /// A crash cut the run's tick (`tick` names it) after `calls` model
     /// calls.
@@ -58,6 +58,26 @@ pub enum RunEnd<'a> {
         tick: String,
         /// Model calls it had made.
         calls: u32,
+    },
+}
+
+/// Why a run's commit could not be read to judge it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unobserved {
+    /// The home has no commit at all.
+    #[error("the home has no commit")]
+    NoCommit,
+    /// Something else committed after the run's tick.
+    #[error("HEAD is not tick {tick}'s commit")]
+    NotTheTicks {
+        /// The run's tick.
+        tick: u64,
+    },
+    /// git could not say what the commit changed.
+    #[error("git could not list what it changed: {said}")]
+    Git {
+        /// What git said.
+        said: String,
     },
 }
 
@@ -207,7 +227,7 @@ mod tests {
         let idle = decide(ok(Ok(Observed::default())), 0, t());
         assert_eq!(idle.outcome, JobOutcome::Unmet);
         assert_eq!(idle.missing, ["a file written under memory/digests"]);
-        let blind = decide(ok(Err("HEAD moved".into())), 0, t());
+        let blind = decide(ok(Err(Unobserved::NotTheTicks { tick: 3 })), 0, t());
         assert_eq!(blind.outcome, JobOutcome::Unknown);
         assert!(blind.missing.is_empty(), "nothing was looked at");
     }

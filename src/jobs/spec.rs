@@ -288,7 +288,7 @@ pub fn load(home: &Home, path: &Path) -> Result<Job, JobProblem> {
     }
     let confinement = confinement_of(home, &name, &manifest).map_err(|why| {
         problem(
-            why,
+            why.to_string(),
             "see docs/guide.md \"Jobs\": a check runs in the tool sandbox (network = true, \
              read and write = [\"/abs/dir\"] grant more)",
         )
@@ -322,7 +322,7 @@ fn confinement_of(
     home: &Home,
     name: &str,
     m: &JobManifest,
-) -> Result<crate::jail::Confinement, String> {
+) -> Result<crate::jail::Confinement, crate::jail::KeysRefused> {
     let keys = crate::jail::Keys {
         sandbox: m.sandbox.as_deref(),
         network: m.network,

@@ -271,6 +271,17 @@ pub enum AckError {
     Mailbox(#[from] MailboxError),
 }
 
+/// Why `[flares] exec` does not run.
+#[derive(Debug, thiserror::Error)]
+enum ExecRefused {
+    /// `[flares]`'s sandbox keys do not hold.
+    #[error("[flares] {0}")]
+    Keys(#[from] crate::jail::KeysRefused),
+    /// The sandbox cannot be set up here.
+    #[error("[flares] exec does not run: {0}; {hint}", hint = .0.hint())]
+    Jail(#[from] crate::jail::Unavailable),
+}
+
 /// `[flares] exec` for the flare at `flare_path`, in its sandbox (or not,
 /// as `[flares] sandbox` says) with only the environment it is given; or
 /// why it cannot run.
@@ -279,7 +290,7 @@ fn exec_command(
     flares: &crate::config::FlaresConfig,
     environment: &std::collections::BTreeMap<String, String>,
     flare_path: &Path,
-) -> Result<Command, String> {
+) -> Result<Command, ExecRefused> {
     let argv = [
         "/bin/sh".to_string(),
         "-c".to_string(),
@@ -293,11 +304,8 @@ fn exec_command(
         write: &flares.write,
         read: &flares.read,
     };
-    let confinement = crate::jail::Confinement::from_keys(home, "flares", &keys)
-        .map_err(|why| format!("[flares] {why}"))?;
-    let mut shell = confinement
-        .command(&argv, home)
-        .map_err(|e| format!("[flares] exec does not run: {e}; {}", e.hint()))?;
+    let confinement = crate::jail::Confinement::from_keys(home, "flares", &keys)?;
+    let mut shell = confinement.command(&argv, home)?;
     crate::process::confine_env(&mut shell, environment, &flares.env);
     Ok(shell)
 }

@@ -27,26 +27,31 @@ pub fn error(id: Value, code: i64, message: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
+/// A JSON-RPC error response: the line a refused message is answered
+/// with, in place of the SDK's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorResponse(pub String);
+
 /// The answer to a line over [`MAX_LINE`] (its id is not read: the line is
 /// never held whole).
-pub fn too_long() -> String {
-    error(
+pub fn too_long() -> ErrorResponse {
+    ErrorResponse(error(
         Value::Null,
         INVALID_REQUEST,
         &format!("Invalid Request: a message is at most {MAX_LINE} bytes on one line"),
-    )
+    ))
 }
 
 /// Whether `line` may go to the SDK, or the error response it gets.
-pub fn judge(line: &[u8]) -> Result<(), String> {
+pub fn judge(line: &[u8]) -> Result<(), ErrorResponse> {
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
-            return Err(error(
+            return Err(ErrorResponse(error(
                 Value::Null,
                 PARSE_ERROR,
                 &format!("Parse error: {e}"),
-            ))
+            )))
         }
     };
     // A batch is an array of messages; each must be one.
@@ -61,11 +66,11 @@ pub fn judge(line: &[u8]) -> Result<(), String> {
                 || message.get("result").is_some()
                 || message.get("error").is_some());
         if !valid {
-            return Err(error(
+            return Err(ErrorResponse(error(
                 id,
                 INVALID_REQUEST,
                 "Invalid Request: not a JSON-RPC 2.0 message (\"jsonrpc\": \"2.0\" and a \"method\")",
-            ));
+            )));
         }
     }
     Ok(())
@@ -85,18 +90,18 @@ mod tests {
         assert!(judge(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).is_ok());
         assert!(judge(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_ok());
         assert_eq!(
-            code(&judge(b"{not json").unwrap_err()),
+            code(&judge(b"{not json").unwrap_err().0),
             (PARSE_ERROR, Value::Null)
         );
         assert_eq!(
-            code(&judge(br#"{"id":7,"method":"x"}"#).unwrap_err()),
+            code(&judge(br#"{"id":7,"method":"x"}"#).unwrap_err().0),
             (INVALID_REQUEST, json!(7))
         );
         assert_eq!(
-            code(&judge(br#"{"jsonrpc":"2.0","id":"a","method":5}"#).unwrap_err()),
+            code(&judge(br#"{"jsonrpc":"2.0","id":"a","method":5}"#).unwrap_err().0),
             (INVALID_REQUEST, json!("a"))
         );
-        assert_eq!(code(&judge(b"[]").unwrap_err()).0, INVALID_REQUEST);
-        assert_eq!(code(&too_long()), (INVALID_REQUEST, Value::Null));
+        assert_eq!(code(&judge(b"[]").unwrap_err().0).0, INVALID_REQUEST);
+        assert_eq!(code(&too_long().0), (INVALID_REQUEST, Value::Null));
     }
 }

@@ -168,7 +168,7 @@ async fn read_guarded(
                 }
             }
             Ok(false) => {}
-            Err(answer) => {
+            Err(guard::ErrorResponse(answer)) => {
                 if answers.send(answer).await.is_err() {
                     break;
                 }

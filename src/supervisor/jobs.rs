@@ -16,7 +16,7 @@ use crate::exchange::ledger::TickRecord;
 use crate::jobs::check::{self, CheckSaid};
 use crate::jobs::evidence::Observed;
 use crate::jobs::ledger::{self, JobLedger, JobOutcome, Run};
-use crate::jobs::outcome::{self, RunEnd};
+use crate::jobs::outcome::{self, RunEnd, Unobserved};
 use crate::jobs::plan::{self, Next};
 use crate::jobs::turn::{CheckFound, JobTurn};
 use crate::jobs::{spec::CheckOutput, Job};
@@ -330,16 +330,18 @@ impl Supervisor<'_> {
 
     /// What tick `record`'s commit added or changed, or why that cannot
     /// be told (HEAD is not its commit, or git could not say).
-    fn changed_by_tick(&self, record: &TickRecord) -> Result<Vec<String>, String> {
-        let head = self.repo.head().ok_or("the home has no commit")?;
+    fn changed_by_tick(&self, record: &TickRecord) -> Result<Vec<String>, Unobserved> {
+        let head = self.repo.head().ok_or(Unobserved::NoCommit)?;
         let ours = self
             .repo
             .message(&head)
             .is_some_and(|m| m.starts_with(&format!("tick {}: ", record.tick)));
         if !ours {
-            return Err(format!("HEAD is not tick {}'s commit", record.tick));
+            return Err(Unobserved::NotTheTicks { tick: record.tick });
         }
-        self.repo.changed_in(&head).map_err(|e| e.to_string())
+        self.repo
+            .changed_in(&head)
+            .map_err(|e| Unobserved::Git { said: e.to_string() })
     }
 }
 

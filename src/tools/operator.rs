@@ -266,8 +266,8 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
         let confinement = match confinement_of(home, &manifest) {
             Ok(confinement) => confinement,
             Err(why) => {
-                let key = why.split([' ', '=']).next().unwrap_or("sandbox");
-                problems.push(problem(crate::config::line_of_key(&text, "", key), why));
+                let line = crate::config::line_of_key(&text, "", why.key());
+                problems.push(problem(line, why.to_string()));
                 continue;
             }
         };
@@ -284,7 +284,10 @@ pub fn load(home: &Home, builtins: &[&str]) -> (Vec<OperatorTool>, Vec<ManifestP
 }
 
 /// What the manifest's sandbox keys give the process of its tool.
-fn confinement_of(home: &Home, m: &Manifest) -> Result<crate::jail::Confinement, String> {
+fn confinement_of(
+    home: &Home,
+    m: &Manifest,
+) -> Result<crate::jail::Confinement, crate::jail::KeysRefused> {
     let keys = crate::jail::Keys {
         sandbox: m.sandbox.as_deref(),
         network: m.network,
