@@ -227,12 +227,14 @@ impl Source {
     /// peer's home that is no repository, a corrupt mirror).
     pub fn history(&self) -> Result<Option<crate::repo::Repo>, OutboxUnread> {
         match self {
-            Source::Home(path) => crate::repo::Repo::open(path).map(Some).map_err(|e| {
-                OutboxUnread::Repository {
-                    path: path.clone(),
-                    said: e.to_string(),
-                }
-            }),
+            Source::Home(path) => {
+                crate::repo::Repo::open(path)
+                    .map(Some)
+                    .map_err(|e| OutboxUnread::Repository {
+                        path: path.clone(),
+                        said: e.to_string(),
+                    })
+            }
             Source::Mirror(dir) => {
                 crate::repo::Repo::open_mirror(dir).map_err(|e| OutboxUnread::Mirror {
                     path: dir.clone(),

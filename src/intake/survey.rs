@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::reads::Unread;
 use super::reads::HandoffReads;
+use super::reads::Unread;
 use super::source::{taken_blobs, Source};
 use crate::collab::handoff::Handoff;
 use crate::collab::intake;
@@ -161,12 +161,7 @@ pub fn survey(
         let source = Source::of(home, peer, at);
         // The peer's history, opened once for all its handoffs.
         let opened = source.history();
-        let look = match source.look(
-            peer,
-            &me,
-            &taken,
-            opened.as_ref().map(Option::as_ref),
-        ) {
+        let look = match source.look(peer, &me, &taken, opened.as_ref().map(Option::as_ref)) {
             Ok(look) => look,
             Err(problem) => {
                 let said = unreadable(peer, &problem.to_string());

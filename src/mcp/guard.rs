@@ -98,7 +98,11 @@ mod tests {
             (INVALID_REQUEST, json!(7))
         );
         assert_eq!(
-            code(&judge(br#"{"jsonrpc":"2.0","id":"a","method":5}"#).unwrap_err().0),
+            code(
+                &judge(br#"{"jsonrpc":"2.0","id":"a","method":5}"#)
+                    .unwrap_err()
+                    .0
+            ),
             (INVALID_REQUEST, json!("a"))
         );
         assert_eq!(code(&judge(b"[]").unwrap_err().0).0, INVALID_REQUEST);

@@ -158,8 +158,8 @@ pub fn recover(home: &Home, repo: &Repo) -> Option<Recovered> {
             continue;
         }
         let restored = match before {
-            Some(text) => crate::atomic::write(&path, text.as_bytes()).map_err(|e| e.to_string()),
-            None => std::fs::remove_file(&path).map_err(|e| e.to_string()),
+            Some(text) => crate::atomic::write(&path, text.as_bytes()).map_err(|e| e.source),
+            None => std::fs::remove_file(&path),
         };
         match restored {
             Ok(()) => undone.push(rel.clone()),

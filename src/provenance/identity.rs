@@ -42,7 +42,7 @@ pub fn outside_lines(
         .filter(|p| !p.outside.is_empty())
         .map(|p| (p.n, p.outside))
         .collect();
-    let repo = provenance::origins::open_repo(home).map_err(|e| e.to_string());
+    let repo = provenance::origins::open_repo(home);
     let vouched = provenance::vouch::Vouched::load_or_none(home);
     let mut found = Vec::new();
     let memory = home.path(rel::MEMORY);
@@ -81,7 +81,11 @@ pub fn outside_lines(
                 continue;
             }
             Err(e) => {
-                found.extend(provenance::audit::unproven_lines(&rel, &text, e));
+                found.extend(provenance::audit::unproven_lines(
+                    &rel,
+                    &text,
+                    &e.to_string(),
+                ));
                 continue;
             }
         };

@@ -170,14 +170,15 @@ fn tell_off_the_box(
 ) {
     use crate::notify::{courier, incidents, targets};
     let targets = targets::targets(&route.notify, &options.notify_secrets);
-    let queued = incidents::notice_new_flares(home, now)
-        .map_err(|e| e.to_string())
-        .and_then(|notices| {
-            courier::enqueue(home, &notices, &targets, route.notify.min_severity, now)
-                .map_err(|e| e.to_string())
-        });
-    if let Err(e) = queued {
-        tracing::error!("the config notice could not be queued: {e}");
+    match incidents::notice_new_flares(home, now) {
+        Ok(notices) => {
+            let queued =
+                courier::enqueue(home, &notices, &targets, route.notify.min_severity, now);
+            if let Err(e) = queued {
+                tracing::error!("the config notice could not be queued: {e}");
+            }
+        }
+        Err(e) => tracing::error!("the config notice could not be queued: {e}"),
     }
     deliver_queued(home, options, route);
 }

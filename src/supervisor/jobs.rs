@@ -339,9 +339,9 @@ impl Supervisor<'_> {
         if !ours {
             return Err(Unobserved::NotTheTicks { tick: record.tick });
         }
-        self.repo
-            .changed_in(&head)
-            .map_err(|e| Unobserved::Git { said: e.to_string() })
+        self.repo.changed_in(&head).map_err(|e| Unobserved::Git {
+            said: e.to_string(),
+        })
     }
 }
 

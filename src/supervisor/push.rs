@@ -220,14 +220,16 @@ fn flare(
     let letter = Letter::flare(Cause::Push, "the off-box copy is not being updated", body);
     // Committed here, as hearth's: left for the next look for hand edits,
     // it would be the operator's.
-    let committed = outbox::post(home, &letter, now)
-        .map_err(|e| e.to_string())
-        .and_then(|_| {
-            let repo = Repo::open(home.root()).map_err(|e| e.to_string())?;
-            let message = "flare: push (the off-box copy is not being updated)";
-            super::commit::commit_outbox(home, &repo, message, now).map_err(|e| e.to_string())
-        });
-    if let Err(e) = committed {
+    if let Err(e) = outbox::post(home, &letter, now) {
         tracing::error!("could not write the push flare: {e}");
+        return;
+    }
+    let message = "flare: push (the off-box copy is not being updated)";
+    let committed = match Repo::open(home.root()) {
+        Ok(repo) => super::commit::commit_outbox(home, &repo, message, now),
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = committed {
+        tracing::error!("could not commit the push flare: {e}");
     }
 }

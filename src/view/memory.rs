@@ -227,17 +227,34 @@ pub fn file(home: &Home, path: &str, vouched: &Vouched) -> Result<MemoryFile, No
     let text = String::from_utf8_lossy(&shown).into_owned();
     let origins = if left_out > 0 {
         // A blame reads the whole file and its whole history.
-        Err(format!(
-            "the file is larger than the {} KiB the page shows, and the page does not blame \
-             it whole; `git blame {path}` on the server does",
-            SHOWN_BYTES / 1024
-        ))
+        Err(Unblamed::TooLarge {
+            path: path.to_string(),
+        })
     } else {
         Repo::open(home.root())
             .and_then(|repo| repo.origins_of(path, &shown))
-            .map_err(|e| e.to_string())
+            .map_err(Unblamed::History)
     };
     Ok(lines_of(path, &text, origins, vouched, left_out, not_utf8))
+}
+
+/// Why a file's lines cannot be said to be anyone's: every line is then
+/// outside, with this as its reason.
+#[derive(Debug, thiserror::Error)]
+enum Unblamed {
+    /// Past what the page shows: not blamed at all.
+    #[error(
+        "the file is larger than the {} KiB the page shows, and the page does not blame it \
+         whole; `git blame {path}` on the server does",
+        SHOWN_BYTES / 1024
+    )]
+    TooLarge {
+        /// The file.
+        path: String,
+    },
+    /// git could not read its history.
+    #[error(transparent)]
+    History(#[from] crate::repo::RepoError),
 }
 
 /// The first `max` bytes of `path`, and its whole size.
@@ -255,7 +272,7 @@ fn read_head(path: &Path, max: usize) -> std::io::Result<(Vec<u8>, u64)> {
 fn lines_of(
     path: &str,
     text: &str,
-    origins: Result<Vec<Option<LineOrigin>>, String>,
+    origins: Result<Vec<Option<LineOrigin>>, Unblamed>,
     vouched: &Vouched,
     left_out: u64,
     not_utf8: bool,
@@ -299,7 +316,7 @@ fn lines_of(
         lines,
         left_out,
         not_utf8,
-        unproven,
+        unproven: unproven.map(|why| why.to_string()),
     }
 }
 
@@ -360,7 +377,9 @@ mod tests {
         let file = lines_of(
             "memory/a.md",
             "one\ntwo\n",
-            Err("shallow".into()),
+            Err(Unblamed::TooLarge {
+                path: "memory/a.md".into(),
+            }),
             &Vouched::default(),
             0,
             false,
