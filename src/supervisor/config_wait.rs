@@ -172,8 +172,7 @@ fn tell_off_the_box(
     let targets = targets::targets(&route.notify, &options.notify_secrets);
     match incidents::notice_new_flares(home, now) {
         Ok(notices) => {
-            let queued =
-                courier::enqueue(home, &notices, &targets, route.notify.min_severity, now);
+            let queued = courier::enqueue(home, &notices, &targets, route.notify.min_severity, now);
             if let Err(e) = queued {
                 tracing::error!("the config notice could not be queued: {e}");
             }

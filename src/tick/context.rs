@@ -297,7 +297,7 @@ mod tests {
 
     fn judged(message: InboxMessage) -> InboxMessage {
         InboxMessage {
-            sender: crate::tick::prepare::sender_of(&message, &[]),
+            sender: crate::tick::sender::of(&message, &[]),
             ..message
         }
     }

@@ -15,6 +15,7 @@ pub mod healer_note;
 pub mod hooks;
 mod preflight;
 pub mod prepare;
+pub mod sender;
 mod settle;
 pub mod spend;
 mod tidy;

@@ -19,7 +19,7 @@ use crate::exchange::tier::Tier;
 use crate::exchange::ExchangeError;
 use crate::home::Home;
 use crate::jobs::turn::JobTurn;
-use crate::mailbox::inbox::{self, InboxMessage, Sender};
+use crate::mailbox::inbox::{self, InboxMessage};
 use crate::memory::MemoryProblem;
 use crate::model::{self, InboxFact, Recalled, TurnFacts};
 use crate::recall::index::Hit;
@@ -328,30 +328,7 @@ fn judge_senders(home: &Home, messages: &mut [InboxMessage]) {
         .map(|t| (t.inbox.as_str(), t.peer.as_str()))
         .collect();
     for message in messages {
-        message.sender = sender_of(message, &peers);
-    }
-}
-
-/// Who `message` is from, given the handoffs taken (`(inbox path,
-/// peer)`): pure, so every door judges a message by this one rule.
-pub fn sender_of(message: &InboxMessage, handoffs: &[(&str, &str)]) -> Sender {
-    let named = crate::provenance::inbox_sender(&message.text);
-    let peer = handoffs
-        .iter()
-        .find(|(inbox, _)| *inbox == message.rel)
-        .map(|(_, peer)| format!("a handoff from {peer}"));
-    let handoff_file = message
-        .rel
-        .rsplit('/')
-        .next()
-        .is_some_and(|name| name.starts_with("handoff-"))
-        .then(|| "a handoff".to_string());
-    match peer
-        .or(handoff_file)
-        .or_else(|| named.as_ref().map(|who| format!("from {who}")))
-    {
-        Some(label) => Sender::Outside { label, from: named },
-        None => Sender::Operator,
+        message.sender = super::sender::of(message, &peers);
     }
 }
 

@@ -10,8 +10,10 @@
 //! peers' handoffs; nothing here needs a running supervisor.
 
 pub mod day;
+pub mod incidents;
 pub mod memory;
 pub mod metrics;
 pub mod spend;
 pub mod status;
 pub mod status_text;
+pub mod tick;

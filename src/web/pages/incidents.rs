@@ -2,20 +2,19 @@
 //! flares whatever became of them — each flare's words shown as text (a
 //! flare quotes what went wrong, outside words included).
 
-use std::collections::HashMap;
-
 use maud::{html, Markup};
 
 use super::{stamp, Frame};
 use crate::home::Home;
-use crate::mailbox::flares::{self, Flare};
+use crate::view::incidents::FlareShown;
 
 /// How many recent flares are shown.
 const RECENT: usize = 20;
 
 /// One flare: its subject, when, read or not, its tick, and its text
 /// folded away.
-fn flare_row(frame: &Frame, home: &Home, f: &Flare) -> Markup {
+fn flare_row(frame: &Frame, shown: &FlareShown) -> Markup {
+    let f = &shown.flare;
     html! {
         details {
             summary {
@@ -23,7 +22,7 @@ fn flare_row(frame: &Frame, home: &Home, f: &Flare) -> Markup {
                 @if f.read { " (read)" }
                 @if let Some(t) = f.tick { " · " a href=(frame.to(&format!("/ticks/{t}"))) { "tick " (t) } }
             }
-            pre { code { (flares::body_of(home, f)) } }
+            pre { code { (shown.body) } }
         }
     }
 }
@@ -32,14 +31,13 @@ fn flare_row(frame: &Frame, home: &Home, f: &Flare) -> Markup {
 /// acknowledged (no reminder; its flares marked read). Then the recent
 /// flares, newest first.
 pub fn incidents(frame: &Frame, home: &Home, acts: bool) -> Markup {
-    let record = crate::notify::incidents::Incidents::load(home);
-    let all = flares::list(home);
-    let by_id: HashMap<&str, &Flare> = all.iter().map(|f| (f.id.as_str(), f)).collect();
-    let open = match record {
+    let view = crate::view::incidents::incidents(home, RECENT);
+    let open = match &view.open {
         Err(e) => html! { p class="trouble" { "cannot read: " (e.to_string()) } },
-        Ok(record) if record.open.is_empty() => html! { p { "No incident is open." } },
-        Ok(record) => html! {
-            @for i in record.open.values() {
+        Ok(open) if open.is_empty() => html! { p { "No incident is open." } },
+        Ok(open) => html! {
+            @for o in open {
+                @let i = &o.incident;
                 h2 class=(if i.acked { "" } else { "attention" }) { (i.title) }
                 p {
                     (i.kind.to_string()) " (" (i.severity.as_str()) "), opened " (stamp(i.opened))
@@ -52,17 +50,15 @@ pub fn incidents(frame: &Frame, home: &Home, acts: bool) -> Markup {
                         button type="submit" { "Acknowledge" }
                     }
                 }
-                @for id in i.flares.iter().rev() {
-                    @if let Some(f) = by_id.get(id.as_str()) { (flare_row(frame, home, f)) }
-                }
+                @for f in &o.flares { (flare_row(frame, f)) }
             }
         },
     };
     let body = html! {
         (open)
         h2 { "Recent flares" }
-        @if all.is_empty() { p { "No flare yet." } }
-        @for f in all.iter().take(RECENT) { (flare_row(frame, home, f)) }
+        @if view.recent.is_empty() { p { "No flare yet." } }
+        @for f in &view.recent { (flare_row(frame, f)) }
     };
     frame.page("incidents", body)
 }

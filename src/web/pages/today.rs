@@ -5,7 +5,6 @@ use chrono::Duration;
 use maud::{html, Markup};
 
 use super::{short, stamp, Frame};
-use crate::exchange::ledger::{Ledger, TickRecord};
 use crate::home::Home;
 
 /// `/`: the last 24 hours as `hearth day` tells them (and says so), each
@@ -47,40 +46,20 @@ pub fn today(frame: &Frame, home: &Home) -> Markup {
     frame.page("today", body)
 }
 
-/// Tick `n`'s ledger line: from the ledger's current file (where the
-/// ticks a page links to mostly are), else from every rotated segment.
-/// The error names the file that could not be read.
-fn record_of(home: &Home, n: u64) -> std::io::Result<Option<TickRecord>> {
-    let path = home.ticks_path();
-    let find = |ledger: Ledger| ledger.records.into_iter().find(|r| r.tick == n);
-    let live = Ledger::read(&path)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    if let Some(found) = find(live) {
-        return Ok(Some(found));
-    }
-    Ok(find(Ledger::read_all(&path)?))
-}
-
 /// `/ticks/N`: one tick's ledger line and its commit — subject and patch
 /// (`None`: there is no such tick).
 pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
-    let record = match record_of(home, n) {
-        Ok(record) => record?,
+    let shown = match crate::view::tick::tick(home, n) {
+        Ok(shown) => shown?,
         Err(e) => {
             let body = html! { p class="trouble" { "Cannot read the ledger: " (e.to_string()) } };
             return Some(frame.page(&format!("tick {n}"), body));
         }
     };
-    let record = &record;
-    let repo = crate::repo::Repo::open(home.root()).ok();
-    let commit = repo.as_ref().and_then(|r| r.tick_commit(n, record.end));
-    let patch = match (&repo, &commit) {
-        (Some(repo), Some((id, _))) => repo.commit_patch(id, 64 * 1024).ok(),
-        _ => None,
-    };
+    let record = &shown.record;
     let body = html! {
-        @match &commit {
-            Some((id, subject)) => p { "Commit " code { (short(id)) } ": " (subject) },
+        @match &shown.commit {
+            Some(commit) => p { "Commit " code { (short(&commit.id)) } ": " (commit.subject) },
             None => p class="attention" { "No commit of this tick is on main (not made yet, or the history was rewritten since)." },
         }
         table {
@@ -97,7 +76,9 @@ pub fn tick(frame: &Frame, home: &Home, n: u64) -> Option<Markup> {
                 tr { th { "said, not done" } td { @for u in &record.unbacked { (u) br; } } }
             }
         }
-        @if let Some(patch) = &patch { h2 { "Its commit" } pre { code { (patch.trim_end()) } } }
+        @if let Some(patch) = shown.commit.as_ref().and_then(|c| c.patch.as_ref()) {
+            h2 { "Its commit" } pre { code { (patch.trim_end()) } }
+        }
     };
     Some(frame.page(&format!("tick {n}"), body))
 }
