@@ -75,5 +75,17 @@ for f, t in up: print(f"up    {f} -> {t}")
 for a, b in cycles: print(f"cycle {file_of(a)} <-> {file_of(b)}")
 unknown = sorted({module_of(p) for p in edges} - set(RANK) - {"lib", "main"})
 if unknown: print("unranked modules:", unknown)
-print(f"{len(up)} upward imports, {len(cycles)} two-file cycles")
-sys.exit(1 if up or cycles else 0)
+# The library reads no environment: the CLI (src/cli) reads it once and
+# passes what each part needs, so a library call means the same wherever
+# it runs (docs/architecture.md).
+ENV = re.compile(r"std::env::var|env::vars?(_os)?\(")
+env_reads = []
+for root, _, files in os.walk("src"):
+    for f in files:
+        p = os.path.join(root, f)
+        if not f.endswith(".rs") or p.startswith("src/cli") or p == "src/main.rs": continue
+        for n, line in enumerate(open(p), 1):
+            if ENV.search(line.split("//")[0]): env_reads.append(f"{file_of(p)}:{n}")
+for at in env_reads: print(f"env   {at} reads the environment (the CLI passes it instead)")
+print(f"{len(up)} upward imports, {len(cycles)} two-file cycles, {len(env_reads)} environment reads")
+sys.exit(1 if up or cycles or env_reads else 0)

@@ -121,11 +121,11 @@ impl GitCommand<'_> {
             .env_remove("GIT_INDEX_FILE")
             // Its own group: a kill reaches the ssh it started.
             .process_group(0);
-        if std::env::var_os("GIT_SSH_COMMAND").is_none() && std::env::var_os("GIT_SSH").is_none() {
-            // No password or host-key prompt can wait for a terminal that
-            // is not there: ssh fails at once and says why.
-            cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
-        }
+        // No password or host-key prompt can wait for a terminal that is
+        // not there: ssh fails at once and says why. As configuration,
+        // which the operator's GIT_SSH_COMMAND or GIT_SSH (git reads them
+        // first) still overrides — without this library reading them.
+        cmd.args(["-c", "core.sshCommand=ssh -o BatchMode=yes"]);
         if let (Some(user), Some(password)) =
             (&self.credentials.username, &self.credentials.password)
         {
