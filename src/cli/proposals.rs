@@ -37,6 +37,11 @@ enum Sub {
     Accept {
         /// Its number.
         n: u64,
+        /// Act only if it is still the version you looked at (the
+        /// commit `show` names for a proposal, the digest for a request):
+        /// a change since is refused, never decided unseen.
+        #[arg(long, value_name = "VERSION")]
+        seen: Option<String>,
     },
     /// Drop it, saying why.
     Reject {
@@ -45,6 +50,11 @@ enum Sub {
         /// Why (recorded in the commit and the book).
         #[arg(long)]
         reason: Option<String>,
+        /// Act only if it is still the version you looked at (the
+        /// commit `show` names for a proposal, the digest for a request):
+        /// a change since is refused, never decided unseen.
+        #[arg(long, value_name = "VERSION")]
+        seen: Option<String>,
     },
     /// The requests to run a tool (all of them, with `--json` as JSON).
     Requests,
@@ -52,6 +62,11 @@ enum Sub {
     Approve {
         /// The request's number.
         n: u64,
+        /// Act only if it is still the version you looked at (the
+        /// commit `show` names for a proposal, the digest for a request):
+        /// a change since is refused, never decided unseen.
+        #[arg(long, value_name = "VERSION")]
+        seen: Option<String>,
     },
     /// Drop request N without running it, saying why.
     Decline {
@@ -60,6 +75,11 @@ enum Sub {
         /// Why (recorded in the commit and the book).
         #[arg(long)]
         reason: Option<String>,
+        /// Act only if it is still the version you looked at (the
+        /// commit `show` names for a proposal, the digest for a request):
+        /// a change since is refused, never decided unseen.
+        #[arg(long, value_name = "VERSION")]
+        seen: Option<String>,
     },
 }
 
@@ -87,8 +107,8 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     match args.command {
         None => list(&home, args.json, args.all),
         Some(Sub::Show { n }) => show(&home, n, args.json),
-        Some(Sub::Accept { n }) => {
-            match proposals::accept(&home, n, None, &operator(&home), now)? {
+        Some(Sub::Accept { n, seen }) => {
+            match proposals::accept(&home, n, seen.as_deref(), &operator(&home), now)? {
                 Accepted::Merged(p, commit) => {
                     let commit = commit.map(|c| c[..7].to_string()).unwrap_or_default();
                     outln!(
@@ -113,17 +133,19 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                 }
             }
         }
-        Some(Sub::Reject { n, reason }) => {
-            let p = proposals::reject(&home, n, None, reason.as_deref(), &operator(&home), now)?;
+        Some(Sub::Reject { n, reason, seen }) => {
+            let who = operator(&home);
+            let p = proposals::reject(&home, n, seen.as_deref(), reason.as_deref(), &who, now)?;
             outln!("proposal {n} rejected: {}", p.title);
             Ok(Exit::Success)
         }
         Some(Sub::Requests) => list_requests(&home, args.json, true),
-        Some(Sub::Approve { n }) => {
+        Some(Sub::Approve { n, seen }) => {
             let config = Config::load(&home.config_path())?;
             let who = Identity::operator(&config.git);
+            let seen = seen.as_deref();
             let r =
-                hearth::tools::requested::approve(&home, &config, env.vars(), n, None, &who, now)?;
+                hearth::tools::requested::approve(&home, &config, env.vars(), n, seen, &who, now)?;
             outln!("request {n}: {} {}", r.tool, r.status.as_str());
             outln!("{}", r.result.as_deref().unwrap_or("").trim_end());
             Ok(match r.status {
@@ -131,8 +153,9 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
                 _ => Exit::Error,
             })
         }
-        Some(Sub::Decline { n, reason }) => {
-            let r = requests::decline(&home, n, None, reason.as_deref(), &operator(&home), now)?;
+        Some(Sub::Decline { n, reason, seen }) => {
+            let who = operator(&home);
+            let r = requests::decline(&home, n, seen.as_deref(), reason.as_deref(), &who, now)?;
             outln!("request {n} declined: {} was not run", r.tool);
             Ok(Exit::Success)
         }
@@ -165,6 +188,9 @@ fn list_requests(home: &Home, json: bool, all: bool) -> Result<Exit, CommandErro
         );
         for source in r.outside.iter() {
             outln!("          after reading: {source}");
+        }
+        if r.status == ToolRequestState::Open {
+            outln!("          version: {} (--seen acts only on it)", r.digest);
         }
         if let Some(result) = &r.result {
             let first = result.lines().next().unwrap_or("");
@@ -294,6 +320,11 @@ fn show(home: &Home, n: u64, json: bool) -> Result<Exit, CommandError> {
         &p.base[..7]
     );
     outln!("why: {}", p.why.trim());
+    outln!(
+        "version: {} (`hearth proposals accept {} --seen VERSION` acts only on it)",
+        p.commit,
+        p.n
+    );
     // Each source is a chain, newest hop first: where the outside words
     // were when the exchange took them, back to who wrote them.
     for source in p.outside.iter() {

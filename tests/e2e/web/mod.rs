@@ -482,6 +482,43 @@ fn with_allow_act_a_tap_accepts_the_proposal_it_shows_and_never_one_that_changed
     assert!(listed.contains("a stranger's words"), "{listed}");
 }
 
+/// The CLI decides on a version too: `show` names it, `--seen` acts only
+/// on it, and a change since is the same refusal the page gives.
+#[test]
+fn the_cli_decides_on_the_version_it_was_shown_as_the_page_does() {
+    let home = TestHome::with_config("");
+    home.ok(&["run", "--ticks", "1"]);
+    let n = propose(&home, "Speak in riddles", "# Me\n\nI speak in riddles.\n");
+    let shown = home.ok(&["proposals", "show", &n.to_string()]);
+    let version = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("version: "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("show names the version: {shown}"))
+        .to_string();
+    let stale = home.output(&[
+        "proposals",
+        "accept",
+        &n.to_string(),
+        "--seen",
+        "0000000000000000000000000000000000000000",
+    ]);
+    assert!(!stale.status.success());
+    let said = String::from_utf8_lossy(&stale.stderr);
+    assert!(
+        said.contains(&format!(
+            "proposal {n} changed since it was shown: nothing was done"
+        )),
+        "{said}"
+    );
+    assert!(!std::fs::read_to_string(home.file("memory/identity.md"))
+        .unwrap_or_default()
+        .contains("riddles"));
+    home.ok(&["proposals", "accept", &n.to_string(), "--seen", &version]);
+    let identity = std::fs::read_to_string(home.file("memory/identity.md")).unwrap();
+    assert!(identity.contains("riddles"), "{identity}");
+}
+
 /// Chromium at a phone's size (390×844), logged in to `page` by typing
 /// the token on its login page.
 fn phone_logged_in(page: &Page, home: &TestHome) -> crate::common::webdriver::Browser {
