@@ -161,13 +161,9 @@ struct Supervisor<'a> {
     /// The newest line of `state/ticks.jsonl`: read once at start-up, then
     /// kept as ticks finish, so the ledger is not re-read every tick.
     last_tick: Option<TickRecord>,
-    /// The peers' directories watched, and how many of them were missing.
-    peers_watched: (Vec<(String, PathBuf)>, usize),
-    /// The peers whose outbox could not be read at the last look (each
-    /// flared once a spell).
-    peers_unreadable: std::collections::BTreeSet<String>,
-    /// What each peer's blob said, read once.
-    handoff_reads: peers::HandoffReads,
+    /// The peers: what is watched of them, which cannot be read, and
+    /// what their blobs said.
+    peers: peers::Peers,
     /// Pushing, line origins and packing, each on its thread.
     upkeep: upkeep::Upkeep,
     /// A full disk that pauses ticks, while it lasts.
@@ -234,9 +230,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         said: said::SaidOnce::with_flares(flares::names(home)),
         healer,
         last_tick: last_recorded_tick(home),
-        peers_watched: Default::default(),
-        peers_unreadable: Default::default(),
-        handoff_reads: Default::default(),
+        peers: Default::default(),
         upkeep,
         disk: None,
         git_wait: None,

@@ -34,6 +34,70 @@ pub(super) use crate::intake::HandoffReads;
 /// answering and each look costs what it takes.
 pub(super) const MAX_BATCH: usize = 64;
 
+/// What the supervisor keeps of its peers between looks: the component
+/// owns its state, and its decisions — whether to watch again, which
+/// peers to flare — are returned for the loop to act on.
+#[derive(Default)]
+pub(super) struct Peers {
+    /// The peers' directories watched, and how many of them were missing.
+    watched: (Vec<(String, PathBuf)>, usize),
+    /// The peers whose outbox could not be read at the last look (each
+    /// flared once a spell).
+    unreadable: std::collections::BTreeSet<String>,
+    /// What each peer's blob said, read once.
+    reads: HandoffReads,
+}
+
+impl Peers {
+    /// Whether `dirs` (with `missing` of them absent) are to be watched
+    /// anew: the list changed, or a missing one appeared. Kept as watched
+    /// when so.
+    fn watch_anew(&mut self, dirs: &[(String, PathBuf)], missing: usize) -> bool {
+        let (watched, were_missing) = &self.watched;
+        if watched == dirs && missing >= *were_missing {
+            return false;
+        }
+        self.watched = (dirs.to_vec(), missing);
+        true
+    }
+
+    /// Whether a watched peer directory is missing (looked for again
+    /// while waiting).
+    pub(super) fn any_missing(&self) -> bool {
+        self.watched.1 > 0
+    }
+
+    /// Whether a peer directory that was missing when last watched exists
+    /// now.
+    pub(super) fn appeared(&self) -> bool {
+        let (dirs, were_missing) = &self.watched;
+        missing(dirs) < *were_missing
+    }
+
+    /// Whether every peer could be read at the last look.
+    pub(super) fn all_readable(&self) -> bool {
+        self.unreadable.is_empty()
+    }
+
+    /// Of the peers that cannot be read now (`unreadable`, with what is
+    /// said of each), those to flare: not said at the last look, and with
+    /// no open incident (`said_before`, by peer) from before a restart.
+    /// The rest are remembered as unreadable.
+    fn to_flare(
+        &mut self,
+        unreadable: Vec<(String, String)>,
+        said_before: impl Fn(&str) -> bool,
+    ) -> Vec<(String, String)> {
+        let now = unreadable.iter().map(|(peer, _)| peer.clone()).collect();
+        let fresh = unreadable
+            .into_iter()
+            .filter(|(peer, _)| !self.unreadable.contains(peer) && !said_before(peer))
+            .collect();
+        self.unreadable = now;
+        fresh
+    }
+}
+
 impl Supervisor<'_> {
     /// Takes every handoff addressed to this agent that its peers posted
     /// and it has not taken yet (at most [`MAX_BATCH`] a look, oldest
@@ -49,7 +113,7 @@ impl Supervisor<'_> {
             problems,
             unreadable,
             to_ask,
-        } = survey(self.home, &self.config, &mut self.handoff_reads);
+        } = survey(self.home, &self.config, &mut self.peers.reads);
         for problem in problems {
             self.report_once(problem);
         }
@@ -92,39 +156,29 @@ impl Supervisor<'_> {
                     .map(|dir| (name.clone(), dir))
             })
             .collect();
-        let missing = missing(&dirs);
-        let (watched, were_missing) = &self.peers_watched;
-        if *watched == dirs && missing >= *were_missing {
-            return;
+        if self.peers.watch_anew(&dirs, missing(&dirs)) {
+            self.wake.watch_peers(&dirs);
         }
-        self.wake.watch_peers(&dirs);
-        self.peers_watched = (dirs, missing);
-    }
-
-    /// Whether a peer directory that was missing when last watched exists
-    /// now.
-    pub(super) fn peer_appeared(&self) -> bool {
-        let (dirs, were_missing) = &self.peers_watched;
-        missing(dirs) < *were_missing
     }
 
     /// A peer whose outbox or history cannot be read is flared once a
     /// spell, as one that cannot be fetched is: its handoffs would
     /// otherwise wait in silence behind an outbox that only looks empty.
     fn flare_unreadable_peers(&mut self, unreadable: Vec<(String, String)>) {
-        let now: std::collections::BTreeSet<String> =
-            unreadable.iter().map(|(peer, _)| peer.clone()).collect();
         let open = crate::notify::incidents::Incidents::load(self.home)
             .map(|i| i.open)
             .unwrap_or_default();
-        for (peer, said) in unreadable {
-            let subject = format!("peer {peer} cannot be read");
-            // Said already: by this supervisor, or before a restart (its
-            // incident is open until the peer can be read again).
-            let key = crate::notify::incidents::cause_key(&Cause::Peer, &subject);
-            if self.peers_unreadable.contains(&peer) || open.contains_key(&key) {
-                continue;
-            }
+        let subject = |peer: &str| format!("peer {peer} cannot be read");
+        // Said already before a restart: its incident is open until the
+        // peer can be read again.
+        let said_before = |peer: &str| {
+            open.contains_key(&crate::notify::incidents::cause_key(
+                &Cause::Peer,
+                &subject(peer),
+            ))
+        };
+        for (peer, said) in self.peers.to_flare(unreadable, said_before) {
+            let subject = subject(&peer);
             let body = format!(
                 "{said}.\n\nNothing is lost: its handoffs wait until it can be read, and this \
                  agent goes on ticking. `hearth status` names it while it lasts; this flare is \
@@ -136,7 +190,6 @@ impl Supervisor<'_> {
                 Err(e) => tracing::warn!("the peer flare could not be written: {e}"),
             }
         }
-        self.peers_unreadable = now;
     }
 
     /// Asks the operator about collaborations peers found here: one
@@ -204,5 +257,40 @@ impl Supervisor<'_> {
         if self.said.problem(&problem) {
             tracing::warn!("{problem}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_peer_is_flared_once_a_spell_and_never_when_said_before_a_restart() {
+        let mut peers = Peers::default();
+        let bob = || vec![("bob".to_string(), "cannot read".to_string())];
+        let none = |_: &str| false;
+        assert_eq!(peers.to_flare(bob(), none), bob(), "the spell starts");
+        assert!(peers.to_flare(bob(), none).is_empty(), "once a spell");
+        assert!(!peers.all_readable());
+        assert!(peers.to_flare(Vec::new(), none).is_empty());
+        assert!(peers.all_readable(), "the spell ended");
+        assert_eq!(peers.to_flare(bob(), none), bob(), "a new spell");
+        let mut restarted = Peers::default();
+        assert!(
+            restarted.to_flare(bob(), |p| p == "bob").is_empty(),
+            "its incident is open from before"
+        );
+    }
+
+    #[test]
+    fn peers_are_watched_anew_when_the_list_changes_or_a_missing_one_appears() {
+        let mut peers = Peers::default();
+        let dirs = vec![("bob".to_string(), PathBuf::from("/nonexistent/bob"))];
+        assert!(peers.watch_anew(&dirs, 1));
+        assert!(peers.any_missing());
+        assert!(!peers.watch_anew(&dirs, 1), "nothing changed");
+        assert!(peers.watch_anew(&dirs, 0), "it appeared");
+        assert!(!peers.any_missing());
+        assert!(peers.watch_anew(&[], 0), "[peers] changed");
     }
 }

@@ -59,7 +59,7 @@ impl Supervisor<'_> {
                 .clear(Clearing::PushWorks, "pushing works again");
         }
         let peers = crate::view::status::remote_peers(self.home, &self.config);
-        if peers.iter().all(|p| p.failing_since.is_none()) && self.peers_unreadable.is_empty() {
+        if peers.iter().all(|p| p.failing_since.is_none()) && self.peers.all_readable() {
             self.notices.clear(
                 Clearing::PeersReadable,
                 "every peer can be fetched and read again",

@@ -156,7 +156,7 @@ impl Supervisor<'_> {
             {
                 timeout = timeout.min(every);
             }
-            if self.peers_watched.1 > 0 {
+            if self.peers.any_missing() {
                 timeout = timeout.min(MISSING_PEER_RECHECK);
             }
             match self.wake.next(timeout) {
@@ -194,7 +194,7 @@ impl Supervisor<'_> {
                 }
                 // A peer's home that has appeared is watched from now on,
                 // and what it handed off meanwhile taken.
-                None if self.peers_watched.1 > 0 && self.peer_appeared() => {
+                None if self.peers.any_missing() && self.peers.appeared() => {
                     if self.take_handoffs() > 0 {
                         tracing::info!("a peer handed off; ticking now");
                         return None;
