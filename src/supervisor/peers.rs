@@ -83,7 +83,7 @@ impl Peers {
     /// said of each), those to flare: not said at the last look, and with
     /// no open incident (`said_before`, by peer) from before a restart.
     /// The rest are remembered as unreadable.
-    fn to_flare(
+    fn newly_unreadable(
         &mut self,
         unreadable: Vec<(String, String)>,
         said_before: impl Fn(&str) -> bool,
@@ -177,7 +177,7 @@ impl Supervisor<'_> {
                 &subject(peer),
             ))
         };
-        for (peer, said) in self.peers.to_flare(unreadable, said_before) {
+        for (peer, said) in self.peers.newly_unreadable(unreadable, said_before) {
             let subject = subject(&peer);
             let body = format!(
                 "{said}.\n\nNothing is lost: its handoffs wait until it can be read, and this \
@@ -269,15 +269,15 @@ mod tests {
         let mut peers = Peers::default();
         let bob = || vec![("bob".to_string(), "cannot read".to_string())];
         let none = |_: &str| false;
-        assert_eq!(peers.to_flare(bob(), none), bob(), "the spell starts");
-        assert!(peers.to_flare(bob(), none).is_empty(), "once a spell");
+        assert_eq!(peers.newly_unreadable(bob(), none), bob(), "the spell starts");
+        assert!(peers.newly_unreadable(bob(), none).is_empty(), "once a spell");
         assert!(!peers.all_readable());
-        assert!(peers.to_flare(Vec::new(), none).is_empty());
+        assert!(peers.newly_unreadable(Vec::new(), none).is_empty());
         assert!(peers.all_readable(), "the spell ended");
-        assert_eq!(peers.to_flare(bob(), none), bob(), "a new spell");
+        assert_eq!(peers.newly_unreadable(bob(), none), bob(), "a new spell");
         let mut restarted = Peers::default();
         assert!(
-            restarted.to_flare(bob(), |p| p == "bob").is_empty(),
+            restarted.newly_unreadable(bob(), |p| p == "bob").is_empty(),
             "its incident is open from before"
         );
     }
