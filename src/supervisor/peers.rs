@@ -269,8 +269,15 @@ mod tests {
         let mut peers = Peers::default();
         let bob = || vec![("bob".to_string(), "cannot read".to_string())];
         let none = |_: &str| false;
-        assert_eq!(peers.newly_unreadable(bob(), none), bob(), "the spell starts");
-        assert!(peers.newly_unreadable(bob(), none).is_empty(), "once a spell");
+        assert_eq!(
+            peers.newly_unreadable(bob(), none),
+            bob(),
+            "the spell starts"
+        );
+        assert!(
+            peers.newly_unreadable(bob(), none).is_empty(),
+            "once a spell"
+        );
         assert!(!peers.all_readable());
         assert!(peers.newly_unreadable(Vec::new(), none).is_empty());
         assert!(peers.all_readable(), "the spell ended");

@@ -12,8 +12,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
-use super::routes::At;
-use super::{text, Page};
+use super::respond::text;
+use super::state::{At, Page};
 use crate::home::Home;
 
 /// How often an open page's stream looks at `main`: a commit reaches the

@@ -25,16 +25,16 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Form<T> {
         let (_, body) = read_request(request, MAX_BODY)
             .await
             .map_err(|refused| match refused {
-                BodyRefused::TooLarge => super::text(
+                BodyRefused::TooLarge => super::respond::text(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     &format!("the page's forms are short (at most {MAX_BODY} bytes)"),
                 ),
                 BodyRefused::Unreadable => {
-                    super::text(StatusCode::BAD_REQUEST, "the form could not be read")
+                    super::respond::text(StatusCode::BAD_REQUEST, "the form could not be read")
                 }
             })?;
         serde_urlencoded::from_bytes(&body).map(Form).map_err(|e| {
-            super::text(
+            super::respond::text(
                 StatusCode::BAD_REQUEST,
                 &format!("the form is not one of this page's: {e}"),
             )

@@ -11,7 +11,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 use http::{header, Method, StatusCode};
 
-use super::{guard, session, text, Page};
+use super::respond::text;
+use super::state::Page;
+use super::{guard, session};
 use crate::door::token;
 
 fn one(request: &Request, name: header::HeaderName) -> Option<&str> {

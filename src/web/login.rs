@@ -11,7 +11,9 @@ use axum::response::Response;
 use http::{header, Method, StatusCode};
 
 use super::form::Form;
-use super::{guard, html, pages, see_other, session, Page};
+use super::respond::{html, see_other};
+use super::state::Page;
+use super::{guard, pages, session};
 use crate::door::token;
 
 /// Where to go once logged in (`?next=` of the login's address, a field

@@ -29,23 +29,25 @@ pub mod guard;
 pub mod homes;
 mod login;
 pub mod pages;
+mod respond;
 mod routes;
 pub mod session;
+mod state;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::middleware;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use http::{header, HeaderValue, StatusCode};
 
 use crate::clock::Clock;
 use crate::door::{self, Listen, Listener};
 use guard::Served;
 use homes::Homes;
+use respond::{asset, with_headers};
 use session::Sessions;
+use state::Page;
 
 /// The environment variable that holds the token.
 pub const TOKEN_VARIABLE: &str = "HEARTH_WEB_TOKEN";
@@ -122,19 +124,6 @@ pub struct WebOptions {
     /// proposal, approve or decline a request, acknowledge an incident,
     /// run a job now. Without it every act is refused.
     pub allow_act: bool,
-}
-
-/// The page as it serves: what every request shares.
-struct Page {
-    homes: Homes,
-    clock: Clock,
-    token: Option<String>,
-    served: Served,
-    secure_cookies: bool,
-    allow_act: bool,
-    sessions: Mutex<Sessions>,
-    /// Event streams open now.
-    streams: std::sync::atomic::AtomicUsize,
 }
 
 /// Serves the page of `home` until the process is stopped; `listening` is
@@ -229,44 +218,6 @@ fn app(page: Arc<Page>) -> Router {
         ))
         .layer(middleware::map_response(with_headers))
         .with_state(page)
-}
-
-/// Every answer's [`guard::HEADERS`].
-async fn with_headers(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    for (name, value) in guard::HEADERS {
-        headers.insert(name, HeaderValue::from_static(value));
-    }
-    response
-}
-
-fn asset(content_type: &'static str, body: &'static str) -> Response {
-    ([(header::CONTENT_TYPE, content_type)], body).into_response()
-}
-
-fn text(status: StatusCode, body: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        format!("{body}\n"),
-    )
-        .into_response()
-}
-
-fn html(status: StatusCode, markup: maud::Markup) -> Response {
-    (status, axum::response::Html(markup.into_string())).into_response()
-}
-
-fn see_other(to: &str, cookie: Option<String>) -> Response {
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(to) {
-        headers.insert(header::LOCATION, value);
-    }
-    if let Some(value) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-        headers.insert(header::SET_COOKIE, value);
-    }
-    response
 }
 
 #[cfg(test)]

@@ -4,26 +4,21 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::{Extension, Router};
 use http::{Method, StatusCode};
 
 use super::acts::PageAct;
 use super::form::Form;
 use super::homes::Addressed;
-use super::{events, gate, html, pages, see_other, text, Page};
+use super::respond::{html, see_other, text};
+use super::state::{At, Page};
+use super::{events, gate, pages};
 use crate::home::Home;
-
-/// The home a request is about, and where its pages are (`/h/NAME` with
-/// `--homes`, empty for the one home).
-#[derive(Clone)]
-pub(super) struct At {
-    pub(super) home: Home,
-    pub(super) base: String,
-}
 
 /// Everything of the homes a page serves: the session first
 /// ([`gate::signed_in`]), then the home the path names ([`to_the_home`],
@@ -31,26 +26,46 @@ pub(super) struct At {
 /// the home's own route table, whose acts pass [`gate::acts_allowed`].
 pub(super) fn homes(page: Arc<Page>) -> Router {
     let pages = Router::new()
-        .route("/", get(today))
-        .route("/incidents", get(incidents))
-        .route("/proposals", get(proposals))
-        .route("/proposals/{n}", get(proposal))
-        .route("/requests/{n}", get(request))
-        .route("/ticks/{n}", get(tick))
-        .route("/jobs", get(jobs))
-        .route("/jobs/{name}", get(job))
-        .route("/spend", get(spend))
-        .route("/memory", get(memory))
-        .route("/memory/", get(memory))
-        .route("/memory/{*path}", get(memory_file))
+        .route("/", view(|f, home, _| Some(pages::today(f, home))))
+        .route(
+            "/incidents",
+            view(|f, home, acts| Some(pages::incidents(f, home, acts))),
+        )
+        .route(
+            "/proposals",
+            view(|f, home, acts| Some(pages::proposals(f, home, acts))),
+        )
+        .route("/proposals/{n}", view_of(pages::proposal))
+        .route("/requests/{n}", view_of(pages::request))
+        .route(
+            "/ticks/{n}",
+            view_of(|f, home, n, _| pages::tick(f, home, n)),
+        )
+        .route("/jobs", view(|f, home, _| Some(pages::jobs(f, home))))
+        .route(
+            "/jobs/{name}",
+            view_of(|f, home, name: String, acts| pages::job(f, home, &name, acts)),
+        )
+        .route("/spend", view(|f, home, _| Some(pages::spend(f, home))))
+        .route("/memory", view(|f, home, _| Some(pages::memory(f, home))))
+        .route("/memory/", view(|f, home, _| Some(pages::memory(f, home))))
+        .route(
+            "/memory/{*path}",
+            view_of(|f, home, path: String, _| {
+                pages::memory_file(f, home, &format!("memory/{path}"))
+            }),
+        )
         .route("/recall", get(recall))
         .route("/events", get(events::stream))
-        .route("/proposals/{n}/accept", post(accept))
-        .route("/proposals/{n}/reject", post(reject))
-        .route("/requests/{n}/approve", post(approve))
-        .route("/requests/{n}/decline", post(decline))
-        .route("/incidents/acknowledge", post(acknowledge))
-        .route("/jobs/{name}/run", post(run_job))
+        .route("/proposals/{n}/accept", decide(PageAct::Accept))
+        .route("/proposals/{n}/reject", decide(PageAct::Reject))
+        .route("/requests/{n}/approve", decide(PageAct::Approve))
+        .route("/requests/{n}/decline", decide(PageAct::Decline))
+        .route("/jobs/{name}/run", decide(PageAct::RunJob))
+        .route(
+            "/incidents/acknowledge",
+            post(|seen: OfHome, Form(d): Form<ActForm>| act(seen, PageAct::Acknowledge, d)),
+        )
         .fallback(nothing_here)
         .method_not_allowed_fallback(nothing_here)
         .layer(middleware::from_fn_with_state(
@@ -139,69 +154,33 @@ where
     }
 }
 
+/// What every handler of a home is given: the page and the home.
 type OfHome = (State<Arc<Page>>, Extension<At>);
 
-async fn today((State(page), Extension(at)): OfHome) -> Response {
-    render(page, at, |frame, home, _| Some(pages::today(frame, home))).await
+/// A view of the home: what `show` renders of it (`None`: 404).
+fn view(show: fn(&pages::Frame, &Home, bool) -> Option<maud::Markup>) -> MethodRouter<Arc<Page>> {
+    get(move |(State(page), Extension(at)): OfHome| render(page, at, show))
 }
 
-async fn incidents((State(page), Extension(at)): OfHome) -> Response {
-    render(page, at, |f, home, acts| {
-        Some(pages::incidents(f, home, acts))
-    })
-    .await
-}
-
-async fn proposals((State(page), Extension(at)): OfHome) -> Response {
-    render(page, at, |f, home, acts| {
-        Some(pages::proposals(f, home, acts))
-    })
-    .await
-}
-
-async fn proposal((State(page), Extension(at)): OfHome, Path(n): Path<u64>) -> Response {
-    render(page, at, move |f, home, acts| {
-        pages::proposal(f, home, n, acts)
-    })
-    .await
-}
-
-async fn request((State(page), Extension(at)): OfHome, Path(n): Path<u64>) -> Response {
-    render(page, at, move |f, home, acts| {
-        pages::request(f, home, n, acts)
-    })
-    .await
-}
-
-async fn tick((State(page), Extension(at)): OfHome, Path(n): Path<u64>) -> Response {
-    render(page, at, move |f, home, _| pages::tick(f, home, n)).await
-}
-
-async fn jobs((State(page), Extension(at)): OfHome) -> Response {
-    render(page, at, |f, home, _| Some(pages::jobs(f, home))).await
-}
-
-async fn job((State(page), Extension(at)): OfHome, Path(name): Path<String>) -> Response {
-    render(page, at, move |f, home, acts| {
-        pages::job(f, home, &name, acts)
-    })
-    .await
-}
-
-async fn spend((State(page), Extension(at)): OfHome) -> Response {
-    render(page, at, |f, home, _| Some(pages::spend(f, home))).await
-}
-
-async fn memory((State(page), Extension(at)): OfHome) -> Response {
-    render(page, at, |f, home, _| Some(pages::memory(f, home))).await
-}
-
-async fn memory_file((State(page), Extension(at)): OfHome, Path(path): Path<String>) -> Response {
-    let path = format!("memory/{path}");
-    render(page, at, move |f, home, _| {
-        pages::memory_file(f, home, &path)
-    })
-    .await
+/// A view of one thing of the home, named by the path (`Path<u64>`, a
+/// name): what `show` renders of it (`None`, or a path that does not
+/// name one: 404).
+fn view_of<T>(
+    show: fn(&pages::Frame, &Home, T, bool) -> Option<maud::Markup>,
+) -> MethodRouter<Arc<Page>>
+where
+    T: serde::de::DeserializeOwned + Send + 'static,
+{
+    get(
+        move |(State(page), Extension(at)): OfHome, named: Result<Path<T>, PathRejection>| async move {
+            match named {
+                Ok(Path(what)) => {
+                    render(page, at, move |f, home, acts| show(f, home, what, acts)).await
+                }
+                Err(_) => render(page, at, |_, _, _| None).await,
+            }
+        },
+    )
 }
 
 /// What `/recall` is asked (`?q=`).
@@ -242,28 +221,17 @@ struct ActForm {
     reason: Option<String>,
 }
 
-async fn accept(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
-    act(seen, PageAct::Accept(n), d).await
-}
-
-async fn reject(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
-    act(seen, PageAct::Reject(n), d).await
-}
-
-async fn approve(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
-    act(seen, PageAct::Approve(n), d).await
-}
-
-async fn decline(seen: OfHome, Path(n): Path<u64>, Form(d): Form<ActForm>) -> Response {
-    act(seen, PageAct::Decline(n), d).await
-}
-
-async fn acknowledge(seen: OfHome, Form(d): Form<ActForm>) -> Response {
-    act(seen, PageAct::Acknowledge, d).await
-}
-
-async fn run_job(seen: OfHome, Path(name): Path<String>, Form(d): Form<ActForm>) -> Response {
-    act(seen, PageAct::RunJob(name), d).await
+/// A decision on the thing the path names (`/proposals/N/accept`,
+/// `/jobs/NAME/run`…), with its form.
+fn decide<T>(act_on: fn(T) -> PageAct) -> MethodRouter<Arc<Page>>
+where
+    T: serde::de::DeserializeOwned + Send + 'static,
+{
+    post(
+        move |seen: OfHome, Path(what): Path<T>, Form(form): Form<ActForm>| {
+            act(seen, act_on(what), form)
+        },
+    )
 }
 
 /// The operator's act, the same commit the CLI makes, on the version the
