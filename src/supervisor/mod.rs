@@ -163,7 +163,7 @@ struct Supervisor<'a> {
     last_tick: Option<TickRecord>,
     /// The peers: what is watched of them, which cannot be read, and
     /// what their blobs said.
-    peers: peers::Peers,
+    peers: peers::PeerWatch,
     /// Pushing, line origins and packing, each on its thread.
     upkeep: upkeep::Upkeep,
     /// A full disk that pauses ticks, while it lasts.

@@ -38,7 +38,7 @@ pub(super) const MAX_BATCH: usize = 64;
 /// owns its state, and its decisions — whether to watch again, which
 /// peers to flare — are returned for the loop to act on.
 #[derive(Default)]
-pub(super) struct Peers {
+pub(super) struct PeerWatch {
     /// The peers' directories watched, and how many of them were missing.
     watched: (Vec<(String, PathBuf)>, usize),
     /// The peers whose outbox could not be read at the last look (each
@@ -48,7 +48,7 @@ pub(super) struct Peers {
     reads: HandoffReads,
 }
 
-impl Peers {
+impl PeerWatch {
     /// Whether `dirs` (with `missing` of them absent) are to be watched
     /// anew: the list changed, or a missing one appeared. Kept as watched
     /// when so.
@@ -266,7 +266,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_peer_is_flared_once_a_spell_and_never_when_said_before_a_restart() {
-        let mut peers = Peers::default();
+        let mut peers = PeerWatch::default();
         let bob = || vec![("bob".to_string(), "cannot read".to_string())];
         let none = |_: &str| false;
         assert_eq!(
@@ -282,7 +282,7 @@ mod tests {
         assert!(peers.newly_unreadable(Vec::new(), none).is_empty());
         assert!(peers.all_readable(), "the spell ended");
         assert_eq!(peers.newly_unreadable(bob(), none), bob(), "a new spell");
-        let mut restarted = Peers::default();
+        let mut restarted = PeerWatch::default();
         assert!(
             restarted.newly_unreadable(bob(), |p| p == "bob").is_empty(),
             "its incident is open from before"
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn peers_are_watched_anew_when_the_list_changes_or_a_missing_one_appears() {
-        let mut peers = Peers::default();
+        let mut peers = PeerWatch::default();
         let dirs = vec![("bob".to_string(), PathBuf::from("/nonexistent/bob"))];
         assert!(peers.watch_anew(&dirs, 1));
         assert!(peers.any_missing());
