@@ -60,6 +60,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         hosts: args.hosts,
         secure_cookies: args.behind_https,
         allow_act: args.allow_act,
+        environment: env.vars().clone(),
     };
     tracing::info!("serving the page of {homes:?}");
     web::serve(homes, env.clock, options, |at| {

@@ -22,6 +22,7 @@
 //! parameter chooses anything the server fetches.
 
 pub mod acts;
+mod chat;
 mod events;
 mod form;
 mod gate;
@@ -122,8 +123,13 @@ pub struct WebOptions {
     pub secure_cookies: bool,
     /// Acts are taken from the page (`--allow-act`): accept or reject a
     /// proposal, approve or decline a request, acknowledge an incident,
-    /// run a job now. Without it every act is refused.
+    /// run a job now; and the chat API asks. Without it every act is
+    /// refused.
     pub allow_act: bool,
+    /// The command's environment: the model's key for the chat API's
+    /// asks (`/v1`), and what operator tools may be given of it. Read by
+    /// the CLI; the library reads no environment.
+    pub environment: std::collections::BTreeMap<String, String>,
 }
 
 /// Serves the page of `home` until the process is stopped; `listening` is
@@ -176,6 +182,7 @@ pub fn serve(
             allow_act: options.allow_act,
             sessions: Mutex::new(Sessions::default()),
             streams: Default::default(),
+            environment: options.environment.clone(),
         });
         door::connections::serve_connections(
             &listener,
@@ -190,13 +197,14 @@ pub fn serve(
 }
 
 /// The page's route table. Its guards are layers, in the order they run:
-/// the name the request was sent to ([`gate::only_names_served`]), a
-/// POST's origin and type ([`gate::only_forms_from_the_page`]); then,
-/// for everything but the login and the page's two files, the session
-/// ([`gate::signed_in`]) and the home the path is about ([`routes`]).
-/// Every answer carries [`guard::HEADERS`].
+/// the name the request was sent to ([`gate::only_names_served`]); then,
+/// for the page, a POST's origin and type ([`gate::only_forms_from_the_page`])
+/// and, for everything but the login and the page's two files, the session
+/// ([`gate::signed_in`]) and the home the path is about ([`routes`]); for
+/// the chat API (`/v1`), the bearer token alone ([`chat`]). Every answer
+/// carries [`guard::HEADERS`].
 fn app(page: Arc<Page>) -> Router {
-    Router::new()
+    let pages = Router::new()
         .route(
             "/style.css",
             get(|| async { asset("text/css", pages::STYLE) }),
@@ -212,12 +220,15 @@ fn app(page: Arc<Page>) -> Router {
             Arc::clone(&page),
             gate::only_forms_from_the_page,
         ))
+        .with_state(Arc::clone(&page));
+    Router::new()
+        .merge(chat::routes(Arc::clone(&page)))
+        .merge(pages)
         .layer(middleware::from_fn_with_state(
-            Arc::clone(&page),
+            page,
             gate::only_names_served,
         ))
         .layer(middleware::map_response(with_headers))
-        .with_state(page)
 }
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ pub(super) struct Page {
     pub(super) sessions: Mutex<Sessions>,
     /// Event streams open now.
     pub(super) streams: std::sync::atomic::AtomicUsize,
+    /// The environment the command was given: the model's key for the
+    /// chat API's asks, and what operator tools may be given of it.
+    pub(super) environment: std::collections::BTreeMap<String, String>,
 }
 
 /// The home a request is about, and where its pages are (`/h/NAME` with

@@ -14,6 +14,7 @@ use reqwest::redirect::Policy;
 use crate::common::TestHome;
 
 mod acts;
+mod chat;
 mod homes;
 mod memory;
 mod proxy;
