@@ -15,8 +15,13 @@ pub struct Args {
     /// The question (piped input goes with it as an attachment).
     question: Vec<String>,
     /// Print one JSON object at the end instead of streaming.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "stream_json")]
     json: bool,
+    /// Stream JSON lines for a program (the page's chat API): `{"text":
+    /// …}` as the answer comes, then `{"asked": …}`, or `{"refused":
+    /// {"message", "hint", "budget"}}` when no answer could be had.
+    #[arg(long, hide = true)]
+    stream_json: bool,
     /// Offer the model only the tools that do not write.
     #[arg(long)]
     read_only: bool,
@@ -60,21 +65,42 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         api_key: env.api_key(&config.model),
         environment: env.vars().clone(),
     };
-    let json = args.json;
+    let (json, stream_json) = (args.json, args.stream_json);
     let mut out = std::io::stdout();
     // The answer streams as it comes; an attempt thrown away and asked
     // again is followed by a line that says so (`--json` prints only the
     // answer that is kept).
     let mut on_text = |chunk: &str| {
-        if !json {
-            // A closed pipe ends the printing, not the ask: the answer is
-            // still stored.
-            let _ = out.write_all(chunk.as_bytes());
-            let _ = out.flush();
-        }
+        let line;
+        let shown = match (json, stream_json) {
+            (true, _) => return,
+            (_, true) => {
+                line = format!("{}\n", serde_json::json!({ "text": chunk }));
+                line.as_str()
+            }
+            _ => chunk,
+        };
+        // A closed pipe ends the printing, not the ask: the answer is
+        // still stored.
+        let _ = out.write_all(shown.as_bytes());
+        let _ = out.flush();
     };
     interrupt_commits_what_was_written(&home, env.clock);
-    let asked = ask::ask(&home, &config, &question, env.clock.now(), &mut on_text)?;
+    let asked = ask::ask(&home, &config, &question, env.clock.now(), &mut on_text);
+    let asked = match (asked, stream_json) {
+        (Ok(asked), true) => {
+            outln!("{}", serde_json::json!({ "asked": asked }));
+            return Ok(Exit::Success);
+        }
+        (Err(e), true) => {
+            let budget = matches!(e, ask::AskError::Budget(_));
+            let refused =
+                serde_json::json!({"message": e.to_string(), "hint": e.hint(), "budget": budget});
+            outln!("{}", serde_json::json!({ "refused": refused }));
+            return Ok(Exit::Error);
+        }
+        (asked, false) => asked?,
+    };
     if json {
         outln!(
             "{}",

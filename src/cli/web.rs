@@ -61,6 +61,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         secure_cookies: args.behind_https,
         allow_act: args.allow_act,
         environment: env.vars().clone(),
+        program: std::env::current_exe().ok(),
     };
     tracing::info!("serving the page of {homes:?}");
     web::serve(homes, env.clock, options, |at| {

@@ -8,14 +8,16 @@
 //! page the operator's browser opens can make it ask. The bearer proves
 //! the operator, so the question is theirs.
 //!
-//! What is asked: the last `user` message, as `hearth ask` asks it (the
-//! same door, its journal and commit, its budget). The agent's memory
+//! What is asked: the last `user` message, by `hearth ask` itself (the
+//! same door, its journal and commit, its budget), run as a child given
+//! the page's environment but its doors' tokens: the page runs no tool. The agent's memory
 //! carries the history, so earlier turns and `system` messages a client
 //! sends are not asked again: they are left out, never read as
 //! instructions.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -28,7 +30,6 @@ use http::{header, StatusCode};
 use serde_json::{json, Value};
 
 use super::state::Page;
-use crate::config::Config;
 use crate::door::token;
 use crate::home::Home;
 
@@ -196,13 +197,20 @@ async fn completions(
     let now = page.clock.now();
     let (sender, received) = tokio::sync::mpsc::unbounded_channel::<String>();
     let (environment, question) = (page.environment.clone(), asked.question.clone());
+    let Some(program) = page.program.clone() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "this page was started without a hearth program to ask with",
+        );
+    };
     let answering = ChatAnswer {
         id: format!("chatcmpl-{}", now.format("%Y%m%dT%H%M%S%.3fZ")),
         created: now.timestamp(),
         model: asked.model,
         received,
         done: tokio::task::spawn_blocking(move || {
-            ask_of(&home, question, environment, now, &mut |text| {
+            ask_of(&program, &home, question, environment, &mut |text| {
                 let _ = sender.send(text.to_string());
             })
         }),
@@ -338,48 +346,93 @@ impl IntoResponse for Refused {
     }
 }
 
-/// Asks `question` of `home` as `hearth ask` does, as the operator (the
-/// bearer proved it), streaming the answer to `on_text`.
+/// Asks `question` of `home` as the operator (the bearer proved it),
+/// streaming the answer to `on_text`: `hearth ask` itself, run by
+/// `program` as a child with the page's environment but its doors'
+/// tokens — the page runs no tool, and the ask's tools are the ask's
+/// children, never the token-holding page's.
 fn ask_of(
+    program: &Path,
     home: &Home,
     question: String,
     environment: BTreeMap<String, String>,
-    now: chrono::DateTime<chrono::Utc>,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Answered, Refused> {
-    let config = Config::load(&home.config_path()).map_err(|e| Refused {
+    use std::io::BufRead;
+    let failed = |message: String| Refused {
         status: StatusCode::INTERNAL_SERVER_ERROR,
         kind: "server_error",
-        message: format!("{e}; {}", e.hint()),
-    })?;
-    let api_key = crate::model::key_variable(&config.model)
-        .and_then(|variable| environment.get(&variable).cloned())
-        .filter(|key| !key.trim().is_empty());
-    let question = crate::ask::Question {
-        text: question,
-        attachment: None,
-        read_only: false,
-        stdin_is_mine: false,
-        relayed_by: None,
-        api_key,
-        environment,
+        message,
     };
-    match crate::ask::ask(home, &config, &question, now, on_text) {
-        Ok(asked) => Ok(Answered {
-            finish: if asked.complete { "stop" } else { "length" },
-            usage: asked.usage,
-        }),
-        Err(e @ crate::ask::AskError::Budget(_)) => Err(Refused {
+    let passed = environment
+        .into_iter()
+        .filter(|(name, _)| crate::process::passable(name));
+    let mut child = std::process::Command::new(program)
+        .arg("--home")
+        .arg(home.root())
+        .args(["ask", "--stream-json", "--"])
+        .arg(&question)
+        .env_clear()
+        .envs(passed)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| failed(format!("{} ask could not start: {e}", program.display())))?;
+    let stdout = child.stdout.take().expect("piped");
+    let mut end: Option<Value> = None;
+    for line in std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+    {
+        let Ok(said) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        match said["text"].as_str() {
+            Some(text) => on_text(text),
+            None => end = Some(said),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| failed(format!("the ask could not be waited for: {e}")))?;
+    match end {
+        Some(end) if end["asked"].is_object() => {
+            let asked = &end["asked"];
+            let usage = &asked["usage"];
+            Ok(Answered {
+                finish: if asked["complete"] == true {
+                    "stop"
+                } else {
+                    "length"
+                },
+                usage: (
+                    usage[0].as_u64().unwrap_or(0),
+                    usage[1].as_u64().unwrap_or(0),
+                ),
+            })
+        }
+        Some(end) if end["refused"]["budget"] == true => Err(Refused {
             status: StatusCode::TOO_MANY_REQUESTS,
             kind: "insufficient_quota",
-            message: format!("{e}; {}", e.hint()),
+            message: refusal_of(&end["refused"]),
         }),
-        Err(e) => Err(Refused {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            kind: "server_error",
-            message: format!("{e}; {}", e.hint()),
-        }),
+        Some(end) => Err(failed(refusal_of(&end["refused"]))),
+        None => Err(failed(format!(
+            "the ask ended without an answer ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
     }
+}
+
+/// A refused ask's words: what went wrong, and what to do.
+fn refusal_of(refused: &Value) -> String {
+    format!(
+        "{}; {}",
+        refused["message"].as_str().unwrap_or("the ask failed"),
+        refused["hint"].as_str().unwrap_or("")
+    )
 }
 
 #[cfg(test)]

@@ -130,6 +130,9 @@ pub struct WebOptions {
     /// asks (`/v1`), and what operator tools may be given of it. Read by
     /// the CLI; the library reads no environment.
     pub environment: std::collections::BTreeMap<String, String>,
+    /// The hearth program the chat API runs `hearth ask` with (the
+    /// command's own; none: the chat API answers 503).
+    pub program: Option<std::path::PathBuf>,
 }
 
 /// Serves the page of `home` until the process is stopped; `listening` is
@@ -183,6 +186,7 @@ pub fn serve(
             sessions: Mutex::new(Sessions::default()),
             streams: Default::default(),
             environment: options.environment.clone(),
+            program: options.program.clone(),
         });
         door::connections::serve_connections(
             &listener,

@@ -23,6 +23,9 @@ pub(super) struct Page {
     /// The environment the command was given: the model's key for the
     /// chat API's asks, and what operator tools may be given of it.
     pub(super) environment: std::collections::BTreeMap<String, String>,
+    /// The hearth program the chat API asks with (`hearth ask`, a child
+    /// without the page's token).
+    pub(super) program: Option<std::path::PathBuf>,
 }
 
 /// The home a request is about, and where its pages are (`/h/NAME` with
