@@ -39,32 +39,7 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
     let home = env.open_home(flag)?;
     let config = Config::load(&home.config_path())?;
     env.require_key(&config.model)?;
-    let stdin = std::io::stdin();
-    let attachment = if stdin.is_terminal() {
-        None
-    } else {
-        let read = ask::Attachment::read(stdin.lock())?;
-        (read.bytes > 0).then_some(read)
-    };
-    let mut text = args.question.join(" ");
-    if text.trim().is_empty() {
-        if attachment.is_none() {
-            return Err(CommandError::usage(
-                "hearth ask needs a question",
-                "hearth ask \"what did you learn today?\"  (or: git diff | hearth ask \"review this\")",
-            ));
-        }
-        text = "What do you make of this?".into();
-    }
-    let question = Question {
-        text,
-        attachment,
-        read_only: args.read_only,
-        stdin_is_mine: args.stdin_is_mine,
-        relayed_by: None,
-        api_key: env.api_key(&config.model),
-        environment: env.vars().clone(),
-    };
+    let question = question_of(env, &config, &args)?;
     let (json, stream_json) = (args.json, args.stream_json);
     let mut out = std::io::stdout();
     // The answer streams as it comes; an attempt thrown away and asked
@@ -122,6 +97,36 @@ pub fn run(env: &Env, flag: Option<&Path>, args: Args) -> Result<Exit, CommandEr
         ));
     }
     Ok(Exit::Success)
+}
+
+/// The question the arguments and piped input ask.
+fn question_of(env: &Env, config: &Config, args: &Args) -> Result<Question, CommandError> {
+    let stdin = std::io::stdin();
+    let attachment = if stdin.is_terminal() {
+        None
+    } else {
+        let read = ask::Attachment::read(stdin.lock())?;
+        (read.bytes > 0).then_some(read)
+    };
+    let mut text = args.question.join(" ");
+    if text.trim().is_empty() {
+        if attachment.is_none() {
+            return Err(CommandError::usage(
+                "hearth ask needs a question",
+                "hearth ask \"what did you learn today?\"  (or: git diff | hearth ask \"review this\")",
+            ));
+        }
+        text = "What do you make of this?".into();
+    }
+    Ok(Question {
+        text,
+        attachment,
+        read_only: args.read_only,
+        stdin_is_mine: args.stdin_is_mine,
+        relayed_by: None,
+        api_key: env.api_key(&config.model),
+        environment: env.vars().clone(),
+    })
 }
 
 /// Ctrl-C, SIGTERM or a closed terminal in the middle of an ask: what its
