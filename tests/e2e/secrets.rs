@@ -1,6 +1,7 @@
 //! No process hearth starts reads hearth's secrets (issue 66, item 1). Run
 //! as an ordinary account, as a service runs: a tool (in a tick, a job's
-//! run, an ask, and approved from the page), a job's check and `[flares]
+//! run, an ask, a chat client's ask through the page, and approved from
+//! the page), a job's check and `[flares]
 //! exec` each walk their ancestors' `/proc/PID/environ` and their own, and
 //! find neither the model's key nor a door's token. Before, a
 //! tool read the key from the tick's and the supervisor's environ, and a
@@ -156,6 +157,39 @@ fn approve_from_the_page(home: &Path, n: u64) {
     );
 }
 
+/// Asks through the page's chat API (`/v1/chat/completions`), served by
+/// `hearth web` as `nobody`: its ask runs the tool too.
+fn chat_from_the_page(home: &Path, question: &str) {
+    use std::io::BufRead;
+    let mut page = nobody_cmd(home, &["web", "--listen", "127.0.0.1:0", "--allow-act"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(page.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .trim_start_matches("hearth: the page is at ")
+        .trim_end_matches('/')
+        .to_string();
+    let model = home.file_name().unwrap().to_str().unwrap();
+    let asked = reqwest::blocking::Client::new()
+        .post(format!("{base}/v1/chat/completions"))
+        .bearer_auth(WEB_TOKEN)
+        .json(&serde_json::json!({"model": model,
+            "messages": [{"role": "user", "content": question}]}))
+        .send()
+        .unwrap();
+    let status = asked.status();
+    let said = asked.text().unwrap_or_default();
+    let _ = page.kill();
+    let _ = page.wait();
+    assert_eq!(status, 200, "{said}");
+}
+
 /// `hearth ARGS` as `nobody`, asserting exit 0.
 fn as_nobody(home: &Path, args: &[&str]) -> std::process::Output {
     let out = nobody_cmd(home, args)
@@ -281,6 +315,13 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
     );
     approve_from_the_page(&root, 1);
     as_nobody(&root, &["run", "--ticks", "1"]);
+    // A chat client's question, asked by the page's child `hearth ask`.
+    let before = walks(out.path(), "tool").len();
+    chat_from_the_page(&root, "look around");
+    assert!(
+        walks(out.path(), "tool").len() > before,
+        "the chat ask's exchange called the tool"
+    );
 
     for kind in ["tool", "check", "flare", "approved"] {
         let found = walks(out.path(), kind);
@@ -304,7 +345,7 @@ fn no_tool_check_or_flare_command_reads_a_key_or_token_from_any_ancestor() {
     }
     let tools = walks(out.path(), "tool").len();
     assert!(
-        tools >= 3,
-        "the tool ran in the job's tick, a tick and an ask: {tools}"
+        tools >= 4,
+        "the tool ran in the job's tick, a tick, an ask and a chat ask: {tools}"
     );
 }
