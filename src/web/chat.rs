@@ -10,10 +10,10 @@
 //!
 //! What is asked: the last `user` message, by `hearth ask` itself (the
 //! same door, its journal and commit, its budget), run as a child given
-//! the page's environment but its doors' tokens: the page runs no tool. The agent's memory
-//! carries the history, so earlier turns and `system` messages a client
-//! sends are not asked again: they are left out, never read as
-//! instructions.
+//! the page's environment but its doors' tokens: the page runs no tool.
+//! The agent's memory carries the history, so earlier turns and `system`
+//! messages a client sends are not asked again: they are left out, never
+//! read as instructions.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
