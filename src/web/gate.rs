@@ -61,7 +61,7 @@ pub(super) async fn only_forms_from_the_page(
     let method = request.method();
     if method == Method::POST {
         let host = one(&request, header::HOST);
-        let site = one(&request, "sec-fetch-site".parse().expect("a header name"));
+        let site = one(&request, header::HeaderName::from_static("sec-fetch-site"));
         let origin = one(&request, header::ORIGIN);
         if !guard::same_origin(origin, site, host, page.secure_cookies) {
             return text(StatusCode::FORBIDDEN, "a form from another page is refused");
