@@ -109,8 +109,8 @@ fn nobody_cmd(home: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// Approves request `n` from the page, served by `hearth web` as `nobody`.
-fn approve_from_the_page(home: &Path, n: u64) {
+/// `hearth web --allow-act` on `home` as `nobody`, and where it listens.
+fn page_as_nobody(home: &Path) -> (std::process::Child, String) {
     use std::io::BufRead;
     let mut page = nobody_cmd(home, &["web", "--listen", "127.0.0.1:0", "--allow-act"])
         .stdout(std::process::Stdio::piped())
@@ -126,6 +126,12 @@ fn approve_from_the_page(home: &Path, n: u64) {
         .trim_start_matches("hearth: the page is at ")
         .trim_end_matches('/')
         .to_string();
+    (page, base)
+}
+
+/// Approves request `n` from the page, served by `hearth web` as `nobody`.
+fn approve_from_the_page(home: &Path, n: u64) {
+    let (mut page, base) = page_as_nobody(home);
     let client = reqwest::blocking::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -160,21 +166,7 @@ fn approve_from_the_page(home: &Path, n: u64) {
 /// Asks through the page's chat API (`/v1/chat/completions`), served by
 /// `hearth web` as `nobody`: its ask runs the tool too.
 fn chat_from_the_page(home: &Path, question: &str) {
-    use std::io::BufRead;
-    let mut page = nobody_cmd(home, &["web", "--listen", "127.0.0.1:0", "--allow-act"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(page.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("hearth: the page is at ")
-        .trim_end_matches('/')
-        .to_string();
+    let (mut page, base) = page_as_nobody(home);
     let model = home.file_name().unwrap().to_str().unwrap();
     let asked = reqwest::blocking::Client::new()
         .post(format!("{base}/v1/chat/completions"))
