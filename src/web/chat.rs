@@ -178,13 +178,19 @@ async fn completions(
         Ok(asked) => asked,
         Err(refused) => return refused.into_response(),
     };
-    let Some(home) = page
-        .homes
-        .list()
-        .into_iter()
-        .find(|(name, _)| *name == asked.model)
-        .map(|(_, home)| home)
-    else {
+    // The homes are read off the async threads, as `models` reads them.
+    let (homes, model) = (page.homes.clone(), asked.model.clone());
+    let named = tokio::task::spawn_blocking(move || {
+        homes
+            .list()
+            .into_iter()
+            .find(|(name, _)| *name == model)
+            .map(|(_, home)| home)
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(home) = named else {
         return error(
             StatusCode::NOT_FOUND,
             "invalid_request_error",
