@@ -9,6 +9,7 @@
 pub mod archive;
 pub mod sessions;
 pub mod store;
+pub mod tail;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

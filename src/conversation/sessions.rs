@@ -64,6 +64,27 @@ pub struct Line {
     /// it, so doors assembling a clean turn leave marked lines out.
     #[serde(default, skip_serializing_if = "crate::outside::Outside::is_empty")]
     pub outside: crate::outside::Outside,
+    /// A tick: the inbox messages it read, each where it is archived and
+    /// who it was from, so the thread (`/talk`) shows each as it was
+    /// written, from whom.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<ReadMessage>,
+    /// A tick: the letters it posted to `outbox/` (the agent's replies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub letters: Vec<String>,
+}
+
+/// An inbox message a tick read, as its session line keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadMessage {
+    /// Where it was (`inbox/…`).
+    pub rel: String,
+    /// Where it is archived (`state/inbox-archive/…`).
+    pub archived: String,
+    /// Who it was from when not the operator (`from mallory@example.org`,
+    /// `sender not judged`): outside words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<String>,
 }
 
 fn is_zero(n: &f64) -> bool {

@@ -37,6 +37,8 @@ pub mod rel {
     pub const BUDGET: &str = "state/budget.json";
     /// Which flares the operator has read.
     pub const FLARES_READ: &str = "state/flares_read.json";
+    /// How far the operator has read the thread (`/talk`).
+    pub const TALK_READ: &str = "state/talk_read.json";
     /// Conversation turns moved out of `messages.json`.
     pub const ARCHIVE: &str = "state/archive";
     /// Inbox messages the agent has read.

@@ -196,6 +196,27 @@ pub fn ack_of(home: &Home, which: Which, ids: &[String]) -> Result<Vec<String>, 
     Ok(newly)
 }
 
+/// Marks `ids` read as they are, without listing `outbox/` (the thread
+/// knows the letters it showed); returns those newly marked.
+pub fn mark_read(home: &Home, ids: &[String]) -> Result<Vec<String>, MailboxError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut marks = read_marks(home);
+    let newly: Vec<String> = ids
+        .iter()
+        .filter(|id| marks.read.insert((*id).clone()))
+        .cloned()
+        .collect();
+    json_file::save(&marks_path(home), &marks)?;
+    Ok(newly)
+}
+
+/// The ids of every flare and letter the operator marked read.
+pub fn read_ids(home: &Home) -> BTreeSet<String> {
+    read_marks(home).read
+}
+
 /// The flare (or letter) `id` names (whole, or a unique start of one),
 /// with its body as written.
 pub fn show(home: &Home, which: Which, id: &str) -> Result<(Flare, String), AckError> {

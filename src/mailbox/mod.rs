@@ -10,6 +10,7 @@ pub mod cause;
 pub mod flares;
 pub mod inbox;
 pub mod outbox;
+pub mod read_through;
 pub mod say;
 
 use crate::io_hint::IoError;

@@ -179,6 +179,16 @@ fn give_back(
     Ok(())
 }
 
+/// Who a message read was from, when not the operator (one the tick
+/// did not judge is outside).
+fn outside_label(message: Option<&inbox::InboxMessage>) -> Option<String> {
+    match message.map(|m| &m.sender) {
+        Some(inbox::Sender::Operator) => None,
+        Some(inbox::Sender::Outside { label, .. }) => Some(label.clone()),
+        Some(inbox::Sender::Unjudged) | None => Some("sender not judged".into()),
+    }
+}
+
 /// What this tick was asked and said, for `hearth ask`'s hot memory (one
 /// agent, two doors): the inbox, the reply, and every tool call in
 /// readable form (a `send`'s body in full).
@@ -198,6 +208,16 @@ fn record_exchange(
         asked: asked.join("\n\n"),
         said: crate::exchange::record::said(&report.outcome.reply, &report.outcome.actions),
         outside: report.outcome.effects.outside.clone(),
+        read: report
+            .consumed
+            .iter()
+            .map(|(rel, archived)| sessions::ReadMessage {
+                rel: rel.clone(),
+                archived: archived.clone(),
+                outside: outside_label(inbox.iter().find(|m| m.rel == *rel)),
+            })
+            .collect(),
+        letters: report.outcome.effects.sent.clone(),
         ..Default::default()
     };
     sessions::append(home, &line)?;

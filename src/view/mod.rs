@@ -16,4 +16,5 @@ pub mod metrics;
 pub mod spend;
 pub mod status;
 pub mod status_text;
+pub mod talk;
 pub mod tick;

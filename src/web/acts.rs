@@ -173,6 +173,6 @@ fn config(home: &Home) -> Config {
 }
 
 /// Who decides from the page: the operator of `[git]`.
-fn operator(home: &Home) -> Identity {
+pub(super) fn operator(home: &Home) -> Identity {
     Identity::operator(&config(home).git)
 }

@@ -8,16 +8,13 @@
 //! page the operator's browser opens can make it ask. The bearer proves
 //! the operator, so the question is theirs.
 //!
-//! What is asked: the last `user` message, by `hearth ask` itself (the
-//! same door, its journal and commit, its budget), run as a child given
-//! the page's environment but its doors' tokens: the page runs no tool.
+//! What is asked: the last `user` message, by `hearth ask` itself
+//! ([`asking`]: the same door, its journal and commit, its budget).
 //! The agent's memory carries the history, so earlier turns and `system`
 //! messages a client sends are not asked again: they are left out, never
 //! read as instructions.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -29,9 +26,9 @@ use axum::{Json, Router};
 use http::{header, StatusCode};
 use serde_json::{json, Value};
 
+use super::asking::{self, Asked, NotAnswered};
 use super::state::Page;
 use crate::door::token;
-use crate::home::Home;
 
 /// The largest request a client may send (a question, and the history a
 /// client sends along, which is not asked again).
@@ -216,9 +213,15 @@ async fn completions(
         model: asked.model,
         received,
         done: tokio::task::spawn_blocking(move || {
-            ask_of(&program, &home, question, environment, &mut |text| {
-                let _ = sender.send(text.to_string());
-            })
+            answered(asking::ask_of(
+                &program,
+                &home,
+                question,
+                environment,
+                &mut |text| {
+                    let _ = sender.send(text.to_string());
+                },
+            ))
         }),
     };
     match asked.stream {
@@ -352,93 +355,24 @@ impl IntoResponse for Refused {
     }
 }
 
-/// Asks `question` of `home` as the operator (the bearer proved it),
-/// streaming the answer to `on_text`: `hearth ask` itself, run by
-/// `program` as a child with the page's environment but its doors'
-/// tokens — the page runs no tool, and the ask's tools are the ask's
-/// children, never the token-holding page's.
-fn ask_of(
-    program: &Path,
-    home: &Home,
-    question: String,
-    environment: BTreeMap<String, String>,
-    on_text: &mut dyn FnMut(&str),
-) -> Result<Answered, Refused> {
-    use std::io::BufRead;
-    let failed = |message: String| Refused {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        kind: "server_error",
-        message,
-    };
-    let passed = environment
-        .into_iter()
-        .filter(|(name, _)| crate::process::passable(name));
-    let mut child = std::process::Command::new(program)
-        .arg("--home")
-        .arg(home.root())
-        .args(["ask", "--stream-json", "--"])
-        .arg(&question)
-        .env_clear()
-        .envs(passed)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| failed(format!("{} ask could not start: {e}", program.display())))?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut end: Option<Value> = None;
-    for line in std::io::BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-    {
-        let Ok(said) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        match said["text"].as_str() {
-            Some(text) => on_text(text),
-            None => end = Some(said),
-        }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| failed(format!("the ask could not be waited for: {e}")))?;
-    match end {
-        Some(end) if end["asked"].is_object() => {
-            let asked = &end["asked"];
-            let usage = &asked["usage"];
-            Ok(Answered {
-                finish: if asked["complete"] == true {
-                    "stop"
-                } else {
-                    "length"
-                },
-                usage: (
-                    usage[0].as_u64().unwrap_or(0),
-                    usage[1].as_u64().unwrap_or(0),
-                ),
-            })
-        }
-        Some(end) if end["refused"]["budget"] == true => Err(Refused {
+/// The ask's end in OpenAI's words.
+fn answered(asked: Result<Asked, NotAnswered>) -> Result<Answered, Refused> {
+    match asked {
+        Ok(asked) => Ok(Answered {
+            finish: if asked.complete { "stop" } else { "length" },
+            usage: asked.usage,
+        }),
+        Err(NotAnswered::Budget(message)) => Err(Refused {
             status: StatusCode::TOO_MANY_REQUESTS,
             kind: "insufficient_quota",
-            message: refusal_of(&end["refused"]),
+            message,
         }),
-        Some(end) => Err(failed(refusal_of(&end["refused"]))),
-        None => Err(failed(format!(
-            "the ask ended without an answer ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
+        Err(NotAnswered::Failed(message)) => Err(Refused {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            kind: "server_error",
+            message,
+        }),
     }
-}
-
-/// A refused ask's words: what went wrong, and what to do.
-fn refusal_of(refused: &Value) -> String {
-    format!(
-        "{}; {}",
-        refused["message"].as_str().unwrap_or("the ask failed"),
-        refused["hint"].as_str().unwrap_or("")
-    )
 }
 
 #[cfg(test)]

@@ -14,20 +14,21 @@ use crate::door::body::{read_request, BodyRefused};
 /// is 413.
 const MAX_BODY: usize = 4096;
 
-/// A form's fields, as `T` (its gate, `only_forms_from_the_page`, has
-/// already refused any other kind of body).
-pub(super) struct Form<T>(pub T);
+/// A form's fields, as `T`, from a body of at most `MAX` bytes (its gate,
+/// `only_forms_from_the_page`, has already refused any other kind of
+/// body).
+pub(super) struct Form<T, const MAX: usize = MAX_BODY>(pub T);
 
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Form<T> {
+impl<T: DeserializeOwned, S: Send + Sync, const MAX: usize> FromRequest<S> for Form<T, MAX> {
     type Rejection = Response;
 
-    async fn from_request(request: Request, _: &S) -> Result<Form<T>, Response> {
-        let (_, body) = read_request(request, MAX_BODY)
+    async fn from_request(request: Request, _: &S) -> Result<Form<T, MAX>, Response> {
+        let (_, body) = read_request(request, MAX)
             .await
             .map_err(|refused| match refused {
                 BodyRefused::TooLarge => super::respond::text(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!("the page's forms are short (at most {MAX_BODY} bytes)"),
+                    &format!("this form takes at most {MAX} bytes"),
                 ),
                 BodyRefused::Unreadable => {
                     super::respond::text(StatusCode::BAD_REQUEST, "the form could not be read")

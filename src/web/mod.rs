@@ -22,6 +22,7 @@
 //! parameter chooses anything the server fetches.
 
 pub mod acts;
+mod asking;
 mod chat;
 mod events;
 mod form;
@@ -34,6 +35,7 @@ mod respond;
 mod routes;
 pub mod session;
 mod state;
+mod talk;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -216,6 +218,10 @@ fn app(page: Arc<Page>) -> Router {
         .route(
             "/live.js",
             get(|| async { asset("text/javascript; charset=utf-8", pages::LIVE_JS) }),
+        )
+        .route(
+            "/talk.js",
+            get(|| async { asset("text/javascript; charset=utf-8", pages::TALK_JS) }),
         )
         .route("/login", get(login::form).post(login::log_in))
         .route("/logout", post(login::log_out))

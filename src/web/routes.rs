@@ -17,7 +17,7 @@ use super::form::Form;
 use super::homes::Addressed;
 use super::respond::{html, see_other, text};
 use super::state::{At, Page};
-use super::{events, gate, pages};
+use super::{events, gate, pages, talk};
 use crate::home::Home;
 
 /// Everything of the homes a page serves: the session first
@@ -56,6 +56,10 @@ pub(super) fn homes(page: Arc<Page>) -> Router {
             }),
         )
         .route("/recall", get(recall))
+        .route("/talk", get(thread))
+        .route("/talk/say", post(talk::say))
+        .route("/talk/ask", post(talk::ask))
+        .route("/talk/read", post(talk::read))
         .route("/events", get(events::stream))
         .route("/proposals/{n}/accept", decide(PageAct::Accept))
         .route("/proposals/{n}/reject", decide(PageAct::Reject))
@@ -194,6 +198,20 @@ async fn recall((State(page), Extension(at)): OfHome, RawQuery(query): RawQuery)
     let asked: RecallQuery = super::form::query(query.as_deref());
     render(page, at, move |f, home, _| {
         Some(pages::recall(f, home, &asked.q))
+    })
+    .await
+}
+
+/// Which page of the thread (`?before=N`).
+#[derive(Debug, Default, serde::Deserialize)]
+struct ThreadQuery {
+    before: Option<u64>,
+}
+
+async fn thread((State(page), Extension(at)): OfHome, RawQuery(query): RawQuery) -> Response {
+    let asked: ThreadQuery = super::form::query(query.as_deref());
+    render(page, at, move |f, home, acts| {
+        Some(pages::talk(f, home, asked.before, acts))
     })
     .await
 }

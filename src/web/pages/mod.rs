@@ -12,6 +12,7 @@ mod jobs;
 mod memory;
 mod proposals;
 mod spend;
+mod talk;
 mod today;
 
 pub use homes::index;
@@ -20,6 +21,7 @@ pub use jobs::{job, jobs};
 pub use memory::{memory, memory_file, recall};
 pub use proposals::{proposal, proposals, request};
 pub use spend::spend;
+pub use talk::talk;
 pub use today::{tick, today};
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -39,11 +41,15 @@ border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}code{font
 input,button{font-size:1rem;padding:.4rem}form{margin:.3rem 0}\
 pre{overflow-x:auto;background:#f6f6f6;padding:.5rem;font-size:.85rem}\
 tr.outside{background:#fff3dc}form.recall{margin:.25rem 0}h1{font-size:1.5rem;overflow-wrap:anywhere}\
-@media (max-width:600px){table,tbody,tr,td{display:block}tr.head{display:none}\
+div.said{border-left:3px solid #bbb;padding:.1rem .6rem;margin:.6rem 0}div.agent{border-color:#176a2c}div.unread{background:#eef7ee}div.outside{border-color:#c80;background:#fff3dc}p.who{margin:.2rem 0;font-size:.85rem;color:#555}pre.words{white-space:pre-wrap;overflow-wrap:anywhere;background:none;padding:0;font:inherit;margin:.2rem 0}textarea{width:100%;box-sizing:border-box;font:inherit;display:block}@media (max-width:600px){table,tbody,tr,td{display:block}tr.head{display:none}\
 tr{border-bottom:1px solid #ddd;padding:.4rem 0}td{border:0;padding:.1rem 0}}";
 
-/// The page's one script (`/live.js`), compiled in.
+/// The script every page loads (`/live.js`), compiled in.
 pub const LIVE_JS: &str = include_str!("../assets/live.js");
+
+/// The thread's script (`/talk.js`): an ask's answer streamed into the
+/// page as text.
+pub const TALK_JS: &str = include_str!("../assets/talk.js");
 
 /// What every page shows around its body.
 pub struct Frame {
@@ -77,6 +83,12 @@ impl Frame {
     }
 
     fn page(&self, title: &str, body: Markup) -> Markup {
+        self.page_with_script(title, "", body)
+    }
+
+    /// [`Frame::page`] loading one more script of the page's own
+    /// (`/talk.js`), none when `script` is empty.
+    fn page_with_script(&self, title: &str, script: &str, body: Markup) -> Markup {
         let health = health_word(self.status.verdict.health);
         let commit = self.commit.as_deref().unwrap_or("none");
         let tick = self.status.last_tick.as_ref().map(|t| t.tick);
@@ -85,11 +97,13 @@ impl Frame {
             meta name="hearth-verdict" content=(health);
             meta name="hearth-base" content=(self.base);
             script src="/live.js" defer {}
+            @if !script.is_empty() { script src=(script) defer {} }
         };
         let body = html! {
                     header {
                         nav {
                             a href=(self.to("/")) { "today" }
+                            a href=(self.to("/talk")) { "talk" }
                             a href=(self.to("/incidents")) { "incidents" }
                             a href=(self.to("/proposals")) { "proposals" }
                             a href=(self.to("/jobs")) { "jobs" }

@@ -12,7 +12,7 @@ use crate::e2e::providers::acting::{poster, posts, strangers_message};
 use crate::e2e::providers::operator_tools::{call, done, home_with_tool};
 
 /// The value of the hidden field `name` in the form posting to `action`.
-fn field(page_text: &str, action: &str, name: &str) -> String {
+pub(super) fn field(page_text: &str, action: &str, name: &str) -> String {
     let form = page_text
         .find(&format!("action=\"{action}\""))
         .unwrap_or_else(|| panic!("no form for {action}: {page_text}"));

@@ -20,6 +20,7 @@ mod memory;
 mod proxy;
 mod socket;
 mod spend;
+mod talk;
 
 const TOKEN: &str = "a-long-random-token-for-the-page";
 

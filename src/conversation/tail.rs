@@ -1,0 +1,134 @@
+//! `state/sessions.jsonl` read newest first, one page at a time: the
+//! thread (`/talk`) shows the latest of a history that only grows, so it
+//! reads back from the end — or from where the previous page began — only
+//! as far as one page needs, never the whole file.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::sessions::Line;
+
+/// How much is read at a time, backwards.
+const BLOCK: u64 = 64 * 1024;
+
+/// One page of lines, read back.
+#[derive(Debug, Default)]
+pub struct Back {
+    /// The lines, oldest first, each with where it starts in the file.
+    pub lines: Vec<(u64, Line)>,
+    /// Where the page before this one ends (the start of its oldest
+    /// line): `None` when this page reaches the file's start.
+    pub older: Option<u64>,
+}
+
+/// The last `want` lines that parse and start before byte `before` (the
+/// file's end when `None`); a torn or hand-broken line is skipped, as
+/// [`super::sessions::read`] skips it. A missing file is an empty page.
+pub fn read_back(path: &Path, before: Option<u64>, want: usize) -> std::io::Result<Back> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Back::default()),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    let mut pos = before.unwrap_or(len).min(len);
+    // Bytes from `pos` on not yet taken as lines: the head of a line whose
+    // start is further back.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut newest_first: Vec<(u64, Line)> = Vec::new();
+    while pos > 0 && newest_first.len() < want {
+        let start = pos.saturating_sub(BLOCK);
+        let mut block = vec![0; (pos - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        block.extend_from_slice(&pending);
+        pending = block;
+        pos = start;
+        // Whole lines are those after the first newline, or all of it at
+        // the file's start.
+        let cut = match (pos, pending.iter().position(|b| *b == b'\n')) {
+            (0, _) => 0,
+            (_, Some(newline)) => newline + 1,
+            (_, None) => continue,
+        };
+        let whole = pending.split_off(cut);
+        let base = pos + cut as u64;
+        let mut offsets: Vec<(u64, &[u8])> = Vec::new();
+        let mut at = 0usize;
+        for line in whole.split(|b| *b == b'\n') {
+            offsets.push((base + at as u64, line));
+            at += line.len() + 1;
+        }
+        for (offset, bytes) in offsets.into_iter().rev() {
+            if newest_first.len() == want {
+                break;
+            }
+            let text = String::from_utf8_lossy(bytes);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if let Ok(line) = serde_json::from_str::<Line>(&text) {
+                newest_first.push((offset, line));
+            }
+        }
+    }
+    let oldest = newest_first.last().map(|(offset, _)| *offset);
+    let older = match oldest {
+        Some(offset) if offset > 0 && newest_first.len() == want => Some(offset),
+        _ => None,
+    };
+    newest_first.reverse();
+    Ok(Back {
+        lines: newest_first,
+        older,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::sessions::VERSION;
+
+    fn line(n: usize) -> String {
+        let line = Line {
+            v: VERSION,
+            id: format!("a{n}"),
+            kind: "question".into(),
+            asked: "x".repeat(n % 7 * 9000),
+            ..Line::default()
+        };
+        serde_json::to_string(&line).unwrap()
+    }
+
+    #[test]
+    fn pages_back_through_blocks_to_the_start_missing_nothing_and_skipping_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.jsonl");
+        let mut text: String = (0..40).map(|n| line(n) + "\n").collect();
+        text.push_str("{\"v\":1,\"id\":\"torn");
+        crate::atomic::write(&path, text.as_bytes()).unwrap();
+        let mut seen = Vec::new();
+        let mut before = None;
+        loop {
+            let page = read_back(&path, before, 6).unwrap();
+            assert!(page.lines.len() <= 6);
+            let ids: Vec<String> = page.lines.iter().map(|(_, l)| l.id.clone()).collect();
+            seen.splice(0..0, ids);
+            for (offset, l) in &page.lines {
+                assert!(
+                    text[*offset as usize..].starts_with(&format!("{{\"v\":1,\"id\":\"{}\"", l.id))
+                );
+            }
+            match page.older {
+                Some(offset) => before = Some(offset),
+                None => break,
+            }
+        }
+        let all: Vec<String> = (0..40).map(|n| format!("a{n}")).collect();
+        assert_eq!(seen, all);
+        assert!(read_back(&dir.path().join("none"), None, 5)
+            .unwrap()
+            .lines
+            .is_empty());
+    }
+}

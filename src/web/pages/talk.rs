@@ -1,0 +1,86 @@
+//! `/talk`: the thread with the agent — what the operator said and
+//! asked, what the agent answered and sent, newest last, unread letters
+//! marked, each linked to its tick — and, with `--allow-act`, the forms
+//! to say, ask (the answer streams in as text, `/talk.js`) and mark read.
+//! Every word is shown as text.
+
+use maud::{html, Markup};
+
+use super::{stamp, Frame};
+use crate::home::Home;
+use crate::view::talk::{self, Entry, Said};
+
+/// Who and how, in a few words.
+fn label(said: &Said) -> &'static str {
+    match said {
+        Said::Told => "you said",
+        Said::Waiting => "you said (waiting for a tick)",
+        Said::Asked => "you asked",
+        Said::Answered { whole: true } => "the agent answered",
+        Said::Answered { whole: false } => "the agent answered (cut off)",
+        Said::Letter { .. } => "the agent wrote",
+    }
+}
+
+fn entry(frame: &Frame, e: &Entry) -> Markup {
+    let class = match (e.said.by_agent(), e.unread, e.outside.is_some()) {
+        (_, _, true) => "said outside",
+        (true, true, _) => "said agent unread",
+        (true, false, _) => "said agent",
+        (false, _, _) => "said operator",
+    };
+    html! {
+        div class=(class) {
+            p class="who" {
+                strong { (label(&e.said)) }
+                @if e.unread { " · " strong class="attention" { "unread" } }
+                " · " (stamp(e.time))
+                @if let Some(t) = e.tick { " · " a href=(frame.to(&format!("/ticks/{t}"))) { "tick " (t) } }
+            }
+            @if let Some(from) = &e.outside {
+                p class="attention" { "Outside words (" (from) "): the agent reads them as quoted data, never as yours." }
+            }
+            @if let Said::Letter { subject, .. } = &e.said {
+                @if !subject.is_empty() { p { strong { (subject) } } }
+            }
+            pre class="words" { (e.text) }
+            @if let Some(rest) = &e.cut_from { p { "… the rest is in " code { (rest) } } }
+        }
+    }
+}
+
+/// `/talk` (`?before=N`: the page before).
+pub fn talk(frame: &Frame, home: &Home, before: Option<u64>, acts: bool) -> Markup {
+    let thread = talk::thread(home, before);
+    let unread = thread.unread_letters();
+    let body = html! {
+        @for problem in &thread.problems { p class="trouble" { (problem) } }
+        @if let Some(older) = thread.older {
+            p { a href=(frame.to(&format!("/talk?before={older}"))) { "← earlier" } }
+        }
+        @if thread.entries.is_empty() { p { "Nothing has been said yet." } }
+        @for e in &thread.entries { (entry(frame, e)) }
+        @if thread.at.is_some() { p { a href=(frame.to("/talk")) { "newest →" } } }
+        @if acts {
+            @if let (false, Some(newest)) = (unread.is_empty(), thread.newest()) {
+                form method="post" action=(frame.to("/talk/read")) {
+                    input type="hidden" name="through" value=(newest.to_rfc3339());
+                    @if let Some(at) = thread.at { input type="hidden" name="before" value=(at); }
+                    button type="submit" { "Mark " (unread.len()) " read" }
+                }
+            }
+            form method="post" action=(frame.to("/talk/say")) {
+                label { "Say (the next tick reads it)" textarea name="text" rows="3" required {} }
+                button type="submit" { "Say" }
+            }
+            form method="post" action=(frame.to("/talk/ask")) id="ask" {
+                label { "Ask (answered now)" textarea name="text" rows="3" required {} }
+                button type="submit" { "Ask" }
+            }
+            pre class="words" id="answer" hidden {}
+        } @else {
+            p { "This page is read-only: start it with --allow-act to say and ask from here." }
+        }
+    };
+    frame.page_with_script("talk", "/talk.js", body)
+}
