@@ -28,7 +28,7 @@ pub const SHOWN_BYTES: usize = 16 * 1024;
 
 /// Who said it, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Said {
+pub enum Voice {
     /// A message in the inbox a tick read (from the page, `hearth say`,
     /// a file, mail).
     Told,
@@ -50,20 +50,20 @@ pub enum Said {
     },
 }
 
-impl Said {
+impl Voice {
     /// The agent said it (an answer, a letter).
     pub fn by_agent(&self) -> bool {
-        matches!(self, Said::Answered { .. } | Said::Letter { .. })
+        matches!(self, Voice::Answered { .. } | Voice::Letter { .. })
     }
 }
 
 /// One thing said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct ThreadEntry {
     /// When it was recorded.
     pub time: DateTime<Utc>,
     /// Who said it, and how.
-    pub said: Said,
+    pub said: Voice,
     /// The words, at most [`SHOWN_BYTES`] of them.
     pub text: String,
     /// Where the rest is, when the words were cut.
@@ -80,7 +80,7 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Thread {
     /// Oldest first, newest last.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<ThreadEntry>,
     /// The cursor of the page before (`?before=N`), when there is one.
     pub older: Option<u64>,
     /// The cursor this page was read at (none: the newest page).
@@ -101,7 +101,7 @@ impl Thread {
             .iter()
             .filter(|e| e.unread)
             .filter_map(|e| match &e.said {
-                Said::Letter { id, .. } => Some(id.clone()),
+                Voice::Letter { id, .. } => Some(id.clone()),
                 _ => None,
             })
             .collect()
@@ -116,7 +116,7 @@ pub fn thread(home: &Home, before: Option<u64>) -> Thread {
         problems.push(format!("{} could not be read: {e}", rel::SESSIONS));
         tail::Back::default()
     });
-    let mut entries: Vec<Entry> = back
+    let mut entries: Vec<ThreadEntry> = back
         .lines
         .iter()
         .flat_map(|(_, line)| entries_of(home, line))
@@ -136,27 +136,27 @@ pub fn thread(home: &Home, before: Option<u64>) -> Thread {
 /// The letters newer than the thread's read mark and not marked read
 /// themselves; the letters' marks are read only when some letter is past
 /// the thread's mark.
-fn mark_unread(home: &Home, entries: &mut [Entry]) {
+fn mark_unread(home: &Home, entries: &mut [ThreadEntry]) {
     let through = read_through::through(home);
-    let past = |e: &Entry| e.said.by_agent() && through.is_none_or(|t| e.time > t);
+    let past = |e: &ThreadEntry| e.said.by_agent() && through.is_none_or(|t| e.time > t);
     if !entries
         .iter()
-        .any(|e| matches!(e.said, Said::Letter { .. }) && past(e))
+        .any(|e| matches!(e.said, Voice::Letter { .. }) && past(e))
     {
         return;
     }
     let read: BTreeSet<String> = flares::read_ids(home);
     for entry in entries.iter_mut() {
-        if let Said::Letter { id, .. } = &entry.said {
+        if let Voice::Letter { id, .. } = &entry.said {
             entry.unread = past(entry) && !read.contains(id);
         }
     }
 }
 
 /// What one session line says on the thread.
-fn entries_of(home: &Home, line: &Line) -> Vec<Entry> {
+fn entries_of(home: &Home, line: &Line) -> Vec<ThreadEntry> {
     let tick = line.id.strip_prefix("tick-").and_then(|n| n.parse().ok());
-    let entry = |said: Said, text: &str| Entry {
+    let entry = |said: Voice, text: &str| ThreadEntry {
         time: line.time,
         said,
         text: text.trim().to_string(),
@@ -167,22 +167,22 @@ fn entries_of(home: &Home, line: &Line) -> Vec<Entry> {
     };
     let outside = (!line.outside.is_empty()).then(|| line.outside.to_string());
     match line.kind.as_str() {
-        "question" => vec![Entry {
+        "question" => vec![ThreadEntry {
             outside,
-            ..entry(Said::Asked, &line.asked)
+            ..entry(Voice::Asked, &line.asked)
         }],
         "answer" => vec![entry(
-            Said::Answered {
+            Voice::Answered {
                 whole: line.complete != Some(false),
             },
             &line.said,
         )],
         "tick" => {
-            let mut entries: Vec<Entry> = match line.read.is_empty() {
+            let mut entries: Vec<ThreadEntry> = match line.read.is_empty() {
                 // A line from before ticks named what they read.
-                true if !line.asked.trim().is_empty() => vec![Entry {
+                true if !line.asked.trim().is_empty() => vec![ThreadEntry {
                     outside,
-                    ..entry(Said::Told, &line.asked)
+                    ..entry(Voice::Told, &line.asked)
                 }],
                 _ => line
                     .read
@@ -195,7 +195,7 @@ fn entries_of(home: &Home, line: &Line) -> Vec<Entry> {
                 entries.extend(sent_before_letters_were_named(&line.said).map(
                     |(subject, body)| {
                         entry(
-                            Said::Letter {
+                            Voice::Letter {
                                 id: String::new(),
                                 subject,
                             },
@@ -211,11 +211,11 @@ fn entries_of(home: &Home, line: &Line) -> Vec<Entry> {
 }
 
 /// A message a tick read, from its archived copy.
-fn told(home: &Home, line: &Line, message: &ReadMessage, tick: Option<u64>) -> Entry {
+fn told(home: &Home, line: &Line, message: &ReadMessage, tick: Option<u64>) -> ThreadEntry {
     let (text, cut_from) = shown(home, &message.archived);
-    Entry {
+    ThreadEntry {
         time: line.time,
-        said: Said::Told,
+        said: Voice::Told,
         text: body_of(&text),
         cut_from,
         tick,
@@ -225,7 +225,7 @@ fn told(home: &Home, line: &Line, message: &ReadMessage, tick: Option<u64>) -> E
 }
 
 /// A letter a tick posted, from `outbox/`.
-fn letter(home: &Home, line: &Line, rel: &str, tick: Option<u64>) -> Entry {
+fn letter(home: &Home, line: &Line, rel: &str, tick: Option<u64>) -> ThreadEntry {
     let (text, cut_from) = shown(home, rel);
     let subject = front_matter::split(&text)
         .ok()
@@ -239,9 +239,9 @@ fn letter(home: &Home, line: &Line, rel: &str, tick: Option<u64>) -> Entry {
         .unwrap_or(rel)
         .trim_end_matches(".md")
         .to_string();
-    Entry {
+    ThreadEntry {
         time: line.time,
-        said: Said::Letter { id, subject },
+        said: Voice::Letter { id, subject },
         text: body_of(&text),
         cut_from,
         tick,
@@ -261,7 +261,7 @@ fn sent_before_letters_were_named(said: &str) -> impl Iterator<Item = (String, S
 }
 
 /// The inbox's messages no tick has read yet, oldest first.
-fn waiting(home: &Home) -> Vec<Entry> {
+fn waiting(home: &Home) -> Vec<ThreadEntry> {
     inbox::pending(home)
         .unwrap_or_default()
         .into_iter()
@@ -269,9 +269,9 @@ fn waiting(home: &Home) -> Vec<Entry> {
             let rel = home.relative(&path);
             let (text, cut_from) = shown(home, &rel);
             let named = crate::provenance::inbox_sender(&text);
-            Entry {
+            ThreadEntry {
                 time: stamped(&rel).unwrap_or_else(|| modified(&path)),
-                said: Said::Waiting,
+                said: Voice::Waiting,
                 text: body_of(&text),
                 cut_from,
                 tick: None,

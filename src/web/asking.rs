@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::home::Home;
 
 /// What an ask gave.
-pub(super) struct Asked {
+pub(super) struct AskEnded {
     /// It arrived whole.
     pub(super) complete: bool,
     /// The provider's usage (input, output).
@@ -37,7 +37,7 @@ pub(super) fn ask_of(
     question: String,
     environment: BTreeMap<String, String>,
     on_text: &mut dyn FnMut(&str),
-) -> Result<Asked, NotAnswered> {
+) -> Result<AskEnded, NotAnswered> {
     use std::io::BufRead;
     let passed = environment
         .into_iter()
@@ -77,7 +77,7 @@ pub(super) fn ask_of(
         Some(end) if end["asked"].is_object() => {
             let asked = &end["asked"];
             let usage = &asked["usage"];
-            Ok(Asked {
+            Ok(AskEnded {
                 complete: asked["complete"] == true,
                 usage: (
                     usage[0].as_u64().unwrap_or(0),

@@ -26,7 +26,7 @@ use axum::{Json, Router};
 use http::{header, StatusCode};
 use serde_json::{json, Value};
 
-use super::asking::{self, Asked, NotAnswered};
+use super::asking::{self, AskEnded, NotAnswered};
 use super::state::Page;
 use crate::door::token;
 
@@ -356,7 +356,7 @@ impl IntoResponse for Refused {
 }
 
 /// The ask's end in OpenAI's words.
-fn answered(asked: Result<Asked, NotAnswered>) -> Result<Answered, Refused> {
+fn answered(asked: Result<AskEnded, NotAnswered>) -> Result<Answered, Refused> {
     match asked {
         Ok(asked) => Ok(Answered {
             finish: if asked.complete { "stop" } else { "length" },

@@ -28,7 +28,7 @@ const MAX_SAID: usize = crate::mailbox::inbox::MAX_MESSAGE_BYTES;
 
 /// What the operator wrote.
 #[derive(Debug, Default, serde::Deserialize)]
-pub(super) struct Words {
+pub(super) struct TheirWords {
     #[serde(default)]
     text: String,
 }
@@ -38,7 +38,7 @@ pub(super) struct Words {
 pub(super) async fn say(
     State(page): State<Arc<Page>>,
     Extension(at): Extension<At>,
-    Form(words): Form<Words, MAX_SAID>,
+    Form(words): Form<TheirWords, MAX_SAID>,
 ) -> Response {
     let now = page.clock.now();
     let home = at.home.clone();
@@ -82,7 +82,7 @@ pub(super) async fn ask(
     State(page): State<Arc<Page>>,
     Extension(at): Extension<At>,
     headers: HeaderMap,
-    Form(words): Form<Words, MAX_SAID>,
+    Form(words): Form<TheirWords, MAX_SAID>,
 ) -> Response {
     if words.text.trim().is_empty() {
         return text(
@@ -165,7 +165,7 @@ pub(super) async fn read(
             .iter()
             .filter(|e| e.unread && e.time <= through)
             .filter_map(|e| match &e.said {
-                talk::Said::Letter { id, .. } if !id.is_empty() => Some(id.clone()),
+                talk::Voice::Letter { id, .. } if !id.is_empty() => Some(id.clone()),
                 _ => None,
             })
             .collect();

@@ -8,21 +8,21 @@ use maud::{html, Markup};
 
 use super::{stamp, Frame};
 use crate::home::Home;
-use crate::view::talk::{self, Entry, Said};
+use crate::view::talk::{self, ThreadEntry, Voice};
 
 /// Who and how, in a few words.
-fn label(said: &Said) -> &'static str {
+fn label(said: &Voice) -> &'static str {
     match said {
-        Said::Told => "you said",
-        Said::Waiting => "you said (waiting for a tick)",
-        Said::Asked => "you asked",
-        Said::Answered { whole: true } => "the agent answered",
-        Said::Answered { whole: false } => "the agent answered (cut off)",
-        Said::Letter { .. } => "the agent wrote",
+        Voice::Told => "you said",
+        Voice::Waiting => "you said (waiting for a tick)",
+        Voice::Asked => "you asked",
+        Voice::Answered { whole: true } => "the agent answered",
+        Voice::Answered { whole: false } => "the agent answered (cut off)",
+        Voice::Letter { .. } => "the agent wrote",
     }
 }
 
-fn entry(frame: &Frame, e: &Entry) -> Markup {
+fn entry(frame: &Frame, e: &ThreadEntry) -> Markup {
     let class = match (e.said.by_agent(), e.unread, e.outside.is_some()) {
         (_, _, true) => "said outside",
         (true, true, _) => "said agent unread",
@@ -40,7 +40,7 @@ fn entry(frame: &Frame, e: &Entry) -> Markup {
             @if let Some(from) = &e.outside {
                 p class="attention" { "Outside words (" (from) "): the agent reads them as quoted data, never as yours." }
             }
-            @if let Said::Letter { subject, .. } = &e.said {
+            @if let Voice::Letter { subject, .. } = &e.said {
                 @if !subject.is_empty() { p { strong { (subject) } } }
             }
             pre class="words" { (e.text) }
