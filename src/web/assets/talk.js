@@ -4,6 +4,10 @@
 // thread when the page comes back.
 (function () {
   "use strict";
+  // The thread's newest page opens at its end, where the newest is.
+  if (window.location.search.indexOf("before=") < 0 && !window.location.hash) {
+    window.scrollTo(0, document.body.scrollHeight);
+  }
   var form = document.getElementById("ask");
   var out = document.getElementById("answer");
   if (!form || !out || !window.fetch || !window.TextDecoder) {
@@ -47,9 +51,17 @@
           out.textContent += text;
         } else if (name === "done") {
           ended = true;
-          window.location.reload();
+          out.dataset.done = "answered";
+          form.reset();
+          button.disabled = false;
+          var again = document.createElement("a");
+          again.href = window.location.pathname;
+          again.textContent = "See it in the thread";
+          out.appendChild(document.createTextNode("\n\n"));
+          out.appendChild(again);
         } else if (name === "refused") {
           ended = true;
+          out.dataset.done = "refused";
           out.textContent += "\n\n" + text;
           button.disabled = false;
         }

@@ -219,3 +219,52 @@ fn a_long_thread_is_paged_back_to_its_start_missing_nothing() {
     assert!(older.contains("newest →"));
     assert!(!older.contains("question number 19"));
 }
+
+/// The operator's phone, for real: Chromium at 390×844 asks on the
+/// thread, the answer streams into the page as text (a planted script in
+/// what it quotes never runs), and a message said with the form waits for
+/// the next tick. The screenshot is the docs' (`docs/talk-phone.png`).
+#[test]
+fn on_a_phone_the_operator_asks_and_the_answer_streams_into_the_thread() {
+    let home = TestHome::with_config("");
+    std::fs::write(
+        home.file("memory/heron.md"),
+        "# The heron\n\nThe heron <script>window.pwned = 1</script> is grey and waits by the river.\n",
+    )
+    .unwrap();
+    home.ok(&["say", "Remember the heron by the river."]);
+    home.run_here(1, None);
+    let page = Page::open_with(&home, &["--allow-act"]);
+    let browser = super::phone_logged_in(&page, &home);
+    browser.go(&format!("{}/talk", page.base));
+    browser.type_into("form#ask textarea", "What colour is the heron by the river?");
+    browser.click("form#ask button");
+    home.wait_for(std::time::Duration::from_secs(30), "the streamed answer", || {
+        browser.eval("return document.getElementById('answer').dataset.done || ''") == "answered"
+    });
+    let answer = browser.eval("return document.getElementById('answer').innerText");
+    assert!(answer.to_string().contains("offline provider"), "{answer}");
+    assert!(answer.to_string().contains("heron"), "recall quoted: {answer}");
+    assert_eq!(browser.eval("return window.pwned === undefined"), true);
+    assert_eq!(
+        browser.eval("return document.location.pathname"),
+        "/talk",
+        "the page stayed where it was"
+    );
+    browser.type_into("form[action=\"/talk/say\"] textarea", "Thank you.");
+    browser.click("form[action=\"/talk/say\"] button");
+    home.wait_for(std::time::Duration::from_secs(20), "the said message", || {
+        browser
+            .eval("return document.body.innerText")
+            .to_string()
+            .contains("waiting for a tick")
+    });
+    let shown = browser.eval("return document.body.innerText").to_string();
+    assert!(shown.contains("What colour is the heron by the river?"), "{shown}");
+    assert!(shown.contains("the agent answered"), "{shown}");
+    assert!(shown.contains("Remember the heron by the river."), "{shown}");
+    let fits = browser.eval("return document.documentElement.scrollWidth <= window.innerWidth");
+    assert_eq!(fits, true, "/talk is wider than a phone");
+    browser.eval("window.scrollTo(0, document.body.scrollHeight); return true");
+    browser.screenshot(&super::screenshots().join("web-talk.png"));
+}
