@@ -2,7 +2,8 @@
 //! alone: from the model server sending its first text delta to that text
 //! arriving — at `hearth ask`'s stdout (the shell door), and at a client
 //! of `POST /v1/chat/completions` with `stream: true` (the page, which
-//! runs `hearth ask` as its child and relays each piece as a chunk).
+//! runs `hearth ask` as its child and relays each piece as a chunk), and
+//! at the thread's page (`POST /talk/ask`, relayed as `text` events).
 //! Target (issue 69): within 50 ms of the model server's first token.
 //!
 //! `cargo bench --bench chat`
@@ -93,6 +94,29 @@ fn main() {
         std::io::copy(&mut response, &mut std::io::sink()).unwrap();
         chat.push(at.saturating_duration_since(first_sent(&server)));
     }
+    // The thread's ask, as the page's script sends it: a form, with the
+    // page's origin, asking for events; the first `text` event's data.
+    let mut talk = Vec::new();
+    for n in 0..RUNS {
+        let mut response = client
+            .post(format!("{base}/talk/ask"))
+            .bearer_auth(TOKEN)
+            .header("origin", &base)
+            .header("accept", "text/event-stream")
+            .form(&[("text", format!("who keeps the beacon on evening {n}?"))])
+            .send()
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while !seen.ends_with(b"event: text\ndata: T") {
+            response.read_exact(&mut byte).unwrap();
+            seen.push(byte[0]);
+        }
+        let at = Instant::now();
+        std::io::copy(&mut response, &mut std::io::sink()).unwrap();
+        talk.push(at.saturating_duration_since(first_sent(&server)));
+    }
     let _ = page.kill();
     let _ = page.wait();
 
@@ -100,11 +124,12 @@ fn main() {
         v.sort();
         v[v.len() / 2].as_secs_f64() * 1000.0
     };
-    let (shell, chat) = (p50(&mut shell), p50(&mut chat));
+    let (shell, chat, talk) = (p50(&mut shell), p50(&mut chat), p50(&mut talk));
     println!("first text after the model server sent it ({RUNS} runs each, p50)\n");
     println!("| door | lag | target |");
     println!("|---|---|---|");
     println!("| hearth ask → stdout | {shell:.2} ms | ≤ 5 ms |");
     println!("| POST /v1/chat/completions, stream → client | {chat:.2} ms | ≤ 50 ms |");
+    println!("| POST /talk/ask, events → the page | {talk:.2} ms | ≤ 50 ms |");
     println!("\nchat API / shell: {:.2}×", chat / shell.max(0.001));
 }

@@ -30,6 +30,7 @@ pub mod io_hint;
 pub mod jail;
 pub mod jobs;
 pub mod json_file;
+pub mod mail;
 pub mod mailbox;
 pub mod mcp;
 pub mod memory;

@@ -16,6 +16,7 @@ pub mod collab;
 pub mod consolidation;
 mod git;
 pub mod jobs;
+pub mod mail;
 mod model;
 pub mod notify;
 pub mod prices;
@@ -142,6 +143,8 @@ pub struct Config {
     pub jobs: jobs::JobsConfig,
     /// `[web]`: where the operator's page is, for the notices' links.
     pub web: web::WebConfig,
+    /// `[mail]`: talking with the agent by mail.
+    pub mail: mail::MailConfig,
 }
 
 /// `[tick]`.

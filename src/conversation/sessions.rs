@@ -143,6 +143,13 @@ pub fn read_checked(home: &Home) -> (Vec<Line>, Vec<(usize, String)>) {
     (lines, skipped)
 }
 
+/// The start of `now`'s UTC day.
+pub fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
+    now.date_naive()
+        .and_hms_opt(0, 0, 0)
+        .map_or(now, |start| start.and_utc())
+}
+
 /// What the asks answered after `since` cost.
 pub fn asked_spend_since(lines: &[Line], since: DateTime<Utc>) -> f64 {
     lines

@@ -6,6 +6,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
+
 use super::sessions::Line;
 
 /// How much is read at a time, backwards.
@@ -25,9 +27,75 @@ pub struct Back {
 /// file's end when `None`); a torn or hand-broken line is skipped, as
 /// [`super::sessions::read`] skips it. A missing file is an empty page.
 pub fn read_back(path: &Path, before: Option<u64>, want: usize) -> std::io::Result<Back> {
+    let mut newest_first: Vec<(u64, Line)> = Vec::new();
+    walk_back(path, before, |offset, line| {
+        if newest_first.len() == want {
+            return false;
+        }
+        if let Ok(line) = line {
+            newest_first.push((offset, line));
+        }
+        true
+    })?;
+    let oldest = newest_first.last().map(|(offset, _)| *offset);
+    let older = match oldest {
+        Some(offset) if offset > 0 && newest_first.len() == want => Some(offset),
+        _ => None,
+    };
+    newest_first.reverse();
+    Ok(Back {
+        lines: newest_first,
+        older,
+    })
+}
+
+/// A line that does not parse: where it starts, and why.
+pub type Torn = (u64, String);
+
+/// The lines written at or after `since`, oldest first, and `(byte,
+/// why)` for each line among them that does not parse: the log is
+/// appended in time order, so the walk back stops at the first line older
+/// than `since` — a day's spend costs the day's lines, not the history's.
+pub fn since(path: &Path, since: DateTime<Utc>) -> std::io::Result<(Vec<Line>, Vec<Torn>)> {
+    let mut lines = Vec::new();
+    let mut torn = Vec::new();
+    walk_back(path, None, |offset, line| match line {
+        Ok(line) if line.time < since => false,
+        Ok(line) => {
+            lines.push(line);
+            true
+        }
+        Err(why) => {
+            torn.push((offset, why));
+            true
+        }
+    })?;
+    lines.reverse();
+    torn.reverse();
+    Ok((lines, torn))
+}
+
+/// The session log's lines written since `since` (a torn line skipped):
+/// what a day's spend needs, at the cost of the day's lines however long
+/// the history. An unreadable log is read as empty, as
+/// [`super::sessions::read`] reads it.
+pub fn of_home_since(home: &crate::home::Home, since: DateTime<Utc>) -> Vec<Line> {
+    self::since(&home.path(crate::home::layout::rel::SESSIONS), since)
+        .map(|(lines, _)| lines)
+        .unwrap_or_default()
+}
+
+/// Visits the file's lines from the last one that starts before `before`
+/// back to its first, each with where it starts and what it parses as,
+/// while `visit` says go on; blank lines are passed over.
+fn walk_back(
+    path: &Path,
+    before: Option<u64>,
+    mut visit: impl FnMut(u64, Result<Line, String>) -> bool,
+) -> std::io::Result<()> {
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Back::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     };
     let len = file.metadata()?.len();
@@ -35,8 +103,7 @@ pub fn read_back(path: &Path, before: Option<u64>, want: usize) -> std::io::Resu
     // Bytes from `pos` on not yet taken as lines: the head of a line whose
     // start is further back.
     let mut pending: Vec<u8> = Vec::new();
-    let mut newest_first: Vec<(u64, Line)> = Vec::new();
-    while pos > 0 && newest_first.len() < want {
+    while pos > 0 {
         let start = pos.saturating_sub(BLOCK);
         let mut block = vec![0; (pos - start) as usize];
         file.seek(SeekFrom::Start(start))?;
@@ -53,35 +120,24 @@ pub fn read_back(path: &Path, before: Option<u64>, want: usize) -> std::io::Resu
         };
         let whole = pending.split_off(cut);
         let base = pos + cut as u64;
-        let mut offsets: Vec<(u64, &[u8])> = Vec::new();
+        let mut lines: Vec<(u64, &[u8])> = Vec::new();
         let mut at = 0usize;
         for line in whole.split(|b| *b == b'\n') {
-            offsets.push((base + at as u64, line));
+            lines.push((base + at as u64, line));
             at += line.len() + 1;
         }
-        for (offset, bytes) in offsets.into_iter().rev() {
-            if newest_first.len() == want {
-                break;
-            }
+        for (offset, bytes) in lines.into_iter().rev() {
             let text = String::from_utf8_lossy(bytes);
             if text.trim().is_empty() {
                 continue;
             }
-            if let Ok(line) = serde_json::from_str::<Line>(&text) {
-                newest_first.push((offset, line));
+            let line = serde_json::from_str::<Line>(&text).map_err(|e| e.to_string());
+            if !visit(offset, line) {
+                return Ok(());
             }
         }
     }
-    let oldest = newest_first.last().map(|(offset, _)| *offset);
-    let older = match oldest {
-        Some(offset) if offset > 0 && newest_first.len() == want => Some(offset),
-        _ => None,
-    };
-    newest_first.reverse();
-    Ok(Back {
-        lines: newest_first,
-        older,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -130,5 +186,33 @@ mod tests {
             .unwrap()
             .lines
             .is_empty());
+    }
+
+    #[test]
+    fn since_stops_at_the_first_older_line_and_names_a_torn_one_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.jsonl");
+        let at = |minute: i64| DateTime::from_timestamp(1_800_000_000 + minute * 60, 0).unwrap();
+        let mut text = String::new();
+        for minute in 0..10 {
+            let line = Line {
+                v: VERSION,
+                id: format!("m{minute}"),
+                time: at(minute),
+                kind: "answer".into(),
+                ..Line::default()
+            };
+            text.push_str(&serde_json::to_string(&line).unwrap());
+            text.push('\n');
+            if minute == 7 {
+                text.push_str("{torn\n");
+            }
+        }
+        crate::atomic::write(&path, text.as_bytes()).unwrap();
+        let (lines, torn) = since(&path, at(6)).unwrap();
+        let ids: Vec<&str> = lines.iter().map(|l| l.id.as_str()).collect();
+        assert_eq!(ids, ["m6", "m7", "m8", "m9"]);
+        assert_eq!(torn.len(), 1);
+        assert!(text[torn[0].0 as usize..].starts_with("{torn"));
     }
 }

@@ -31,7 +31,7 @@ impl Spent {
     pub fn today(home: &Home, now: DateTime<Utc>) -> Spent {
         Spent::today_with(
             &Budget::load_or_empty(home),
-            &sessions::read(home),
+            &crate::conversation::tail::of_home_since(home, sessions::day_start(now)),
             home,
             now,
         )
@@ -76,7 +76,9 @@ impl Spent {
     /// What the asks and the other calls spent today and in the last hour
     /// (the burn rate adds them to the ticks' own).
     pub fn asks_and_calls(home: &Home, now: DateTime<Utc>) -> AskSpend {
-        let lines = sessions::read(home);
+        let hour_ago = now - chrono::Duration::hours(1);
+        let lines =
+            crate::conversation::tail::of_home_since(home, sessions::day_start(now).min(hour_ago));
         let calls = budget::calls_spent(home, now);
         AskSpend {
             today: sessions::asked_spend(&lines, now) + calls.today,

@@ -67,6 +67,8 @@ pub enum Cause {
     Request,
     /// A proposal waits for the operator.
     Proposal,
+    /// Mail cannot be read (`[mail]`): the server, the login, the folder.
+    Mail,
     /// A job runs but does not do its work, or a run could not be judged.
     Job(String),
     /// A word this hearth does not make.
@@ -96,6 +98,8 @@ pub enum Clearing<'a> {
     NoRequestWaits,
     /// No proposal waits.
     NoProposalWaits,
+    /// The mail watch is connected and logged in again.
+    MailRead,
     /// A run of the job of this name was done.
     JobDone(&'a str),
 }
@@ -125,6 +129,7 @@ impl Cause {
             Cause::Disk => Clearing::DiskHasRoom,
             Cause::Request => Clearing::NoRequestWaits,
             Cause::Proposal => Clearing::NoProposalWaits,
+            Cause::Mail => Clearing::MailRead,
             Cause::Job(name) => Clearing::JobDone(name),
         }
     }
@@ -173,6 +178,7 @@ impl Cause {
             Cause::Disk => "disk",
             Cause::Request => "request",
             Cause::Proposal => "proposal",
+            Cause::Mail => "mail",
             Cause::Job(_) | Cause::Unknown(_) => "",
         }
     }
@@ -193,7 +199,7 @@ impl Cause {
     }
 
     /// Every cause that is one word (all but a job's and an unknown one).
-    pub const KNOWN: [Cause; 20] = [
+    pub const KNOWN: [Cause; 21] = [
         Cause::Outage,
         Cause::Model,
         Cause::Healer,
@@ -214,6 +220,7 @@ impl Cause {
         Cause::Disk,
         Cause::Request,
         Cause::Proposal,
+        Cause::Mail,
     ];
 }
 
@@ -277,6 +284,7 @@ mod tests {
             Clearing::DiskHasRoom => "Clearing::DiskHasRoom",
             Clearing::NoRequestWaits => "Clearing::NoRequestWaits",
             Clearing::NoProposalWaits => "Clearing::NoProposalWaits",
+            Clearing::MailRead => "Clearing::MailRead",
             Clearing::JobDone(_) => "Clearing::JobDone(",
         }
     }

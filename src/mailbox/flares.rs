@@ -115,10 +115,14 @@ pub fn unread(home: &Home) -> Vec<Flare> {
 /// Every flare or every letter in `outbox/`, newest first.
 pub fn list_of(home: &Home, which: Which) -> Vec<Flare> {
     let marks = read_marks(home);
+    // A flare's name says it is one (`<time>-flare-<kind>.md`), so flares
+    // are listed without opening the agent's letters, however many.
+    let named_as_wanted = |name: &str| which == Which::Letters || name.contains("-flare-");
     let mut flares: Vec<Flare> = std::fs::read_dir(home.outbox_dir())
         .into_iter()
         .flatten()
         .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(named_as_wanted))
         .filter_map(|e| parse(home, &e.path(), &marks, which))
         .collect();
     flares.sort_by(|a, b| b.id.cmp(&a.id));

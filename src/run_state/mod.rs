@@ -6,6 +6,7 @@
 //! room above reads them, and neither imports the other's
 //! insides.
 
+pub mod mail;
 pub mod peer_fetch;
 pub mod phase;
 pub mod push;

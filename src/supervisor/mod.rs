@@ -176,6 +176,8 @@ struct Supervisor<'a> {
     notices: notices::Notices,
     /// When each job was first seen (`state/jobs-seen.json`).
     jobs_seen: crate::jobs::seen::JobsSeen,
+    /// The mail watch's thread (`[mail]`), stopped with the supervisor.
+    _mail: Option<crate::mail::watch::MailThread>,
 }
 
 /// Runs the supervisor on `home` until `--ticks` are done or a stop signal.
@@ -221,6 +223,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     }
     let upkeep = upkeep::Upkeep::start(home, &config, &options, wake.sender());
     let notices = notices::Notices::start(home, options.clock, &config, &options.notify_secrets);
+    let mail = crate::mail::watch::start(home, mail_watching(&config, &options));
     let mut sup = Supervisor {
         home,
         repo,
@@ -237,6 +240,7 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
         metrics: None,
         notices,
         jobs_seen: crate::jobs::seen::JobsSeen::load(home),
+        _mail: mail,
         options,
     };
     let outcome = match sup.start_up()? {
@@ -250,6 +254,18 @@ pub fn run(home: &Home, options: RunOptions) -> Result<RunOutcome, SupervisorErr
     };
     sup.shut_down(&outcome);
     outcome
+}
+
+/// What the mail watch is given: `[mail]`, the password and the
+/// operator's CA from the supervisor's environment.
+fn mail_watching(config: &Config, options: &RunOptions) -> crate::mail::watch::MailWatching {
+    crate::mail::watch::MailWatching {
+        config: config.mail.clone(),
+        password: options.environment.get(&config.mail.password_env).cloned(),
+        extra_roots: options.environment.get("SSL_CERT_FILE").map(PathBuf::from),
+        clock: options.clock,
+        backoff: Duration::from_secs(1),
+    }
 }
 
 /// The newest tick in the ledger; lines that do not parse are named once.

@@ -58,6 +58,12 @@ impl Supervisor<'_> {
             self.notices
                 .clear(Clearing::PushWorks, "pushing works again");
         }
+        if self.config.mail.enabled()
+            && crate::run_state::mail::MailWatch::load(self.home)
+                .is_some_and(|m| m.last_ok.is_some() && m.failing_since.is_none())
+        {
+            self.notices.clear(Clearing::MailRead, "mail is read again");
+        }
         let peers = crate::view::status::remote_peers(self.home, &self.config);
         if peers.iter().all(|p| p.failing_since.is_none()) && self.peers.all_readable() {
             self.notices.clear(

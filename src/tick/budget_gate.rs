@@ -24,7 +24,10 @@ pub(super) fn skips(
     let budget = Budget::load_or_empty(home);
     let Some(reason) = Spent::today_with(
         &budget,
-        &crate::conversation::sessions::read(home),
+        &crate::conversation::tail::of_home_since(
+            home,
+            crate::conversation::sessions::day_start(now),
+        ),
         home,
         now,
     )

@@ -225,7 +225,7 @@ pub fn day(home: &Home, since: DateTime<Utc>, now: DateTime<Utc>) -> Day {
             .unwrap_or_else(|_| archived.to_string())
     };
     let mut events = fold(&records, &subject);
-    let lines = super::status::sessions(home, &mut problems);
+    let lines = super::status::sessions_since(home, since, &mut problems);
     let mut asks = 0;
     for line in lines
         .iter()

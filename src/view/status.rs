@@ -77,6 +77,9 @@ pub struct Status {
     pub unsandboxed: Vec<String>,
     /// Commits the remote-tracking branch lacks (with push on).
     pub unpushed: Option<usize>,
+    /// What the mail watch last said (with `[mail]` on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<crate::run_state::mail::MailWatch>,
     /// The last 24 hours' ticks, priced by kind of token.
     pub last_24h: Option<crate::tick::spend::SpendByKind>,
     /// Of the input sent in the last 24 hours, the part read from the
@@ -216,14 +219,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
     let ledger = tally(home, &mut problems);
     let (healer, healer_problem) = crate::healer::state::HealerState::load_or_fresh(home);
     problems.extend(healer_problem);
-    // What the next commit would have to leave out: a directory nested too
-    // deep, a FIFO, an unreadable file. Logged once by the supervisor;
-    // listed here for as long as it lasts.
-    match crate::repo::Repo::open(home.root()).and_then(|repo| repo.changes()) {
-        Ok(scan) => problems.extend(scan.problems),
-        // With what to do: the wrong user is the usual cause here.
-        Err(e) => problems.push(format!("{e} (hint: {})", e.hint())),
-    }
+    worktree_problems(home, &mut problems);
     let config = crate::config::Config::load(&home.config_path());
     let facts = config_facts(home, &config, &mut problems);
     let push = crate::run_state::push::PushState::load(home);
@@ -250,6 +246,7 @@ pub fn status(home: &Home, now: DateTime<Utc>) -> Status {
         config_error: facts.config_error,
         push,
         unpushed,
+        mail: mail_watch(home, config.as_ref().ok()),
         failure_streak: healer.streak.len(),
         failure_causes: healer.causes(),
         panic: healer.panic,
@@ -415,6 +412,37 @@ fn config_facts(
     }
 }
 
+/// What the next commit would have to leave out: a directory nested too
+/// deep, a FIFO, an unreadable file. Logged once by the supervisor;
+/// listed by status for as long as it lasts. A walk of the whole work
+/// tree: what every look at the status costs grows with the home's files.
+fn worktree_problems(home: &Home, problems: &mut Vec<String>) {
+    match crate::repo::Repo::open(home.root()).and_then(|repo| repo.changes()) {
+        Ok(scan) => problems.extend(scan.problems),
+        // With what to do: the wrong user is the usual cause here.
+        Err(e) => problems.push(format!("{e} (hint: {})", e.hint())),
+    }
+}
+
+/// What the mail watch last said, with `[mail]` on (nothing yet: that it
+/// waits for the supervisor).
+fn mail_watch(
+    home: &Home,
+    config: Option<&crate::config::Config>,
+) -> Option<crate::run_state::mail::MailWatch> {
+    let mail = &config?.mail;
+    if !mail.enabled() {
+        return None;
+    }
+    Some(crate::run_state::mail::MailWatch::load(home).unwrap_or(
+        crate::run_state::mail::MailWatch {
+            server: mail.imap.clone(),
+            last_error: Some("not read yet: the supervisor reads it".into()),
+            ..Default::default()
+        },
+    ))
+}
+
 /// The day's spend by every door (ticks, asks, other paid calls), the
 /// records that cannot be read named in `problems`.
 fn spent_today(
@@ -426,7 +454,8 @@ fn spent_today(
         problems.push(e.to_string());
         Default::default()
     });
-    let sessions = sessions(home, problems);
+    let day_start = crate::conversation::sessions::day_start(now);
+    let sessions = sessions_since(home, day_start, problems);
     crate::exchange::Spent::today_with(&budget, &sessions, home, now)
 }
 
@@ -482,15 +511,22 @@ pub fn remote_peers(
         .collect()
 }
 
-/// The sessions' lines, those that do not parse among `problems`.
-pub(super) fn sessions(
+/// The sessions' lines written since `since`, those that do not parse
+/// among `problems`: read back from the log's end, so a view of today
+/// costs today's lines, however long the history.
+pub(super) fn sessions_since(
     home: &Home,
+    since: DateTime<Utc>,
     problems: &mut Vec<String>,
 ) -> Vec<crate::conversation::sessions::Line> {
-    let (sessions, torn) = crate::conversation::sessions::read_checked(home);
-    for (line, why) in torn {
+    let path = home.path(crate::home::layout::rel::SESSIONS);
+    let (sessions, torn) = crate::conversation::tail::since(&path, since).unwrap_or_else(|e| {
+        problems.push(format!("{}: {e}", crate::home::layout::rel::SESSIONS));
+        Default::default()
+    });
+    for (byte, why) in torn {
         problems.push(format!(
-            "{}:{line}: line skipped: {why}",
+            "{}: the line at byte {byte} skipped: {why}",
             crate::home::layout::rel::SESSIONS
         ));
     }

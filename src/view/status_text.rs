@@ -206,6 +206,7 @@ fn print_waiting(out: &mut String, status: &Status, now: DateTime<Utc>) {
         w!(out, "CONFIG:     {e}");
     }
     print_push(out, status);
+    print_mail(out, status);
     if !status.unread_flares.is_empty() {
         w!(
             out,
@@ -281,6 +282,13 @@ fn print_decisions(out: &mut String, status: &Status) {
             "requests:   {} calls of acting tools waiting for you (`hearth proposals requests`)",
             status.requests_waiting
         );
+    }
+}
+
+/// What the mail watch last said.
+fn print_mail(out: &mut String, status: &Status) {
+    if let Some(mail) = &status.mail {
+        w!(out, "{}", mail.line());
     }
 }
 

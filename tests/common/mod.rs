@@ -8,6 +8,7 @@
 pub mod billing;
 pub mod cost;
 pub mod git_daemon;
+pub mod mail_server;
 pub mod model_server;
 pub mod obeying;
 pub mod ports;

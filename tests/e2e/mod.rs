@@ -16,6 +16,7 @@ mod healer;
 mod injection;
 mod jobs;
 mod laundering;
+mod mail;
 pub mod mcp;
 mod metrics;
 mod notify;

@@ -237,14 +237,25 @@ fn on_a_phone_the_operator_asks_and_the_answer_streams_into_the_thread() {
     let page = Page::open_with(&home, &["--allow-act"]);
     let browser = super::phone_logged_in(&page, &home);
     browser.go(&format!("{}/talk", page.base));
-    browser.type_into("form#ask textarea", "What colour is the heron by the river?");
+    browser.type_into(
+        "form#ask textarea",
+        "What colour is the heron by the river?",
+    );
     browser.click("form#ask button");
-    home.wait_for(std::time::Duration::from_secs(30), "the streamed answer", || {
-        browser.eval("return document.getElementById('answer').dataset.done || ''") == "answered"
-    });
+    home.wait_for(
+        std::time::Duration::from_secs(30),
+        "the streamed answer",
+        || {
+            browser.eval("return document.getElementById('answer').dataset.done || ''")
+                == "answered"
+        },
+    );
     let answer = browser.eval("return document.getElementById('answer').innerText");
     assert!(answer.to_string().contains("offline provider"), "{answer}");
-    assert!(answer.to_string().contains("heron"), "recall quoted: {answer}");
+    assert!(
+        answer.to_string().contains("heron"),
+        "recall quoted: {answer}"
+    );
     assert_eq!(browser.eval("return window.pwned === undefined"), true);
     assert_eq!(
         browser.eval("return document.location.pathname"),
@@ -253,16 +264,26 @@ fn on_a_phone_the_operator_asks_and_the_answer_streams_into_the_thread() {
     );
     browser.type_into("form[action=\"/talk/say\"] textarea", "Thank you.");
     browser.click("form[action=\"/talk/say\"] button");
-    home.wait_for(std::time::Duration::from_secs(20), "the said message", || {
-        browser
-            .eval("return document.body.innerText")
-            .to_string()
-            .contains("waiting for a tick")
-    });
+    home.wait_for(
+        std::time::Duration::from_secs(20),
+        "the said message",
+        || {
+            browser
+                .eval("return document.body.innerText")
+                .to_string()
+                .contains("waiting for a tick")
+        },
+    );
     let shown = browser.eval("return document.body.innerText").to_string();
-    assert!(shown.contains("What colour is the heron by the river?"), "{shown}");
+    assert!(
+        shown.contains("What colour is the heron by the river?"),
+        "{shown}"
+    );
     assert!(shown.contains("the agent answered"), "{shown}");
-    assert!(shown.contains("Remember the heron by the river."), "{shown}");
+    assert!(
+        shown.contains("Remember the heron by the river."),
+        "{shown}"
+    );
     let fits = browser.eval("return document.documentElement.scrollWidth <= window.innerWidth");
     assert_eq!(fits, true, "/talk is wider than a phone");
     browser.eval("window.scrollTo(0, document.body.scrollHeight); return true");
