@@ -138,3 +138,77 @@ mod alive_tests {
         assert!(!alive(pid));
     }
 }
+
+/// Why `sendmail` did not take a message.
+#[derive(Debug, thiserror::Error)]
+pub enum NotMailed {
+    /// The program could not be started: a setting to fix.
+    #[error("cannot run {program} ({why})")]
+    NotStarted {
+        /// The program.
+        program: String,
+        /// What the system said.
+        why: String,
+    },
+    /// It ran and refused, failed, or took too long.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Gives `message` (RFC 5322, headers first) to the host's `sendmail`
+/// (`-t -i`: the recipients are its headers', a lone dot is text), and
+/// waits for it at most `timeout`. With `confined`, the program gets only
+/// [`ALWAYS_PASSED`] of that environment ([`confine_env`]); without, the
+/// caller's own.
+pub fn sendmail(
+    program: &str,
+    message: &str,
+    confined: Option<&std::collections::BTreeMap<String, String>>,
+    timeout: std::time::Duration,
+) -> Result<(), NotMailed> {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(program);
+    command
+        .args(["-t", "-i"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(environment) = confined {
+        confine_env(&mut command, environment, &[]);
+    }
+    let mut child = command.spawn().map_err(|e| NotMailed::NotStarted {
+        program: program.to_string(),
+        why: e.to_string(),
+    })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // One that exits without reading (it refused) says why by its
+        // status and its stderr, not by the pipe it closed.
+        let _ = stdin.write_all(message.as_bytes());
+    }
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                return Err(NotMailed::Refused(format!(
+                    "{program} exited {status}: {}",
+                    err.trim()
+                )));
+            }
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(NotMailed::Refused(format!(
+                    "{program} took longer than {timeout:?}"
+                )));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            Err(e) => return Err(NotMailed::Refused(format!("{program}: {e}"))),
+        }
+    }
+}

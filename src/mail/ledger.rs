@@ -29,6 +29,9 @@ pub struct MailLedger {
     /// The Message-IDs of the mail taken last, oldest first.
     #[serde(default)]
     pub recent: VecDeque<String>,
+    /// The letters sent back by mail last (their ids), oldest first.
+    #[serde(default)]
+    pub replied: VecDeque<String>,
 }
 
 impl JsonFile for MailLedger {
@@ -71,6 +74,17 @@ impl MailLedger {
             while self.recent.len() > REMEMBERED {
                 self.recent.pop_front();
             }
+        }
+    }
+}
+
+impl MailLedger {
+    /// Counts the letter `id` sent back (before it is given to
+    /// `sendmail`: at most once).
+    pub fn reply_counted(&mut self, id: &str) {
+        self.replied.push_back(id.to_string());
+        while self.replied.len() > REMEMBERED {
+            self.replied.pop_front();
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod dkim;
 pub mod imap;
 pub mod ledger;
 pub mod letter;
+pub mod reply;
 pub mod take;
 pub mod verdict;
 pub mod watch;

@@ -4,9 +4,7 @@
 //! `sendmail`. Each send is bounded in time and says what the receiver
 //! answered; nothing here retries (the courier does).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -260,44 +258,12 @@ fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, Undelivere
         notice.severity.as_str(),
         notice.state.as_str()
     );
-    let mut child = Command::new(sendmail)
-        .args(["-t", "-i"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            Undelivered::Misconfigured(format!(
-                "cannot run {sendmail} ({e}); set [notify] sendmail"
-            ))
-        })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // One that exits without reading (it refused) says why by its
-        // status and its stderr, not by the pipe it closed.
-        let _ = stdin.write_all(message.as_bytes());
-    }
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(format!("{sendmail} took it")),
-            Ok(Some(status)) => {
-                let mut err = String::new();
-                if let Some(mut e) = child.stderr.take() {
-                    use std::io::Read;
-                    let _ = e.read_to_string(&mut err);
-                }
-                let said = format!("{sendmail} exited {status}: {}", err.trim());
-                return Err(Undelivered::Mailer(said));
-            }
-            Ok(None) if start.elapsed() > SEND_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let said = format!("{sendmail} took longer than {SEND_TIMEOUT:?}");
-                return Err(Undelivered::Mailer(said));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(Undelivered::Mailer(format!("{sendmail}: {e}"))),
-        }
+    match crate::process::sendmail(sendmail, &message, None, SEND_TIMEOUT) {
+        Ok(()) => Ok(format!("{sendmail} took it")),
+        Err(e @ crate::process::NotMailed::NotStarted { .. }) => Err(Undelivered::Misconfigured(
+            format!("{e}; set [notify] sendmail"),
+        )),
+        Err(crate::process::NotMailed::Refused(said)) => Err(Undelivered::Mailer(said)),
     }
 }
 

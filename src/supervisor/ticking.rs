@@ -217,6 +217,49 @@ impl Supervisor<'_> {
         })
     }
 
+    /// The tick's letters that answer mail: sent back to the operator, or
+    /// held (`mail::reply`), and what that wrote committed by hearth.
+    fn answer_mail(&mut self, record: &TickRecord) {
+        if record.sent.is_empty() || !self.config.mail.enabled() {
+            return;
+        }
+        let now = self.options.clock.now();
+        let replied = crate::mail::reply::answer(
+            self.home,
+            &self.config.mail,
+            &record.sent,
+            &self.options.environment,
+            now,
+        );
+        for rel in &replied.sent {
+            tracing::info!("mail: {rel} sent to the operator");
+        }
+        for (rel, why) in &replied.failed {
+            tracing::warn!("mail: {rel} was not sent: {why}");
+        }
+        if replied.written.is_empty() {
+            return;
+        }
+        let mut paths: Vec<&str> = replied.written.iter().map(String::as_str).collect();
+        paths.sort();
+        paths.dedup();
+        let committed = crate::home::lock::CommitLock::acquire(self.home)
+            .map_err(|e| e.to_string())
+            .and_then(|_lock| {
+                self.repo
+                    .commit(
+                        &paths,
+                        &crate::repo::Identity::hearth(),
+                        "mail: replies",
+                        now,
+                    )
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = committed {
+            tracing::warn!("mail: the replies' record was not committed: {e}");
+        }
+    }
+
     /// Records a tick in the ledger and the healer's count, commits it,
     /// clears the marker, and returns the healer's verdict.
     pub(super) fn finish_tick(
@@ -261,6 +304,7 @@ impl Supervisor<'_> {
             self.options.clock.now(),
         )?;
         phase::clear_tick(self.home);
+        self.answer_mail(record);
         self.upkeep.committed();
         Ok(verdict)
     }

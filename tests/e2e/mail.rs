@@ -24,11 +24,33 @@ fn mail(from: &str, subject: &str, id: &str, body: &str) -> Vec<u8> {
 }
 
 fn home_for(imap: &str, dns: &str) -> TestHome {
+    home_sending(imap, dns, "/nonexistent/sendmail")
+}
+
+/// A home whose replies go to `sendmail`.
+fn home_sending(imap: &str, dns: &str, sendmail: &str) -> TestHome {
     TestHome::with_config(&format!(
         "[mail]\nimap = \"{imap}\"\nuser = \"agent\"\npassword_env = \"HEARTH_MAIL_PASSWORD\"\n\
          operator = [\"ada@example.org\"]\nfrom = \"agent@example.org\"\ndns = \"{dns}\"\n\
-         poll_s = 30\n"
+         poll_s = 30\nsendmail = \"{sendmail}\"\n"
     ))
+}
+
+/// A stand-in for the host's `sendmail`: each message it is given kept
+/// whole in `dir`, as an MTA would queue it.
+fn sendmail_into(dir: &std::path::Path) -> std::path::PathBuf {
+    let script = dir.join("sendmail");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$1 $2\" = \"-t -i\" ] || exit 64\ncat > {}/$$.eml\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
 }
 
 /// `hearth run` as a service, with the mailbox's password and the test
@@ -142,7 +164,13 @@ fn the_operator_is_proven_by_an_aligned_signature_and_every_other_mail_is_outsid
         &eve_key,
     ));
 
-    let home = home_for(&format!("imaps://127.0.0.1:{}", dovecot.imaps), &dns.addr);
+    let queue = tempfile::tempdir().unwrap();
+    let sendmail = sendmail_into(queue.path());
+    let home = home_sending(
+        &format!("imaps://127.0.0.1:{}", dovecot.imaps),
+        &dns.addr,
+        sendmail.to_str().unwrap(),
+    );
     let supervisor = supervise(&home, &dovecot, Dovecot::PASSWORD);
     home.wait_for(WAIT, "five mails taken and committed", || {
         let all = taken(&home);
@@ -197,6 +225,32 @@ fn the_operator_is_proven_by_an_aligned_signature_and_every_other_mail_is_outsid
     let read = read_by_ticks();
     let sessions = home.read("state/sessions.jsonl");
     assert_eq!(read.len(), 5, "{sessions}");
+    // The answer to Ada's mail went back to Ada by mail, in her thread;
+    // nothing went to anyone else, and each held reply was said.
+    let sent: Vec<String> = std::fs::read_dir(queue.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let reply = &sent[0];
+    for header in [
+        "From: agent@example.org\n",
+        "To: ada@example.org\n",
+        "Subject: Re: the heron\n",
+        "In-Reply-To: <1@example.org>\n",
+        "References: <1@example.org>\n",
+    ] {
+        assert!(reply.contains(header), "{header:?} in {reply}");
+    }
+    let held = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("a-reply-to"))
+        .count();
+    let answered_strangers = read.len() - 1;
+    assert!(held >= 1 && held <= answered_strangers, "held: {held}");
     let outside: Vec<bool> = read.iter().map(|r| r["outside"].is_string()).collect();
     assert_eq!(
         outside.iter().filter(|o| !**o).count(),
