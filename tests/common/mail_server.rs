@@ -161,17 +161,7 @@ impl Dovecot {
         );
         let conf_path = dir.path().join("dovecot.conf");
         std::fs::write(&conf_path, conf).unwrap();
-        let child = Command::new("dovecot")
-            .arg("-F")
-            .arg("-c")
-            .arg(&conf_path)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("dovecot could not start ({e}); fix: {INSTALL}"));
-        let log = dir.path().join("stderr.log");
-        wait_for_port(imaps, "dovecot", &log);
-        wait_for_port(imap, "dovecot", &log);
+        let child = Dovecot::spawn(dir.path());
         Dovecot {
             child,
             ca: certs.ca,
@@ -179,6 +169,49 @@ impl Dovecot {
             imap,
             dir,
         }
+    }
+
+    /// `dovecot -F` with the configuration in `dir`, once it listens.
+    fn spawn(dir: &Path) -> Child {
+        let log = dir.join("stderr.log");
+        let child = Command::new("dovecot")
+            .arg("-F")
+            .arg("-c")
+            .arg(dir.join("dovecot.conf"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("dovecot could not start ({e}); fix: {INSTALL}"));
+        let conf = std::fs::read_to_string(dir.join("dovecot.conf")).unwrap();
+        for port in conf
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("port = "))
+            .filter_map(|p| p.parse().ok())
+        {
+            wait_for_port(port, "dovecot", &log);
+        }
+        child
+    }
+
+    /// Stops the server, dropping every connection (what a crash or a
+    /// restart of the operator's mail server does), until [`Dovecot::restart`].
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // Its login processes go with their master; the ports free once
+        // they have.
+        for port in [self.imaps, self.imap] {
+            let start = Instant::now();
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                assert!(start.elapsed() < Duration::from_secs(20), "dovecot kept {port}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    /// Starts it again, as it was (its mail, ports and certificate).
+    pub fn restart(&mut self) {
+        self.child = Dovecot::spawn(self.dir.path());
     }
 
     /// Delivers `raw` into the account's INBOX, as an MTA's delivery
@@ -197,6 +230,18 @@ impl Dovecot {
         child.stdin.take().unwrap().write_all(raw).unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "doveadm save: {out:?}");
+    }
+
+    /// Delivers `raw` while the server is down, as a local delivery agent
+    /// does: a file in the Maildir's `new/`, which the server finds when
+    /// it is back.
+    pub fn deliver_to_maildir(&self, raw: &[u8]) {
+        let new = self.dir.path().join("mail/agent/new");
+        std::fs::create_dir_all(&new).unwrap();
+        let name = format!("{}.hearth-test.{}", std::process::id(), raw.len());
+        let path = new.join(name);
+        std::fs::write(&path, raw).unwrap();
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
     }
 
     /// The flags of every mail in INBOX, by UID (`doveadm fetch`).

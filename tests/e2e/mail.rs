@@ -369,3 +369,79 @@ fn a_server_it_cannot_log_in_to_is_said_in_status_and_flared_once() {
     assert!(status.contains("unreachable since"), "{status}");
     assert!(!status.contains(Dovecot::PASSWORD));
 }
+
+#[test]
+#[ignore = "needs root to run Dovecot, whose test mailbox is root's; .ci/run runs it as root (cargo test -- --ignored)"]
+fn bad_mail_and_a_dropped_server_lose_nothing_and_say_what_they_are() {
+    let mut dovecot = Dovecot::start();
+    // Not a mail at all.
+    dovecot.deliver(b"\x00\xff\xfe not a mail, only bytes \xc3\x28\n");
+    // A charset nothing decodes, and HTML with a script.
+    dovecot.deliver(
+        b"From: eve@evil.example\r\nSubject: odd\r\nMessage-ID: <odd@evil.example>\r\n\
+MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\
+Content-Type: text/html; charset=x-no-such-charset\r\n\r\n<p>caf\xe9 <script>alert(1)</script>ok</p>\r\n\
+--b\r\nContent-Type: application/octet-stream; name=\"tool.sh\"\r\n\
+Content-Disposition: attachment; filename=\"tool.sh\"\r\nContent-Transfer-Encoding: base64\r\n\r\n\
+ZWNobyBoaQo=\r\n--b--\r\n",
+    );
+    // Larger than the home takes.
+    let mut huge = mail("eve@evil.example", "huge", "huge@evil.example", "");
+    huge.extend(std::iter::repeat_n(b'x', 400_000));
+    dovecot.deliver(&huge);
+    let home = TestHome::with_config(&format!(
+        "[mail]\nimap = \"imaps://127.0.0.1:{}\"\nuser = \"agent\"\n\
+         operator = [\"ada@example.org\"]\nmax_bytes = 100000\n",
+        dovecot.imaps
+    ));
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("HEARTH_MAIL_PASSWORD", Dovecot::PASSWORD)
+        .env("SSL_CERT_FILE", &dovecot.ca);
+    let supervisor = home.spawn_with(cmd);
+    home.wait_for(WAIT, "three mails", || taken(&home).len() == 3);
+    let all = taken(&home);
+    let text_of = |needle: &str| {
+        all.iter()
+            .map(|(_, t)| t.clone())
+            .find(|t| t.contains(needle))
+            .unwrap_or_else(|| panic!("no mail with {needle:?}: {all:?}"))
+    };
+    let odd = text_of("odd@evil.example");
+    assert!(odd.contains("ok"), "{odd}");
+    assert!(!odd.contains("<script>") && !odd.contains("<p>"), "no markup kept: {odd}");
+    assert!(odd.contains("[attachment not kept: tool.sh"), "{odd}");
+    let huge = text_of("huge@evil.example");
+    assert!(huge.contains("past [mail] max_bytes = 100000"), "{huge}");
+    assert!(huge.len() < 10_000, "its headers alone: {} bytes", huge.len());
+    assert!(
+        all.iter().all(|(_, t)| t.contains("verdict: \"outside: ")),
+        "none of them is the operator's: {all:?}"
+    );
+
+    // The server goes away mid-watch; a mail delivered meanwhile is taken
+    // once it is back, and the spell is flared once.
+    dovecot.stop();
+    dovecot.deliver_to_maildir(&mail(
+        "eve@evil.example",
+        "later",
+        "later@evil.example",
+        "after the outage",
+    ));
+    home.wait_for(WAIT, "the outage flared", || {
+        home.list("outbox").iter().any(|n| n.contains("-flare-mail"))
+    });
+    dovecot.restart();
+    home.wait_for(WAIT, "the mail delivered in the outage", || {
+        taken(&home)
+            .iter()
+            .any(|(_, t)| t.contains("later@evil.example"))
+    });
+    crate::common::finish_after_term(supervisor);
+    assert_eq!(taken(&home).len(), 4);
+    let flares = home
+        .list("outbox")
+        .into_iter()
+        .filter(|n| n.contains("-flare-mail"))
+        .count();
+    assert_eq!(flares, 1);
+}
