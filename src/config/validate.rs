@@ -11,6 +11,9 @@ impl Config {
         if let Some(problem) = self.web.problem() {
             return Err(Invalid::at("web", "url", problem));
         }
+        if let Some(problem) = self.mail.problem() {
+            return Err(Invalid::at("mail", "imap", problem));
+        }
         let textfile = &self.metrics.textfile;
         if !textfile.is_empty() && !Path::new(textfile).is_absolute() {
             // Inside the home it would be committed as a hand edit every tick.

@@ -203,7 +203,10 @@ impl Dovecot {
         for port in [self.imaps, self.imap] {
             let start = Instant::now();
             while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                assert!(start.elapsed() < Duration::from_secs(20), "dovecot kept {port}");
+                assert!(
+                    start.elapsed() < Duration::from_secs(20),
+                    "dovecot kept {port}"
+                );
                 std::thread::sleep(Duration::from_millis(50));
             }
         }

@@ -408,11 +408,18 @@ ZWNobyBoaQo=\r\n--b--\r\n",
     };
     let odd = text_of("odd@evil.example");
     assert!(odd.contains("ok"), "{odd}");
-    assert!(!odd.contains("<script>") && !odd.contains("<p>"), "no markup kept: {odd}");
+    assert!(
+        !odd.contains("<script>") && !odd.contains("<p>"),
+        "no markup kept: {odd}"
+    );
     assert!(odd.contains("[attachment not kept: tool.sh"), "{odd}");
     let huge = text_of("huge@evil.example");
     assert!(huge.contains("past [mail] max_bytes = 100000"), "{huge}");
-    assert!(huge.len() < 10_000, "its headers alone: {} bytes", huge.len());
+    assert!(
+        huge.len() < 10_000,
+        "its headers alone: {} bytes",
+        huge.len()
+    );
     assert!(
         all.iter().all(|(_, t)| t.contains("verdict: \"outside: ")),
         "none of them is the operator's: {all:?}"
@@ -428,7 +435,9 @@ ZWNobyBoaQo=\r\n--b--\r\n",
         "after the outage",
     ));
     home.wait_for(WAIT, "the outage flared", || {
-        home.list("outbox").iter().any(|n| n.contains("-flare-mail"))
+        home.list("outbox")
+            .iter()
+            .any(|n| n.contains("-flare-mail"))
     });
     dovecot.restart();
     home.wait_for(WAIT, "the mail delivered in the outage", || {
