@@ -28,6 +28,7 @@ mod index;
 mod init;
 mod jobs;
 mod logging;
+mod mail;
 mod mcp;
 mod metrics;
 mod notify;
@@ -76,6 +77,8 @@ enum Command {
     Tick(tick::Args),
     /// Put a message in the agent's inbox.
     Say(say::Args),
+    /// Mail (`[mail]`): send a reply the agent wrote to someone not proven to be you.
+    Mail(mail::Args),
     /// Is the supervisor running, how did the last tick end, when is the next.
     Status(status::Args),
     /// The home's metrics in the Prometheus text format (ticks, tokens, spend, health).
@@ -141,6 +144,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&env, home, args),
         Command::Tick(args) => tick::run(&env, home, args),
         Command::Say(args) => say::run(&env, home, args),
+        Command::Mail(args) => mail::run(&env, home, args),
         Command::Status(args) => status::run(&env, home, args),
         Command::Metrics(args) => metrics::run(&env, home, args),
         Command::Context(args) => context::run(&env, home, args),

@@ -85,6 +85,22 @@ pub fn of_home_since(home: &crate::home::Home, since: DateTime<Utc>) -> Vec<Line
         .unwrap_or_default()
 }
 
+/// The line (1-based) that starts at `byte` of the file at `path`: the
+/// newlines before it counted, for a torn line named where an editor
+/// finds it. Reads the file up to there, so only for what is rare.
+pub fn line_number(path: &Path, byte: u64) -> std::io::Result<usize> {
+    let mut file = std::fs::File::open(path)?.take(byte);
+    let mut block = vec![0u8; BLOCK as usize];
+    let mut newlines = 0;
+    loop {
+        let n = file.read(&mut block)?;
+        if n == 0 {
+            return Ok(newlines + 1);
+        }
+        newlines += block[..n].iter().filter(|b| **b == b'\n').count();
+    }
+}
+
 /// Visits the file's lines from the last one that starts before `before`
 /// back to its first, each with where it starts and what it parses as,
 /// while `visit` says go on; blank lines are passed over.

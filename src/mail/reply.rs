@@ -208,7 +208,7 @@ fn hold(
         body: format!(
             "The agent answered mail from {to}, who is not proven to be you ({}). hearth sends \
              the agent's mail only to you, so nothing was sent. The draft, whole ({rel}):\n\n\
-             ---\n{body}\n---\n\nTo send it, send it yourself from your own mail.",
+             ---\n{body}\n---\n\nTo send it as it is, with your word: `hearth mail send {rel}`.",
             mail["verdict"].as_str().unwrap_or("outside")
         ),
         tick: None,
@@ -218,4 +218,88 @@ fn hold(
     outbox::post(home, &letter, now)
         .map_err(|e| tracing::warn!("mail: the held reply {rel} could not be said: {e}"))
         .ok()
+}
+
+/// Why a held reply was not sent on the operator's word.
+#[derive(Debug, thiserror::Error)]
+pub enum HeldNotSent {
+    /// `[mail]` is off, or has no `from`.
+    #[error("[mail] is not set up to send: it needs imap and from")]
+    NotSetUp,
+    /// The letter is not the agent's answer to a mail.
+    #[error(
+        "{0} is not the agent's answer to a mail (its in_reply_to names no inbox/mail-… message)"
+    )]
+    NotAReply(String),
+    /// The mail it answers names no address to answer.
+    #[error("the mail {0} answers has no sender address to send to")]
+    NoAddress(String),
+    /// It was sent already.
+    #[error("{0} was sent already; it is never sent twice")]
+    AlreadySent(String),
+    /// The ledger could not be read or written.
+    #[error("{0}")]
+    Ledger(String),
+    /// `sendmail` did not take it.
+    #[error(transparent)]
+    Mailer(#[from] crate::process::NotMailed),
+    /// The record could not be committed (the mail was sent).
+    #[error("sent, but not committed: {0}")]
+    Repo(#[from] crate::repo::RepoError),
+}
+
+/// Sends the agent's letter `rel` (`outbox/…`), held because the mail it
+/// answers was not proven the operator's, to that mail's sender — the
+/// operator's word, given after reading the draft whole; counted and
+/// committed as theirs. Returns the address it went to.
+pub fn send_held(
+    home: &Home,
+    config: &MailConfig,
+    rel: &str,
+    environment: &BTreeMap<String, String>,
+    who: &crate::repo::Identity,
+    now: DateTime<Utc>,
+) -> Result<String, HeldNotSent> {
+    if !config.enabled() || config.from.trim().is_empty() {
+        return Err(HeldNotSent::NotSetUp);
+    }
+    let not_a_reply = || HeldNotSent::NotAReply(rel.to_string());
+    let (letter, body) = std::fs::read_to_string(home.path(rel))
+        .ok()
+        .and_then(|text| parsed(&text))
+        .ok_or_else(not_a_reply)?;
+    let mail = letter["in_reply_to"]
+        .as_str()
+        .and_then(|irt| answered_mail(home, irt))
+        .ok_or_else(not_a_reply)?;
+    let to = mail["from"]
+        .as_str()
+        .or(mail["operator"].as_str())
+        .filter(|a| a.contains('@') && !a.contains(['<', '>', ',', ' ']))
+        .ok_or_else(|| HeldNotSent::NoAddress(rel.to_string()))?
+        .to_string();
+    let id = rel
+        .rsplit('/')
+        .next()
+        .unwrap_or(rel)
+        .trim_end_matches(".md");
+    let _lock = crate::home::lock::CommitLock::acquire(home)
+        .map_err(|e| HeldNotSent::Ledger(e.to_string()))?;
+    let mut ledger = MailLedger::load(home).map_err(|e| HeldNotSent::Ledger(e.to_string()))?;
+    if ledger.replied.iter().any(|r| r == id) {
+        return Err(HeldNotSent::AlreadySent(rel.to_string()));
+    }
+    ledger.reply_counted(id);
+    ledger
+        .save(home)
+        .map_err(|e| HeldNotSent::Ledger(e.to_string()))?;
+    let message = compose(config, &to, &mail, id, &body, now);
+    crate::process::sendmail(&config.sendmail, &message, Some(environment), SEND_TIMEOUT)?;
+    crate::repo::Repo::open(home.root())?.commit(
+        &[super::ledger::FILE],
+        who,
+        &format!("mail: {rel} sent to {to} (the operator's word)"),
+        now,
+    )?;
+    Ok(to)
 }

@@ -525,8 +525,10 @@ pub(super) fn sessions_since(
         Default::default()
     });
     for (byte, why) in torn {
+        let at = crate::conversation::tail::line_number(&path, byte)
+            .map_or_else(|_| format!("byte {byte}"), |line| line.to_string());
         problems.push(format!(
-            "{}: the line at byte {byte} skipped: {why}",
+            "{}:{at}: line skipped: {why}",
             crate::home::layout::rel::SESSIONS
         ));
     }

@@ -127,6 +127,11 @@ impl Dovecot {
 
     /// Starts it in the foreground, on free ports of 127.0.0.1.
     pub fn start() -> Dovecot {
+        Dovecot::start_with("")
+    }
+
+    /// [`Dovecot::start`] with `extra` added to its configuration.
+    pub fn start_with(extra: &str) -> Dovecot {
         let dir = tempfile::tempdir().unwrap();
         let certs = Certs::make(dir.path());
         let (imaps, imap) = (free_port(), free_port());
@@ -155,7 +160,7 @@ impl Dovecot {
              service imap-login {{\n  inet_listener imap {{\n    port = {imap}\n  }}\n  \
              inet_listener imaps {{\n    port = {imaps}\n    ssl = yes\n  }}\n}}\n\
              service stats {{\n  unix_listener stats-reader {{\n    mode = 0600\n  }}\n  \
-             unix_listener stats-writer {{\n    mode = 0600\n  }}\n}}\n",
+             unix_listener stats-writer {{\n    mode = 0600\n  }}\n}}\n{extra}\n",
             cert = certs.cert.display(),
             key = certs.key.display(),
         );

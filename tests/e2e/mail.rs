@@ -251,6 +251,46 @@ fn the_operator_is_proven_by_an_aligned_signature_and_every_other_mail_is_outsid
         .count();
     let answered_strangers = read.len() - 1;
     assert!(held >= 1 && held <= answered_strangers, "held: {held}");
+    // The operator reads a held draft and gives their word: sent as it is,
+    // once, committed as theirs.
+    let notice = home
+        .list("outbox")
+        .into_iter()
+        .find(|n| n.contains("a-reply-to-eve"))
+        .map(|n| home.read(&format!("outbox/{n}")))
+        .unwrap_or_else(|| panic!("no held reply to eve: {:?}", home.list("outbox")));
+    let letter = notice
+        .split("`hearth mail send ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("the notice says how to send it: {notice}"))
+        .to_string();
+    let out = home.output(&["mail", "send", &letter]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("sent {letter} to eve@evil.example")
+    );
+    let (who, what) = {
+        let log = home.git(&["log", "-1", "--format=%an%n%s"]);
+        let text = String::from_utf8_lossy(&log.stdout).to_string();
+        let (a, b) = text.trim().split_once('\n').unwrap();
+        (a.to_string(), b.to_string())
+    };
+    assert_eq!(who, "operator");
+    assert!(
+        what.contains("sent to eve@evil.example (the operator's word)"),
+        "{what}"
+    );
+    let again = home.output(&["mail", "send", &letter]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never sent twice"));
+    let queued = std::fs::read_dir(queue.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .count();
+    assert_eq!(queued, 2, "Ada's reply and the one the operator sent");
     let outside: Vec<bool> = read.iter().map(|r| r["outside"].is_string()).collect();
     assert_eq!(
         outside.iter().filter(|o| !**o).count(),
@@ -453,4 +493,34 @@ ZWNobyBoaQo=\r\n--b--\r\n",
         .filter(|n| n.contains("-flare-mail"))
         .count();
     assert_eq!(flares, 1);
+}
+
+#[test]
+#[ignore = "needs root to run Dovecot, whose test mailbox is root's; .ci/run runs it as root (cargo test -- --ignored)"]
+fn a_server_without_idle_is_polled() {
+    // A server that does not offer IDLE after the login.
+    let dovecot = Dovecot::start_with(
+        "imap_capability = IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE LITERAL+ UIDPLUS",
+    );
+    let home = TestHome::with_config(&format!(
+        "[mail]\nimap = \"imaps://127.0.0.1:{}\"\nuser = \"agent\"\npoll_s = 1\n",
+        dovecot.imaps
+    ));
+    let mut cmd = home.cmd(&["run"]);
+    cmd.env("HEARTH_MAIL_PASSWORD", Dovecot::PASSWORD)
+        .env("SSL_CERT_FILE", &dovecot.ca);
+    let supervisor = home.spawn_with(cmd);
+    home.wait_for(WAIT, "the watch connected", || {
+        String::from_utf8_lossy(&home.output(&["status"]).stdout).contains("polled (no IDLE)")
+    });
+    dovecot.deliver(&mail(
+        "eve@evil.example",
+        "polled",
+        "polled@evil.example",
+        "found by a look",
+    ));
+    home.wait_for(WAIT, "the mail, found by a look", || {
+        taken(&home).len() == 1
+    });
+    crate::common::finish_after_term(supervisor);
 }
