@@ -87,6 +87,11 @@ pub enum Unreached {
     /// Anything the server said after the login.
     #[error("the server: {0}")]
     Imap(#[from] imap::Error),
+    /// The mail ledger cannot be read: nothing is taken until it is
+    /// mended (taking with a ledger read as empty would take every mail
+    /// again).
+    #[error("{0}")]
+    Ledger(String),
 }
 
 /// The roots a server's certificate is checked against: the web's, and

@@ -165,12 +165,17 @@ fn send_once(
     environment: &BTreeMap<String, String>,
     now: DateTime<Utc>,
 ) -> Result<bool, String> {
-    let mut ledger = MailLedger::load(home).map_err(|e| e.to_string())?;
-    if ledger.replied.iter().any(|r| r == letter_id) {
-        return Ok(false);
+    {
+        // The ledger is the watch's too: read and written under the commit
+        // lock, as it writes it.
+        let _lock = crate::home::lock::CommitLock::acquire(home).map_err(|e| e.to_string())?;
+        let mut ledger = MailLedger::load(home).map_err(|e| e.to_string())?;
+        if ledger.replied.iter().any(|r| r == letter_id) {
+            return Ok(false);
+        }
+        ledger.reply_counted(letter_id);
+        ledger.save(home).map_err(|e| e.to_string())?;
     }
-    ledger.reply_counted(letter_id);
-    ledger.save(home).map_err(|e| e.to_string())?;
     let message = compose(config, to, mail, letter_id, body, now);
     crate::process::sendmail(&config.sendmail, &message, Some(environment), SEND_TIMEOUT)
         .map(|()| true)

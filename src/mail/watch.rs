@@ -191,12 +191,7 @@ fn take_new(
 ) -> Result<u64, Unreached> {
     let ledger = match super::ledger::MailLedger::load(home) {
         Ok(ledger) => ledger.for_validity(validity),
-        Err(e) => {
-            return Err(Unreached::Tls {
-                at: super::ledger::FILE.into(),
-                why: format!("{e} (hint: {})", e.hint()),
-            })
-        }
+        Err(e) => return Err(Unreached::Ledger(format!("{e} (hint: {})", e.hint()))),
     };
     let mut taken = 0;
     for (uid, size) in imap::new_since(session, ledger.next)? {
@@ -252,5 +247,9 @@ fn hint_of(failed: &Unreached, config: &MailConfig) -> String {
             config.password_env
         ),
         Unreached::Imap(_) => format!("check that the folder {:?} exists", config.folder),
+        Unreached::Ledger(_) => format!(
+            "mend or restore {} (git log -p -- {0}); mail waits on the server meanwhile",
+            super::ledger::FILE
+        ),
     }
 }
