@@ -32,6 +32,10 @@ pub struct MailLedger {
     /// The letters sent back by mail last (their ids), oldest first.
     #[serde(default)]
     pub replied: VecDeque<String>,
+    /// The agent's letters answering mail not proven the operator's,
+    /// waiting for the operator's word (`outbox/…`), oldest first.
+    #[serde(default)]
+    pub held: Vec<String>,
 }
 
 impl JsonFile for MailLedger {

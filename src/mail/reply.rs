@@ -145,6 +145,10 @@ pub fn answer(
             }
             _ => {
                 replied.written.extend(hold(home, &mail, rel, &body, now));
+                if let Err(e) = note_held(home, rel) {
+                    tracing::warn!("mail: {rel} is held but not listed as held: {e}");
+                }
+                replied.written.push(super::ledger::FILE.to_string());
                 replied.held.push(rel.clone());
             }
         }
@@ -225,6 +229,53 @@ fn hold(
         .ok()
 }
 
+/// Lists `rel` among the replies waiting for the operator's word.
+fn note_held(home: &Home, rel: &str) -> Result<(), String> {
+    let _lock = crate::home::lock::CommitLock::acquire(home).map_err(|e| e.to_string())?;
+    let mut ledger = MailLedger::load(home).map_err(|e| e.to_string())?;
+    if !ledger.held.iter().any(|h| h == rel) {
+        ledger.held.push(rel.to_string());
+        ledger.save(home).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A reply waiting for the operator's word: the agent's letter, to whom
+/// it would go, and its text whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldReply {
+    /// The agent's letter (`outbox/…`).
+    pub letter: String,
+    /// The mail's sender it would go to.
+    pub to: String,
+    /// What the mail check found of that sender.
+    pub verdict: String,
+    /// The draft, whole.
+    pub body: String,
+}
+
+/// The replies waiting for the operator's word, oldest first (an
+/// unreadable ledger: none, and the watch says why).
+pub fn held(home: &Home) -> Vec<HeldReply> {
+    let Ok(ledger) = MailLedger::load(home) else {
+        return Vec::new();
+    };
+    ledger
+        .held
+        .iter()
+        .filter_map(|rel| {
+            let (letter, body) = parsed(&std::fs::read_to_string(home.path(rel)).ok()?)?;
+            let mail = answered_mail(home, letter["in_reply_to"].as_str()?)?;
+            Some(HeldReply {
+                letter: rel.clone(),
+                to: mail["from"].as_str().unwrap_or("(unknown)").to_string(),
+                verdict: mail["verdict"].as_str().unwrap_or("").to_string(),
+                body,
+            })
+        })
+        .collect()
+}
+
 /// Why a held reply was not sent on the operator's word.
 #[derive(Debug, thiserror::Error)]
 pub enum HeldNotSent {
@@ -295,6 +346,7 @@ pub fn send_held(
         return Err(HeldNotSent::AlreadySent(rel.to_string()));
     }
     ledger.reply_counted(id);
+    ledger.held.retain(|h| h != rel);
     ledger
         .save(home)
         .map_err(|e| HeldNotSent::Ledger(e.to_string()))?;

@@ -60,6 +60,7 @@ pub(super) fn homes(page: Arc<Page>) -> Router {
         .route("/talk/say", post(talk::say))
         .route("/talk/ask", post(talk::ask))
         .route("/talk/read", post(talk::read))
+        .route("/talk/send", post(talk::send))
         .route("/events", get(events::stream))
         .route("/proposals/{n}/accept", decide(PageAct::Accept))
         .route("/proposals/{n}/reject", decide(PageAct::Reject))

@@ -3,7 +3,8 @@
 //! (`POST /talk/say`, `hearth say`'s own commit), ask (`POST /talk/ask`,
 //! `hearth ask` itself, its answer streamed as server-sent events when
 //! the page's script asks for them) and mark read (`POST /talk/read`, as
-//! `hearth outbox --ack`).
+//! `hearth outbox --ack`), and send a held reply (`POST /talk/send`, as
+//! `hearth mail send`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -179,6 +180,52 @@ pub(super) async fn read(
     match marked {
         Ok(Ok(_)) => see_other(&format!("{}/talk", at.base), None),
         Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// Which held reply the operator sends.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct HeldLetter {
+    #[serde(default)]
+    letter: String,
+}
+
+/// `POST /talk/send`: a held reply (the agent's answer to mail not proven
+/// the operator's) sent as it is on the operator's word, as `hearth mail
+/// send` sends it: to the mail's sender, once, committed as theirs.
+pub(super) async fn send(
+    State(page): State<Arc<Page>>,
+    Extension(at): Extension<At>,
+    Form(held): Form<HeldLetter>,
+) -> Response {
+    let now = page.clock.now();
+    let (home, environment) = (at.home.clone(), page.environment.clone());
+    let sent = tokio::task::spawn_blocking(move || {
+        let config = crate::config::Config::load(&home.config_path())
+            .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        crate::mail::reply::send_held(
+            &home,
+            &config.mail,
+            &held.letter,
+            &environment,
+            &operator(&home),
+            now,
+        )
+        .map_err(|e| {
+            let status = match e {
+                crate::mail::reply::HeldNotSent::AlreadySent(_) => StatusCode::CONFLICT,
+                crate::mail::reply::HeldNotSent::NotAReply(_)
+                | crate::mail::reply::HeldNotSent::NoAddress(_) => StatusCode::NOT_FOUND,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            (status, e.to_string())
+        })
+    })
+    .await;
+    match sent {
+        Ok(Ok(_)) => see_other(&format!("{}/talk", at.base), None),
+        Ok(Err((status, why))) => text(status, &why),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }

@@ -62,6 +62,26 @@ fn supervise(home: &TestHome, dovecot: &Dovecot, password: &str) -> Child {
     home.spawn_with(cmd)
 }
 
+/// `hearth web --allow-act` on `home`, and its address.
+fn page_of(home: &TestHome) -> (Child, String) {
+    use std::io::BufRead;
+    let mut cmd = home.cmd(&["web", "--listen", "127.0.0.1:0", "--allow-act"]);
+    cmd.env("HEARTH_WEB_TOKEN", "a-long-random-token-for-the-mail-page")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .trim_start_matches("hearth: the page is at ")
+        .trim_end_matches('/')
+        .to_string();
+    (child, base)
+}
+
 /// Every mail message taken, in the inbox or archived: (name, text). A
 /// tick may archive one between the listing and the read: looked at
 /// again until one look sees each where it is.
@@ -291,6 +311,53 @@ fn the_operator_is_proven_by_an_aligned_signature_and_every_other_mail_is_outsid
         .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
         .count();
     assert_eq!(queued, 2, "Ada's reply and the one the operator sent");
+
+    // The rest wait on the page's thread, each whole, and one is sent
+    // from there with a tap.
+    let (mut web, base) = page_of(&home);
+    let token = "a-long-random-token-for-the-mail-page";
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let thread = || {
+        client
+            .get(format!("{base}/talk"))
+            .bearer_auth(token)
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    let shown = thread();
+    assert!(shown.contains("Replies waiting for your word"), "{shown}");
+    assert!(
+        !shown.contains(&format!("value=\"{letter}\"")),
+        "sent already: {shown}"
+    );
+    let waiting = shown
+        .split("name=\"letter\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no held reply to send: {shown}"))
+        .to_string();
+    let tapped = client
+        .post(format!("{base}/talk/send"))
+        .bearer_auth(token)
+        .header("origin", &base)
+        .form(&[("letter", waiting.as_str())])
+        .send()
+        .unwrap();
+    assert_eq!(tapped.status(), 303);
+    assert!(!thread().contains(&format!("value=\"{waiting}\"")));
+    let _ = web.kill();
+    let _ = web.wait();
+    let queued = std::fs::read_dir(queue.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .count();
+    assert_eq!(queued, 3, "and the one sent from the page");
     let outside: Vec<bool> = read.iter().map(|r| r["outside"].is_string()).collect();
     assert_eq!(
         outside.iter().filter(|o| !**o).count(),

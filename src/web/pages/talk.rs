@@ -49,6 +49,32 @@ fn entry(frame: &Frame, e: &ThreadEntry) -> Markup {
     }
 }
 
+/// The agent's replies to mail not proven yours, each whole, waiting for
+/// your word (`--allow-act`: Send, as `hearth mail send`).
+fn held(frame: &Frame, home: &Home, acts: bool) -> Markup {
+    let held = crate::mail::reply::held(home);
+    html! {
+        @if !held.is_empty() {
+            h2 { "Replies waiting for your word" }
+            @for h in &held {
+                div class="said outside" {
+                    p class="who" {
+                        strong { "the agent would send to " (h.to) } " · " code { (h.letter) }
+                    }
+                    p class="attention" { "Not sent: " (h.verdict) }
+                    pre class="words" { (h.body) }
+                    @if acts {
+                        form method="post" action=(frame.to("/talk/send")) {
+                            input type="hidden" name="letter" value=(h.letter);
+                            button type="submit" { "Send it to " (h.to) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `/talk` (`?before=N`: the page before).
 pub fn talk(frame: &Frame, home: &Home, before: Option<u64>, acts: bool) -> Markup {
     let thread = talk::thread(home, before);
@@ -61,6 +87,7 @@ pub fn talk(frame: &Frame, home: &Home, before: Option<u64>, acts: bool) -> Mark
         @if thread.entries.is_empty() { p { "Nothing has been said yet." } }
         @for e in &thread.entries { (entry(frame, e)) }
         @if thread.at.is_some() { p { a href=(frame.to("/talk")) { "newest →" } } }
+        @if thread.at.is_none() { (held(frame, home, acts)) }
         @if acts {
             @if let (false, Some(newest)) = (unread.is_empty(), thread.newest()) {
                 form method="post" action=(frame.to("/talk/read")) {
