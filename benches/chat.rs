@@ -13,7 +13,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -60,15 +60,7 @@ fn main() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut page = web.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(page.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("hearth: the page is at ")
-        .trim_end_matches('/')
-        .to_string();
+    let base = common::page_address(&mut page);
     let model = home.path.file_name().unwrap().to_str().unwrap().to_string();
     let client = reqwest::blocking::Client::new();
     let mut chat = Vec::new();

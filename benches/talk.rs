@@ -13,7 +13,9 @@
 
 #![allow(clippy::disallowed_methods)] // fixtures, not state
 
-use std::io::{BufRead, BufReader};
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -127,15 +129,7 @@ fn open(home: &Path) -> Page {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("hearth: the page is at ")
-        .trim_end_matches('/')
-        .to_string();
+    let base = common::page_address(&mut child);
     Page { child, base }
 }
 

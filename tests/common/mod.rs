@@ -347,6 +347,22 @@ fn succeeded(args: &[&str], out: Output) -> Output {
     out
 }
 
+/// Where a `hearth web` child says its page is: the first line of its
+/// standard output (`hearth: the page is at http://ADDR/`), without the
+/// last slash. The child's stdout must be piped.
+pub fn page_address(child: &mut Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout piped"))
+        .read_line(&mut line)
+        .expect("the page says where it is");
+    line.trim()
+        .strip_prefix("hearth: the page is at ")
+        .unwrap_or_else(|| panic!("no address printed: {line:?}"))
+        .trim_end_matches('/')
+        .to_string()
+}
+
 pub fn signal(child: &Child, signal: i32) {
     // SAFETY: kill(2) on our own child's pid.
     #[allow(unsafe_code)]

@@ -64,21 +64,12 @@ fn supervise(home: &TestHome, dovecot: &Dovecot, password: &str) -> Child {
 
 /// `hearth web --allow-act` on `home`, and its address.
 fn page_of(home: &TestHome) -> (Child, String) {
-    use std::io::BufRead;
     let mut cmd = home.cmd(&["web", "--listen", "127.0.0.1:0", "--allow-act"]);
     cmd.env("HEARTH_WEB_TOKEN", "a-long-random-token-for-the-mail-page")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("hearth: the page is at ")
-        .trim_end_matches('/')
-        .to_string();
+    let base = crate::common::page_address(&mut child);
     (child, base)
 }
 

@@ -111,21 +111,12 @@ fn nobody_cmd(home: &Path, args: &[&str]) -> Command {
 
 /// `hearth web --allow-act` on `home` as `nobody`, and where it listens.
 fn page_as_nobody(home: &Path) -> (std::process::Child, String) {
-    use std::io::BufRead;
     let mut page = nobody_cmd(home, &["web", "--listen", "127.0.0.1:0", "--allow-act"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(page.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("hearth: the page is at ")
-        .trim_end_matches('/')
-        .to_string();
+    let base = crate::common::page_address(&mut page);
     (page, base)
 }
 

@@ -22,7 +22,7 @@ pub(super) fn field(page_text: &str, action: &str, name: &str) -> String {
     rest[at..at + rest[at..].find('"').unwrap()].to_string()
 }
 
-fn post(
+pub(super) fn post(
     page: &Page,
     cookie: &str,
     path: &str,

@@ -4,7 +4,6 @@
 //! not serve refused, what it shows the same as the CLI's figures, and
 //! words from outside shown as text.
 
-use std::io::BufRead;
 use std::process::{Child, Stdio};
 
 use reqwest::blocking::{Client, Response};
@@ -55,16 +54,7 @@ impl Page {
         cmd.env("HEARTH_WEB_TOKEN", TOKEN);
         let log = std::fs::File::create(log).unwrap();
         let mut child = cmd.stdout(Stdio::piped()).stderr(log).spawn().unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("hearth: the page is at ")
-            .unwrap_or_else(|| panic!("no address printed: {line:?}"))
-            .trim_end_matches('/')
-            .to_string();
+        let base = crate::common::page_address(&mut child);
         let host = base.trim_start_matches("http://").to_string();
         Page { child, base, host }
     }

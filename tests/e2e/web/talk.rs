@@ -5,23 +5,9 @@
 
 use reqwest::header::{ACCEPT, COOKIE, ORIGIN};
 
+use super::acts::post;
 use super::{meta, Page};
 use crate::common::TestHome;
-
-fn post(
-    page: &Page,
-    cookie: &str,
-    path: &str,
-    form: &[(&str, &str)],
-) -> reqwest::blocking::Response {
-    Page::client()
-        .post(format!("{}{path}", page.base))
-        .header(ORIGIN, &page.base)
-        .header(COOKIE, cookie)
-        .form(form)
-        .send()
-        .unwrap()
-}
 
 fn thread(page: &Page, cookie: &str, query: &str) -> String {
     let answer = page.get(&format!("/talk{query}"), Some(cookie));
