@@ -157,13 +157,12 @@ pub enum NotMailed {
 
 /// Gives `message` (RFC 5322, headers first) to the host's `sendmail`
 /// (`-t -i`: the recipients are its headers', a lone dot is text), and
-/// waits for it at most `timeout`. With `confined`, the program gets only
-/// [`ALWAYS_PASSED`] of that environment ([`confine_env`]); without, the
-/// caller's own.
+/// waits for it at most `timeout`. The program gets only
+/// [`ALWAYS_PASSED`] of `environment` ([`confine_env`]): never a key.
 pub fn sendmail(
     program: &str,
     message: &str,
-    confined: Option<&std::collections::BTreeMap<String, String>>,
+    environment: &std::collections::BTreeMap<String, String>,
     timeout: std::time::Duration,
 ) -> Result<(), NotMailed> {
     use std::io::{Read, Write};
@@ -174,9 +173,7 @@ pub fn sendmail(
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    if let Some(environment) = confined {
-        confine_env(&mut command, environment, &[]);
-    }
+    confine_env(&mut command, environment, &[]);
     let mut child = command.spawn().map_err(|e| NotMailed::NotStarted {
         program: program.to_string(),
         why: e.to_string(),

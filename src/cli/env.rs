@@ -128,6 +128,10 @@ impl Env {
         hearth::notify::targets::Secrets {
             ntfy_token: var(&config.ntfy_token_env),
             webhook_secret: var(&config.webhook_secret_env),
+            passed: hearth::process::ALWAYS_PASSED
+                .iter()
+                .filter_map(|name| Some((name.to_string(), self.vars.get(*name)?.clone())))
+                .collect(),
         }
     }
 

@@ -181,7 +181,7 @@ fn send_once(
         ledger.save(home).map_err(|e| e.to_string())?;
     }
     let message = compose(config, to, mail, letter_id, body, now);
-    crate::process::sendmail(&config.sendmail, &message, Some(environment), SEND_TIMEOUT)
+    crate::process::sendmail(&config.sendmail, &message, environment, SEND_TIMEOUT)
         .map(|()| true)
         .map_err(|e| format!("{e} (set [mail] sendmail to the host's sendmail)"))
 }
@@ -351,7 +351,7 @@ pub fn send_held(
         .save(home)
         .map_err(|e| HeldNotSent::Ledger(e.to_string()))?;
     let message = compose(config, &to, &mail, id, &body, now);
-    crate::process::sendmail(&config.sendmail, &message, Some(environment), SEND_TIMEOUT)?;
+    crate::process::sendmail(&config.sendmail, &message, environment, SEND_TIMEOUT)?;
     crate::repo::Repo::open(home.root())?.commit(
         &[super::ledger::FILE],
         who,

@@ -27,6 +27,9 @@ pub struct Secrets {
     pub ntfy_token: Option<String>,
     /// The webhook's signing key.
     pub webhook_secret: Option<String>,
+    /// What `sendmail` may be given of the environment: only
+    /// [`crate::process::ALWAYS_PASSED`], never a key.
+    pub passed: std::collections::BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Secrets {
@@ -35,6 +38,7 @@ impl std::fmt::Debug for Secrets {
         f.debug_struct("Secrets")
             .field("ntfy_token", &self.ntfy_token.as_ref().map(|_| "…"))
             .field("webhook_secret", &self.webhook_secret.as_ref().map(|_| "…"))
+            .field("passed", &self.passed.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -64,6 +68,8 @@ pub enum Destination {
         to: String,
         /// The program.
         sendmail: String,
+        /// What it is given of the environment (never a key).
+        passed: std::collections::BTreeMap<String, String>,
     },
 }
 
@@ -92,7 +98,11 @@ impl Destination {
                      service's environment, e.g. /etc/hearth/env)"
                 ))),
             },
-            Destination::Email { to, sendmail } => email(sendmail, to, notice),
+            Destination::Email {
+                to,
+                sendmail,
+                passed,
+            } => email(sendmail, to, notice, passed),
         }
     }
 }
@@ -140,6 +150,7 @@ pub fn targets(config: &NotifyConfig, secrets: &Secrets) -> Vec<Destination> {
         out.push(Destination::Email {
             to: config.email.clone(),
             sendmail: config.sendmail.clone(),
+            passed: secrets.passed.clone(),
         });
     }
     out
@@ -239,7 +250,12 @@ fn webhook(url: &str, secret: &[u8], notice: &Notice) -> Result<String, Undelive
 
 /// Mail through `sendmail -t -i`: the headers name the recipient, the
 /// message is on stdin; its exit status says whether it was taken.
-fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, Undelivered> {
+fn email(
+    sendmail: &str,
+    to: &str,
+    notice: &Notice,
+    passed: &std::collections::BTreeMap<String, String>,
+) -> Result<String, Undelivered> {
     let subject: String = format!("[hearth {}] {}", notice.home, notice.title)
         .chars()
         .filter(|c| !c.is_control())
@@ -258,7 +274,7 @@ fn email(sendmail: &str, to: &str, notice: &Notice) -> Result<String, Undelivere
         notice.severity.as_str(),
         notice.state.as_str()
     );
-    match crate::process::sendmail(sendmail, &message, None, SEND_TIMEOUT) {
+    match crate::process::sendmail(sendmail, &message, passed, SEND_TIMEOUT) {
         Ok(()) => Ok(format!("{sendmail} took it")),
         Err(e @ crate::process::NotMailed::NotStarted { .. }) => Err(Undelivered::Misconfigured(
             format!("{e}; set [notify] sendmail"),

@@ -352,7 +352,7 @@ fn mail_goes_through_the_hosts_sendmail_with_the_notice_as_a_plain_message() {
     std::fs::write(
         &sendmail,
         format!(
-            "#!/bin/sh\necho \"$@\" > {0}.args\ncat > {0}\n",
+            "#!/bin/sh\necho \"$@\" > {0}.args\nenv > {0}.env\ncat > {0}\n",
             mailbox.display()
         ),
     )
@@ -369,8 +369,16 @@ fn mail_goes_through_the_hosts_sendmail_with_the_notice_as_a_plain_message() {
         ),
     )
     .unwrap();
-    let text = home.ok(&["notify", "test"]);
+    // The key in hearth's environment never reaches the program it runs.
+    let out = home.ok_with_env(
+        &["notify", "test"],
+        &[("ANTHROPIC_API_KEY", "sk-never-passed")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("email    delivered"), "{text}");
+    let env = std::fs::read_to_string(mailbox.with_extension("env")).unwrap();
+    assert!(!env.contains("sk-never-passed"), "{env}");
+    assert!(env.contains("PATH="), "PATH is passed: {env}");
     let mail = std::fs::read_to_string(&mailbox).unwrap();
     assert!(mail.starts_with("To: ops@example.com\n"), "{mail}");
     assert!(
