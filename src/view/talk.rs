@@ -268,14 +268,22 @@ fn waiting(home: &Home) -> Vec<ThreadEntry> {
         .map(|path| {
             let rel = home.relative(&path);
             let (text, cut_from) = shown(home, &rel);
-            let named = crate::provenance::inbox_sender(&text);
+            // Judged by the tick's one rule (a handoff, a named sender);
+            // a message that cannot be read is not the operator's.
+            let sender = inbox::read(home, &path)
+                .map(|message| crate::tick::sender::of(&message, &[]))
+                .unwrap_or_default();
             ThreadEntry {
                 time: stamped(&rel).unwrap_or_else(|| modified(&path)),
                 said: Voice::Waiting,
                 text: body_of(&text),
                 cut_from,
                 tick: None,
-                outside: named.map(|who| format!("from {who}")),
+                outside: match sender {
+                    inbox::Sender::Operator => None,
+                    inbox::Sender::Outside { label, .. } => Some(label),
+                    inbox::Sender::Unjudged => Some("sender not judged".into()),
+                },
                 unread: false,
             }
         })
